@@ -1,0 +1,50 @@
+"""Atomic file output: a crash never leaves a half-written file.
+
+Every writer goes to a temporary file in the destination's folder and then
+``os.replace``-s it into place (atomic on POSIX within one file system).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["atomic_write", "write_text", "write_json", "write_parquet", "write_csv"]
+
+
+def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Path:
+    """Call ``writer(tmp_path)`` then move ``tmp_path`` onto ``path`` atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        writer(tmp_path)
+        os.replace(tmp_path, path)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> Path:
+    return write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def write_parquet(path: str | os.PathLike, frame: pd.DataFrame) -> Path:
+    return atomic_write(path, lambda p: frame.to_parquet(p, index=False))
+
+
+def write_csv(path: str | os.PathLike, frame: pd.DataFrame) -> Path:
+    return atomic_write(path, lambda p: frame.to_csv(p, index=False))

@@ -1,0 +1,187 @@
+"""Calibration objectives: simulate with candidate parameters, compare key statistics.
+
+One evaluation = build the (preference, observation) models from a point of the
+search space, generate the truth, observe it, compute the four key statistics
+on the reference's bins and their KL divergences from the reference
+(:mod:`simrec.stats`). The objective is either one statistic's KL, or the
+average relative loss over the four (Tian 2019, §3.4: relative loss = KL / the
+best KL the family reached on that statistic for that dataset).
+
+Memory guard: a point whose expected number of true pairs exceeds
+``max_pairs`` is refused before anything is generated; the search logs the
+reason and shows the GP a penalty (:mod:`simrec.calibration.search`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._random import as_generator
+from .._validation import SizeLimitError, check_choice, check_int
+from ..interactions import Interactions
+from ..observation import PopularitySampler, TruncatedPareto, UniformSampler, observe
+from ..preference import IBP, LDA, Uniform
+from ..stats import STATISTICS, KeyStatistics, StatisticBins, average_loss, key_statistics, kl_by_statistic
+from .search import TrialOutcome
+from .space import OBSERVATION_MODELS, PREFERENCE_MODELS, ReferenceShape
+
+__all__ = ["CalibrationTarget", "Objective", "build_cell_models", "AVERAGE_LOSS", "OBJECTIVES", "DEFAULT_CALIBRATION_MAX_PAIRS"]
+
+#: Name of the combined objective (mean relative loss over the four statistics).
+AVERAGE_LOSS = "average_loss"
+#: Every objective name: the four statistics, then the average loss.
+OBJECTIVES: tuple[str, ...] = (*STATISTICS, AVERAGE_LOSS)
+#: Default memory guard of a calibration trial, in expected true pairs. Trials
+#: must stay cheap (a 150-call search evaluates 150 of them), so this is far
+#: below the generators' own limit: 3e7 pairs take a few seconds to generate.
+DEFAULT_CALIBRATION_MAX_PAIRS = 30_000_000
+
+
+@dataclass(frozen=True)
+class CalibrationTarget:
+    """A reference dataset reduced to what calibration needs.
+
+    Parameters
+    ----------
+    name : str
+        Dataset name (e.g. ``"ml-100k"``), used for presets.
+    shape : ReferenceShape
+        Users, items and profile-size range (the search spaces and the models' sizes).
+    bins : StatisticBins
+        Bins shared by the reference and every simulation.
+    reference : KeyStatistics
+        The reference's four statistics on ``bins``.
+    """
+
+    name: str
+    shape: ReferenceShape
+    bins: StatisticBins
+    reference: KeyStatistics
+
+    @classmethod
+    def from_interactions(cls, name: str, inter: Interactions, rng=0, *, max_pairs: int = 1_000_000) -> CalibrationTarget:
+        bins = StatisticBins.from_reference(inter)
+        stats = key_statistics(inter, bins, as_generator(rng), max_pairs=max_pairs)
+        return cls(name, ReferenceShape.of(inter), bins, stats)
+
+
+def build_cell_models(preference: str, observation: str, params: dict[str, float], shape: ReferenceShape):
+    """``(preference_model, profile_model, sampler)`` for a point of a cell's space.
+
+    ``n_users`` (and ``n_items`` for Uniform and LDA) come from the reference.
+    Pareto parameters whose bounds cross (``m_high <= m_low``) are raised as
+    ``ValueError`` by the model, as any bad parameter.
+    """
+    check_choice("preference", preference, PREFERENCE_MODELS)
+    check_choice("observation", observation, OBSERVATION_MODELS)
+    if preference == "uniform":
+        pref = Uniform(n_users=shape.n_users, n_items=shape.n_items, lam=float(params["lam"]))
+    elif preference == "ibp":
+        pref = IBP(n_users=shape.n_users, alpha=float(params["alpha"]), c=float(params["c"]), sigma=float(params["sigma"]))
+    else:
+        pref = LDA(n_users=shape.n_users, n_items=shape.n_items, n_topics=int(params["n_topics"]),
+                   lam=float(params["lam"]), a=float(params["a"]), b=float(params["b"]))
+    profile = TruncatedPareto(m_low=float(params["m_low"]), alpha=float(params["pareto_alpha"]), m_high=float(params["m_high"]))
+    sampler = PopularitySampler() if observation == "popularity" else UniformSampler()
+    return pref, profile, sampler
+
+
+@dataclass(frozen=True)
+class Objective:
+    """The calibration objective of one sweep cell (picklable).
+
+    Parameters
+    ----------
+    target : CalibrationTarget
+    preference, observation : str
+        The cell's models (``"uniform" | "ibp" | "lda"``, ``"uniform" | "popularity"``).
+    objective : str
+        A statistic name (minimise its KL) or ``"average_loss"``.
+    best_kl : dict, optional
+        Best KL per statistic over the family (required for ``"average_loss"``).
+    max_pairs : int, default 30_000_000
+        Memory guard on the expected number of true pairs.
+    stat_pairs : int, default 1_000_000
+        Pairs sampled for each similarity statistic (thesis: 1M).
+    max_items_ratio : float, default 10
+        Refuse points whose expected number of items exceeds this multiple of
+        the reference's (only IBP's item count is random): such a simulation
+        cannot fit and is slow to measure.
+    """
+
+    target: CalibrationTarget
+    preference: str
+    observation: str
+    objective: str
+    best_kl: dict[str, float] | None = None
+    max_pairs: int = DEFAULT_CALIBRATION_MAX_PAIRS
+    stat_pairs: int = 1_000_000
+    max_items_ratio: float = 10.0
+
+    def __post_init__(self) -> None:
+        check_choice("preference", self.preference, PREFERENCE_MODELS)
+        check_choice("observation", self.observation, OBSERVATION_MODELS)
+        check_choice("objective", self.objective, OBJECTIVES)
+        check_int("max_pairs", self.max_pairs, low=1)
+        check_int("stat_pairs", self.stat_pairs, low=1)
+        if self.objective == AVERAGE_LOSS:
+            missing = [s for s in STATISTICS if not self.best_kl or s not in self.best_kl]
+            if missing:
+                raise ValueError(f"`best_kl` must give the family's best KL for {missing} with objective 'average_loss'")
+
+    def simulate(self, params: dict[str, float], rng) -> Interactions:
+        """The observed data of one simulation at ``params``."""
+        gen = as_generator(rng)
+        pref, profile, sampler = build_cell_models(self.preference, self.observation, params, self.target.shape)
+        truth = pref.generate(gen, max_pairs=self.max_pairs)
+        return observe(truth, profile, sampler, gen).observed
+
+    def statistics_at(self, params: dict[str, float], seed: np.random.SeedSequence) -> tuple[Interactions, KeyStatistics]:
+        """Observed data and key statistics of the simulation a trial with ``seed`` ran.
+
+        Deterministic in ``(params, seed)``: a logged trial is reproduced exactly
+        (used for the calibration figures).
+        """
+        gen = as_generator(seed)
+        observed = self.simulate(params, gen)
+        return observed, key_statistics(observed, self.target.bins, gen, max_pairs=self.stat_pairs)
+
+    def __call__(self, params: dict[str, float], seed: np.random.SeedSequence) -> TrialOutcome:
+        try:
+            pref, _, _ = build_cell_models(self.preference, self.observation, params, self.target.shape)
+        except ValueError as exc:
+            return TrialOutcome(float("nan"), refused=f"invalid parameters: {exc}")
+        expected = pref.expected_pairs()
+        if not np.isfinite(expected) or expected > self.max_pairs:
+            return TrialOutcome(float("nan"), {"expected_pairs": float(expected)},
+                                refused=f"expected {expected:.3g} true pairs > max_pairs {self.max_pairs:.3g}")
+        items = pref.expected_items()
+        if items > self.max_items_ratio * self.target.shape.n_items:
+            return TrialOutcome(float("nan"), {"expected_items": float(items)},
+                                refused=f"expected {items:.3g} items > {self.max_items_ratio:g} x the reference's "
+                                        f"{self.target.shape.n_items}")
+        try:
+            with warnings.catch_warnings():
+                # undefined statistics are reported in the trial's reason below
+                warnings.simplefilter("ignore", RuntimeWarning)
+                observed, stats = self.statistics_at(params, seed)
+                kls = kl_by_statistic(self.target.reference, stats)
+        except SizeLimitError as exc:
+            return TrialOutcome(float("nan"), {"expected_pairs": float(expected)}, refused=str(exc))
+        if observed.n_pairs == 0:
+            return TrialOutcome(float("nan"), refused="the simulation observed no pair")
+        details = {**kls, "observed_pairs": float(observed.n_pairs), "observed_items": float((observed.item_counts() > 0).sum())}
+        if self.objective == AVERAGE_LOSS:
+            value = average_loss(kls, self.best_kl)  # type: ignore[arg-type]
+            details[AVERAGE_LOSS] = value
+        else:
+            value = kls[self.objective]
+        if not math.isfinite(value):
+            undefined = [k for k, v in kls.items() if not math.isfinite(v)]
+            return TrialOutcome(float("nan"), details,
+                                refused=f"statistics undefined on the simulated data: {', '.join(undefined)}")
+        return TrialOutcome(float(value), details)

@@ -1,0 +1,36 @@
+"""Reference datasets: loaders for the published layouts, k-core, summaries.
+
+Every loader returns an :class:`~simrec.interactions.Interactions` of binary
+implicit feedback (every observed pair counts, as in Tian's thesis; a rating
+threshold is the ``min_rating`` option) with the external ids as
+``user_ids`` / ``item_ids`` (sorted; rows and columns in id order), and raises
+:class:`DatasetError` naming the file (and line) when the data is not as
+expected. See shared/DESIGN.md §3 for the layouts.
+"""
+
+from .amazon import load_amazon_5core
+from .binarize import binarize
+from .detect import DATASET_KINDS, detect_kind, load_dataset
+from .errors import DatasetError
+from .kcore import k_core
+from .movielens import load_movielens
+from .pairs import load_pairs
+from .steam import load_steam
+from .summary import CountSummary, DatasetSummary, describe, gini
+
+__all__ = [
+    "load_movielens",
+    "load_amazon_5core",
+    "load_steam",
+    "load_pairs",
+    "load_dataset",
+    "detect_kind",
+    "DATASET_KINDS",
+    "describe",
+    "DatasetSummary",
+    "CountSummary",
+    "gini",
+    "DatasetError",
+    "k_core",
+    "binarize",
+]

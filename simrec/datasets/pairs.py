@@ -1,0 +1,163 @@
+"""Any table of (user, item[, rating]) records: CSV, TSV or Parquet."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..interactions import Interactions
+from ._text import check_file, first_line, is_gzip
+from .binarize import binarize
+from .errors import DatasetError
+
+__all__ = ["load_pairs", "PARQUET_SUFFIXES"]
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+_TAB_SUFFIXES = (".tsv", ".tab")
+
+
+def _suffix(p: Path) -> str:
+    """Lower-case suffix, looking through a trailing .gz."""
+    suffixes = [s.lower() for s in p.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
+def load_pairs(
+    path: str | os.PathLike,
+    *,
+    user_col: str = "user",
+    item_col: str = "item",
+    rating_col: str | None = None,
+    min_rating: float | None = None,
+    sep: str | None = None,
+) -> Interactions:
+    """Load any table of (user, item) records as binary implicit feedback.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ``.parquet`` / ``.pq`` (read with pandas/pyarrow), or a delimited text
+        file with a header line, plain or gzipped.
+    user_col, item_col : str
+        Columns holding the user and item ids. Defaults "user" and "item".
+    rating_col : str, optional
+        Column with ratings; needed only with ``min_rating``.
+    min_rating : float, optional
+        Keep only records with ``rating_col >= min_rating``. Default None:
+        every record counts.
+    sep : str, optional
+        Field separator of a text file. Default None: tab for ``.tsv`` /
+        ``.tab``, comma for ``.csv``, else sniffed from the header line
+        (:class:`csv.Sniffer` over ``, \\t ; |`` and space).
+
+    Returns
+    -------
+    Interactions
+        ``user_ids`` / ``item_ids`` hold the sorted unique ids with the dtype
+        pandas reads (int64 for integer ids, str otherwise).
+
+    Raises
+    ------
+    ValueError
+        ``min_rating`` without ``rating_col``.
+    DatasetError
+        Missing file, missing column (the message lists the columns found), an
+        unparsable line, a missing id or non-numeric rating (with its line), or
+        no pair left.
+    """
+    if min_rating is not None and rating_col is None:
+        raise ValueError(f"`min_rating` needs `rating_col`; got rating_col=None with min_rating={min_rating}")
+    for name, col in (("user_col", user_col), ("item_col", item_col), ("rating_col", rating_col)):
+        if col is not None and not isinstance(col, str):
+            raise TypeError(f"`{name}` must be a column name (str); got {col!r}")
+    if sep is not None and (not isinstance(sep, str) or not sep):
+        raise ValueError(f"`sep` must be a non-empty string or None; got {sep!r}")
+    p = check_file(path, "a CSV/TSV file with a header line or a Parquet file")
+    cols = [user_col, item_col] + ([rating_col] if rating_col is not None else [])
+    if _suffix(p) in PARQUET_SUFFIXES:
+        df, unit, offset = _read_parquet(p, cols), "row", 1
+    else:
+        df, unit, offset = _read_text(p, cols, sep), "line", 2
+    df.index = np.arange(len(df)) + offset
+    if unit == "line":
+        df = df.dropna(how="all")  # blank lines
+    for col in (user_col, item_col):
+        miss = df[col].isna()
+        if miss.any():
+            at = int(miss.idxmax())
+            raise DatasetError(
+                p,
+                f"missing value in column {col!r} ({unit} {at}); expected an id on every {unit}",
+                line=at if unit == "line" else None,
+            )
+    ratings = None
+    if rating_col is not None:
+        ratings = pd.to_numeric(df[rating_col], errors="coerce")
+        bad = ratings.isna() & df[rating_col].notna()
+        if bad.any():
+            at = int(bad.idxmax())
+            raise DatasetError(
+                p,
+                f"rating {df.loc[at, rating_col]!r} in column {rating_col!r} ({unit} {at}) is not a number",
+                line=at if unit == "line" else None,
+            )
+        ratings = ratings.to_numpy(np.float64)
+    inter = binarize(df[user_col].to_numpy(), df[item_col].to_numpy(), ratings, min_rating=min_rating)
+    if inter.n_pairs == 0:
+        what = "no records" if min_rating is None else f"no record with {rating_col} >= min_rating={min_rating}"
+        raise DatasetError(p, f"{what}; expected at least one (user, item) pair")
+    return inter
+
+
+def _read_parquet(p: Path, cols: list[str]) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(p).names
+    except Exception as exc:  # pyarrow raises ArrowInvalid on a non-Parquet file
+        raise DatasetError(p, f"not a Parquet file ({exc}); expected a Parquet table with columns {cols}") from exc
+    _check_columns(p, cols, names)
+    return pd.read_parquet(p, columns=cols)
+
+
+def _read_text(p: Path, cols: list[str], sep: str | None) -> pd.DataFrame:
+    head = first_line(p)
+    if not head:
+        raise DatasetError(p, f"file is empty; expected a header line with columns {cols}")
+    if sep is None:
+        suffix = _suffix(p)
+        if suffix in _TAB_SUFFIXES:
+            sep = "\t"
+        elif suffix == ".csv":
+            sep = ","
+        else:
+            try:
+                sep = csv.Sniffer().sniff(head, delimiters=",\t;| ").delimiter
+            except csv.Error:
+                sep = ","
+    _check_columns(p, cols, [c.strip().strip('"') for c in head.split(sep)])
+    try:
+        # no usecols: pandas would then accept lines with extra fields silently
+        df = pd.read_csv(
+            p,
+            sep=sep,
+            dtype={c: "string" for c in cols[2:]},
+            compression="gzip" if is_gzip(p) else None,
+            skip_blank_lines=False,
+            encoding="utf-8",
+        )
+    except (ValueError, OSError, EOFError) as exc:  # pandas ParserError names the line
+        raise DatasetError(p, f"{exc}; expected {sep!r}-separated fields with columns {cols}") from exc
+    return df[cols]
+
+
+def _check_columns(p: Path, cols: list[str], found: list[str]) -> None:
+    missing = [c for c in cols if c not in found]
+    if missing:
+        raise DatasetError(p, f"no column {', '.join(map(repr, missing))}; found columns {found}")

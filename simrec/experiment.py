@@ -1,0 +1,240 @@
+"""One replicate of the missing-data experiment (thesis §3.5, §4.2-4.3).
+
+generate truth -> observe -> hold out -> recommend -> measure every list
+against the observed test items AND against the true relevance set.
+This module and :mod:`simrec.sampling.stress` are the only places that wire
+generators, recommenders and metrics together.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from . import metrics as _metrics
+from ._random import as_generator
+from ._validation import check_in_range, check_int
+from .interactions import Interactions
+from .observation import observe
+from .split import holdout
+
+__all__ = ["World", "Evaluation", "Replicate", "run_replicate", "true_relevance", "RESULT_COLUMNS", "SCORE_METRICS",
+           "METRIC_NAMES"]
+
+#: Metrics that need a full ranking of the candidates (dense scores).
+SCORE_METRICS: tuple[str, ...] = ("auc", "pap_at_k")
+#: Every metric a replicate can measure: list metrics, then full-ranking metrics.
+METRIC_NAMES: tuple[str, ...] = (*_metrics.LIST_METRICS, *SCORE_METRICS)
+
+#: Columns of the tidy result frame, in order.
+RESULT_COLUMNS = [
+    "replicate",
+    "world",
+    "preference",
+    "observation",
+    "recommender",
+    "metric",
+    "truth",
+    "value",
+    "n_evaluated",
+    "n_undefined",
+]
+
+#: Users per block when dense score matrices are needed (AUC, pAp@k).
+_SCORE_BLOCK = 2048
+
+
+@dataclass(frozen=True)
+class World:
+    """A preference model and an observation model (one cell of the design).
+
+    Parameters
+    ----------
+    name : str
+        Label used in results (e.g. ``"ibp-pop"``).
+    preference : simrec.preference model
+        Anything with ``generate(rng) -> Interactions``.
+    profile : simrec.observation profile-size model
+        ``TruncatedPareto`` or ``TruncatedBetaBinomial``.
+    sampler : simrec.observation sampler
+        ``UniformSampler`` or ``PopularitySampler``.
+    """
+
+    name: str
+    preference: Any
+    profile: Any
+    sampler: Any
+
+    @property
+    def preference_label(self) -> str:
+        return type(self.preference).__name__.lower()
+
+    @property
+    def observation_label(self) -> str:
+        return "popularity" if "Popularity" in type(self.sampler).__name__ else "uniform"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """How lists are produced and measured.
+
+    Parameters
+    ----------
+    recommenders : tuple of recommenders
+        Objects with ``name``, ``recommend`` and ``score`` (:mod:`simrec.recommenders`).
+    metrics : tuple of str
+        Names of :mod:`simrec.metrics` functions.
+    n : int, default 50
+        List length N.
+    test_fraction : float, default 0.2
+        Share of each user's observed items held out as test.
+    pap_k : int, default 10
+        k of pAp@k.
+    """
+
+    recommenders: tuple[Any, ...]
+    metrics: tuple[str, ...] = ("precision", "recall", "ndcg", "reciprocal_rank")
+    n: int = 50
+    test_fraction: float = 0.2
+    pap_k: int = 10
+
+    def __post_init__(self) -> None:
+        check_int("n", self.n, low=1)
+        check_in_range("test_fraction", self.test_fraction, 0, 1, low_open=True, high_open=True)
+        check_int("pap_k", self.pap_k, low=1)
+        if not self.recommenders:
+            raise ValueError("`recommenders` must name at least one recommender; got none")
+        unknown = [m for m in self.metrics if m not in METRIC_NAMES]
+        if unknown:
+            raise ValueError(f"`metrics` has unknown names {unknown}; known: {', '.join(METRIC_NAMES)}")
+
+
+@dataclass(frozen=True)
+class Replicate:
+    """What one replicate produced: the tidy rows and a few sizes."""
+
+    results: pd.DataFrame
+    info: dict[str, float] = field(default_factory=dict)
+
+
+def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interactions) -> sp.csr_array:
+    """True relevance set aligned with the observed rows: Ĩ_u − train_u.
+
+    Parameters
+    ----------
+    truth : Interactions, shape (n_truth_users, n_items)
+    truth_rows : ndarray of shape (n_users,)
+        Truth row of each observed user.
+    train : Interactions, shape (n_users, n_items)
+        Training items (a subset of the truth rows).
+
+    Returns
+    -------
+    csr_array of shape (n_users, n_items)
+        Binary, canonical.
+    """
+    aligned = truth.matrix[np.asarray(truth_rows)]
+    diff = sp.csr_array(aligned - aligned.multiply(train.matrix))
+    diff.eliminate_zeros()
+    diff.sort_indices()
+    return diff
+
+
+def _quietly(fn, *args, **kwargs):
+    """Call a metric with undefined-value warnings silenced: the replicate
+    counts undefined users itself (``n_undefined``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", _metrics.UndefinedMetricWarning)
+        return fn(*args, **kwargs)
+
+
+def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequence | int, replicate: int = 0) -> Replicate:
+    """Run one replicate and measure every recommender x metric x truth kind.
+
+    Parameters
+    ----------
+    world : World
+    evaluation : Evaluation
+    seed : SeedSequence or int
+        The replicate's own seed. Its children are used in a fixed order
+        (0 truth, 1 observation, 2 split, 3 + j recommender j), so adding a
+        recommender leaves the data and the other recommenders' lists unchanged.
+    replicate : int, default 0
+        Index written into the results.
+
+    Returns
+    -------
+    Replicate
+        ``results`` has the columns :data:`RESULT_COLUMNS`; ``truth`` is
+        ``"observed"`` (relevance = held-out test items) or ``"true"``
+        (relevance = true likes − training items). ``value`` is the mean over
+        evaluated users with a defined value: users with no test item are not
+        evaluated; users whose true relevance set is empty are counted in
+        ``n_undefined`` for ``truth == "true"`` and left out of the mean.
+
+    Notes
+    -----
+    Users with no true like never reach the observed data (the observation
+    step drops users with no observed item).
+    """
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    children = ss.spawn(3 + len(evaluation.recommenders))
+    truth = world.preference.generate(as_generator(children[0]))
+    obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
+    split = holdout(obs.observed, evaluation.test_fraction, as_generator(children[2]))
+    true_rel = true_relevance(truth, obs.truth_rows, split.train)
+
+    evaluated = np.flatnonzero(split.test.user_counts() > 0)
+    train = split.train
+    rel_sets = {
+        "observed": sp.csr_array(split.test.matrix[evaluated]),
+        "true": sp.csr_array(true_rel[evaluated]),
+    }
+    score_metrics = [m for m in evaluation.metrics if m in SCORE_METRICS]
+    list_names = [m for m in evaluation.metrics if m not in SCORE_METRICS]
+
+    rows: list[tuple] = []
+    for j, rec in enumerate(evaluation.recommenders):
+        rec_rng = as_generator(children[3 + j])
+        values: dict[tuple[str, str], np.ndarray] = {}
+        if list_names:
+            lists = rec.recommend(train, true_rel, evaluation.n, rec_rng)[evaluated]
+            for kind, rel in rel_sets.items():
+                for m, v in _quietly(_metrics.list_metrics, lists, rel, list_names).items():
+                    values[m, kind] = v
+        if score_metrics:
+            # Dense scores only for a block of users at a time.
+            parts: dict[tuple[str, str], list[np.ndarray]] = {(m, k): [] for m in score_metrics for k in rel_sets}
+            for start in range(0, len(evaluated), _SCORE_BLOCK):
+                users = evaluated[start : start + _SCORE_BLOCK]
+                block = rec.score(train, true_rel, rec_rng, users=users)
+                for kind, rel in rel_sets.items():
+                    rel_block = sp.csr_array(rel[start : start + len(users)])
+                    for m in score_metrics:
+                        extra = (evaluation.pap_k,) if m == "pap_at_k" else ()
+                        parts[m, kind].append(_quietly(getattr(_metrics, m), block, rel_block, *extra))
+            values.update({key: np.concatenate(v) if v else np.empty(0) for key, v in parts.items()})
+        for m in evaluation.metrics:
+            for kind in rel_sets:
+                vals = values[m, kind]
+                ok = ~np.isnan(vals)
+                mean = float(vals[ok].mean()) if ok.any() else float("nan")
+                rows.append(
+                    (replicate, world.name, world.preference_label, world.observation_label, rec.name, m, kind,
+                     mean, int(ok.sum()), int((~ok).sum()))
+                )
+    frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    info = {
+        "truth_users": truth.n_users,
+        "truth_items": truth.n_items,
+        "truth_pairs": truth.n_pairs,
+        "observed_users": obs.observed.n_users,
+        "observed_pairs": obs.observed.n_pairs,
+        "evaluated_users": int(len(evaluated)),
+    }
+    return Replicate(frame, info)

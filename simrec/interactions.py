@@ -1,0 +1,164 @@
+"""The common currency: a binary user x item interaction matrix.
+
+Every generator returns an :class:`Interactions`, every sampler maps one to a
+subset of it, every statistic reads one (shared/DESIGN.md, "The common
+currency").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+__all__ = ["Interactions"]
+
+#: dtype of the stored ones. ``int8`` keeps a pair at 5 bytes (index + value);
+#: cast before products that could overflow (:meth:`Interactions.as_float`).
+DATA_DTYPE = np.int8
+
+
+@dataclass(frozen=True, eq=False)
+class Interactions:
+    """A binary user x item matrix, optionally with external ids.
+
+    Parameters
+    ----------
+    matrix : scipy.sparse.csr_array, shape (n_users, n_items)
+        Rows are users, columns items; every stored value is 1, column indices
+        are sorted within each row and unique. Use :meth:`from_pairs` or
+        :meth:`from_csr` to build one; the constructor checks the invariants.
+    user_ids : ndarray of shape (n_users,), optional
+        External user ids (a real dataset's), or, for observed data derived from
+        a simulated truth, whatever the producer documents.
+    item_ids : ndarray of shape (n_items,), optional
+        External item ids.
+    """
+
+    matrix: sp.csr_array
+    user_ids: np.ndarray | None = None
+    item_ids: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        m = self.matrix
+        if not isinstance(m, sp.csr_array):
+            raise TypeError(f"`matrix` must be a scipy.sparse.csr_array; got {type(m).__name__}")
+        if not m.has_canonical_format:
+            raise ValueError("`matrix` must have sorted, unique column indices per row (canonical CSR)")
+        if m.nnz and not (m.data == 1).all():
+            raise ValueError("`matrix` must be binary: every stored value must be 1")
+        for name, ids, n in (("user_ids", self.user_ids, m.shape[0]), ("item_ids", self.item_ids, m.shape[1])):
+            if ids is not None and len(ids) != n:
+                raise ValueError(f"`{name}` must have length {n}; got {len(ids)}")
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def from_csr(
+        cls,
+        indptr: np.ndarray,
+        indices: np.ndarray,
+        shape: tuple[int, int],
+        *,
+        sort: bool = True,
+        user_ids: np.ndarray | None = None,
+        item_ids: np.ndarray | None = None,
+    ) -> Interactions:
+        """Build from CSR parts whose rows hold unique column indices.
+
+        ``sort=True`` sorts each row's indices (one vectorized lexsort);
+        pass ``False`` only when they are already sorted.
+        """
+        indptr = np.asarray(indptr, dtype=np.int64)
+        indices = np.asarray(indices)
+        if sort and len(indices):
+            rows = np.repeat(np.arange(shape[0], dtype=np.int64), np.diff(indptr))
+            indices = indices[np.lexsort((indices, rows))]
+        idx_dtype = np.int32 if max(shape) < 2**31 and len(indices) < 2**31 else np.int64
+        mat = sp.csr_array(
+            (np.ones(len(indices), dtype=DATA_DTYPE), indices.astype(idx_dtype, copy=False), indptr.astype(idx_dtype)),
+            shape=shape,
+        )
+        mat.has_sorted_indices = True
+        return cls(mat, user_ids, item_ids)
+
+    @classmethod
+    def from_pairs(
+        cls,
+        users: np.ndarray,
+        items: np.ndarray,
+        shape: tuple[int, int] | None = None,
+        *,
+        user_ids: np.ndarray | None = None,
+        item_ids: np.ndarray | None = None,
+    ) -> Interactions:
+        """Build from (user, item) index pairs; duplicates are merged.
+
+        ``shape`` defaults to (max user + 1, max item + 1).
+        """
+        users = np.asarray(users, dtype=np.int64)
+        items = np.asarray(items, dtype=np.int64)
+        if users.shape != items.shape or users.ndim != 1:
+            raise ValueError(f"`users` and `items` must be 1-d of equal length; got {users.shape} and {items.shape}")
+        if shape is None:
+            shape = (int(users.max(initial=-1)) + 1, int(items.max(initial=-1)) + 1)
+        n_users, n_items = shape
+        if len(users) and (users.min() < 0 or users.max() >= n_users or items.min() < 0 or items.max() >= n_items):
+            raise ValueError(f"pair indices must lie inside shape {shape}")
+        key = np.sort(users * n_items + items)
+        if len(key) > 1:  # sort + mask: np.unique is several times slower on int64 here
+            key = key[np.concatenate(([True], key[1:] != key[:-1]))]
+        u, i = np.divmod(key, n_items)
+        indptr = np.zeros(n_users + 1, dtype=np.int64)
+        np.cumsum(np.bincount(u, minlength=n_users), out=indptr[1:])
+        return cls.from_csr(indptr, i, (n_users, n_items), sort=False, user_ids=user_ids, item_ids=item_ids)
+
+    # -- shape and margins --------------------------------------------------
+    @property
+    def n_users(self) -> int:
+        return int(self.matrix.shape[0])
+
+    @property
+    def n_items(self) -> int:
+        return int(self.matrix.shape[1])
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.matrix.nnz)
+
+    @property
+    def density(self) -> float:
+        cells = self.n_users * self.n_items
+        return self.n_pairs / cells if cells else float("nan")
+
+    def user_counts(self) -> np.ndarray:
+        """Profile sizes, shape (n_users,)."""
+        return np.diff(self.matrix.indptr).astype(np.int64)
+
+    def item_counts(self) -> np.ndarray:
+        """Item popularities (number of users per item), shape (n_items,)."""
+        return np.bincount(self.matrix.indices, minlength=self.n_items).astype(np.int64)
+
+    def row_of_pairs(self) -> np.ndarray:
+        """User index of every stored pair, aligned with ``matrix.indices``."""
+        return np.repeat(np.arange(self.n_users, dtype=np.int64), self.user_counts())
+
+    def as_float(self, dtype: type = np.float32) -> sp.csr_array:
+        """The matrix with a float dtype, for products."""
+        return self.matrix.astype(dtype)
+
+    # -- transforms ---------------------------------------------------------
+    def select_users(self, rows: np.ndarray) -> Interactions:
+        """The sub-matrix of the given user rows (in that order); ids follow."""
+        rows = np.asarray(rows, dtype=np.int64)
+        sub = self.matrix[rows]
+        uid = None if self.user_ids is None else np.asarray(self.user_ids)[rows]
+        return Interactions(sp.csr_array(sub), uid, self.item_ids)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy (user, item) index pairs, one row per stored pair."""
+        return pd.DataFrame({"user": self.row_of_pairs(), "item": self.matrix.indices.astype(np.int64)})
+
+    def __repr__(self) -> str:
+        return f"Interactions(n_users={self.n_users}, n_items={self.n_items}, n_pairs={self.n_pairs})"

@@ -1,0 +1,40 @@
+"""Per-user evaluation metrics, vectorized over users (shared/DESIGN.md §4).
+
+List metrics (:mod:`simrec.metrics.lists`) take top-N ``lists`` (n_users, N)
+with -1 padding; full-ranking metrics (:mod:`simrec.metrics.rankings`) take
+dense ``scores`` (n_users, n_items) with -inf at non-candidates. All take a
+``relevant`` csr_array (n_users, n_items), an optional boolean ``evaluated``
+mask, and return float64 (n_users,) with NaN where a user is not evaluated or
+the metric is undefined (one :class:`UndefinedMetricWarning` per call).
+"""
+
+from simrec.metrics._common import UndefinedMetricWarning
+from simrec.metrics.lists import (
+    LIST_METRICS,
+    average_precision,
+    hit,
+    hits,
+    list_metrics,
+    ndcg,
+    precision,
+    recall,
+    recall_truncated,
+    reciprocal_rank,
+)
+from simrec.metrics.rankings import auc, pap_at_k
+
+__all__ = [
+    "LIST_METRICS",
+    "UndefinedMetricWarning",
+    "average_precision",
+    "auc",
+    "hit",
+    "hits",
+    "list_metrics",
+    "ndcg",
+    "pap_at_k",
+    "precision",
+    "recall",
+    "recall_truncated",
+    "reciprocal_rank",
+]

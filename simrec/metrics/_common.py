@@ -1,0 +1,140 @@
+"""Shared machinery of the metrics: input checks, relevance look-up, NaN policy.
+
+Conventions (shared/DESIGN.md §4, "The common currency"):
+
+* ``lists``: int array (n_users, N) of item indices, ``-1`` as trailing padding;
+* ``relevant``: ``scipy.sparse.csr_array`` (n_users, n_items); every stored
+  non-zero entry is a relevant item (an :class:`~simrec.interactions.Interactions`
+  is accepted too);
+* ``evaluated``: optional boolean mask (n_users,) of the users to evaluate;
+  users outside it get NaN silently (e.g. users with no test item, who are not
+  evaluated against the truth either);
+* a value that is undefined for an evaluated user (e.g. an empty relevance set)
+  is NaN, and one :class:`UndefinedMetricWarning` per call says how many users
+  that concerned.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from simrec.interactions import Interactions
+
+__all__ = ["UndefinedMetricWarning"]
+
+#: Elements of a dense (users x items) block processed at once by the
+#: full-ranking metrics (2**21 float64 = 16 MiB per temporary).
+BLOCK_ELEMENTS = 2**21
+
+
+class UndefinedMetricWarning(RuntimeWarning):
+    """A metric was undefined (NaN) for some evaluated users."""
+
+
+def as_relevance(relevant: object, n_users: int | None, name: str = "relevant") -> sp.csr_array:
+    """Return ``relevant`` as a canonical binary csr_array (copying only if needed)."""
+    if isinstance(relevant, Interactions):
+        rel = relevant.matrix
+    elif sp.issparse(relevant) and relevant.format == "csr":
+        rel = relevant if isinstance(relevant, sp.csr_array) else sp.csr_array(relevant)
+    else:
+        raise TypeError(f"`{name}` must be a scipy.sparse CSR array or an Interactions; got {type(relevant).__name__}")
+    if rel.ndim != 2:
+        raise ValueError(f"`{name}` must be 2-d; got {rel.ndim} dimensions")
+    if n_users is not None and rel.shape[0] != n_users:
+        raise ValueError(f"`{name}` must have {n_users} rows (one per user); got {rel.shape[0]}")
+    zeros = rel.nnz > 0 and bool((rel.data == 0).any())
+    if zeros or not rel.has_canonical_format:
+        rel = rel.copy()
+        rel.sum_duplicates()
+        rel.eliminate_zeros()
+    return rel
+
+
+def check_lists(lists: object, n_items: int | None = None) -> np.ndarray:
+    """Check a top-N list array and return it as int64 (n_users, N).
+
+    Rules: 2-d integer array; entries in [-1, n_items); -1 only as trailing
+    padding; no item twice in a row.
+    """
+    arr = np.asarray(lists)
+    if arr.ndim != 2:
+        raise ValueError(f"`lists` must be 2-d (n_users, N); got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
+        raise TypeError(f"`lists` must hold integer item indices; got dtype {arr.dtype}")
+    arr = arr.astype(np.int64, copy=False)
+    if arr.size:
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < -1 or (n_items is not None and hi >= n_items):
+            top = "n_items" if n_items is None else str(n_items)
+            raise ValueError(f"`lists` entries must be item indices in [-1, {top}) (-1 = padding); got range [{lo}, {hi}]")
+        real = arr >= 0
+        if (real[:, 1:] & ~real[:, :-1]).any():
+            raise ValueError("`lists` must use -1 only as trailing padding; found an item after a -1")
+        srt = np.sort(arr, axis=1)
+        if ((srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)).any():
+            raise ValueError("`lists` must not repeat an item within a user's list")
+    return arr
+
+
+def check_evaluated(evaluated: object, n_users: int) -> np.ndarray:
+    """Check the optional user mask; ``None`` means every user."""
+    if evaluated is None:
+        return np.ones(n_users, dtype=bool)
+    mask = np.asarray(evaluated)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"`evaluated` must be a boolean mask; got dtype {mask.dtype}")
+    if mask.shape != (n_users,):
+        raise ValueError(f"`evaluated` must have shape ({n_users},); got {mask.shape}")
+    return mask
+
+
+def membership(lists: np.ndarray, rel: sp.csr_array) -> np.ndarray:
+    """Boolean (n_users, N): is ``lists[u, i]`` in the relevance set of user u.
+
+    Vectorized look-up: the relevant pairs of a canonical CSR, keyed
+    ``u * n_items + i``, are already sorted; the list keys, sorted within each
+    row (hence globally), are found by one ``np.searchsorted`` (sorted needles
+    keep it cache-friendly) and scattered back: O(n_users N log nnz).
+    """
+    n_users, n_items = rel.shape
+    if rel.nnz == 0 or lists.size == 0:
+        return np.zeros(lists.shape, dtype=bool)
+    rows = np.repeat(np.arange(n_users, dtype=np.int64), np.diff(rel.indptr))
+    rel_keys = rows * n_items + rel.indices.astype(np.int64)
+    order = np.argsort(lists, axis=1)
+    keys = np.arange(n_users, dtype=np.int64)[:, None] * n_items + np.take_along_axis(lists, order, axis=1)
+    pos = np.searchsorted(rel_keys, keys)
+    pos[pos == len(rel_keys)] = 0
+    found = rel_keys[pos] == keys
+    out = np.empty(lists.shape, dtype=bool)
+    np.put_along_axis(out, order, found, axis=1)
+    return out & (lists >= 0)
+
+
+def finish(
+    values: np.ndarray, undefined: np.ndarray, evaluated: np.ndarray, name: str, why: str, stacklevel: int = 3
+) -> np.ndarray:
+    """Apply the NaN policy and warn once about undefined evaluated users."""
+    values = np.asarray(values, dtype=np.float64)
+    bad = undefined & evaluated
+    values[bad | ~evaluated] = np.nan
+    n_bad = int(bad.sum())
+    if n_bad:
+        warnings.warn(
+            f"{name} is undefined for {n_bad} of {int(evaluated.sum())} evaluated users ({why}); "
+            "their values are NaN",
+            UndefinedMetricWarning,
+            stacklevel=stacklevel,
+        )
+    return values
+
+
+def user_blocks(n_users: int, n_cols: int, budget: int | None = None):
+    """Slices of consecutive users whose dense (rows x n_cols) block fits ``budget``."""
+    step = max(1, (BLOCK_ELEMENTS if budget is None else budget) // max(n_cols, 1))
+    for start in range(0, n_users, step):
+        yield slice(start, min(start + step, n_users))

@@ -1,0 +1,310 @@
+"""Top-N list metrics against a relevance set, vectorized over users.
+
+Every function takes ``lists`` (int, shape (n_users, N), -1 = trailing
+padding) and ``relevant`` (csr_array (n_users, n_items), the relevance set
+:math:`\\mathrm{Rel}_u` of each user), and returns float64 of shape (n_users,).
+``N`` is always ``lists.shape[1]``, the nominal list length; for a metric "@k"
+pass ``lists[:, :k]``. :math:`|L_u|` is the *real* length of user u's list (its
+number of non-padding entries), :math:`\\mathrm{rel}_i = 1[L_{u,i} \\in
+\\mathrm{Rel}_u]` and :math:`h_u = \\sum_{i \\le N} \\mathrm{rel}_i = |L_u \\cap
+\\mathrm{Rel}_u|`. Definitions follow shared/DESIGN.md §4 (Tian's thesis §3.5:
+Precision, Recall, MRR, nDCG as computed by LensKit).
+
+NaN policy: users with an empty relevance set are not evaluated, so every
+metric (even precision, which LensKit defines as 0 there) is NaN for them, with
+one :class:`~simrec.metrics.UndefinedMetricWarning` per call giving their
+number. ``evaluated`` (boolean (n_users,)) restricts the evaluation to some
+users; the others get NaN without a warning.
+
+Relationship with LensKit 2025.8 (``lenskit.metrics``), checked in
+tests/test_metrics.py: ``precision`` = ``Precision()``; ``recall`` =
+``Recall()`` (no ``n``); ``recall_truncated`` = ``Recall(n=N)``;
+``reciprocal_rank`` = ``RecipRank()``; ``hit`` = ``Hit()``; ``ndcg`` =
+``NDCG(n=N, weight=LogRankWeight(offset=1))`` but **not** LensKit's default
+``NDCG(n=N)``, whose discount :math:`1/\\log_2 \\max(i, 2)` gives ranks 1 and
+2 the same weight; ``average_precision`` = ``AveragePrecision(n=N)`` for lists
+of full length N (LensKit divides by :math:`\\min(|\\mathrm{Rel}|, |L|)`, the
+real length, where simrec uses the nominal N).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from simrec.interactions import Interactions
+from simrec.metrics._common import as_relevance, check_evaluated, check_lists, finish, membership
+
+__all__ = [
+    "LIST_METRICS",
+    "list_metrics",
+    "hits",
+    "hit",
+    "precision",
+    "recall",
+    "recall_truncated",
+    "reciprocal_rank",
+    "ndcg",
+    "average_precision",
+]
+
+Relevance = sp.csr_array | Interactions
+
+
+class _Prepared:
+    """Checked inputs and the per-user quantities every list metric uses."""
+
+    __slots__ = ("is_rel", "n_rel", "n_hits", "length", "evaluated", "N")
+
+    def __init__(self, lists: object, relevant: object, evaluated: object) -> None:
+        arr = np.asarray(lists)
+        n_users = arr.shape[0] if arr.ndim == 2 else None
+        rel = as_relevance(relevant, n_users)
+        arr = check_lists(lists, rel.shape[1])
+        self.evaluated = check_evaluated(evaluated, arr.shape[0])
+        self.is_rel = membership(arr, rel)
+        self.n_hits = self.is_rel.sum(axis=1)
+        self.n_rel = np.diff(rel.indptr).astype(np.int64)
+        self.length = (arr >= 0).sum(axis=1)
+        self.N = arr.shape[1]
+
+    def ratio(self, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(num), dtype=np.float64)
+        np.divide(num, den, out=out, where=den > 0)
+        return out
+
+
+_EMPTY = "empty relevance set"
+
+
+def hits(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """Number of relevant items in each list.
+
+    .. math:: h_u = |L_u \\cap \\mathrm{Rel}_u|
+
+    Parameters
+    ----------
+    lists : ndarray of int, shape (n_users, N)
+        Top-N lists, -1 as trailing padding.
+    relevant : csr_array or Interactions, shape (n_users, n_items)
+        Relevance sets.
+    evaluated : ndarray of bool, shape (n_users,), optional
+        Users to evaluate (default all); others get NaN.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_users,)
+        The count (float so that non-evaluated users can be NaN); NaN where
+        :math:`\\mathrm{Rel}_u = \\emptyset`.
+    """
+    return _hits(_Prepared(lists, relevant, evaluated))
+
+
+def _hits(p: _Prepared) -> np.ndarray:
+    return finish(p.n_hits, p.n_rel == 0, p.evaluated, "hits", _EMPTY, 4)
+
+
+def hit(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """Hit indicator: 1 if the list holds at least one relevant item.
+
+    .. math:: \\mathrm{Hit}_u = 1[L_u \\cap \\mathrm{Rel}_u \\neq \\emptyset]
+
+    Its mean over users is the hit rate (Deshpande & Karypis; LensKit's
+    ``Hit``). Parameters as :func:`hits`; NaN where
+    :math:`\\mathrm{Rel}_u = \\emptyset`.
+    """
+    return _hit(_Prepared(lists, relevant, evaluated))
+
+
+def _hit(p: _Prepared) -> np.ndarray:
+    return finish((p.n_hits > 0).astype(np.float64), p.n_rel == 0, p.evaluated, "hit", _EMPTY, 4)
+
+
+def precision(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """Precision of each list, over its real length.
+
+    .. math:: \\mathrm{P}_u = \\frac{|L_u \\cap \\mathrm{Rel}_u|}{|L_u|}
+
+    :math:`|L_u|` counts the list's real entries, not the padding, as LensKit's
+    ``Precision`` does (shared/DESIGN.md §4: "Precision uses the list's real
+    length, as LensKit does"). Parameters as :func:`hits`.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_users,)
+        NaN where :math:`\\mathrm{Rel}_u = \\emptyset` (not evaluated; LensKit
+        would give 0) or :math:`|L_u| = 0` (LensKit: NaN).
+    """
+    return _precision(_Prepared(lists, relevant, evaluated))
+
+
+def _precision(p: _Prepared) -> np.ndarray:
+    undefined = (p.n_rel == 0) | (p.length == 0)
+    return finish(p.ratio(p.n_hits, p.length), undefined, p.evaluated, "precision", "empty relevance set or empty list", 4)
+
+
+def recall(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """Classic recall: the share of the relevance set found in the list.
+
+    .. math:: \\mathrm{R}_u = \\frac{|L_u \\cap \\mathrm{Rel}_u|}{|\\mathrm{Rel}_u|}
+
+    The recall under which Steck's unbiasedness result holds (items missing at
+    random; Tian's thesis §4.2.1); LensKit's ``Recall()`` without ``n``.
+    Parameters as :func:`hits`; NaN where :math:`\\mathrm{Rel}_u = \\emptyset`.
+    """
+    return _recall(_Prepared(lists, relevant, evaluated))
+
+
+def _recall(p: _Prepared) -> np.ndarray:
+    return finish(p.ratio(p.n_hits, p.n_rel), p.n_rel == 0, p.evaluated, "recall", _EMPTY, 4)
+
+
+def recall_truncated(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """Recall with the denominator capped at the list length N.
+
+    .. math:: \\mathrm{R}^{\\mathrm{trunc}}_u =
+        \\frac{|L_u \\cap \\mathrm{Rel}_u|}{\\min(|\\mathrm{Rel}_u|, N)}
+
+    LensKit's ``Recall(n=N)`` (its Recall@k), which reaches 1 whenever the list
+    is full of relevant items. ``N = lists.shape[1]`` (the nominal length,
+    padding included); slice ``lists[:, :k]`` for another cut-off. Parameters
+    as :func:`hits`; NaN where :math:`\\mathrm{Rel}_u = \\emptyset`.
+    """
+    return _recall_truncated(_Prepared(lists, relevant, evaluated))
+
+
+def _recall_truncated(p: _Prepared) -> np.ndarray:
+    den = np.minimum(p.n_rel, p.N)
+    return finish(p.ratio(p.n_hits, den), p.n_rel == 0, p.evaluated, "recall_truncated", _EMPTY, 4)
+
+
+def reciprocal_rank(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """Reciprocal of the 1-based position of the first relevant item (0 if none).
+
+    .. math:: \\mathrm{RR}_u = \\max_{i \\le N} \\frac{\\mathrm{rel}_i}{i}
+
+    Its mean over users is MRR (Tian's thesis §4.2.3; LensKit's ``RecipRank``).
+    Parameters as :func:`hits`; NaN where :math:`\\mathrm{Rel}_u = \\emptyset`.
+    """
+    return _reciprocal_rank(_Prepared(lists, relevant, evaluated))
+
+
+def _reciprocal_rank(p: _Prepared) -> np.ndarray:
+    if p.N == 0:
+        rr = np.zeros(len(p.n_rel))
+    else:
+        first = p.is_rel.argmax(axis=1)
+        rr = np.where(p.is_rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
+    return finish(rr, p.n_rel == 0, p.evaluated, "reciprocal_rank", _EMPTY, 4)
+
+def _discounts(N: int) -> np.ndarray:
+    return 1.0 / np.log2(np.arange(2, N + 2, dtype=np.float64))
+
+
+def ndcg(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """Normalized discounted cumulative gain with the :math:`\\log_2(i+1)` discount.
+
+    .. math::
+        \\mathrm{DCG}_u = \\sum_{i=1}^{N} \\frac{\\mathrm{rel}_i}{\\log_2(i+1)}, \\qquad
+        \\mathrm{IDCG}_u = \\sum_{i=1}^{\\min(|\\mathrm{Rel}_u|, N)} \\frac{1}{\\log_2(i+1)}, \\qquad
+        \\mathrm{nDCG}_u = \\frac{\\mathrm{DCG}_u}{\\mathrm{IDCG}_u}
+
+    (shared/DESIGN.md §4, binary gains). This is LensKit's
+    ``NDCG(n=N, weight=LogRankWeight(offset=1))``; LensKit's *default*
+    discount :math:`1/\\log_2 \\max(i, 2)` differs: its weight at rank
+    :math:`i \\ge 2` is ours at rank :math:`i - 1` (rank 2 weighs as much as
+    rank 1), so e.g. a single relevant item at position 2 out of
+    :math:`|\\mathrm{Rel}| = 1` scores 1 there and :math:`1/\\log_2 3 \\approx
+    0.631` here. Parameters as :func:`hits`; NaN where
+    :math:`\\mathrm{Rel}_u = \\emptyset`.
+    """
+    return _ndcg(_Prepared(lists, relevant, evaluated))
+
+
+def _ndcg(p: _Prepared) -> np.ndarray:
+    disc = _discounts(p.N)
+    dcg = p.is_rel.astype(np.float64) @ disc
+    ideal_cum = np.concatenate(([0.0], np.cumsum(disc)))
+    idcg = ideal_cum[np.minimum(p.n_rel, p.N)]
+    return finish(p.ratio(dcg, idcg), p.n_rel == 0, p.evaluated, "ndcg", _EMPTY, 4)
+
+
+def average_precision(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """Average precision at N, normalised by :math:`\\min(|\\mathrm{Rel}_u|, N)`.
+
+    .. math::
+        \\mathrm{AP@N}_u = \\frac{1}{\\min(|\\mathrm{Rel}_u|, N)}
+        \\sum_{i=1}^{N} \\mathrm{P@}i \\cdot \\mathrm{rel}_i, \\qquad
+        \\mathrm{P@}i = \\frac{1}{i}\\sum_{j \\le i} \\mathrm{rel}_j
+
+    The normaliser :math:`\\min(|\\mathrm{Rel}|, N)` is the common AP@N
+    convention (e.g. the ``apk`` of Kaggle's ml_metrics, and LensKit's
+    ``AveragePrecision(n=N)``, which uses the real list length
+    :math:`\\min(|\\mathrm{Rel}|, |L|)` instead of N: the two agree on lists of
+    full length and whenever the list holds every candidate). It makes a list
+    whose first :math:`\\min(|\\mathrm{Rel}|, N)` entries are relevant score 1.
+    ``N = lists.shape[1]``. Parameters as :func:`hits`; NaN where
+    :math:`\\mathrm{Rel}_u = \\emptyset`.
+    """
+    return _average_precision(_Prepared(lists, relevant, evaluated))
+
+
+def _average_precision(p: _Prepared) -> np.ndarray:
+    rel = p.is_rel.astype(np.float64)
+    prec_at = np.cumsum(rel, axis=1) / np.arange(1, p.N + 1, dtype=np.float64)
+    num = (prec_at * rel).sum(axis=1)
+    den = np.minimum(p.n_rel, p.N)
+    return finish(p.ratio(num, den), p.n_rel == 0, p.evaluated, "average_precision", _EMPTY, 4)
+
+
+_CORES = {
+    "hits": _hits,
+    "hit": _hit,
+    "precision": _precision,
+    "recall": _recall,
+    "recall_truncated": _recall_truncated,
+    "reciprocal_rank": _reciprocal_rank,
+    "ndcg": _ndcg,
+    "average_precision": _average_precision,
+}
+
+#: Names accepted by :func:`list_metrics`.
+LIST_METRICS: tuple[str, ...] = tuple(_CORES)
+
+
+def list_metrics(
+    lists: np.ndarray,
+    relevant: Relevance,
+    metrics: Sequence[str] = ("precision", "recall", "reciprocal_rank", "ndcg"),
+    *,
+    evaluated: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """Several list metrics of the same lists at once (one relevance look-up).
+
+    Same values (and warnings) as calling each function of this module; the
+    inputs are checked and the membership table built once, which is what
+    makes measuring many metrics cheap.
+
+    Parameters
+    ----------
+    lists : ndarray of int, shape (n_users, N)
+    relevant : csr_array or Interactions, shape (n_users, n_items)
+    metrics : sequence of str
+        Names among :data:`LIST_METRICS` (the function names of this module);
+        default the thesis's four: precision, recall, reciprocal_rank, ndcg.
+    evaluated : ndarray of bool, shape (n_users,), optional
+
+    Returns
+    -------
+    dict
+        ``{name: float64 (n_users,)}`` in the order of ``metrics``.
+    """
+    if isinstance(metrics, str):
+        raise TypeError(f"`metrics` must be a sequence of names, not a string; got {metrics!r}")
+    unknown = [m for m in metrics if m not in _CORES]
+    if unknown:
+        raise ValueError(f"`metrics` must name metrics among {', '.join(LIST_METRICS)}; got {unknown}")
+    p = _Prepared(lists, relevant, evaluated)
+    return {m: _CORES[m](p) for m in metrics}

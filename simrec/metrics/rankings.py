@@ -1,0 +1,183 @@
+"""Full-ranking metrics (AUC, pAp@k) from dense recommender scores.
+
+``scores`` is a float array (n_users, n_items) as returned by a recommender's
+``score`` method: higher is better, ``-inf`` marks non-candidates (training
+items). The candidates of user u are :math:`C_u = \\{i : s_{ui} > -\\infty\\}`;
+positives are the relevant candidates :math:`P_u = \\mathrm{Rel}_u \\cap C_u`
+(relevant non-candidates are ignored), negatives :math:`N_u = C_u \\setminus
+\\mathrm{Rel}_u`. Tied scores count 1/2, the expected value over a random
+tie-break. Users are processed in blocks so that dense temporaries stay small.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from simrec._validation import check_int
+from simrec.interactions import Interactions
+from simrec.metrics._common import as_relevance, check_evaluated, finish, user_blocks
+
+__all__ = ["auc", "pap_at_k"]
+
+Relevance = sp.csr_array | Interactions
+
+
+def _check_scores(scores: object, relevant: object) -> tuple[np.ndarray, sp.csr_array]:
+    s = np.asarray(scores)
+    if s.ndim != 2:
+        raise ValueError(f"`scores` must be 2-d (n_users, n_items); got shape {s.shape}")
+    if not np.issubdtype(s.dtype, np.floating):
+        raise TypeError(f"`scores` must be a float array; got dtype {s.dtype}")
+    rel = as_relevance(relevant, s.shape[0])
+    if rel.shape != s.shape:
+        raise ValueError(f"`relevant` must have the shape of `scores` {s.shape}; got {rel.shape}")
+    if np.isnan(s).any():
+        raise ValueError("`scores` must not contain NaN (use -inf for non-candidates)")
+    return s, rel
+
+
+def auc(scores: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """Area under the ROC curve of each user's full ranking of candidates.
+
+    .. math::
+        \\mathrm{AUC}_u = \\frac{1}{|P_u|\\,|N_u|} \\sum_{p \\in P_u} \\sum_{n \\in N_u}
+        \\Big( 1[s_{up} > s_{un}] + \\tfrac12\\, 1[s_{up} = s_{un}] \\Big)
+
+    computed as a Mann-Whitney statistic with mid-ranks:
+    :math:`\\mathrm{AUC}_u = (\\sum_{p \\in P_u} r_{up} - |P_u|(|P_u|+1)/2) /
+    (|P_u||N_u|)`, :math:`r_{up}` the 1-based mid-rank of p among the
+    candidates in increasing score. With one relevant item at global rank R
+    among N candidates this is :math:`(N - R)/(N - 1)` (shared/DESIGN.md §5).
+
+    Parameters
+    ----------
+    scores : ndarray of float, shape (n_users, n_items)
+        Scores, ``-inf`` at non-candidates; no NaN.
+    relevant : csr_array or Interactions, shape (n_users, n_items)
+        Relevance sets.
+    evaluated : ndarray of bool, shape (n_users,), optional
+        Users to evaluate (default all); others get NaN.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_users,)
+        NaN (with a warning) where :math:`P_u` or :math:`N_u` is empty.
+    """
+    s, rel = _check_scores(scores, relevant)
+    mask = check_evaluated(evaluated, s.shape[0])
+    n_users, n_items = s.shape
+    out = np.zeros(n_users)
+    n_pos = np.zeros(n_users, dtype=np.int64)
+    n_neg = np.zeros(n_users, dtype=np.int64)
+    cols = np.arange(n_items)
+    for blk in user_blocks(n_users, n_items):
+        S = np.asarray(s[blk], dtype=np.float64)
+        R = rel[blk].toarray() != 0
+        cand = S > -np.inf
+        R &= cand
+        n_non = n_items - cand.sum(axis=1)
+        order = np.argsort(S, axis=1)  # order among equal scores is irrelevant (mid-ranks)
+        Ss = np.take_along_axis(S, order, axis=1)
+        starts = np.ones(S.shape, dtype=bool)
+        starts[:, 1:] = Ss[:, 1:] != Ss[:, :-1]
+        ends = np.ones(S.shape, dtype=bool)
+        ends[:, :-1] = starts[:, 1:]
+        first = np.maximum.accumulate(np.where(starts, cols, 0), axis=1)
+        last = np.minimum.accumulate(np.where(ends, cols, n_items)[:, ::-1], axis=1)[:, ::-1]
+        midrank = (first + last) / 2.0 + 1.0 - n_non[:, None]  # 1-based among candidates
+        Rs = np.take_along_axis(R, order, axis=1)
+        npos = Rs.sum(axis=1)
+        nneg = cand.sum(axis=1) - npos
+        rank_sum = np.where(Rs, midrank, 0.0).sum(axis=1)
+        den = npos * nneg
+        val = np.zeros(len(npos))
+        np.divide(rank_sum - npos * (npos + 1) / 2.0, den, out=val, where=den > 0)
+        out[blk], n_pos[blk], n_neg[blk] = val, npos, nneg
+    return finish(out, (n_pos == 0) | (n_neg == 0), mask, "auc", "no relevant or no non-relevant candidate")
+
+
+def _top_values(V: np.ndarray, k: int) -> np.ndarray:
+    """The k largest values of each row (unordered), shape (rows, min(k, cols))."""
+    if k >= V.shape[1]:
+        return V
+    return -np.partition(-V, k - 1, axis=1)[:, :k]
+
+
+def pap_at_k(
+    scores: np.ndarray, relevant: Relevance, k: int, *, evaluated: np.ndarray | None = None
+) -> np.ndarray:
+    """pAp@k: partial AUC of the top relevant items against the top k irrelevant ones.
+
+    With :math:`\\beta_u = \\min(|P_u|, k)`, :math:`p_{(i)}` the i-th positive
+    and :math:`n_{(j)}` the j-th negative in decreasing score, and
+    :math:`k_u = \\min(k, |N_u|)`:
+
+    .. math::
+        \\mathrm{pAp@k}_u = \\frac{1}{\\beta_u k_u}
+        \\sum_{i=1}^{\\beta_u} \\sum_{j=1}^{k_u}
+        \\Big( 1[s_{u p_{(i)}} > s_{u n_{(j)}}] + \\tfrac12\\, 1[s_{u p_{(i)}} = s_{u n_{(j)}}] \\Big)
+
+    Hiranandani, Vijitbenjaronk, Koyejo & Jain, "Optimization and analysis of
+    the pAp@k metric for recommender systems" (ICML 2020; slides 4-5 in
+    shared/seeds/hiranandani-papk-slides.txt): one minus their empirical
+    pAp@k risk, which counts :math:`f(x^+) \\le f(x^-)` as an error. Decisions:
+    ties count 1/2 (the expected value under a random tie-break, as in
+    :func:`auc`; with recommender scores ties are pre-broken so this only
+    matters for raw scores); with fewer than k negatives all of them are used
+    (:math:`k_u = |N_u|`), a case the paper does not consider.
+
+    Parameters
+    ----------
+    scores : ndarray of float, shape (n_users, n_items)
+        Scores, ``-inf`` at non-candidates; no NaN.
+    relevant : csr_array or Interactions, shape (n_users, n_items)
+        Relevance sets.
+    k : int
+        Cut-off, >= 1.
+    evaluated : ndarray of bool, shape (n_users,), optional
+        Users to evaluate (default all); others get NaN.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_users,)
+        NaN (with a warning) where :math:`P_u` or :math:`N_u` is empty.
+
+    Notes
+    -----
+    Per block of users: the top-k positive and negative scores by
+    ``np.partition``; the values are replaced by their order codes in the
+    block (``np.unique``), so one global ``np.searchsorted`` on
+    (user, code) keys counts, for every positive, the negatives below and
+    equal to it: O(k log k) per user, no k x k table.
+    """
+    s, rel = _check_scores(scores, relevant)
+    k = check_int("k", k, low=1)
+    mask = check_evaluated(evaluated, s.shape[0])
+    n_users, n_items = s.shape
+    out = np.zeros(n_users)
+    undefined = np.zeros(n_users, dtype=bool)
+    for blk in user_blocks(n_users, n_items):
+        S = np.asarray(s[blk], dtype=np.float64)
+        R = (rel[blk].toarray() != 0) & (S > -np.inf)
+        pos = _top_values(np.where(R, S, -np.inf), k)
+        neg = _top_values(np.where(R, -np.inf, S), k)
+        rows = S.shape[0]
+        pv, nv = pos > -np.inf, neg > -np.inf
+        beta, kk = pv.sum(axis=1), nv.sum(axis=1)
+        codes = np.unique(np.concatenate((pos[pv], neg[nv])), return_inverse=True)[1]
+        width = int(codes.max(initial=0)) + 1
+        prow = np.repeat(np.arange(rows, dtype=np.int64), beta)
+        nrow = np.repeat(np.arange(rows, dtype=np.int64), kk)
+        pkey = prow * width + codes[: len(prow)]
+        nkey = np.sort(nrow * width + codes[len(prow) :])
+        below = np.searchsorted(nkey, pkey, side="left")
+        upto = np.searchsorted(nkey, pkey, side="right")
+        row_start = np.searchsorted(nkey, prow * width, side="left")
+        wins = (below - row_start) + 0.5 * (upto - below)
+        total = np.bincount(prow, weights=wins, minlength=rows)
+        den = beta * kk
+        val = np.zeros(rows)
+        np.divide(total, den, out=val, where=den > 0)
+        out[blk], undefined[blk] = val, den == 0
+    return finish(out, undefined, mask, "pap_at_k", "no relevant or no non-relevant candidate")

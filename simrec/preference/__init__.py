@@ -1,0 +1,13 @@
+"""True-preference generators (Tian's thesis §3.1; shared/DESIGN.md §1).
+
+Each model is a frozen, validated dataclass with ``expected_pairs()``,
+``expected_items()`` and ``generate(rng, *, max_pairs=None) -> Interactions``
+(the :class:`PreferenceModel` protocol).
+"""
+
+from simrec.preference._base import PreferenceModel
+from simrec.preference.ibp import IBP
+from simrec.preference.lda import LDA
+from simrec.preference.uniform import Uniform, truncated_poisson_pmf
+
+__all__ = ["PreferenceModel", "Uniform", "IBP", "LDA", "truncated_poisson_pmf"]

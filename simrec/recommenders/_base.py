@@ -1,0 +1,194 @@
+"""The recommender interface, ``top_n`` and the checks every recommender shares.
+
+A recommender (shared/DESIGN.md §4) sees the training interactions and, for
+the oracles only, the true relevance of the candidates. Its candidates are
+:math:`C_u = I \\setminus \\mathrm{train}_u` (all items but the user's training
+items). It returns top-N lists (n_users, n) of item indices padded with -1, or
+dense scores with -inf at non-candidates whose descending order is its ranking.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import scipy.sparse as sp
+
+from simrec._random import RNGLike
+from simrec._validation import check_int
+from simrec.interactions import Interactions
+from simrec._sampling import row_starts
+
+__all__ = ["Recommender", "top_n", "BLOCK_ELEMENTS"]
+
+#: Elements of a dense (users x items) score block built at once: 2**21
+#: float64 = 16 MiB per temporary (about 190 users of an 11k-item catalogue).
+BLOCK_ELEMENTS = 2**21
+
+
+@runtime_checkable
+class Recommender(Protocol):
+    """What a recommender provides.
+
+    Attributes
+    ----------
+    name : str
+        Label used in result tables.
+
+    Methods
+    -------
+    recommend(train, relevant, n, rng=None) -> ndarray of int64, shape (n_users, n)
+        Top-n lists over the candidates :math:`C_u = I \\setminus
+        \\mathrm{train}_u`, best first, -1 padding when :math:`|C_u| < n`.
+    score(train, relevant, rng=None, users=None) -> ndarray of float64, shape (len(users), n_items)
+        Scores of every item for the given users (default all), -inf at
+        training items; ties are pre-broken by the recommender's own random
+        tie-break, so a descending sort gives its ranking (for the baselines
+        ``top_n(score(...), n)`` is distributed exactly as
+        ``recommend(..., n)``; for LensKit scorers they agree up to ties).
+
+    ``relevant`` (csr_array (n_users, n_items)) is the true relevance of the
+    candidates, truth_u - train_u; only oracles read it, others accept None.
+    """
+
+    name: str
+
+    def recommend(
+        self, train: Interactions, relevant: sp.csr_array | None, n: int, rng: RNGLike = None
+    ) -> np.ndarray: ...
+
+    def score(
+        self,
+        train: Interactions,
+        relevant: sp.csr_array | None,
+        rng: RNGLike = None,
+        users: np.ndarray | None = None,
+    ) -> np.ndarray: ...
+
+
+def user_blocks(n_users: int, n_items: int, budget: int | None = None):
+    """Consecutive user slices whose dense (rows x n_items) block fits ``budget``."""
+    step = max(1, (BLOCK_ELEMENTS if budget is None else budget) // max(n_items, 1))
+    for start in range(0, n_users, step):
+        yield slice(start, min(start + step, n_users))
+
+
+def top_n(scores: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the n highest scores of each row, best first.
+
+    Parameters
+    ----------
+    scores : ndarray of float, shape (n_users, n_items)
+        Scores, -inf at non-candidates; no NaN.
+    n : int
+        List length, >= 1.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_users, n)
+        Item indices in decreasing score; -1 where a row has fewer than n
+        finite-or-+inf scores (not enough candidates), and when ``n > n_items``.
+
+    Notes
+    -----
+    ``np.argpartition`` then a sort of the n selected, per block of users
+    (:data:`BLOCK_ELEMENTS`), so a large matrix is handled without large
+    temporaries. Ties are returned in an unspecified order: recommenders break
+    them in their scores.
+    """
+    s = np.asarray(scores)
+    if s.ndim != 2:
+        raise ValueError(f"`scores` must be 2-d (n_users, n_items); got shape {s.shape}")
+    if not np.issubdtype(s.dtype, np.floating):
+        raise TypeError(f"`scores` must be a float array; got dtype {s.dtype}")
+    n = check_int("n", n, low=1)
+    if np.isnan(s).any():
+        raise ValueError("`scores` must not contain NaN (use -inf for non-candidates)")
+    n_users, n_items = s.shape
+    out = np.full((n_users, n), -1, dtype=np.int64)
+    m = min(n, n_items)
+    if m == 0:
+        return out
+    for blk in user_blocks(n_users, n_items):
+        neg = -np.asarray(s[blk], dtype=np.float64)
+        if m < n_items:
+            idx = np.argpartition(neg, m - 1, axis=1)[:, :m]
+        else:
+            idx = np.broadcast_to(np.arange(n_items), neg.shape)
+        vals = np.take_along_axis(neg, idx, axis=1)
+        o = np.argsort(vals, axis=1, kind="stable")
+        idx = np.take_along_axis(idx, o, axis=1)
+        vals = np.take_along_axis(vals, o, axis=1)
+        out[blk, :m] = np.where(vals < np.inf, idx, -1)
+    return out
+
+
+# -- shared checks -------------------------------------------------------------
+
+
+def check_train(train: object) -> Interactions:
+    if not isinstance(train, Interactions):
+        raise TypeError(f"`train` must be an Interactions; got {type(train).__name__}")
+    return train
+
+
+def check_relevant(relevant: object, train: Interactions, required: bool) -> sp.csr_array | None:
+    """Check ``relevant`` has train's shape; return it minus the training pairs.
+
+    Oracles must rank only candidates, so relevant training pairs (if the
+    caller passed the full truth) are dropped here rather than rejected.
+    """
+    if relevant is None:
+        if required:
+            raise ValueError("`relevant` is required by this recommender (it reads the true relevance); got None")
+        return None
+    if isinstance(relevant, Interactions):
+        relevant = relevant.matrix
+    if not (sp.issparse(relevant) and relevant.format == "csr"):
+        raise TypeError(f"`relevant` must be a scipy.sparse CSR array; got {type(relevant).__name__}")
+    if relevant.shape != train.matrix.shape:
+        raise ValueError(f"`relevant` must have the shape of `train` {train.matrix.shape}; got {relevant.shape}")
+    if not required:
+        return None
+    rel = sp.csr_array(relevant)
+    if not rel.has_canonical_format or (rel.nnz and (rel.data == 0).any()):
+        rel = rel.copy()
+        rel.sum_duplicates()
+        rel.eliminate_zeros()
+    n_items = train.n_items
+    rrows = np.repeat(np.arange(rel.shape[0], dtype=np.int64), np.diff(rel.indptr))
+    rkeys = rrows * n_items + rel.indices
+    tkeys = train.row_of_pairs() * n_items + train.matrix.indices
+    hit = np.searchsorted(tkeys, rkeys)  # both key arrays are sorted
+    hit[hit == len(tkeys)] = 0
+    keep = tkeys[hit] != rkeys if len(tkeys) else np.ones(len(rkeys), dtype=bool)
+    if keep.all():
+        return rel
+    r, i = rrows[keep], rel.indices[keep].astype(np.int64)
+    indptr = row_starts(r, rel.shape[0])
+    out = sp.csr_array((np.ones(len(i), dtype=np.int8), i, indptr), shape=rel.shape)
+    out.has_sorted_indices = True
+    return out
+
+
+def check_users(users: object, n_users: int) -> np.ndarray:
+    if users is None:
+        return np.arange(n_users, dtype=np.int64)
+    u = np.asarray(users)
+    if u.ndim != 1 or not np.issubdtype(u.dtype, np.integer):
+        raise TypeError(f"`users` must be a 1-d integer array of row indices; got dtype {u.dtype}, shape {u.shape}")
+    if u.size and (u.min() < 0 or u.max() >= n_users):
+        raise ValueError(f"`users` must be row indices in [0, {n_users}); got range [{u.min()}, {u.max()}]")
+    return u.astype(np.int64, copy=False)
+
+
+def train_mask(train: Interactions, users: np.ndarray) -> np.ndarray:
+    """Dense boolean (len(users), n_items): training items of the given users."""
+    return train.matrix[users].toarray() != 0
+
+
+def lists_from_entries(rows: np.ndarray, pos: np.ndarray, items: np.ndarray, n_users: int, n: int) -> np.ndarray:
+    """Assemble a (n_users, n) int64 list array, -1 where nothing was placed."""
+    out = np.full((n_users, n), -1, dtype=np.int64)
+    out[rows, pos] = items
+    return out

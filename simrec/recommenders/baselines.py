@@ -1,0 +1,404 @@
+"""Reference recommenders of Tian's thesis: Oracle, Popular, Random (+ ProbabilisticOracle).
+
+Tian's thesis §3.5.2 (shared/seeds/tian-thesis-offline-eval-error.txt) and
+shared/DESIGN.md §4. All lists are drawn over the candidates
+:math:`C_u = I \\setminus \\mathrm{train}_u` and are exactly (not only
+approximately) distributed as ``top_n(score(...), n)``; ``recommend`` works on
+the sparse structure (O(nnz log nnz + n_users n), never a dense
+n_users x n_items array), ``score`` builds dense scores block by block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from simrec._random import RNGLike, as_generator
+from simrec._validation import check_in_range, check_int
+from simrec.interactions import Interactions
+from simrec.recommenders._base import (
+    check_relevant,
+    check_train,
+    check_users,
+    lists_from_entries,
+    train_mask,
+    user_blocks,
+)
+from simrec._sampling import nth_allowed, rank_within_rows, row_starts, sample_distinct
+
+__all__ = ["Oracle", "ProbabilisticOracle", "Popular", "RandomRecommender"]
+
+
+# -- helpers -------------------------------------------------------------------
+
+
+def _csr_rows(m: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+    return rows, m.indices.astype(np.int64)
+
+
+def _union_rows(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], n_items: int):
+    """Union of two disjoint (row, item) sets sorted by (row, item), sorted likewise.
+
+    Both inputs are sorted, so the stable sort (timsort on two runs) is a linear merge.
+    """
+    keys = np.sort(np.concatenate((a[0] * n_items + a[1], b[0] * n_items + b[1])), kind="stable")
+    return np.divmod(keys, n_items)
+
+
+def _random_allowed(
+    excl: tuple[np.ndarray, np.ndarray], k: np.ndarray, n_items: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per user, k[u] distinct random items outside the excluded (row, item) set."""
+    n_users = len(k)
+    allowed = n_items - np.bincount(excl[0], minlength=n_users)
+    rows, j = sample_distinct(k, allowed, rng)
+    return rows, nth_allowed(excl[0], excl[1], n_users, rows, j, n_items + 1)
+
+
+def _shuffled_prefix(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator):
+    """Per user, t[u] items of its row of ``rel`` drawn uniformly without replacement, in random order.
+
+    Returns row-grouped (rows, position in the draw, item) arrays.
+    """
+    r = np.diff(rel.indptr).astype(np.int64)
+    rows, j = sample_distinct(t, r, rng)
+    items = rel.indices[rel.indptr[:-1][rows] + j].astype(np.int64)
+    return rows, rank_within_rows(rows, rel.shape[0]), items
+
+
+def _check_n(n: object) -> int:
+    return check_int("n", n, low=1)
+
+
+# -- Random -----------------------------------------------------------------------
+
+
+class RandomRecommender:
+    """Random candidates: each list is a uniform random ordered sample of :math:`C_u`.
+
+    Tian's thesis §3.5.2: "The Random recommender recommends random unrated
+    items for each user", the lower reference point.
+
+    Parameters
+    ----------
+    name : str, default "Random"
+    """
+
+    def __init__(self, name: str = "Random") -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"RandomRecommender(name={self.name!r})"
+
+    def recommend(self, train: Interactions, relevant: sp.csr_array | None, n: int, rng: RNGLike = None) -> np.ndarray:
+        """Top-n random candidates per user, shape (n_users, n), -1 padding."""
+        train = check_train(train)
+        check_relevant(relevant, train, required=False)
+        n = _check_n(n)
+        gen = as_generator(rng)
+        k = np.minimum(n, train.n_items - train.user_counts())
+        rows, items = _random_allowed(_csr_rows(train.matrix), k, train.n_items, gen)
+        return lists_from_entries(rows, rank_within_rows(rows, train.n_users), items, train.n_users, n)
+
+    def score(
+        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Uniform(0, 1) scores at candidates, -inf at training items; (len(users), n_items)."""
+        train = check_train(train)
+        check_relevant(relevant, train, required=False)
+        users = check_users(users, train.n_users)
+        gen = as_generator(rng)
+        out = gen.random((len(users), train.n_items))
+        for blk in user_blocks(len(users), train.n_items):
+            out[blk][train_mask(train, users[blk])] = -np.inf
+        return out
+
+
+# -- Popular ----------------------------------------------------------------------
+
+
+class Popular:
+    """Most popular candidates by training popularity, ties broken at random per user.
+
+    Popularity is :math:`|\\{v : i \\in \\mathrm{train}_v\\}|`
+    (``train.item_counts()``; Tian's thesis §3.5.2: "popularity statistics
+    from the observable training data").
+
+    Parameters
+    ----------
+    name : str, default "Popular"
+
+    Notes
+    -----
+    Decision: ties between equally popular items are broken independently for
+    every user (uniformly at random), so no tied item is favoured across all
+    users; LensKit's ``PopScorer`` instead gives every user the same order.
+    ``recommend`` is exact and sparse: the first n non-training positions of
+    the global popularity order (:func:`~simrec._sampling.nth_allowed`),
+    then, per user, a shuffle inside each fully included popularity level and
+    a uniform sample from the level cut by the list end.
+    """
+
+    def __init__(self, name: str = "Popular") -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Popular(name={self.name!r})"
+
+    def recommend(self, train: Interactions, relevant: sp.csr_array | None, n: int, rng: RNGLike = None) -> np.ndarray:
+        """Top-n candidates by training popularity, shape (n_users, n), -1 padding."""
+        train = check_train(train)
+        check_relevant(relevant, train, required=False)
+        n = _check_n(n)
+        gen = as_generator(rng)
+        n_users, n_items = train.n_users, train.n_items
+        width = n_items + 1
+
+        pop = train.item_counts()
+        order = np.argsort(-pop, kind="stable")  # global order, position -> item
+        gpos = np.empty(n_items, dtype=np.int64)
+        gpos[order] = np.arange(n_items)
+        spop = pop[order]
+        new = np.ones(n_items, dtype=bool)
+        new[1:] = spop[1:] != spop[:-1]
+        lvl_first = np.maximum.accumulate(np.where(new, np.arange(n_items), 0))
+        level_id = np.cumsum(new) - 1
+        lvl_size = np.bincount(level_id)
+        lvl_end = lvl_first + lvl_size[level_id]
+
+        # training items as global positions, sorted per user (rows are already
+        # grouped, so the stable sort of the keys is fast)
+        t_rows, t_items = _csr_rows(train.matrix)
+        t_rows, t_pos = np.divmod(np.sort(t_rows * width + gpos[t_items], kind="stable"), width)
+
+        # first k non-training positions of the global order
+        k = np.minimum(n, n_items - train.user_counts())
+        q_rows = np.repeat(np.arange(n_users, dtype=np.int64), k)
+        q_j = rank_within_rows(q_rows, n_users)
+        q = nth_allowed(t_rows, t_pos, n_users, q_rows, q_j, width)
+
+        # level cut by the end of each list: its items are resampled uniformly
+        ends = row_starts(q_rows, n_users)
+        has = k > 0
+        cut_s = np.zeros(n_users, dtype=np.int64)
+        cut_e = np.zeros(n_users, dtype=np.int64)
+        last = q[ends[1:][has] - 1]
+        cut_s[has], cut_e[has] = lvl_first[last], lvl_end[last]
+        in_cut = q >= cut_s[q_rows]
+        h = np.bincount(q_rows[in_cut], minlength=n_users)
+        t_in = (t_pos >= cut_s[t_rows]) & (t_pos < cut_e[t_rows])
+        a = (cut_e - cut_s) - np.bincount(t_rows[t_in], minlength=n_users)
+        b_rows, b_j = sample_distinct(h, a, gen)
+        b_pos = cut_s[b_rows] + nth_allowed(
+            t_rows[t_in], t_pos[t_in] - cut_s[t_rows[t_in]], n_users, b_rows, b_j, width
+        )
+
+        # per user: fully included levels first (ascending level), then the cut
+        # level; shuffled within each level by a random argsort followed by a
+        # stable argsort on the level (an exact per-user, per-level shuffle)
+        pos = np.full((n_users, n), n_items, dtype=np.int64)  # n_items = padding
+        keep = ~in_cut
+        kr = q_rows[keep]
+        pos[kr, rank_within_rows(kr, n_users)] = q[keep]
+        pos[b_rows, (k - h)[b_rows] + rank_within_rows(b_rows, n_users)] = b_pos
+        lvl = np.append(lvl_first, n_items)[pos]
+        o = np.argsort(gen.random(pos.shape), axis=1)
+        o = np.take_along_axis(o, np.argsort(np.take_along_axis(lvl, o, axis=1), axis=1, kind="stable"), axis=1)
+        pos = np.take_along_axis(pos, o, axis=1)
+        return np.append(order, -1)[pos]  # padding (n_items) -> -1
+
+    def score(
+        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Popularity plus a Uniform(0, 1/2) tie-break, -inf at training items.
+
+        .. math:: s_{ui} = |U_i^{\\mathrm{train}}| + \\tfrac12 \\epsilon_{ui},
+                  \\quad \\epsilon_{ui} \\sim U(0, 1)
+
+        The tie-break never reorders items of different popularity.
+        """
+        train = check_train(train)
+        check_relevant(relevant, train, required=False)
+        users = check_users(users, train.n_users)
+        gen = as_generator(rng)
+        out = gen.random((len(users), train.n_items))
+        out *= 0.5
+        out += train.item_counts().astype(np.float64)
+        for blk in user_blocks(len(users), train.n_items):
+            out[blk][train_mask(train, users[blk])] = -np.inf
+        return out
+
+
+# -- Oracles ----------------------------------------------------------------------
+
+
+def _slot_kinds(r: np.ndarray, m: np.ndarray, n_slots: int, p: float, rng: np.random.Generator) -> np.ndarray:
+    """Kind of every list slot: 1 relevant, 0 non-relevant, -1 empty.
+
+    Each slot asks for a relevant item with probability p (else a non-relevant
+    one); once a pool (r[u] relevant, m[u] non-relevant candidates) is
+    exhausted the remaining slots take the other kind, and slots beyond
+    r[u] + m[u] are empty. Shape (len(r), n_slots), int8.
+    """
+    want = rng.random((len(r), n_slots)) < p
+    c_rel = np.cumsum(want, axis=1)
+    c_non = np.arange(1, n_slots + 1) - c_rel
+    over_r = c_rel > r[:, None]
+    over_m = c_non > m[:, None]
+    t_r = np.where(over_r.any(axis=1), over_r.argmax(axis=1), n_slots)
+    t_m = np.where(over_m.any(axis=1), over_m.argmax(axis=1), n_slots)
+    t = np.minimum(t_r, t_m)[:, None]
+    slot = np.arange(n_slots)
+    kinds = np.where(slot < t, want, (t_m < t_r)[:, None]).astype(np.int8)
+    kinds[slot >= (r + m)[:, None]] = -1
+    return kinds
+
+
+class ProbabilisticOracle:
+    """Oracle whose every list slot is a relevant candidate with probability p.
+
+    Tian's thesis §5.3 proposes "a probabilistic Oracle recommender [...]
+    randomly recommending M% relevant items on top-N recommendation list",
+    giving M% precision "in controlled conditions". Here each slot
+    independently asks for a relevant candidate with probability ``p`` and
+    for a non-relevant candidate otherwise; the relevant items are drawn at
+    random without replacement among the user's relevant candidates, the
+    non-relevant ones among the other candidates. Expected precision is ``p``
+    while both pools last.
+
+    Parameters
+    ----------
+    p : float
+        Probability in [0, 1] that a slot holds a relevant item. ``p = 1`` is
+        distributed as :class:`Oracle`; ``p = 0`` puts every relevant
+        candidate after all non-relevant ones.
+    name : str, optional
+        Default ``"ProbabilisticOracle(p)"``.
+
+    Notes
+    -----
+    Decision (the thesis is silent): when a pool runs out, the remaining slots
+    take items of the other kind (so the list is as long as
+    :math:`\\min(N, |C_u|)` and precision falls below/rises above p for users
+    with few relevant/non-relevant candidates). The full ranking of ``score``
+    continues the same process over all of :math:`C_u`, scoring each item by
+    minus its slot.
+    """
+
+    def __init__(self, p: float, name: str | None = None) -> None:
+        self.p = check_in_range("p", p, 0, 1)
+        self.name = f"ProbabilisticOracle({self.p:g})" if name is None else name
+
+    def __repr__(self) -> str:
+        return f"ProbabilisticOracle(p={self.p!r}, name={self.name!r})"
+
+    def recommend(self, train: Interactions, relevant: sp.csr_array, n: int, rng: RNGLike = None) -> np.ndarray:
+        """Top-n lists, shape (n_users, n), -1 padding.
+
+        ``relevant`` (csr_array, (n_users, n_items)): true relevant items;
+        those in ``train`` are ignored.
+        """
+        train = check_train(train)
+        rel = check_relevant(relevant, train, required=True)
+        n = _check_n(n)
+        gen = as_generator(rng)
+        n_users, n_items = train.n_users, train.n_items
+        r = np.diff(rel.indptr).astype(np.int64)
+        m = n_items - train.user_counts() - r
+        kinds = _slot_kinds(r, m, n, self.p, gen)
+        n_rel = (kinds == 1).sum(axis=1)
+        n_non = (kinds == 0).sum(axis=1)
+        out = np.full((n_users, n), -1, dtype=np.int64)
+        rr, _, ritems = _shuffled_prefix(rel, n_rel, gen)
+        out[kinds == 1] = ritems  # row-major slots match the row-grouped items
+        excl = _union_rows(_csr_rows(train.matrix), _csr_rows(rel), n_items)
+        _, nitems = _random_allowed(excl, n_non, n_items, gen)
+        out[kinds == 0] = nitems
+        return out
+
+    def score(
+        self, train: Interactions, relevant: sp.csr_array, rng: RNGLike = None, users: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Minus the slot of each candidate in the full probabilistic ranking; -inf at training items."""
+        train = check_train(train)
+        rel = check_relevant(relevant, train, required=True)
+        users = check_users(users, train.n_users)
+        gen = as_generator(rng)
+        n_items = train.n_items
+        out = np.full((len(users), n_items), -np.inf)
+        for blk in user_blocks(len(users), n_items):
+            u = users[blk]
+            tr = train_mask(train, u)
+            R = rel[u].toarray() != 0
+            N = ~tr & ~R
+            kinds = _slot_kinds(R.sum(axis=1), N.sum(axis=1), n_items, self.p, gen)
+            S = out[blk]
+            # one random permutation per user (O(n_items), no sort); its restrictions
+            # to the two pools are independent uniform orders of each pool
+            perm = gen.permuted(np.broadcast_to(np.arange(n_items), R.shape), axis=1)
+            for kind, pool in ((1, R), (0, N)):
+                prow, pcol = np.nonzero(np.take_along_axis(pool, perm, axis=1))
+                rows, slots = np.nonzero(kinds == kind)  # same count per row as the pool
+                S[rows, perm[prow, pcol]] = -slots.astype(np.float64)
+        return out
+
+
+class Oracle:
+    """Perfect recommender: relevant candidates first, then random non-relevant ones.
+
+    Tian's thesis §3.5.2: "knows all relevant items and always recommends
+    top-N relevant candidate items"; shared/DESIGN.md §4: scores relevant
+    candidates 1 and the rest 0, ties broken at random, so with fewer than N
+    relevant candidates the list ends with random non-relevant candidates.
+
+    Parameters
+    ----------
+    name : str, default "Oracle"
+    """
+
+    def __init__(self, name: str = "Oracle") -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Oracle(name={self.name!r})"
+
+    def recommend(self, train: Interactions, relevant: sp.csr_array, n: int, rng: RNGLike = None) -> np.ndarray:
+        """Top-n lists, shape (n_users, n), -1 padding.
+
+        ``relevant`` (csr_array, (n_users, n_items)): true relevant items;
+        those in ``train`` are ignored.
+        """
+        train = check_train(train)
+        rel = check_relevant(relevant, train, required=True)
+        n = _check_n(n)
+        gen = as_generator(rng)
+        n_users, n_items = train.n_users, train.n_items
+        r = np.diff(rel.indptr).astype(np.int64)
+        t = np.minimum(n, r)
+        rows, pos, items = _shuffled_prefix(rel, t, gen)
+        out = lists_from_entries(rows, pos, items, n_users, n)
+        f = np.minimum(n - t, n_items - train.user_counts() - r)
+        excl = _union_rows(_csr_rows(train.matrix), _csr_rows(rel), n_items)
+        frows, fitems = _random_allowed(excl, f, n_items, gen)
+        out[frows, t[frows] + rank_within_rows(frows, n_users)] = fitems
+        return out
+
+    def score(
+        self, train: Interactions, relevant: sp.csr_array, rng: RNGLike = None, users: np.ndarray | None = None
+    ) -> np.ndarray:
+        """1 + U(0, 1) at relevant candidates, U(0, 1) at other candidates, -inf at training items.
+
+        .. math:: s_{ui} = 1[i \\in \\mathrm{Rel}_u] + \\epsilon_{ui}, \\quad \\epsilon_{ui} \\sim U(0, 1)
+        """
+        train = check_train(train)
+        rel = check_relevant(relevant, train, required=True)
+        users = check_users(users, train.n_users)
+        gen = as_generator(rng)
+        out = gen.random((len(users), train.n_items))
+        for blk in user_blocks(len(users), train.n_items):
+            u = users[blk]
+            S = out[blk]
+            S += rel[u].toarray() != 0
+            S[train_mask(train, u)] = -np.inf
+        return out

@@ -1,0 +1,156 @@
+"""Sampled evaluation and its estimators (shared/DESIGN.md §5).
+
+Global ranks R (one held-out item per user among N items) become sampled ranks
+r among n sampled items (:mod:`.ranks`); metric functions F map ranks to scores
+(:mod:`.functions`); the global metric T = (1/M) Σ_u F(R_u) is estimated from
+the sampled ranks by
+
+* per-rank corrections F̂ (:mod:`.corrections`: naive, rank estimate, LS, CLS,
+  BV γ, MN) — Krichene & Rendle 2020; Li's dissertation §2.5;
+* rank-distribution estimators (:mod:`.distribution`: MLE, weighted MLE, MES,
+  adaptive MLE) — Li's dissertation §2.4, §2.6;
+* mapping functions SHR@k ≈ HR@f(k) (:mod:`.mapping`) — Li & Jin 2020;
+
+and user sampling is sized and tested with :mod:`.users` (dissertation §2.7).
+
+Example
+-------
+>>> import numpy as np
+>>> from simrec.sampling import SamplingScheme, ndcg, bias_variance, mle
+>>> scheme = SamplingScheme(n_items=10_000, n=100)
+>>> R = np.random.default_rng(0).integers(1, 10_001, size=5_000)
+>>> r = scheme.sample(R, rng=1)
+>>> bv = bias_variance(ndcg(10), scheme, gamma=0.1).estimate(r)
+>>> p = mle(r, scheme).estimate(ndcg(10))
+"""
+
+from simrec.sampling._results import Estimate
+from simrec.sampling.corrections import (
+    CorrectionProblem,
+    RankCorrection,
+    bias_variance,
+    constrained_least_squares,
+    least_squares,
+    mse_optimal,
+    naive,
+    rank_estimate,
+    rank_estimates,
+)
+from simrec.sampling.distribution import (
+    RankDistribution,
+    decay_weights,
+    mes,
+    mle,
+    mle_adaptive,
+    weighted_mle,
+)
+from simrec.sampling.functions import (
+    RankMetric,
+    auc,
+    average_precision,
+    hit_ratio,
+    metric_table,
+    ndcg,
+    precision,
+    recall,
+    reciprocal_rank,
+)
+from simrec.sampling.mapping import (
+    Mapping,
+    beta_mapping,
+    bound_mapping,
+    fit_beta_mapping,
+    linear_mapping,
+    sampled_hit_ratio_curve,
+)
+from simrec.sampling.ranks import (
+    AdaptiveRanks,
+    SamplingScheme,
+    above_weight_share,
+    conditional_rank_matrix,
+    global_ranks,
+    log_conditional_rank_probabilities,
+    rank_histogram,
+    sample_ranks_adaptive,
+    sample_ranks_binomial,
+    sample_ranks_by_draws,
+    sample_ranks_from_shares,
+    sample_ranks_hypergeometric,
+)
+from simrec.sampling.users import (
+    HypothesisTest,
+    SampleSize,
+    bonferroni,
+    hoeffding_bound,
+    hoeffding_margin,
+    hoeffding_sample_size,
+    mean_t_test,
+    proportion_difference_interval,
+    proportion_sample_size,
+    proportion_z_test,
+    two_proportion_sample_size,
+)
+
+__all__ = [
+    # results
+    "Estimate",
+    # ranks
+    "SamplingScheme",
+    "conditional_rank_matrix",
+    "log_conditional_rank_probabilities",
+    "global_ranks",
+    "sample_ranks_binomial",
+    "sample_ranks_hypergeometric",
+    "above_weight_share",
+    "sample_ranks_from_shares",
+    "sample_ranks_by_draws",
+    "AdaptiveRanks",
+    "sample_ranks_adaptive",
+    "rank_histogram",
+    # functions
+    "RankMetric",
+    "recall",
+    "hit_ratio",
+    "precision",
+    "ndcg",
+    "average_precision",
+    "reciprocal_rank",
+    "auc",
+    "metric_table",
+    # corrections
+    "RankCorrection",
+    "CorrectionProblem",
+    "naive",
+    "rank_estimate",
+    "rank_estimates",
+    "least_squares",
+    "constrained_least_squares",
+    "bias_variance",
+    "mse_optimal",
+    # distribution
+    "RankDistribution",
+    "mle",
+    "weighted_mle",
+    "decay_weights",
+    "mes",
+    "mle_adaptive",
+    # mapping
+    "Mapping",
+    "linear_mapping",
+    "bound_mapping",
+    "beta_mapping",
+    "fit_beta_mapping",
+    "sampled_hit_ratio_curve",
+    # users
+    "SampleSize",
+    "HypothesisTest",
+    "proportion_sample_size",
+    "two_proportion_sample_size",
+    "hoeffding_bound",
+    "hoeffding_margin",
+    "hoeffding_sample_size",
+    "proportion_z_test",
+    "proportion_difference_interval",
+    "mean_t_test",
+    "bonferroni",
+]

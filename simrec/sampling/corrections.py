@@ -1,0 +1,416 @@
+"""Corrected sampled metrics: one function F̂ of the sampled rank, averaged over users.
+
+Every estimator here produces a vector F̂ in R^n (:class:`RankCorrection`);
+the estimate of T = (1/M) Σ_u F(R_u) is (1/M) Σ_u F̂(r_u). Computing F̂ once
+and applying it to many repeats is cheap (:meth:`RankCorrection.mean` takes a
+(repeats, M) array).
+
+* :func:`naive`: F̂ = F on the sample, the uncorrected sampled metric.
+* :func:`rank_estimate`: F̂(r) = F(⌊1 + (N-1)(r-1)/(n-1)⌋) (K&R 2020 eq. 20).
+* The **linear family with a prior** π over global ranks (shared/DESIGN.md §5):
+
+  .. math::
+
+      \\hat F = \\big((1-γ) A^\\top D A + γ\\,\\mathrm{diag}(c)\\big)^{-1} A^\\top D b,
+      \\quad A_{R r} = P(r|R),\\; D = \\mathrm{diag}(π),\\; b_R = F(R),\\;
+      c_r = \\textstyle\\sum_R π_R P(r|R),
+
+  minimising Σ_R π_R [(E[F̂|R] - F(R))² + γ Var(F̂|R)] / (1 - γ) (K&R eq. 24).
+  :func:`least_squares` is γ → 0 (minimal bias, K&R eqs. 21-23),
+  :func:`bias_variance` any γ in [0, 1] (eq. 25; γ = 1 is the posterior mean
+  Σ_R P(R|r) F(R), eq. 26), :func:`mse_optimal` is γ = 1/M with an estimated
+  prior (Li's dissertation §2.5, eq. 45: MN_MLE / MN_MES),
+  :func:`constrained_least_squares` is the γ → 0 problem with F̂ non-increasing
+  in r (K&R §5.2, "CLS").
+
+Computation (never an N x N matrix): A^T D A and c are n x n and n, built from
+the banded P(r|R) in O(N x band²). Writing C = diag(c), the symmetric matrix
+S = C^{-1/2} A^T D A C^{-1/2} has eigenvalues λ in [0, 1] (Jensen:
+E[F̂|R]² <= E[F̂²|R]); one eigendecomposition S = Q Λ Q^T (O(n³), cached per
+scheme and prior) gives every γ at the cost of two n x n products:
+
+.. math:: \\hat F = C^{-1/2} Q\\,\\mathrm{diag}\\big(1/((1-γ)λ + γ)\\big)\\, Q^\\top C^{-1/2} A^\\top D b.
+
+At γ = 0 the system is singular in practice (the Bernstein basis P(r|·) is
+severely ill-conditioned): :func:`least_squares` returns the minimum-norm
+solution in the C-metric, dropping eigenvalues below ``rcond`` (default
+n x machine epsilon), i.e. the limit γ → 0 of the regularised solution.
+
+Decision: sampled ranks the prior makes impossible (c_r = 0 up to 1e-200 of
+max c) do not enter the objective; F̂ there is set to the value at the nearest
+possible rank (so monotone solutions stay monotone).
+
+Dense kernels run with single-threaded BLAS (see :mod:`._threads`).
+
+Build a :class:`CorrectionProblem` once per (scheme, prior) to reuse its
+eigendecomposition across metrics and γ; functions given a bare
+:class:`~simrec.sampling.ranks.SamplingScheme` use a uniform-prior problem
+cached on the scheme (K&R's choice, π = 1/N).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from scipy.optimize import lsq_linear
+
+from simrec._validation import check_in_range, check_int
+from simrec.sampling._checks import check_probability_vector, check_rank_array
+from simrec.sampling._results import Estimate, mean_and_se
+from simrec.sampling._threads import blas_single_thread
+from simrec.sampling.distribution import RankDistribution
+from simrec.sampling.functions import RankMetric
+from simrec.sampling.ranks import SamplingScheme
+
+#: A prior over global ranks: None (uniform), an array of shape (N,), or an estimate.
+Prior = np.ndarray | RankDistribution | None
+
+__all__ = [
+    "RankCorrection",
+    "CorrectionProblem",
+    "naive",
+    "rank_estimate",
+    "rank_estimates",
+    "least_squares",
+    "constrained_least_squares",
+    "bias_variance",
+    "mse_optimal",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class RankCorrection:
+    """A per-sampled-rank function F̂ (length n) estimating a metric's global value.
+
+    Attributes
+    ----------
+    estimator : str
+        e.g. ``"naive"``, ``"rank_estimate"``, ``"LS"``, ``"CLS"``,
+        ``"BV(gamma=0.1)"``, ``"BV_MLE(gamma=0.01)"``, ``"MN_MLE"``.
+    metric : RankMetric
+    scheme : SamplingScheme
+    values : ndarray of shape (n,), read-only
+        F̂(1), ..., F̂(n).
+    """
+
+    estimator: str
+    metric: RankMetric
+    scheme: SamplingScheme
+    values: np.ndarray
+
+    def mean(self, sampled_ranks: object) -> float | np.ndarray:
+        """(1/M) Σ_u F̂(r_u) along the last axis: a float for shape (M,), an array for (repeats, M)."""
+        r = check_rank_array("sampled_ranks", sampled_ranks, self.scheme.n, ndim=(1, 2))
+        out = self.values[r - 1].mean(axis=-1)
+        return float(out) if r.ndim == 1 else out
+
+    def estimate(self, sampled_ranks: object) -> Estimate:
+        """The estimate with its standard error sd(F̂(r_u))/sqrt(M) (users i.i.d., see :class:`Estimate`)."""
+        r = check_rank_array("sampled_ranks", sampled_ranks, self.scheme.n)
+        est, se = mean_and_se(self.values[r - 1])
+        return Estimate(self.estimator, self.metric.label, self.metric.k, est, se, int(r.size))
+
+    @blas_single_thread
+    def conditional_mean(self) -> np.ndarray:
+        """E[F̂(r) | R] for R = 1..N, shape (N,) (``P(r|R) @ F̂``)."""
+        return self.scheme.blocks.matvec(self.values)
+
+    def expected(self, ranks: object) -> float:
+        """Exact expectation of the estimate given the users' global ``ranks``."""
+        return self.scheme.expected(self.values, ranks)
+
+    def bias(self, prior: Prior = None) -> float:
+        """Prior-weighted squared bias Σ_R π_R (E[F̂|R] - F(R))² (K&R eq. 21's objective); π uniform by default."""
+        N = self.scheme.n_items
+        pi = np.full(N, 1.0 / N) if prior is None else check_probability_vector("prior", _prior_array(prior), N)
+        d = self.conditional_mean() - self.metric.table(N)
+        return float(pi @ d**2)
+
+
+def _prior_array(prior: object) -> object:
+    return prior.probabilities if isinstance(prior, RankDistribution) else prior
+
+
+def _readonly(x: np.ndarray) -> np.ndarray:
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    x.setflags(write=False)
+    return x
+
+
+@dataclass(frozen=True, eq=False)
+class CorrectionProblem:
+    """The quadratic pieces of the linear family for one sampling scheme and prior.
+
+    Parameters
+    ----------
+    scheme : SamplingScheme
+    prior : ndarray of shape (N,), optional
+        π over global ranks (non-negative, rescaled to sum 1). Uniform if
+        omitted. Use :meth:`from_prior` to pass a :class:`RankDistribution`.
+    prior_name : str, default "uniform"
+        Tag used in estimator names (``"MLE"`` gives ``"BV_MLE(gamma=...)"``).
+    rcond : float, optional
+        Relative eigenvalue cutoff for γ = 0 (least squares, CLS). Default
+        n x machine epsilon.
+    """
+
+    scheme: SamplingScheme
+    prior: np.ndarray | None = None
+    prior_name: str = "uniform"
+    rcond: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scheme, SamplingScheme):
+            raise TypeError(f"`scheme` must be a SamplingScheme; got {type(self.scheme).__name__}")
+        N = self.scheme.n_items
+        pi = np.full(N, 1.0 / N) if self.prior is None else check_probability_vector("prior", self.prior, N)
+        object.__setattr__(self, "prior", _readonly(pi))
+        if self.rcond is not None:
+            check_in_range("rcond", self.rcond, 0, 1, low_open=True, high_open=True)
+
+    @classmethod
+    def from_prior(cls, scheme: SamplingScheme, prior: Prior = None) -> CorrectionProblem:
+        """Problem for ``prior``: None (uniform), an array, or a :class:`RankDistribution`."""
+        if prior is None:
+            return _uniform_problem(scheme)
+        if isinstance(prior, RankDistribution):
+            return cls(scheme, prior.probabilities, prior_name=prior.estimator)
+        return cls(scheme, np.asarray(prior), prior_name="prior")
+
+    # -- cached pieces ---------------------------------------------------
+    @cached_property
+    @blas_single_thread
+    def c(self) -> np.ndarray:
+        """c_r = Σ_R π_R P(r|R), the prior's sampled-rank distribution, shape (n,)."""
+        return _readonly(self.scheme.blocks.rmatvec(self.prior))
+
+    @cached_property
+    @blas_single_thread
+    def gram(self) -> np.ndarray:
+        """A^T D A, shape (n, n)."""
+        return _readonly(self.scheme.blocks.gram(self.prior))
+
+    @cached_property
+    @blas_single_thread
+    def _eig(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        c = self.c
+        support = np.flatnonzero(c > 1e-200 * c.max())
+        sc = np.sqrt(c[support])
+        s = self.gram[np.ix_(support, support)] / np.outer(sc, sc)
+        lam, q = np.linalg.eigh((s + s.T) / 2)
+        return support, sc, np.clip(lam, 0.0, None), q
+
+    @property
+    def _cutoff(self) -> float:
+        rcond = self.scheme.n * np.finfo(float).eps if self.rcond is None else self.rcond
+        return rcond * max(float(self._eig[2].max()), 1e-300)
+
+    def rhs(self, metric: RankMetric) -> np.ndarray:
+        """A^T D b for b = F(1..N), shape (n,)."""
+        return self.scheme.blocks.rmatvec(self.prior * metric.table(self.scheme.n_items))
+
+    def _fill(self, x_support: np.ndarray) -> np.ndarray:
+        support = self._eig[0]
+        n = self.scheme.n
+        if support.size == n:
+            return x_support
+        nearest = np.clip(np.searchsorted(support, np.arange(n)), 0, support.size - 1)
+        left = np.clip(nearest - 1, 0, support.size - 1)
+        use_left = np.abs(support[left] - np.arange(n)) <= np.abs(support[nearest] - np.arange(n))
+        return x_support[np.where(use_left, left, nearest)]
+
+    @blas_single_thread
+    def solve(self, metric: RankMetric, gamma: float) -> np.ndarray:
+        """F̂ of the linear family at ``gamma`` in [0, 1] (0: minimum-norm least squares)."""
+        gamma = check_in_range("gamma", gamma, 0, 1)
+        support, sc, lam, q = self._eig
+        y = q.T @ (self.rhs(metric)[support] / sc)
+        if gamma == 0:
+            keep = lam > self._cutoff
+            phi = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
+        else:
+            phi = 1.0 / ((1.0 - gamma) * lam + gamma)
+        return self._fill((q @ (phi * y)) / sc)
+
+    @blas_single_thread
+    def solve_monotone(self, metric: RankMetric) -> np.ndarray:
+        """F̂ minimising the prior-weighted squared bias subject to F̂(1) >= ... >= F̂(n) (CLS).
+
+        With S's eigenpairs above the cutoff the objective is
+        ``||Ã x - b̃||²`` with ``Ã = Λ^{1/2} Q^T C^{1/2}`` (n x n, not N x n);
+        writing ``x = T z`` (``x_j = Σ_{i >= j} z_i``) turns monotonicity into
+        ``z_i >= 0`` for i < n (``z_n`` free), a bounded least-squares problem
+        solved by :func:`scipy.optimize.lsq_linear` (BVLS).
+        """
+        support, sc, lam, q = self._eig
+        keep = lam > self._cutoff
+        lk, qk = lam[keep], q[:, keep]
+        a = (np.sqrt(lk)[:, None] * qk.T) * sc[None, :]
+        b = (qk.T @ (self.rhs(metric)[support] / sc)) / np.sqrt(lk)
+        design = np.cumsum(a, axis=1)
+        m = support.size
+        lower = np.zeros(m)
+        lower[-1] = -np.inf
+        res = lsq_linear(design, b, bounds=(lower, np.full(m, np.inf)), method="bvls", tol=1e-12)
+        z = res.x
+        z[:-1] = np.maximum(z[:-1], 0.0)  # BVLS may return -1e-17 at an active bound
+        x = np.cumsum(z[::-1])[::-1]
+        return self._fill(x)
+
+
+def _uniform_problem(scheme: SamplingScheme) -> CorrectionProblem:
+    prob = scheme._cache.get("uniform_problem")
+    if prob is None:
+        prob = CorrectionProblem(scheme)
+        scheme._cache["uniform_problem"] = prob
+    return prob
+
+
+def _problem(scheme: object, prior: object) -> CorrectionProblem:
+    if isinstance(scheme, CorrectionProblem):
+        if prior is not None:
+            raise ValueError("pass `prior` either in the CorrectionProblem or here, not both")
+        return scheme
+    if not isinstance(scheme, SamplingScheme):
+        raise TypeError(f"`scheme` must be a SamplingScheme or CorrectionProblem; got {type(scheme).__name__}")
+    if isinstance(prior, RankDistribution):
+        cache = prior._cache.setdefault("problems", {})
+        key = (scheme.n_items, scheme.n, scheme.replace, scheme.tail_cutoff)
+        if key not in cache:
+            cache[key] = CorrectionProblem.from_prior(scheme, prior)
+        return cache[key]
+    return CorrectionProblem.from_prior(scheme, prior)
+
+
+def _check_metric(metric: object) -> RankMetric:
+    if not isinstance(metric, RankMetric):
+        raise TypeError(f"`metric` must be a RankMetric (e.g. ndcg(10)); got {type(metric).__name__}")
+    return metric
+
+
+def _tag(base: str, problem: CorrectionProblem) -> str:
+    return base if problem.prior_name == "uniform" else f"{base}_{problem.prior_name}"
+
+
+def _result(name: str, metric: RankMetric, scheme: SamplingScheme, values: np.ndarray) -> RankCorrection:
+    return RankCorrection(name, metric, scheme, _readonly(values))
+
+
+def naive(metric: RankMetric, scheme: SamplingScheme | CorrectionProblem) -> RankCorrection:
+    """The uncorrected sampled metric: F̂(r) = F(r) on a ranking of n items.
+
+    For AUC this is ``(n - r)/(n - 1)``, unbiased for the global AUC (K&R §4.4.1).
+    """
+    metric = _check_metric(metric)
+    scheme = _problem(scheme, None).scheme
+    return _result("naive", metric, scheme, metric.table(scheme.n))
+
+
+def rank_estimates(n_items: int, n: int) -> np.ndarray:
+    """Unbiased rank estimates r̂ = 1 + (N - 1)(r - 1)/(n - 1) for r = 1..n (K&R §5.1), unrounded.
+
+    E[r̂ | R] = R exactly under sampling with and without replacement.
+    """
+    n_items = check_int("n_items", n_items, low=2)
+    n = check_int("n", n, low=2, high=n_items)
+    return 1.0 + (n_items - 1.0) * np.arange(n) / (n - 1.0)
+
+
+def rank_estimate(metric: RankMetric, scheme: SamplingScheme | CorrectionProblem) -> RankCorrection:
+    """K&R's rank-estimate correction (eq. 20): F̂(r) = F(⌊1 + (N - 1)(r - 1)/(n - 1)⌋).
+
+    Rounded down, as in their experiments (§5.1), in exact integer arithmetic.
+    """
+    metric = _check_metric(metric)
+    scheme = _problem(scheme, None).scheme
+    N, n = scheme.n_items, scheme.n
+    r_hat = 1 + ((N - 1) * np.arange(n, dtype=np.int64)) // (n - 1)
+    return _result("rank_estimate", metric, scheme, metric.table(N)[r_hat - 1])
+
+
+def least_squares(
+    metric: RankMetric, scheme: SamplingScheme | CorrectionProblem, *, prior: Prior = None
+) -> RankCorrection:
+    """Minimal-bias least squares (K&R eqs. 21-23): the γ → 0 member of the linear family.
+
+    .. math:: \\hat F = \\arg\\min_{x \\in R^n} \\sum_R π_R \\Big(\\sum_r P(r|R) x_r - F(R)\\Big)^2
+
+    Minimum-norm solution (in the C-metric) with eigenvalues below ``rcond``
+    dropped; see the module docstring.
+
+    Parameters
+    ----------
+    metric : RankMetric
+    scheme : SamplingScheme or CorrectionProblem
+    prior : None, ndarray (N,) or RankDistribution, optional
+        π (uniform by default); not with a CorrectionProblem (it has its own).
+    """
+    metric = _check_metric(metric)
+    prob = _problem(scheme, prior)
+    return _result(_tag("LS", prob), metric, prob.scheme, prob.solve(metric, 0.0))
+
+
+def constrained_least_squares(
+    metric: RankMetric, scheme: SamplingScheme | CorrectionProblem, *, prior: Prior = None
+) -> RankCorrection:
+    """CLS (K&R §5.2): least squares subject to F̂(1) >= F̂(2) >= ... >= F̂(n).
+
+    Solved as bounded least squares on the decrements of F̂ on the n-dimensional
+    problem (see :meth:`CorrectionProblem.solve_monotone`). Parameters as in
+    :func:`least_squares`.
+    """
+    metric = _check_metric(metric)
+    prob = _problem(scheme, prior)
+    return _result(_tag("CLS", prob), metric, prob.scheme, prob.solve_monotone(metric))
+
+
+def bias_variance(
+    metric: RankMetric, scheme: SamplingScheme | CorrectionProblem, gamma: float, *, prior: Prior = None
+) -> RankCorrection:
+    """K&R's bias-variance trade-off BV γ (eqs. 24-26); with an estimated prior, BV_MLE / BV_MES.
+
+    .. math:: \\hat F = \\big((1-γ) A^\\top D A + γ\\,\\mathrm{diag}(c)\\big)^{-1} A^\\top D b
+
+    γ = 1 gives the posterior mean Σ_R P(R|r) F(R) (eq. 26); γ = 0 is
+    :func:`least_squares`. K&R use γ in {1, 0.1, 0.01, 0.001} with a uniform
+    prior.
+
+    Parameters
+    ----------
+    metric : RankMetric
+    scheme : SamplingScheme or CorrectionProblem
+    gamma : float in [0, 1]
+    prior : None, ndarray (N,) or RankDistribution, optional
+    """
+    metric = _check_metric(metric)
+    gamma = check_in_range("gamma", gamma, 0, 1)
+    prob = _problem(scheme, prior)
+    return _result(f"{_tag('BV', prob)}(gamma={gamma:g})", metric, prob.scheme, prob.solve(metric, gamma))
+
+
+def mse_optimal(
+    metric: RankMetric, scheme: SamplingScheme | CorrectionProblem, n_users: int, *, prior: Prior = None
+) -> RankCorrection:
+    """The MSE-optimal linear estimator MN (Li's dissertation §2.5, eq. 45): γ = 1/M.
+
+    .. math:: \\hat F = \\Big(\\big(1 - \\tfrac1M\\big) A^\\top D A + \\tfrac1M \\mathrm{diag}(c)\\Big)^{-1} A^\\top D b
+
+    minimises the bound L1 + L2 on the expected squared error of the estimate
+    over M users (bias plus variance/M). With π from :func:`~.distribution.mle`
+    or :func:`~.distribution.mes` this is MN_MLE / MN_MES (the name follows the
+    prior's estimator).
+
+    Parameters
+    ----------
+    metric : RankMetric
+    scheme : SamplingScheme or CorrectionProblem
+    n_users : int
+        M, the number of evaluated users (>= 1).
+    prior : None, ndarray (N,) or RankDistribution, optional
+    """
+    metric = _check_metric(metric)
+    n_users = check_int("n_users", n_users, low=1)
+    prob = _problem(scheme, prior)
+    return _result(_tag("MN", prob), metric, prob.scheme, prob.solve(metric, 1.0 / n_users))

@@ -1,0 +1,207 @@
+"""Observation samplers and observe() (thesis §3.2.2-3.2.3)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from simrec.interactions import Interactions
+from simrec.observation import (
+    Observed,
+    PopularitySampler,
+    TruncatedPareto,
+    UniformSampler,
+    observe,
+)
+from simrec.observation.samplers import _smallest_per_row
+from simrec.preference import IBP
+
+SAMPLERS = [UniformSampler(), PopularitySampler(), PopularitySampler(exponent=-0.5)]
+
+
+def _is_subset(small: Interactions, big_rows) -> bool:
+    m = small.matrix
+    return (m.multiply(big_rows) != m).nnz == 0
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    n_users=st.integers(1, 12),
+    n_items=st.integers(1, 15),
+    density=st.floats(0, 1),
+    seed=st.integers(0, 2**32 - 1),
+    which=st.integers(0, len(SAMPLERS) - 1),
+)
+def test_subset_with_exact_sizes(n_users, n_items, density, seed, which):
+    rng = np.random.default_rng(seed)
+    dense = rng.random((n_users, n_items)) < density
+    u, i = np.nonzero(dense)
+    truth = Interactions.from_pairs(u, i, (n_users, n_items))
+    sizes = rng.integers(0, n_items + 3, n_users)
+    obs = SAMPLERS[which].sample(truth, sizes, rng)
+    assert obs.matrix.shape == truth.matrix.shape
+    assert np.array_equal(obs.user_counts(), np.minimum(sizes, truth.user_counts()))
+    assert _is_subset(obs, truth.matrix)
+    assert obs.matrix.has_canonical_format
+
+
+def _pair_truth(weights_extra, n_rows):
+    """n_rows rows holding items 0..4, plus extra single-item rows boosting item j by weights_extra[j]."""
+    u = [np.repeat(np.arange(n_rows), 5)]
+    i = [np.tile(np.arange(5), n_rows)]
+    extra = np.repeat(np.arange(5), weights_extra)
+    u.append(n_rows + np.arange(len(extra)))
+    i.append(extra)
+    u, i = np.concatenate(u), np.concatenate(i)
+    return Interactions.from_pairs(u, i, (n_rows + len(extra), 5))
+
+
+def _successive_pair_probs(w):
+    """P(set {i, j}) for 2 draws without replacement, each ∝ w among the remaining."""
+    W = w.sum()
+    return {
+        (i, j): w[i] / W * w[j] / (W - w[i]) + w[j] / W * w[i] / (W - w[j])
+        for i, j in itertools.combinations(range(len(w)), 2)
+    }
+
+
+@pytest.mark.parametrize("sampler,expo", [(PopularitySampler(), 1.0), (PopularitySampler(exponent=2.0), 2.0), (UniformSampler(), 0.0), (PopularitySampler(exponent=0.0), 0.0)])
+def test_exact_pair_law(sampler, expo):
+    # rows {0..4} keep 2 items: the law of the kept pair is successive sampling with w = |U_i|^expo
+    n_rows = 6000
+    extra = np.array([0, 500, 1500, 3000, 9000])
+    truth = _pair_truth(extra, n_rows)
+    w = truth.item_counts().astype(float) ** expo
+    sizes = np.zeros(truth.n_users, dtype=np.int64)
+    sizes[:n_rows] = 2
+    obs = sampler.sample(truth, sizes, 12)
+    kept = obs.matrix.indices.reshape(-1, 2)[:n_rows]
+    probs = _successive_pair_probs(w)
+    keys = list(probs)
+    counts = np.array([np.sum((kept[:, 0] == i) & (kept[:, 1] == j)) for i, j in keys])
+    assert counts.sum() == n_rows
+    assert stats.chisquare(counts, np.array([probs[k] for k in keys]) * n_rows).pvalue > 1e-3
+
+
+def test_first_pick_law_in_long_rows():
+    # long rows (40 items) keeping 1 exercise the pre-filter: P(item i) = w_i / W exactly
+    n_rows, n_items = 8000, 40
+    u = np.repeat(np.arange(n_rows), n_items)
+    i = np.tile(np.arange(n_items), n_rows)
+    extra = np.repeat(np.arange(n_items), np.arange(n_items) * 300)  # weights n_rows + 300 i
+    truth = Interactions.from_pairs(
+        np.concatenate((u, n_rows + np.arange(len(extra)))), np.concatenate((i, extra)),
+        (n_rows + len(extra), n_items),
+    )
+    sizes = np.zeros(truth.n_users, dtype=np.int64)
+    sizes[:n_rows] = 1
+    obs = PopularitySampler().sample(truth, sizes, 13)
+    picked = obs.matrix.indices[:n_rows]
+    w = truth.item_counts().astype(float)
+    assert stats.chisquare(np.bincount(picked, minlength=n_items), w / w.sum() * n_rows).pvalue > 1e-3
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lens=st.lists(st.integers(1, 80), min_size=1, max_size=20),
+    frac=st.floats(0, 1),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_prefilter_selects_exactly_the_smallest_keys(lens, frac, seed):
+    rng = np.random.default_rng(seed)
+    lens = np.array(lens)
+    k = np.minimum(np.floor(frac * lens).astype(np.int64), lens - 1)
+    rate = rng.integers(1, 100, lens.sum()).astype(float)
+    x = rng.standard_exponential(lens.sum()) / rate
+    fast = np.sort(_smallest_per_row(x, lens, k, rate))
+    slow = np.sort(_smallest_per_row(x, lens, k, rate, prefilter=False))
+    assert np.array_equal(fast, slow)
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    for r in range(len(lens)):  # brute force: the k smallest of each row
+        want = starts[r] + np.argsort(x[starts[r] : starts[r] + lens[r]])[: k[r]]
+        assert set(want) == set(fast[(fast >= starts[r]) & (fast < starts[r] + lens[r])])
+
+
+def test_popularity_sampler_favours_popular_items_uniform_does_not():
+    truth = IBP(2000, 60.0, 1.0, 0.5).generate(3)
+    sizes = TruncatedPareto(2.0, 1.0, 1000.0).sample(truth.user_counts(), 4)
+    lens = truth.user_counts()
+    pop = truth.item_counts()
+    ok = pop >= 20
+    for sampler in (UniformSampler(), PopularitySampler()):
+        obs = sampler.sample(truth, sizes, 5)
+        ratio = obs.item_counts()[ok] / pop[ok]
+        rho, p = stats.spearmanr(pop[ok], ratio)
+        if isinstance(sampler, PopularitySampler):
+            assert rho > 0 and p < 1e-6
+        else:
+            # exact: item i is kept in row u with probability s_u / |I_u|
+            q = np.minimum(sizes, lens) / np.maximum(lens, 1)
+            rows = truth.row_of_pairs()
+            e = np.bincount(truth.matrix.indices, weights=q[rows], minlength=truth.n_items)
+            v = np.bincount(truth.matrix.indices, weights=(q * (1 - q))[rows], minlength=truth.n_items)
+            good = v > 0
+            z2 = (obs.item_counts()[good] - e[good]) ** 2 / v[good]
+            # rows are exact-size samples (negatively associated indicators): the
+            # independent-Bernoulli variance is an upper bound, so this is conservative
+            assert stats.chi2.sf(z2.sum(), good.sum()) > 1e-3
+            assert abs(rho) < 4 / np.sqrt(ok.sum() - 1)
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS[:2])
+def test_same_seed_same_observation(sampler):
+    truth = IBP(300, 20.0, 1.0, 0.3).generate(0)
+    sizes = np.full(truth.n_users, 5)
+    a, b, c = (sampler.sample(truth, sizes, s) for s in (1, 1, 2))
+    assert (a.matrix != b.matrix).nnz == 0 and (a.matrix != c.matrix).nnz > 0
+
+
+def test_observe_drops_empty_users_and_maps_rows():
+    truth = IBP(500, 3.0, 1.0, 0.3).generate(1)  # some users like nothing
+    assert (truth.user_counts() == 0).any()
+    for sampler in SAMPLERS[:2]:
+        o = observe(truth, TruncatedPareto(1.0, 1.0, 50.0), sampler, 2)
+        assert isinstance(o, Observed)
+        assert np.array_equal(o.truth_rows, np.flatnonzero(truth.user_counts() > 0))
+        assert o.observed.n_items == truth.n_items
+        assert np.all(o.observed.user_counts() >= 1)
+        assert _is_subset(o.observed, truth.matrix[o.truth_rows])
+        assert np.array_equal(o.observed.user_ids, o.truth_rows)
+        again = observe(truth, TruncatedPareto(1.0, 1.0, 50.0), sampler, 2)
+        assert (again.observed.matrix != o.observed.matrix).nnz == 0
+
+
+def test_observe_keeps_external_ids():
+    truth = Interactions.from_pairs(
+        np.array([0, 0, 2]), np.array([0, 1, 1]), (3, 2),
+        user_ids=np.array(["a", "b", "c"]), item_ids=np.array(["x", "y"]),
+    )
+    o = observe(truth, TruncatedPareto(1.0, 1.0, 5.0), UniformSampler(), 0)
+    assert list(o.truth_rows) == [0, 2]
+    assert list(o.observed.user_ids) == ["a", "c"] and list(o.observed.item_ids) == ["x", "y"]
+
+
+def test_bad_inputs():
+    truth = Interactions.from_pairs(np.array([0, 1]), np.array([0, 1]), (2, 2))
+    for s in SAMPLERS[:2]:
+        with pytest.raises(ValueError, match="`sizes`"):
+            s.sample(truth, np.array([1, 1, 1]), 0)
+        with pytest.raises(TypeError, match="`sizes`"):
+            s.sample(truth, np.array([1.0, 1.0]), 0)
+        with pytest.raises(ValueError, match="`sizes`"):
+            s.sample(truth, np.array([1, -1]), 0)
+        with pytest.raises(TypeError, match="`truth`"):
+            s.sample(truth.matrix, np.array([1, 1]), 0)
+    with pytest.raises(TypeError, match="`exponent`"):
+        PopularitySampler(exponent="1")
+    with pytest.raises(ValueError, match="`exponent`"):
+        PopularitySampler(exponent=float("inf"))
+    with pytest.raises(TypeError, match="`profile`"):
+        observe(truth, object(), UniformSampler(), 0)
+    with pytest.raises(TypeError, match="`sampler`"):
+        observe(truth, TruncatedPareto(1.0, 1.0, 5.0), object(), 0)

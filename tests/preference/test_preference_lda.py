@@ -1,0 +1,110 @@
+"""LDA true-preference model (thesis §3.1.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import digamma
+
+import simrec.preference.lda as lda_mod
+from simrec.preference import LDA
+from simrec.preference.lda import _TopicStreams
+
+
+def test_canonical_shape_reproducible():
+    m = LDA(500, 80, 6, 40.0, 0.3, 0.2)
+    x, y, z = m.generate(0), m.generate(0), m.generate(1)
+    assert x.matrix.shape == (500, 80)
+    ref = type(x).from_pairs(x.row_of_pairs(), x.matrix.indices, x.matrix.shape)
+    assert (ref.matrix != x.matrix).nnz == 0  # no duplicate pairs, sorted rows
+    assert (x.matrix != y.matrix).nnz == 0 and (x.matrix != z.matrix).nnz > 0
+    assert x.user_counts().max() <= 80
+
+
+def test_profile_size_is_lambda_minus_exact_dedup_amount():
+    # given theta and phi, item i's draw count is Poisson(lam (theta phi)_i) independently
+    # over items, so |I_u| is a sum of independent Bernoulli(1 - exp(-lam (theta_u phi)_i))
+    m = LDA(3000, 200, 5, 30.0, 0.3, 0.5)
+    rng = np.random.default_rng(4)
+    phi = m._sample_phi(rng)
+    theta = m._sample_theta(rng, m.n_users)
+    streams = _TopicStreams(phi, rng, m.lam * m.n_users / m.n_topics)
+    counts, items = m._block_pairs(streams, theta, rng)
+    p = -np.expm1(-m.lam * theta @ phi)  # (users, items) inclusion probabilities
+    e, v = p.sum(), (p * (1 - p)).sum()
+    assert abs(counts.sum() - e) < 4 * np.sqrt(v)
+    assert e / m.n_users < m.lam - 1  # the de-duplication loss is real here
+    # per item: independent across users and items -> sum of z^2 ~ chi2(n_items)
+    obs = np.bincount(items, minlength=m.n_items)
+    z2 = (obs - p.sum(0)) ** 2 / (p * (1 - p)).sum(0)
+    assert stats.chi2.sf(z2.sum(), m.n_items) > 1e-3
+
+
+@pytest.mark.parametrize("chunk_items", [4.0, 0.1])  # multinomial+shuffle refills, search refills
+def test_topic_streams_are_iid_from_phi(chunk_items):
+    rng = np.random.default_rng(5)
+    phi = rng.dirichlet(np.full(50, 0.7), size=3)
+    s = _TopicStreams(phi, rng, chunk_items * 50)
+    takes = [s.take(1, n) for n in (3, 0, 17, 250, 1, 90, 400, 33)]
+    draws = np.concatenate(takes)
+    assert all(len(t) == n for t, n in zip(takes, (3, 0, 17, 250, 1, 90, 400, 33)))
+    obs = np.bincount(draws, minlength=50)
+    exp = phi[1] * len(draws)
+    keep = exp >= 5
+    o = np.append(obs[keep], obs[~keep].sum())
+    e = np.append(exp[keep], exp[~keep].sum())
+    assert stats.chisquare(o, e).pvalue > 1e-3
+    # consecutive draws independent: lag-1 pairs (same, different) vs sum(phi^2)
+    same = np.mean(draws[1:] == draws[:-1])
+    q = (phi[1] ** 2).sum()
+    assert abs(same - q) < 4 * np.sqrt(q * (1 - q) / (len(draws) - 1)) + 1e-9
+
+
+def test_many_blocks_same_law_as_one_block(monkeypatch):
+    m = LDA(400, 60, 4, 25.0, 0.5, 0.5)
+    one = [m.generate(50 + i).n_pairs / m.n_users for i in range(30)]
+    monkeypatch.setattr(lda_mod, "_BLOCK_CELLS", 60 * 7)  # 7 users per block
+    many = [m.generate(90 + i).n_pairs / m.n_users for i in range(30)]
+    # phi is drawn per dataset, so compare dataset-level means (Welch t)
+    assert stats.ttest_ind(one, many, equal_var=False).pvalue > 1e-3
+    x = m.generate(3)
+    ref = type(x).from_pairs(x.row_of_pairs(), x.matrix.indices, x.matrix.shape)
+    assert (ref.matrix != x.matrix).nnz == 0
+
+
+def test_theta_entropy_matches_dirichlet_theory():
+    # E[H(theta)] for theta ~ Dirichlet(a 1_K) is psi(K a + 1) - psi(a + 1)
+    K = 10
+    for a in (0.05, 1.0):
+        th = LDA(4000, 5, K, 1.0, a, 1.0)._sample_theta(np.random.default_rng(6), 4000)
+        h = -np.sum(np.where(th > 0, th * np.log(np.where(th > 0, th, 1.0)), 0.0), axis=1)
+        assert abs(h.mean() - (digamma(K * a + 1) - digamma(a + 1))) < 4 * h.std(ddof=1) / np.sqrt(len(h))
+
+
+def test_small_a_concentrates_users_on_few_topics():
+    # with peaked topics (small b), a user on one topic re-draws the same items:
+    # fewer distinct likes per user than a user mixing all topics
+    sizes = {}
+    for a in (0.02, 5.0):
+        per_dataset = [LDA(300, 400, 20, 60.0, a, 0.05).generate(70 + i).user_counts().mean() for i in range(8)]
+        sizes[a] = np.array(per_dataset)
+    diff = sizes[5.0].mean() - sizes[0.02].mean()
+    se = np.hypot(sizes[5.0].std(ddof=1), sizes[0.02].std(ddof=1)) / np.sqrt(8)
+    assert diff > 4 * se
+
+
+def test_expected_pairs_bound_and_items():
+    m = LDA(100, 50, 3, 80.0, 0.5, 0.5)
+    assert m.expected_pairs() == 100 * 50  # min(lam, n_items) per user
+    assert LDA(100, 500, 3, 80.0, 0.5, 0.5).expected_pairs() == 100 * 80
+    assert m.expected_items() == 50
+    x = m.generate(0)
+    assert x.n_pairs <= m.expected_pairs()
+
+
+def test_users_without_draws_kept():
+    x = LDA(300, 20, 2, 0.5, 0.5, 0.5).generate(8)  # P(no draw) = e^-0.5
+    empty = (x.user_counts() == 0).mean()
+    assert x.n_users == 300
+    assert abs(empty - np.exp(-0.5)) < 4 * np.sqrt(np.exp(-0.5) * (1 - np.exp(-0.5)) / 300)

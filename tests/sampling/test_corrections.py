@@ -1,0 +1,208 @@
+"""Per-rank corrections: naive, rank estimate, LS, CLS, BV γ, MN (K&R 2020 §5; dissertation §2.5)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import lsq_linear
+
+from simrec.sampling import (
+    CorrectionProblem,
+    SamplingScheme,
+    auc,
+    average_precision,
+    bias_variance,
+    constrained_least_squares,
+    least_squares,
+    mle,
+    mse_optimal,
+    naive,
+    ndcg,
+    rank_estimate,
+    rank_estimates,
+    recall,
+)
+
+SCHEMES = [(500, 30, True), (500, 30, False), (2000, 101, True)]
+
+
+def _dense_parts(scheme, prior, metric):
+    a = scheme.matrix
+    g = a.T @ (prior[:, None] * a)
+    c = a.T @ prior
+    h = a.T @ (prior * metric.table(scheme.n_items))
+    return a, g, c, h
+
+
+@pytest.mark.parametrize("N,n,replace", SCHEMES)
+def test_sampled_auc_is_unbiased_exactly(N, n, replace):
+    # K&R §4.4.1: E[AUC_n(r) | R] = AUC_N(R) for every R, with and without replacement
+    s = SamplingScheme(N, n, replace=replace, tail_cutoff=0)
+    np.testing.assert_allclose(naive(auc(), s).conditional_mean(), auc().table(N), atol=1e-12)
+
+
+@pytest.mark.parametrize("N,n,replace", SCHEMES)
+def test_rank_estimate_is_unbiased_for_the_rank(N, n, replace):
+    # K&R §5.1: r̂ = 1 + (N-1)(r-1)/(n-1) has E[r̂ | R] = R exactly
+    s = SamplingScheme(N, n, replace=replace, tail_cutoff=0)
+    np.testing.assert_allclose(s.matrix @ rank_estimates(N, n), np.arange(1, N + 1), rtol=1e-11)
+
+
+def test_rank_estimate_rounds_down():
+    s = SamplingScheme(1000, 11)
+    c = rank_estimate(average_precision(), s)
+    # r̂ = 1 + 999 (r - 1)/10 = 1, 100.9, 200.8, ..., 1000 -> floor 1, 100, 200, ..., 1000
+    np.testing.assert_allclose(c.values, 1 / np.array([1, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]))
+    np.testing.assert_array_equal(rank_estimate(recall(10), s).values, np.eye(11)[0])
+
+
+def _random_prior(N, seed):
+    p = np.random.default_rng(seed).gamma(0.5, size=N)
+    return p / p.sum()
+
+
+@pytest.mark.parametrize("prior_seed", [None, 1])
+@pytest.mark.parametrize("metric", [recall(5), ndcg(10), average_precision()])
+def test_bv_gamma_one_is_the_posterior_mean(metric, prior_seed):
+    # K&R eq. 26: F̂(r) = Σ_R P(R|r) F(R), P(R|r) ∝ π_R P(r|R)
+    s = SamplingScheme(400, 25, tail_cutoff=0)
+    prior = np.full(400, 1 / 400) if prior_seed is None else _random_prior(400, prior_seed)
+    a = s.matrix
+    posterior = prior[:, None] * a / (a.T @ prior)[None, :]
+    expected = posterior.T @ metric.table(400)
+    got = bias_variance(metric, s, 1.0, prior=None if prior_seed is None else prior).values
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [0.5, 0.1, 0.01])
+def test_bv_matches_a_dense_solve(gamma):
+    # K&R eq. 25 solved directly with an explicit n x n system
+    s = SamplingScheme(300, 12, replace=False, tail_cutoff=0)
+    prior = _random_prior(300, 4)
+    m = ndcg(10)
+    _, g, c, h = _dense_parts(s, prior, m)
+    expected = np.linalg.solve((1 - gamma) * g + gamma * np.diag(c), h)
+    got = bias_variance(m, s, gamma, prior=prior)
+    np.testing.assert_allclose(got.values, expected, rtol=1e-6, atol=1e-9)
+    assert got.estimator == f"BV_prior(gamma={gamma:g})"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(2, 25),
+    st.integers(0, 300),
+    st.floats(1e-3, 1.0),
+    st.booleans(),
+    st.integers(0, 2**31 - 1),
+    st.sampled_from([recall(1), recall(4), ndcg(), average_precision(3)]),
+)
+def test_bv_solves_its_normal_equations(n, extra, gamma, replace, seed, metric):
+    # ((1-γ) AᵀDA + γ diag(c)) F̂ = AᵀDb for any scheme, prior, metric and γ in (0, 1]
+    N = n + extra
+    s = SamplingScheme(N, n, replace=replace, tail_cutoff=0)
+    prior = _random_prior(N, seed)
+    _, g, c, h = _dense_parts(s, prior, metric)
+    x = bias_variance(metric, s, gamma, prior=prior).values
+    residual = ((1 - gamma) * g + gamma * np.diag(c)) @ x - h
+    assert np.linalg.norm(residual) <= 1e-8 * max(np.linalg.norm(h), 1e-300)
+
+
+def test_mn_is_bv_with_gamma_one_over_m_and_matches_eq_45():
+    N, n, M = 600, 20, 250
+    s = SamplingScheme(N, n, tail_cutoff=0)
+    R = 1 + np.floor((N - 1) * np.random.default_rng(0).random(M) ** 3).astype(int)
+    r = s.sample(R, rng=1)
+    prior = mle(r, s, max_iter=50)
+    m = recall(20)
+    mn = mse_optimal(m, s, M, prior=prior)
+    bv = bias_variance(m, s, 1 / M, prior=prior)
+    np.testing.assert_allclose(mn.values, bv.values, rtol=1e-12)
+    assert mn.estimator == "MN_MLE"
+    # dissertation eq. 45: (A^T D A - (1/M) A^T D A + (1/M) Λ)^{-1} A^T D b, Λ = diag(Σ_R P(R) P(r|R))
+    _, g, c, h = _dense_parts(s, prior.probabilities, m)
+    expected = np.linalg.solve(g - g / M + np.diag(c) / M, h)
+    np.testing.assert_allclose(mn.values, expected, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("metric", [recall(10), ndcg(10), average_precision()])
+def test_bias_shrinks_as_gamma_goes_to_zero(metric):
+    # the bias term of K&R eq. 24 is non-decreasing in γ; γ -> 0 (LS) beats the naive metric
+    s = SamplingScheme(5000, 100)
+    biases = [bias_variance(metric, s, g).bias() for g in (1.0, 0.1, 0.01, 0.001)]
+    ls = least_squares(metric, s).bias()
+    assert all(b1 >= b2 * (1 - 1e-9) for b1, b2 in zip(biases, biases[1:]))
+    assert ls <= biases[-1] * (1 + 1e-9)
+    assert ls < 0.05 * naive(metric, s).bias()
+    assert rank_estimate(metric, s).bias() < naive(metric, s).bias()
+
+
+def test_least_squares_solves_the_normal_equations():
+    s = SamplingScheme(200, 15, tail_cutoff=0)
+    m = ndcg(5)
+    _, g, _, h = _dense_parts(s, np.full(200, 1 / 200), m)
+    x = least_squares(m, s).values
+    assert np.linalg.norm(g @ x - h) <= 1e-6 * np.linalg.norm(h)
+
+
+@pytest.mark.parametrize("metric", [recall(10), ndcg(10), average_precision()])
+def test_cls_is_monotone_and_optimal(metric):
+    N, n = 2000, 40
+    s = SamplingScheme(N, n, tail_cutoff=0)
+    cls = constrained_least_squares(metric, s)
+    assert np.all(np.diff(cls.values) <= 1e-12)
+    # independent solve on the full N x n problem (K&R eq. 21 with decrements z >= 0)
+    pi = np.full(N, 1 / N)
+    x_design = np.sqrt(pi)[:, None] * s.matrix @ np.triu(np.ones((n, n)))
+    lower = np.zeros(n)
+    lower[-1] = -np.inf
+    ref = lsq_linear(x_design, np.sqrt(pi) * metric.table(N), bounds=(lower, np.inf), method="bvls", tol=1e-14)
+    ref_x = np.triu(np.ones((n, n))) @ ref.x
+    assert cls.bias() <= float(pi @ (s.matrix @ ref_x - metric.table(N)) ** 2) * (1 + 1e-6) + 1e-15
+    # and between the unconstrained optimum and the (monotone) posterior mean
+    assert least_squares(metric, s).bias() <= cls.bias() * (1 + 1e-9) + 1e-15
+    assert cls.bias() <= bias_variance(metric, s, 1.0).bias() * (1 + 1e-9)
+
+
+def test_standard_error_matches_repeat_spread():
+    # users drawn i.i.d. from a population rank distribution, then items sampled:
+    # the reported SE sd(F̂(r_u))/sqrt(M) is the sd of the estimate over such repeats
+    N, n, M, repeats = 3000, 50, 400, 400
+    s = SamplingScheme(N, n)
+    rng = np.random.default_rng(5)
+    R = 1 + np.floor((N - 1) * rng.random((repeats, M)) ** 2.5).astype(int)
+    r = s.sample(R, rng=6)
+    corr = bias_variance(ndcg(10), s, 0.1)
+    est = corr.mean(r)
+    se = np.mean([corr.estimate(row).std_error for row in r])
+    # sd of `repeats` estimates has relative error ~ 1/sqrt(2(repeats-1)) = 3.5%: allow 4 of them
+    assert abs(est.std(ddof=1) / se - 1) < 4 / math.sqrt(2 * (repeats - 1))
+    # the repeats average agrees with the exact expectation over the population
+    pop = np.diff(((np.arange(N + 1)) / (N - 1)).clip(0, 1) ** (1 / 2.5))  # P(R) of the draw above
+    assert abs(est.mean() - pop @ corr.conditional_mean()) < 4 * est.std(ddof=1) / math.sqrt(repeats)
+
+
+def test_estimate_object():
+    s = SamplingScheme(100, 10)
+    e = naive(recall(3), s).estimate([1, 2, 3, 4])
+    assert (e.estimator, e.metric, e.k, e.estimate, e.n_users) == ("naive", "Recall@3", 3, 0.75, 4)
+    assert e.std_error == pytest.approx(0.5 / 2)
+    with pytest.warns(RuntimeWarning, match="single user"):
+        assert math.isnan(naive(recall(3), s).estimate([1]).std_error)
+
+
+def test_problem_reuse_and_impossible_ranks():
+    s = SamplingScheme(1000, 30)
+    prior = np.zeros(1000)
+    prior[:5] = 1  # only the top 5 global ranks are possible: large sampled ranks have c_r ~ 0
+    prob = CorrectionProblem.from_prior(s, prior)
+    for m in (recall(3), ndcg(3)):
+        v = bias_variance(m, prob, 0.01).values
+        assert np.isfinite(v).all()
+        assert np.all(np.diff(constrained_least_squares(m, prob).values) <= 1e-12)
+    assert prob.c.sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="not both"):
+        bias_variance(recall(3), prob, 0.1, prior=prior)

@@ -1,0 +1,426 @@
+"""Tests of simrec.metrics: hand-computed cases, brute force, and LensKit cross-checks."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simrec.metrics._common as common
+from simrec.interactions import Interactions
+from simrec.metrics import (
+    UndefinedMetricWarning,
+    auc,
+    average_precision,
+    hit,
+    hits,
+    list_metrics,
+    ndcg,
+    pap_at_k,
+    precision,
+    recall,
+    recall_truncated,
+    reciprocal_rank,
+)
+
+LIST_METRICS = [hits, hit, precision, recall, recall_truncated, reciprocal_rank, ndcg, average_precision]
+LOG2_3 = math.log2(3)
+
+
+def csr(rows: list[list[int]], n_items: int) -> sp.csr_array:
+    m = np.zeros((len(rows), n_items), dtype=np.int8)
+    for u, items in enumerate(rows):
+        m[u, items] = 1
+    return sp.csr_array(m)
+
+
+def random_case(seed: int, n_users: int = 150, n_items: int = 40, N: int = 10, pad: bool = True):
+    """Random lists (some padded) and relevance sets (some empty, some larger than N)."""
+    rng = np.random.default_rng(seed)
+    lists = np.full((n_users, N), -1, dtype=np.int64)
+    lengths = rng.integers(0 if pad else N, N + 1, n_users)
+    for u in range(n_users):  # test-data construction only
+        lists[u, : lengths[u]] = rng.choice(n_items, lengths[u], replace=False)
+    n_rel = rng.integers(0, min(2 * N, n_items) + 1, n_users)
+    rel = np.zeros((n_users, n_items), dtype=np.int8)
+    for u in range(n_users):
+        rel[u, rng.choice(n_items, n_rel[u], replace=False)] = 1
+    return lists, sp.csr_array(rel)
+
+
+# -- hand-computed cases ----------------------------------------------------------
+
+# user 0: list [1, 0, 2], Rel {1, 2}; user 1: list [3, 0, -1], Rel {0}; user 2: Rel {} (NaN)
+HAND_LISTS = np.array([[1, 0, 2], [3, 0, -1], [0, 1, 2]])
+HAND_REL = csr([[1, 2], [0], []], 5)
+HAND_EXPECTED = {
+    hits: [2, 1],
+    hit: [1, 1],
+    precision: [2 / 3, 1 / 2],  # user 1: real length 2, not 3
+    recall: [1, 1],
+    recall_truncated: [1, 1],
+    reciprocal_rank: [1, 1 / 2],
+    # DCG_0 = 1 + 1/log2(4) = 1.5, IDCG_0 = 1 + 1/log2(3); DCG_1 = 1/log2(3), IDCG_1 = 1
+    ndcg: [1.5 / (1 + 1 / LOG2_3), 1 / LOG2_3],
+    # AP_0 = (P@1 + P@3) / min(2, 3) = (1 + 2/3) / 2; AP_1 = P@2 / 1 = 1/2
+    average_precision: [(1 + 2 / 3) / 2, 1 / 2],
+}
+
+
+@pytest.mark.parametrize("metric", LIST_METRICS, ids=lambda f: f.__name__)
+def test_hand_cases(metric):
+    with pytest.warns(UndefinedMetricWarning, match=rf"{metric.__name__} is undefined for 1 of 3 evaluated users"):
+        v = metric(HAND_LISTS, HAND_REL)
+    assert v.dtype == np.float64 and v.shape == (3,)
+    np.testing.assert_allclose(v[:2], HAND_EXPECTED[metric], rtol=1e-12)
+    assert np.isnan(v[2])
+
+
+def test_recall_versus_truncated_when_rel_exceeds_n():
+    # Rel = {0..5}, list of 3 with 2 hits: recall 2/6, truncated 2/min(6, 3)
+    lists, rel = np.array([[0, 9, 1]]), csr([[0, 1, 2, 3, 4, 5]], 10)
+    assert recall(lists, rel)[0] == pytest.approx(2 / 6)
+    assert recall_truncated(lists, rel)[0] == pytest.approx(2 / 3)
+    # "@k" by slicing: @2 -> one hit of min(6, 2)
+    assert recall_truncated(lists[:, :2], rel)[0] == pytest.approx(1 / 2)
+
+
+def test_ap_and_ndcg_hand_case_with_late_hits():
+    # list [9, 0, 8, 1], Rel {0, 1, 2}: hits at 2 and 4
+    lists, rel = np.array([[9, 0, 8, 1]]), csr([[0, 1, 2]], 10)
+    assert average_precision(lists, rel)[0] == pytest.approx((1 / 2 + 2 / 4) / 3)
+    dcg = 1 / math.log2(3) + 1 / math.log2(5)
+    idcg = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert ndcg(lists, rel)[0] == pytest.approx(dcg / idcg)
+    assert reciprocal_rank(lists, rel)[0] == pytest.approx(1 / 2)
+
+
+def test_perfect_lists_score_one():
+    # relevant items first -> nDCG = AP = truncated recall = 1, whatever |Rel| vs N
+    lists = np.array([[0, 1, 2], [4, 5, 9]])
+    rel = csr([[0, 1, 2, 3, 4], [4, 5]], 10)
+    for metric in (ndcg, average_precision, recall_truncated):
+        np.testing.assert_allclose(metric(lists, rel), [1, 1])
+    np.testing.assert_allclose(recall(lists, rel), [3 / 5, 1])
+
+
+def test_auc_hand_case_with_ties_and_noncandidates():
+    S = np.array(
+        [
+            [0.1, 0.5, 0.5, -np.inf, 0.2],  # Rel {1, 2}: both beat both negatives -> 1
+            [0.3, 0.3, 0.1, 0.0, 0.9],  # Rel {0}: tie(1/2) + 1 + 1 + 0 over 4 negatives
+            [0.4, 0.4, 0.4, 0.4, -np.inf],  # Rel {0, 3}: all ties -> 1/2
+        ]
+    )
+    rel = csr([[1, 2], [0], [0, 3]], 5)
+    np.testing.assert_allclose(auc(S, rel), [1.0, 2.5 / 4, 0.5])
+
+
+def test_auc_single_relevant_item_matches_rank_formula():
+    # one relevant item at global rank R among N candidates: AUC = (N - R) / (N - 1)
+    rng = np.random.default_rng(5)
+    n_users, N = 30, 25
+    S = rng.permutation(np.tile(np.arange(N, dtype=float), (n_users, 1)).T).T
+    item = rng.integers(0, N, n_users)
+    rel = sp.csr_array((np.ones(n_users, dtype=np.int8), (np.arange(n_users), item)), shape=(n_users, N))
+    R = N - S[np.arange(n_users), item]  # score N-1 is rank 1
+    np.testing.assert_allclose(auc(S, rel), (N - R) / (N - 1))
+
+
+def test_pap_hand_case():
+    # candidates of user 0 (item 3 is a non-candidate): positives {1: .5, 2: .5, 4: .05},
+    # negatives {0: .1, 5: .3, 6: .2}; k = 2: beta = 2 (two .5's), top-2 negatives .3, .2
+    # -> all 4 pairs won -> 1. User 1: positives {0: .3}, negatives .9, .3, .1, 0; k = 2:
+    # pairs (.3 vs .9) = 0, (.3 vs .3) = 1/2 -> 1/4.
+    S = np.array(
+        [
+            [0.1, 0.5, 0.5, -np.inf, 0.05, 0.3, 0.2],
+            [0.3, 0.3, 0.1, 0.0, 0.9, -np.inf, -np.inf],
+        ]
+    )
+    rel = csr([[1, 2, 4], [0]], 7)
+    np.testing.assert_allclose(pap_at_k(S, rel, 2), [1.0, 0.25])
+    # k = 3: beta = 3 -> positive .05 loses to all 3 negatives: 6/9
+    assert pap_at_k(S, rel, 3)[0] == pytest.approx(6 / 9)
+
+
+def brute_auc_pap(S: np.ndarray, rel: np.ndarray, k: int | None):
+    """Double loop over (positive, negative) pairs of each user, straight from the definitions."""
+    out = []
+    for s, r in zip(S, rel):
+        cand = s > -np.inf
+        pos = np.sort(s[cand & r])[::-1]
+        neg = np.sort(s[cand & ~r])[::-1]
+        if k is not None:
+            pos, neg = pos[: min(len(pos), k)], neg[:k]
+        if len(pos) == 0 or len(neg) == 0:
+            out.append(np.nan)
+            continue
+        tot = 0.0
+        for a in pos:
+            for b in neg:
+                tot += 1.0 if a > b else (0.5 if a == b else 0.0)
+        out.append(tot / (len(pos) * len(neg)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("k", [1, 3, 8, 50])
+def test_auc_and_pap_match_brute_force(seed, k, monkeypatch):
+    rng = np.random.default_rng(seed)
+    n_users, n_items = 40, 20
+    S = rng.integers(0, 6, (n_users, n_items)).astype(float)  # many ties
+    S[rng.random(S.shape) < 0.3] = -np.inf
+    rel = rng.random(S.shape) < 0.3
+    rel_csr = sp.csr_array(rel.astype(np.int8))
+    monkeypatch.setattr(common, "BLOCK_ELEMENTS", 7 * n_items)  # several blocks of users
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        np.testing.assert_allclose(auc(S, rel_csr), brute_auc_pap(S, rel, None), rtol=1e-12)
+        np.testing.assert_allclose(pap_at_k(S, rel_csr, k), brute_auc_pap(S, rel, k), rtol=1e-12)
+
+
+def test_pap_equals_auc_when_k_covers_everything():
+    rng = np.random.default_rng(9)
+    S = rng.random((30, 15))
+    S[:, :3] = -np.inf
+    rel = sp.csr_array((rng.random(S.shape) < 0.4).astype(np.int8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        np.testing.assert_allclose(pap_at_k(S, rel, 15), auc(S, rel))
+
+
+# -- NaN policy, evaluated mask, validation -------------------------------------------
+
+
+def test_evaluated_mask_gives_silent_nan():
+    lists, rel = HAND_LISTS, HAND_REL
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # user 2 (empty Rel) is not evaluated: no warning
+        v = ndcg(lists, rel, evaluated=np.array([True, False, False]))
+    assert v[0] == pytest.approx(HAND_EXPECTED[ndcg][0]) and np.isnan(v[1:]).all()
+
+
+def test_one_warning_per_call_counting_users():
+    lists, rel = random_case(0)
+    n_empty = int((np.diff(rel.indptr) == 0).sum())
+    assert n_empty > 1
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        v = recall(lists, rel)
+    assert len(rec) == 1 and issubclass(rec[0].category, UndefinedMetricWarning)
+    assert f"undefined for {n_empty} of {len(lists)} evaluated users" in str(rec[0].message)
+    assert rec[0].filename == __file__  # points at the caller
+    assert np.isnan(v).sum() == n_empty
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        auc(np.where(rel.toarray() > 0, 1.0, 0.0), rel)
+    assert len(rec) == 1 and rec[0].filename == __file__
+
+
+def test_list_metrics_equals_individual_calls():
+    lists, rel = random_case(3)
+    evaluated = np.arange(len(lists)) % 3 != 0
+    names = [m.__name__ for m in LIST_METRICS]
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        got = list_metrics(lists, rel, names, evaluated=evaluated)
+    assert list(got) == names and len(rec) == len(names)  # one warning per metric
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        for m in LIST_METRICS:
+            np.testing.assert_array_equal(got[m.__name__], m(lists, rel, evaluated=evaluated))
+    with pytest.raises(ValueError, match="`metrics` must name metrics among"):
+        list_metrics(lists, rel, ["precision", "auc"])
+    with pytest.raises(TypeError, match="not a string"):
+        list_metrics(lists, rel, "precision")
+
+
+def test_precision_of_empty_list_is_nan():
+    with pytest.warns(UndefinedMetricWarning, match="empty relevance set or empty list"):
+        v = precision(np.array([[-1, -1], [0, -1]]), csr([[0], [0]], 3))
+    assert np.isnan(v[0]) and v[1] == 1.0
+
+
+def test_interactions_accepted_as_relevance():
+    rel = Interactions.from_pairs(np.array([0, 0, 1]), np.array([1, 2, 0]), (2, 5))
+    np.testing.assert_allclose(precision(HAND_LISTS[:2], rel), HAND_EXPECTED[precision])
+
+
+def test_noncanonical_relevance_is_handled():
+    # duplicates and an explicit zero in the CSR
+    m = sp.csr_array((np.array([1, 1, 0, 1]), np.array([2, 2, 0, 1]), np.array([0, 3, 4])), shape=(2, 4))
+    np.testing.assert_allclose(hits(np.array([[2, 0], [1, 3]]), m), [1, 1])
+
+
+@pytest.mark.parametrize(
+    "lists, err, msg",
+    [
+        (np.array([[0, -1, 1]]), ValueError, "trailing padding"),
+        (np.array([[0, 1, 0]]), ValueError, "must not repeat"),
+        (np.array([[0, 7, 1]]), ValueError, r"in \[-1, 5\)"),
+        (np.array([[0, -2, 1]]), ValueError, r"in \[-1, 5\)"),
+        (np.array([[0.0, 1.0, 2.0]]), TypeError, "integer item indices"),
+        (np.array([0, 1, 2]), ValueError, "must be 2-d"),
+    ],
+)
+def test_list_validation(lists, err, msg):
+    with pytest.raises(err, match=msg):
+        precision(lists, csr([[0]], 5))
+
+
+def test_other_validation():
+    with pytest.raises(ValueError, match="must have 1 rows"):
+        precision(np.array([[0]]), csr([[0], [1]], 5))
+    with pytest.raises(TypeError, match="scipy.sparse CSR"):
+        precision(np.array([[0]]), np.ones((1, 5)))
+    with pytest.raises(ValueError, match=r"`evaluated` must have shape \(1,\)"):
+        precision(np.array([[0]]), csr([[0]], 5), evaluated=np.array([True, True]))
+    with pytest.raises(TypeError, match="boolean mask"):
+        precision(np.array([[0]]), csr([[0]], 5), evaluated=np.array([1]))
+    with pytest.raises(ValueError, match="must not contain NaN"):
+        auc(np.array([[np.nan, 1.0]]), csr([[0]], 2))
+    with pytest.raises(ValueError, match=r"`k` must be an integer in \[1, inf\]; got 0"):
+        pap_at_k(np.array([[0.0, 1.0]]), csr([[0]], 2), 0)
+    with pytest.raises(ValueError, match="shape of `scores`"):
+        auc(np.zeros((1, 3)), csr([[0]], 2))
+
+
+# -- invariants (hypothesis) ---------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), N=st.integers(1, 12), n_items=st.integers(12, 30))
+def test_list_metric_invariants(seed, N, n_items):
+    lists, rel = random_case(seed, 25, n_items, N)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        v = {m: m(lists, rel) for m in LIST_METRICS}
+    defined = np.diff(rel.indptr) > 0
+    length = (lists >= 0).sum(axis=1)
+    for m in LIST_METRICS:
+        assert np.isnan(v[m][~defined]).all()
+    for m in (hit, precision, recall, recall_truncated, reciprocal_rank, ndcg, average_precision):
+        x = v[m][defined & (length > 0)]
+        assert ((x >= 0) & (x <= 1 + 1e-12)).all()
+    d = defined & (length > 0)
+    np.testing.assert_allclose(v[precision][d] * length[d], v[hits][d])
+    assert (v[recall][defined] <= v[recall_truncated][defined] + 1e-12).all()
+    assert ((v[hits][defined] > 0) == (v[reciprocal_rank][defined] > 0)).all()
+    assert ((v[hits][defined] > 0) == (v[ndcg][defined] > 0)).all()
+    np.testing.assert_array_equal(v[hit][defined], (v[hits][defined] > 0).astype(float))
+
+
+# -- LensKit cross-checks ------------------------------------------------------------
+
+
+def lenskit_values(lists: np.ndarray, rel: sp.csr_array, metric, users=None) -> np.ndarray:
+    from lenskit.data import ItemList
+
+    out = []
+    for u in np.flatnonzero(users) if users is not None else range(len(lists)):
+        recs = ItemList(item_ids=lists[u][lists[u] >= 0], ordered=True)
+        test = ItemList(item_ids=rel.indices[rel.indptr[u] : rel.indptr[u + 1]])
+        out.append(metric.measure_list(recs, test))
+    return np.array(out, dtype=float)
+
+
+def both(lists, rel, ours, lk, users):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ours(lists, rel)[users], lenskit_values(lists, rel, lk, users)
+
+
+@pytest.fixture(scope="module")
+def case():
+    lists, rel = random_case(42, n_users=200, n_items=40, N=10)
+    defined = np.diff(rel.indptr) > 0
+    return lists, rel, defined
+
+
+def test_matches_lenskit_where_definitions_coincide(case):
+    from lenskit.metrics import NDCG, Hit, LogRankWeight, Precision, Recall, RecipRank
+
+    lists, rel, defined = case
+    N = lists.shape[1]
+    pairs = [
+        (precision, Precision()),
+        (recall, Recall()),
+        (recall_truncated, Recall(n=N)),
+        (reciprocal_rank, RecipRank()),
+        (hit, Hit()),
+        (ndcg, NDCG(n=N, weight=LogRankWeight(offset=1))),
+    ]
+    for ours, lk in pairs:
+        a, b = both(lists, rel, ours, lk, defined)
+        np.testing.assert_allclose(a, b, rtol=1e-6, err_msg=ours.__name__)
+
+
+def test_lenskit_recall_at_n_is_our_truncated_recall_not_classic(case):
+    from lenskit.metrics import Recall
+
+    lists, rel, defined = case
+    N = lists.shape[1]
+    big = defined & (np.diff(rel.indptr) > N) & (hits(lists, rel, evaluated=defined) > 0)
+    assert big.sum() > 5
+    a, b = both(lists, rel, recall, Recall(n=N), big)
+    assert (b > a).all()  # LensKit divides by min(|Rel|, N) < |Rel|
+    np.testing.assert_allclose(a * np.diff(rel.indptr)[big], b * N)
+
+
+def test_lenskit_default_ndcg_discount_differs_at_rank_two():
+    from lenskit.metrics import NDCG
+
+    # one relevant item at position 2 of 3: LensKit's default discount log2(max(i, 2))
+    # gives rank 2 the weight of rank 1 -> 1.0; ours 1/log2(3)
+    lists, rel = np.array([[5, 0, 6]]), csr([[0]], 8)
+    assert lenskit_values(lists, rel, NDCG(n=3))[0] == pytest.approx(1.0)
+    assert ndcg(lists, rel)[0] == pytest.approx(1 / LOG2_3)
+    # in general LensKit's weight at rank i >= 2, 1/log2(i), is ours at rank i - 1; they
+    # agree only at rank 1. With |Rel| = 1 (IDCG = 1 for both) that shifts the values:
+    for pos in range(3):
+        lst = [5, 6, 7]
+        lst[pos] = 0
+        b = lenskit_values(np.array([lst]), rel, NDCG(n=3))[0]
+        a_shift = 1.0 if pos <= 1 else 1 / math.log2(pos + 1)  # ours at rank max(pos, 1)
+        assert b == pytest.approx(a_shift)
+        assert ndcg(np.array([lst]), rel)[0] == pytest.approx(1 / math.log2(pos + 2))
+
+
+def test_lenskit_default_ndcg_differs_on_random_lists(case):
+    from lenskit.metrics import NDCG
+
+    lists, rel, defined = case
+    a, b = both(lists, rel, ndcg, NDCG(n=lists.shape[1]), defined)
+    assert np.mean(np.abs(a - b) > 1e-9) > 0.3  # they genuinely differ, not by rounding
+
+
+def test_average_precision_vs_lenskit(case):
+    from lenskit.metrics.ranking import AveragePrecision
+
+    lists, rel, defined = case
+    N = lists.shape[1]
+    full = (lists >= 0).all(axis=1)
+    a, b = both(lists, rel, average_precision, AveragePrecision(n=N), defined & full)
+    np.testing.assert_allclose(a, b, rtol=1e-9)
+    # padded lists: LensKit divides by min(|Rel|, |L|), we by min(|Rel|, N)
+    length = (lists >= 0).sum(axis=1)
+    short = defined & ~full & (np.diff(rel.indptr) > length) & (hits(lists, rel, evaluated=defined) > 0)
+    assert short.sum() > 3
+    a, b = both(lists, rel, average_precision, AveragePrecision(n=N), short)
+    den_ours = np.minimum(np.diff(rel.indptr)[short], N)
+    np.testing.assert_allclose(a * den_ours, b * length[short], rtol=1e-9)
+
+
+def test_precision_empty_relevance_is_nan_here_zero_in_lenskit():
+    from lenskit.metrics import Precision
+
+    lists, rel = np.array([[0, 1]]), csr([[]], 4)
+    assert lenskit_values(lists, rel, Precision())[0] == 0.0
+    with pytest.warns(UndefinedMetricWarning):
+        assert np.isnan(precision(lists, rel)[0])

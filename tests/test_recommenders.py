@@ -1,0 +1,513 @@
+"""Tests of simrec.recommenders: baselines, top_n, and the LensKit adapter."""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simrec.recommenders._base as base
+from simrec.interactions import Interactions
+from simrec.metrics import UndefinedMetricWarning, precision
+from simrec.metrics._common import check_lists
+from simrec.recommenders import (
+    LensKitRecommender,
+    Oracle,
+    Popular,
+    ProbabilisticOracle,
+    RandomRecommender,
+    Recommender,
+    top_n,
+)
+
+ML100K = "/work/shared/data/ml-100k"
+
+
+# -- fixtures -----------------------------------------------------------------------
+
+
+def make_world(seed: int, n_users: int = 300, n_items: int = 40):
+    """Truth, train and relevant = truth - train, with edge-case users.
+
+    Users 0 and 1 have every item in train (no candidate); user 2 all but 3
+    (fewer candidates than n = 10); user 3 has an empty train; the others are
+    random with popular items (low index) more likely.
+    """
+    rng = np.random.default_rng(seed)
+    w = 1.0 / np.arange(1, n_items + 1)
+    like = rng.random((n_users, n_items)) < np.clip(0.9 * w * 8, 0.05, 0.9)
+    seen = like & (rng.random((n_users, n_items)) < 0.5)
+    seen[0:2] = True
+    like[0:2] = True
+    seen[2] = True
+    seen[2, [5, 17, 33]] = False
+    like[2, 17] = True
+    seen[3] = False
+    train = Interactions.from_pairs(*np.nonzero(seen), (n_users, n_items))
+    truth = Interactions.from_pairs(*np.nonzero(like | seen), (n_users, n_items))
+    relevant = sp.csr_array(((truth.matrix.toarray() > 0) & ~seen).astype(np.int8))
+    return train, truth, relevant
+
+
+@pytest.fixture(scope="module")
+def world():
+    return make_world(0)
+
+
+BASELINES = [
+    RandomRecommender(),
+    Popular(),
+    Oracle(),
+    ProbabilisticOracle(0.3),
+    ProbabilisticOracle(0.0),
+    ProbabilisticOracle(1.0),
+]
+
+
+def check_valid_lists(L: np.ndarray, train: Interactions, n: int, exact_length: bool = True) -> None:
+    assert L.dtype == np.int64 and L.shape == (train.n_users, n)
+    check_lists(L, train.n_items)  # range, trailing -1 padding, no duplicate
+    tr = train.matrix.toarray() > 0
+    rows, cols = np.nonzero(L >= 0)
+    assert not tr[rows, L[rows, cols]].any(), "a training item was recommended"
+    n_cand = train.n_items - train.user_counts()
+    length = (L >= 0).sum(axis=1)
+    if exact_length:
+        assert (length == np.minimum(n, n_cand)).all()
+    else:
+        assert (length <= np.minimum(n, n_cand)).all()
+
+
+# -- top_n --------------------------------------------------------------------------
+
+
+def test_top_n_hand_case():
+    S = np.array([[0.1, -np.inf, 0.5, 0.3], [-np.inf, -np.inf, 1.0, -np.inf]])
+    assert top_n(S, 3).tolist() == [[2, 3, 0], [2, -1, -1]]
+    assert top_n(S, 6).tolist() == [[2, 3, 0, -1, -1, -1], [2, -1, -1, -1, -1, -1]]
+    assert top_n(S, 1).dtype == np.int64
+
+
+def test_top_n_validation():
+    with pytest.raises(ValueError, match=r"`n` must be an integer in \[1, inf\]; got 0"):
+        top_n(np.zeros((2, 3)), 0)
+    with pytest.raises(TypeError, match="`n` must be an integer"):
+        top_n(np.zeros((2, 3)), 2.0)
+    with pytest.raises(ValueError, match="must not contain NaN"):
+        top_n(np.array([[np.nan, 1.0]]), 1)
+    with pytest.raises(TypeError, match="float array"):
+        top_n(np.zeros((2, 3), dtype=int), 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_users=st.integers(1, 30), n_items=st.integers(1, 30), n=st.integers(1, 35))
+def test_top_n_is_a_truncated_argsort(seed, n_users, n_items, n):
+    rng = np.random.default_rng(seed)
+    S = rng.random((n_users, n_items))  # distinct almost surely
+    S[rng.random(S.shape) < 0.3] = -np.inf
+    full = np.argsort(-S, axis=1, kind="stable")
+    expect = np.where(np.take_along_axis(S, full, axis=1) > -np.inf, full, -1)
+    expect = np.pad(expect, ((0, 0), (0, max(0, n - n_items))), constant_values=-1)[:, :n]
+    old = base.BLOCK_ELEMENTS
+    try:
+        base.BLOCK_ELEMENTS = 3 * n_items  # several user blocks
+        got = top_n(S, n)
+    finally:
+        base.BLOCK_ELEMENTS = old
+    np.testing.assert_array_equal(got, expect)
+
+
+# -- invariants of every baseline -------------------------------------------------------
+
+
+@pytest.mark.parametrize("rec", BASELINES, ids=lambda r: r.name)
+@pytest.mark.parametrize("n", [1, 10, 45])
+def test_lists_valid(rec, n, world):
+    train, truth, relevant = world
+    assert isinstance(rec, Recommender)
+    L = rec.recommend(train, relevant, n, rng=1)
+    check_valid_lists(L, train, n)
+    assert (L[:2] == -1).all() and (L[2, :3] >= 0).all() and (L[2, 3:] == -1).all()
+
+
+@pytest.mark.parametrize("rec", BASELINES, ids=lambda r: r.name)
+def test_scores_valid_and_consistent_with_lists(rec, world, monkeypatch):
+    train, truth, relevant = world
+    monkeypatch.setattr(base, "BLOCK_ELEMENTS", 50 * train.n_items)  # several blocks
+    S = rec.score(train, relevant, rng=2)
+    assert S.dtype == np.float64 and S.shape == (train.n_users, train.n_items)
+    tr = train.matrix.toarray() > 0
+    assert (np.isneginf(S) == tr).all() and not np.isnan(S).any()
+    check_valid_lists(top_n(S, 10), train, 10)
+    users = np.array([7, 3, 7, 0])
+    Su = rec.score(train, relevant, rng=2, users=users)
+    assert Su.shape == (4, train.n_items)
+    assert (np.isneginf(Su) == tr[users]).all()
+
+
+@pytest.mark.parametrize("rec", BASELINES, ids=lambda r: r.name)
+def test_same_seed_same_lists(rec, world):
+    train, truth, relevant = world
+    a = rec.recommend(train, relevant, 10, rng=5)
+    assert (a == rec.recommend(train, relevant, 10, rng=5)).all()
+    assert (a == rec.recommend(train, relevant, 10, rng=np.random.default_rng(5))).all()
+    assert (a != rec.recommend(train, relevant, 10, rng=6)).any()
+    assert (rec.score(train, relevant, rng=5) == rec.score(train, relevant, rng=5)).all()
+
+
+def test_validation(world):
+    train, truth, relevant = world
+    with pytest.raises(ValueError, match="`relevant` is required"):
+        Oracle().recommend(train, None, 10, rng=0)
+    with pytest.raises(ValueError, match="`relevant` is required"):
+        ProbabilisticOracle(0.5).score(train, None, rng=0)
+    with pytest.raises(ValueError, match=r"`n` must be an integer in \[1, inf\]; got 0"):
+        Popular().recommend(train, None, 0, rng=0)
+    with pytest.raises(TypeError, match="`train` must be an Interactions"):
+        RandomRecommender().recommend(train.matrix, None, 5, rng=0)
+    with pytest.raises(ValueError, match="shape of `train`"):
+        Oracle().recommend(train, relevant[:10], 5, rng=0)
+    with pytest.raises(ValueError, match=r"`users` must be row indices in \[0, 300\)"):
+        Popular().score(train, None, rng=0, users=np.array([300]))
+    with pytest.raises(ValueError, match=r"`p` must be in \[0, 1\]; got 1.5"):
+        ProbabilisticOracle(1.5)
+
+
+# -- Oracle ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rel_kind", ["candidates", "full truth"])
+def test_oracle_precision_one_with_enough_relevant(world, rel_kind):
+    train, truth, relevant = world
+    given_rel = relevant if rel_kind == "candidates" else truth.matrix  # train pairs are ignored
+    N = 5
+    L = Oracle().recommend(train, given_rel, N, rng=3)
+    check_valid_lists(L, train, N)
+    r = np.diff(relevant.indptr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        p = precision(L, relevant)
+    assert (r >= N).sum() > 50
+    assert (p[r >= N] == 1).all()
+    # fewer relevant candidates than N: all of them first, then only non-relevant ones
+    R = relevant.toarray() > 0
+    for u in np.flatnonzero((r > 0) & (r < N))[:50]:
+        assert set(L[u, : r[u]]) == set(np.flatnonzero(R[u]))
+        assert not R[u, L[u, r[u] :][L[u, r[u] :] >= 0]].any()
+
+
+def test_oracle_scores_put_relevant_first(world):
+    train, truth, relevant = world
+    S = Oracle().score(train, relevant, rng=4)
+    R = relevant.toarray() > 0
+    worst_rel = np.where(R, S, np.inf).min(axis=1)
+    best_non = np.where(~R & np.isfinite(S), S, -np.inf).max(axis=1)
+    assert (worst_rel > best_non).all()
+
+
+# -- Random ---------------------------------------------------------------------------
+
+
+def test_random_expected_precision(world):
+    # E[precision_u] = r_u / C_u (hypergeometric); Var = q(1-q)(C-n)/(n(C-1)), q = r/C.
+    train, truth, relevant = make_world(1, n_users=3000)
+    n = 10
+    L = RandomRecommender().recommend(train, relevant, n, rng=7)
+    r = np.diff(relevant.indptr)
+    C = train.n_items - train.user_counts()
+    ok = (C >= n) & (r > 0)
+    p = precision(L, relevant, evaluated=ok)[ok]
+    q, Cc = r[ok] / C[ok], C[ok]
+    var = q * (1 - q) * (Cc - n) / (n * (Cc - 1))
+    se = math.sqrt(var.sum()) / ok.sum()
+    assert abs(p.mean() - q.mean()) < 4 * se, (p.mean(), q.mean(), se)
+
+
+@pytest.mark.parametrize("path", ["recommend", "top_n(score)"])
+def test_random_lists_are_uniform_over_candidates(path):
+    # 4000 identical users with items 0..4 in train and 20 candidates; n = 5: each
+    # candidate appears with probability 1/4 and at position 0 with probability 1/20.
+    n_users, n_items, n = 4000, 25, 5
+    u = np.repeat(np.arange(n_users), 5)
+    train = Interactions.from_pairs(u, np.tile(np.arange(5), n_users), (n_users, n_items))
+    rec = RandomRecommender()
+    L = rec.recommend(train, None, n, rng=8) if path == "recommend" else top_n(rec.score(train, None, rng=8), n)
+    counts = np.bincount(L.ravel(), minlength=n_items)
+    assert counts[:5].sum() == 0
+    freq = counts[5:] / n_users
+    assert np.all(np.abs(freq - 0.25) < 4 * math.sqrt(0.25 * 0.75 / n_users))
+    first = np.bincount(L[:, 0], minlength=n_items)[5:] / n_users
+    assert np.all(np.abs(first - 0.05) < 4.5 * math.sqrt(0.05 * 0.95 / n_users))
+
+
+# -- Popular --------------------------------------------------------------------------
+
+
+def test_popular_sorted_by_training_popularity(world):
+    train, truth, relevant = world
+    pop = train.item_counts()
+    L = Popular().recommend(train, None, 10, rng=9)
+    P = np.where(L >= 0, pop[np.maximum(L, 0)], -1)
+    full = (L >= 0).all(axis=1)
+    assert (np.diff(P[full], axis=1) <= 0).all()
+    # nothing better was left out: every candidate outside the list is at most as popular
+    tr = train.matrix.toarray() > 0
+    for u in np.flatnonzero(full)[:100]:
+        out = np.ones(train.n_items, dtype=bool)
+        out[L[u]] = False
+        out &= ~tr[u]
+        assert pop[out].max(initial=-1) <= P[u].min()
+
+
+def popular_tie_world(n_test: int):
+    """Popularity 0: 9+m, items 1, 2: 8, items 3..7: 6, items 8, 9: 0 (m = users of group B).
+
+    Group A (first half of n_test users) has an empty train; group B has item 0 in train.
+    """
+    n_items = 10
+    background = [(0, 9), (1, 8), (2, 8)] + [(i, 6) for i in range(3, 8)]
+    u, i = [], []
+    start = n_test
+    for item, c in background:
+        u += list(range(start, start + c))
+        i += [item] * c
+    n_users = start + 9
+    half = n_test // 2
+    u += list(range(half, n_test))
+    i += [0] * (n_test - half)
+    return Interactions.from_pairs(np.array(u), np.array(i), (n_users, n_items)), half
+
+
+@pytest.mark.parametrize("path", ["recommend", "top_n(score)"])
+def test_popular_breaks_ties_uniformly_per_user(path):
+    n_test = 6000
+    train, half = popular_tie_world(n_test)
+    pop = train.item_counts()
+    assert pop.tolist() == [9 + n_test - half, 8, 8, 6, 6, 6, 6, 6, 0, 0]
+    rec = Popular()
+    L = rec.recommend(train, None, 5, rng=10) if path == "recommend" else top_n(rec.score(train, None, rng=10), 5)
+    A, B = L[:half], L[half:n_test]
+
+    def close(freq, p, m, z=4.0):
+        return abs(freq - p) < z * math.sqrt(p * (1 - p) / m)
+
+    # group A: item 0, then {1, 2} in random order, then 2 of the 5 tied items 3..7
+    assert (A[:, 0] == 0).all() and (np.sort(A[:, 1:3], axis=1) == [1, 2]).all()
+    assert close((A[:, 1] == 1).mean(), 0.5, half)
+    for item in range(3, 8):
+        assert close((A[:, 3:] == item).any(axis=1).mean(), 2 / 5, half)
+        assert close((A[:, 3] == item).mean(), 1 / 5, half)
+    # group B (item 0 in train): {1, 2}, then 3 of the 5 tied items
+    m = n_test - half
+    assert (np.sort(B[:, :2], axis=1) == [1, 2]).all()
+    for item in range(3, 8):
+        assert close((B[:, 2:] == item).any(axis=1).mean(), 3 / 5, m)
+
+
+# -- ProbabilisticOracle ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("p", [0.2, 0.7])
+@pytest.mark.parametrize("path", ["recommend", "top_n(score)"])
+def test_probabilistic_oracle_precision_is_p(p, path):
+    # every user has 30 relevant and 30 non-relevant candidates, n = 10: no pool runs
+    # out, slots are independent Bernoulli(p): hits ~ Binomial(10, p) per user.
+    n_users, n_items, n = 2000, 80, 10
+    rng = np.random.default_rng(11)
+    items = np.argsort(rng.random((n_users, n_items)), axis=1)
+    tr_items, rel_items = items[:, :20], items[:, 20:50]
+    train = Interactions.from_pairs(np.repeat(np.arange(n_users), 20), tr_items.ravel(), (n_users, n_items))
+    rel = Interactions.from_pairs(np.repeat(np.arange(n_users), 30), rel_items.ravel(), (n_users, n_items)).matrix
+    rec = ProbabilisticOracle(p)
+    L = rec.recommend(train, rel, n, rng=12) if path == "recommend" else top_n(rec.score(train, rel, rng=12), n)
+    check_valid_lists(L, train, n)
+    prec = precision(L, rel)
+    se = math.sqrt(p * (1 - p) / (n * n_users))
+    assert abs(prec.mean() - p) < 4 * se
+    # each slot separately is relevant with probability p
+    R = rel.toarray() > 0
+    is_rel = np.take_along_axis(R, L, axis=1)
+    for slot in (0, n - 1):
+        assert abs(is_rel[:, slot].mean() - p) < 4 * math.sqrt(p * (1 - p) / n_users)
+
+
+def test_probabilistic_oracle_pool_exhaustion(world):
+    train, truth, relevant = world
+    r = np.diff(relevant.indptr)
+    R = relevant.toarray() > 0
+    n = 10
+    # p = 1: all relevant candidates first (like Oracle), then non-relevant ones
+    L = ProbabilisticOracle(1.0).recommend(train, relevant, n, rng=13)
+    is_rel = np.take_along_axis(R, np.maximum(L, 0), axis=1) & (L >= 0)
+    assert (is_rel.sum(axis=1) == np.minimum(r, n)).all()
+    assert (is_rel[:, :-1] >= is_rel[:, 1:]).all()  # relevant block first
+    # p = 0: relevant items only once the non-relevant candidates run out
+    L0 = ProbabilisticOracle(0.0).recommend(train, relevant, n, rng=13)
+    m = train.n_items - train.user_counts() - r
+    is_rel0 = np.take_along_axis(R, np.maximum(L0, 0), axis=1) & (L0 >= 0)
+    assert (is_rel0.sum(axis=1) == np.clip(np.minimum(n, m + r) - m, 0, None)).all()
+
+
+# -- LensKit adapter ----------------------------------------------------------------------
+
+
+def lenskit_world():
+    """ML-100K (first 250 users) if present, else a random implicit data set."""
+    if os.path.isdir(ML100K):
+        import pandas as pd
+
+        df = pd.read_csv(os.path.join(ML100K, "u.data"), sep="\t", names=["user", "item", "rating", "ts"])
+        df = df[df["user"] <= 250]
+        users, u = np.unique(df["user"].to_numpy(), return_inverse=True)
+        items, i = np.unique(df["item"].to_numpy(), return_inverse=True)
+        obs = Interactions.from_pairs(u, i, (len(users), len(items)))
+    else:
+        rng = np.random.default_rng(14)
+        mask = rng.random((250, 300)) < np.linspace(0.3, 0.01, 300)
+        obs = Interactions.from_pairs(*np.nonzero(mask), (250, 300))
+    from simrec.split import holdout
+
+    return holdout(obs, 0.2, rng=15)
+
+
+@pytest.fixture(scope="module")
+def lk_split():
+    return lenskit_world()
+
+
+@pytest.fixture(scope="module")
+def knn_and_lists(lk_split):
+    rec = LensKitRecommender("ItemKNNScorer", k=20)
+    return rec, rec.recommend(lk_split.train, None, 10, rng=16)
+
+
+def test_lenskit_itemknn_lists_valid(lk_split, knn_and_lists):
+    rec, L = knn_and_lists
+    assert rec.name == "ItemKNNScorer" and rec.params["feedback"] == "implicit"
+    check_valid_lists(L, lk_split.train, 10, exact_length=False)
+    assert (L[:, 0] >= 0).mean() > 0.95  # almost every user gets a list
+
+
+def test_lenskit_adapter_equals_lenskit_own_pipeline(lk_split, knn_and_lists):
+    from lenskit.knn import ItemKNNScorer
+    from lenskit.pipeline import topn_pipeline
+
+    _, L = knn_and_lists
+    train = lk_split.train
+    pipe = topn_pipeline(ItemKNNScorer(k=20, feedback="implicit"))
+    pipe.train(LensKitRecommender.to_dataset(train))
+    for u in (0, 1, 17, 120):
+        own = pipe.run("recommender", query=u, n=10).ids()
+        assert L[u, : len(own)].tolist() == list(own)
+        assert (L[u, len(own) :] == -1).all()
+
+
+def test_lenskit_scores_rank_like_lists(lk_split, knn_and_lists):
+    rec, L = knn_and_lists
+    users = np.arange(12)
+    S = rec.score(lk_split.train, None, users=users)
+    tr = lk_split.train.matrix.toarray()[users] > 0
+    assert (np.isneginf(S) == tr).all()
+    for row, u in enumerate(users):
+        lst = L[u][L[u] >= 0]
+        s = S[row, lst]
+        assert (np.diff(s) <= 0).all()
+        rest = np.isfinite(S[row]).copy()
+        rest[lst] = False
+        assert S[row, rest].max(initial=-np.inf) <= s.min()
+
+
+def test_lenskit_implicit_mf_valid_and_reproducible(lk_split):
+    rec = LensKitRecommender("ImplicitMFScorer", name="IMF", embedding_size=8, epochs=3)
+    a = rec.recommend(lk_split.train, None, 10, rng=17)
+    check_valid_lists(a, lk_split.train, 10, exact_length=False)
+    assert rec.name == "IMF"
+    b = LensKitRecommender("ImplicitMFScorer", embedding_size=8, epochs=3).recommend(lk_split.train, None, 10, rng=17)
+    assert (a == b).all()
+
+
+def test_lenskit_scorer_resolution():
+    from lenskit.basic import PopScorer
+
+    assert LensKitRecommender("lenskit.basic:PopScorer").name == "PopScorer"
+    assert LensKitRecommender(PopScorer, name="pop").name == "pop"
+    with pytest.raises(ValueError, match="could not be imported"):
+        LensKitRecommender("lenskit.knn:NoSuchScorer")
+    with pytest.raises(ValueError, match="`scorer` must be one of 'ItemKNNScorer'"):
+        LensKitRecommender("NoSuchScorer")
+    with pytest.raises(TypeError, match="`scorer` must be a name or a callable"):
+        LensKitRecommender(3)
+
+
+# -- sampling primitives ----------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_rows=st.integers(1, 8), M=st.integers(1, 40))
+def test_nth_allowed_matches_brute_force(seed, n_rows, M):
+    from simrec._sampling import nth_allowed
+
+    rng = np.random.default_rng(seed)
+    excl = rng.random((n_rows, M)) < rng.random()
+    er, ev = np.nonzero(excl)
+    allowed = [np.flatnonzero(~excl[r]) for r in range(n_rows)]
+    qr = np.array([r for r in range(n_rows) for _ in allowed[r]], dtype=np.int64)
+    qj = np.array([j for r in range(n_rows) for j in range(len(allowed[r]))], dtype=np.int64)
+    got = nth_allowed(er.astype(np.int64), ev.astype(np.int64), n_rows, qr, qj, M + 1)
+    assert got.tolist() == [int(allowed[r][j]) for r, j in zip(qr, qj)]
+
+
+@pytest.mark.parametrize("k, a", [(3, 4), (3, 50), (1, 1)])
+def test_sample_distinct_uniform_ordered_subsets(k, a):
+    from simrec._sampling import sample_distinct
+
+    n_rows = 6000
+    rows, vals = sample_distinct(np.full(n_rows, k), np.full(n_rows, a), np.random.default_rng(18))
+    V = vals.reshape(n_rows, k)
+    assert (rows == np.repeat(np.arange(n_rows), k)).all()
+    assert ((V >= 0) & (V < a)).all() and (np.sort(V, axis=1)[:, 1:] != np.sort(V, axis=1)[:, :-1]).all()
+    if a > 1:
+        # each value in the sample with probability k/a, first with probability 1/a
+        incl = np.bincount(V.ravel(), minlength=a) / n_rows
+        first = np.bincount(V[:, 0], minlength=a) / n_rows
+        assert np.all(np.abs(incl - k / a) < 4.5 * math.sqrt(k / a * (1 - k / a) / n_rows) + 1e-12)
+        assert np.all(np.abs(first - 1 / a) < 4.5 * math.sqrt(1 / a * (1 - 1 / a) / n_rows))
+
+
+def test_popular_without_ties_is_deterministic_and_equals_top_n_of_scores():
+    # item i is in the train of the first i users: popularities 0..n_items-1, all distinct
+    n_users, n_items = 60, 40
+    rows, cols = np.nonzero(np.arange(n_users)[:, None] < np.arange(n_items)[None, :])
+    train = Interactions.from_pairs(rows, cols, (n_users, n_items))
+    assert len(set(train.item_counts().tolist())) == n_items
+    rec = Popular()
+    a = rec.recommend(train, None, 15, rng=1)
+    assert (a == rec.recommend(train, None, 15, rng=2)).all()
+    np.testing.assert_array_equal(a, top_n(rec.score(train, None, rng=3), 15))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_users=st.integers(1, 12),
+    n_items=st.integers(1, 15),
+    density=st.floats(0, 1),
+    n=st.integers(1, 20),
+)
+def test_baselines_valid_on_random_small_worlds(seed, n_users, n_items, density, n):
+    rng = np.random.default_rng(seed)
+    seen = rng.random((n_users, n_items)) < density
+    like = seen | (rng.random((n_users, n_items)) < 0.5)
+    train = Interactions.from_pairs(*np.nonzero(seen), (n_users, n_items))
+    rel = sp.csr_array((like & ~seen).astype(np.int8))
+    for rec in BASELINES:
+        check_valid_lists(rec.recommend(train, rel, n, rng=seed), train, n)
+        S = rec.score(train, rel, rng=seed)
+        assert (np.isneginf(S) == seen).all()
+        check_valid_lists(top_n(S, n), train, n)
