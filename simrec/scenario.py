@@ -59,6 +59,7 @@ __all__ = [
     "load_scenario",
     "resolve_scenario_path",
     "shipped_scenarios",
+    "scenario_kind",
     "load_preset",
     "METRIC_NAMES",
 ]
@@ -200,6 +201,7 @@ class PopulationSpec(_Strict):
 class Scenario(_Strict):
     """A validated scenario (the parsed TOML)."""
 
+    kind: Literal["run"] = "run"
     name: str
     description: str = ""
     seed: int = Field(ge=0)
@@ -231,6 +233,12 @@ def shipped_scenarios() -> dict[str, Path]:
     """Scenarios shipped inside the package, by name."""
     root = _PACKAGE_DIR / "scenarios"
     return {p.stem: p for p in sorted(root.glob("*.toml"))} if root.is_dir() else {}
+
+
+def scenario_kind(path: str | Path) -> str:
+    """``"run"`` or ``"stress"``: the top-level ``kind`` key of a scenario file (default ``"run"``)."""
+    with open(path, "rb") as fh:
+        return str(tomllib.load(fh).get("kind", "run"))
 
 
 def resolve_scenario_path(scenario: str | Path) -> Path:
@@ -338,6 +346,8 @@ def load_scenario(scenario: str | Path) -> tuple[Scenario, Path]:
         raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
+    if raw.get("kind") == "stress":
+        raise ScenarioError(f"{path}: a stress scenario (kind = \"stress\"); run it with `simrec stress {path}`")
     raw = _merge_preset(raw, path)
     try:
         sc = Scenario.model_validate(raw)

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from simrec.cli import app
-from simrec.scenario import ScenarioError, load_scenario, shipped_scenarios
+from simrec.scenario import ScenarioError, load_scenario, scenario_kind, shipped_scenarios
 
 GOOD = """
 name = "tiny"
@@ -44,10 +44,24 @@ def test_good_scenario_loads(tmp_path):
     assert path.name == "scenario.toml"
 
 
-@pytest.mark.parametrize("name", sorted(shipped_scenarios()))
-def test_shipped_scenarios_are_valid(name):
+RUN_SCENARIOS = sorted(n for n, p in shipped_scenarios().items() if scenario_kind(p) == "run")
+
+
+def test_quickstart_is_shipped():
+    assert "quickstart" in RUN_SCENARIOS and "thesis-table3" in RUN_SCENARIOS
+
+
+@pytest.mark.parametrize("name", RUN_SCENARIOS)
+def test_shipped_run_scenarios_are_valid(name):
     sc, _ = load_scenario(name)
     assert sc.replicates >= 1
+
+
+def test_stress_scenario_is_redirected(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text('kind = "stress"\nname = "x"\n')
+    with pytest.raises(ScenarioError, match="simrec stress"):
+        load_scenario(p)
 
 
 # (description, edit applied to GOOD, substrings the message must contain)

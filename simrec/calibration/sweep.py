@@ -17,7 +17,8 @@ uninterrupted one.
 Outputs under ``out/<dataset>/``: ``cells/<cell>/<objective>/trials.jsonl``,
 ``presets/<cell>.toml`` (best average-loss parameters), ``table.csv`` (KL and
 relative loss per cell x objective x statistic), ``best.csv`` (best cell per
-objective), ``figures/<cell>.png`` (the four statistics, simulated vs reference).
+objective), ``summary.md`` (the same as markdown tables),
+``figures/<cell>.png`` (the four statistics, simulated vs reference).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._io import write_csv
+from .._io import write_csv, write_text
 from .._random import task_seed
 from ..parallel import run_tasks
 from ..stats import STATISTICS
@@ -38,7 +39,7 @@ from .presets import cell_name, preset_tables, write_preset
 from .search import SearchResult, Trial, gp_search, read_log
 from .space import OBSERVATION_MODELS, PREFERENCE_MODELS, search_space
 
-__all__ = ["CellResult", "SweepResult", "calibrate_cell", "run_sweep"]
+__all__ = ["CellResult", "SweepResult", "calibrate_cell", "run_sweep", "summary_markdown"]
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,37 @@ def _table(cells: Sequence[CellResult], family_best: dict[str, dict[str, float]]
     return pd.DataFrame(rows)
 
 
+def summary_markdown(table: pd.DataFrame, dataset: str) -> str:
+    """Markdown tables of a sweep's results for one dataset.
+
+    1. Per objective, the KL each cell reached on its own objective (single
+       statistics) or its average loss, best per row in bold.
+    2. For the average-loss cells, the relative loss on each statistic (KL /
+       the family's best KL on it): 1.00 = as good as the best model found.
+    """
+    lines = [f"# Calibration sweep: {dataset}", ""]
+    cells = list(dict.fromkeys(table["cell"]))
+    lines.append("## Best value per objective (KL for a statistic, mean relative loss for average_loss)")
+    lines.append("")
+    lines.append("| objective | " + " | ".join(cells) + " |")
+    lines.append("|---|" + "---:|" * len(cells))
+    for obj, grp in table.groupby("objective", sort=False):
+        key = "average_loss" if obj == AVERAGE_LOSS else f"kl_{obj}"
+        vals = grp.set_index("cell")[key]
+        best = vals.min()
+        fmt = [(f"**{vals[c]:.4g}**" if vals[c] == best else f"{vals[c]:.4g}") if c in vals else "" for c in cells]
+        lines.append(f"| {obj} | " + " | ".join(fmt) + " |")
+    avg = table[table["objective"] == AVERAGE_LOSS]
+    if len(avg):
+        lines += ["", "## Relative loss of the average-loss fits (KL / the family's best KL on that statistic)", ""]
+        lines.append("| cell | " + " | ".join(STATISTICS) + " | average |")
+        lines.append("|---|" + "---:|" * (len(STATISTICS) + 1))
+        for _, row in avg.iterrows():
+            lines.append(f"| {row['cell']} | " + " | ".join(f"{row[f'rel_{s}']:.2f}" for s in STATISTICS)
+                         + f" | {row['average_loss']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def run_sweep(
     targets: Sequence[CalibrationTarget],
     out: str | Path,
@@ -249,6 +281,7 @@ def run_sweep(
             w = grp.loc[grp[key].idxmin()]
             winners.append({"objective": obj, "best_cell": w["cell"], "value": w[key]})
         write_csv(out / t.name / "best.csv", pd.DataFrame(winners))
+        write_text(out / t.name / "summary.md", summary_markdown(sub, t.name))
         preset_objective = AVERAGE_LOSS if AVERAGE_LOSS in objectives else objectives[0]
         for c in cells:
             if c.dataset != t.name or c.objective != preset_objective:

@@ -21,7 +21,7 @@ import numpy as np
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_real
 from simrec.interactions import Interactions
-from simrec.preference._base import interactions_from_rows, uniform_subsets
+from simrec._subsets import interactions_from_rows, uniform_subsets
 
 __all__ = ["UniformSampler", "PopularitySampler", "Observed", "observe"]
 
@@ -51,7 +51,7 @@ class UniformSampler:
     """Missing at random: row u keeps min(n_u, |Ĩ_u|) of its likes, uniformly without replacement.
 
     Thesis §3.2.2. Vectorized rejection with exact top-up over all rows
-    (:func:`simrec.preference._base.uniform_subsets`); O(true pairs).
+    (:func:`simrec._subsets.uniform_subsets`); O(true pairs).
     """
 
     def sample(self, truth: Interactions, sizes: np.ndarray, rng: RNGLike) -> Interactions:

@@ -33,7 +33,7 @@ import numpy as np
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_in_range, check_int, check_pairs_budget
 from simrec.interactions import Interactions
-from simrec.preference._base import interactions_from_rows, sorted_unique
+from simrec._subsets import interactions_from_rows, sorted_unique
 
 __all__ = ["LDA"]
 

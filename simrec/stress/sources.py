@@ -40,7 +40,6 @@ import pandas as pd
 import scipy.sparse as sp
 
 from simrec._random import RNGLike, as_generator
-from simrec._validation import check_int
 from simrec.experiment import true_relevance
 from simrec.interactions import Interactions
 from simrec.loo import leave_one_out

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-import simrec.preference._base as base
+import simrec._subsets as base
 from simrec.preference import IBP, LDA, PreferenceModel, Uniform
-from simrec.preference._base import sorted_unique, uniform_subsets
+from simrec._subsets import sorted_unique, uniform_subsets
 
 
 def _subset_chi2_pvalue(indptr, pos, rows, pop, size):

@@ -1,0 +1,102 @@
+"""Stress harness for sampled-metric estimators (simrec issue 6; shared/DESIGN.md §5-6).
+
+Global ranks of held-out items (:mod:`.sources`: a simulation, a real dataset
+or a user's ranks file) -> repeated sampled evaluation under several schemes
+and sizes with every estimator of :mod:`simrec.sampling` (:mod:`.harness`) ->
+tidy tables (:mod:`.tables`), the total-error decomposition in simulations
+(:mod:`.decomposition`) and figures (:mod:`.figures`). Stress scenarios
+(``kind = "stress"``, :mod:`.spec`) run with ``simrec stress SCENARIO --out
+DIR`` (:mod:`.runner`, :mod:`.command`).
+
+Example
+-------
+>>> import numpy as np
+>>> from simrec.stress import RecommenderRanks, StressConfig, run_stress, estimate_table
+>>> R = np.random.default_rng(0).integers(1, 2001, size=500)
+>>> ranks = RecommenderRanks("A", R, np.full(500, 2000), np.arange(500))
+>>> res = run_stress(ranks, "binomial", 100, StressConfig(repeats=5, estimators=("naive", "MLE")), rng=1)
+>>> table = estimate_table([res])
+"""
+
+from simrec.stress.decomposition import DECOMPOSITION_COLUMNS, decomposition_table
+from simrec.stress.harness import (
+    ESTIMATORS,
+    METRIC_FAMILIES,
+    SCHEMES,
+    StressConfig,
+    StressResult,
+    estimator_items,
+    estimator_names,
+    expected_sampled_metrics,
+    linear_family,
+    metric_values,
+    run_stress,
+    sample_ranks,
+    true_metric_values,
+)
+from simrec.stress.runner import StressOutcome, build_source_data, run_stress_scenario
+from simrec.stress.sources import (
+    RANKS_FILE_COLUMNS,
+    LooData,
+    RankSource,
+    RanksFileError,
+    RecommenderRanks,
+    loo_data,
+    ranks_frame,
+    read_ranks_file,
+    score_ranks,
+    simulate_loo_data,
+)
+from simrec.stress.spec import (
+    StressScenario,
+    is_stress_scenario,
+    load_stress_scenario,
+    resolve_stress_scenario_path,
+    shipped_stress_scenarios,
+)
+from simrec.stress.tables import estimate_table, expected_table, hit_ratio_table, ordering_table, winner_table
+
+__all__ = [
+    # sources
+    "RecommenderRanks",
+    "RankSource",
+    "LooData",
+    "RanksFileError",
+    "RANKS_FILE_COLUMNS",
+    "loo_data",
+    "simulate_loo_data",
+    "score_ranks",
+    "read_ranks_file",
+    "ranks_frame",
+    # harness
+    "SCHEMES",
+    "ESTIMATORS",
+    "METRIC_FAMILIES",
+    "StressConfig",
+    "StressResult",
+    "estimator_items",
+    "estimator_names",
+    "sample_ranks",
+    "linear_family",
+    "metric_values",
+    "true_metric_values",
+    "expected_sampled_metrics",
+    "run_stress",
+    # tables
+    "estimate_table",
+    "ordering_table",
+    "winner_table",
+    "hit_ratio_table",
+    "expected_table",
+    "decomposition_table",
+    "DECOMPOSITION_COLUMNS",
+    # scenarios and runs
+    "StressScenario",
+    "load_stress_scenario",
+    "resolve_stress_scenario_path",
+    "shipped_stress_scenarios",
+    "is_stress_scenario",
+    "run_stress_scenario",
+    "StressOutcome",
+    "build_source_data",
+]

@@ -1,0 +1,220 @@
+"""Tidy tables from stress results (one row per cell; CSV/Parquet ready).
+
+* :func:`estimate_table` — per recommender × scheme × n × estimator × metric × K:
+  the exact metric, the estimate's mean and sd over repeats, bias, relative
+  error (mean − exact)/exact and relative RMSE (Li's dissertation Tables 3-4
+  format);
+* :func:`ordering_table` — per pair of recommenders: the share of repeats in
+  which the estimates order the pair as the exact metric does (Krichene &
+  Rendle Table 4);
+* :func:`winner_table` — the share of repeats in which the estimator picks the
+  exact winner among all recommenders (dissertation Table 5);
+* :func:`hit_ratio_table` — sampled HR@k vs global HR@f(k) per mapping (Li &
+  Jin Figure 7);
+* :func:`expected_table` — E[sampled metric] as a function of n (K&R Figure 6).
+
+Decisions: a tie between two estimates counts as *not* ordered correctly (the
+paper's reader cannot tell them apart); a pair tied in the exact metric, or an
+exact winner tied with another recommender, has no correct answer: its share
+is NaN, with one warning per table. Relative errors where the exact metric is
+0 are NaN, with one warning per table. Repeats where an estimator is NaN (a
+failed fit) are left out of that cell (``n_repeats`` counts the rest).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from simrec.sampling import metric_table
+from simrec.stress.harness import METRIC_FAMILIES, _nan_mean_sd, StressResult, expected_sampled_metrics, metric_values
+from simrec.stress.sources import RankSource
+
+__all__ = [
+    "ESTIMATE_COLUMNS",
+    "estimate_table",
+    "ordering_table",
+    "winner_table",
+    "hit_ratio_table",
+    "expected_table",
+]
+
+ESTIMATE_COLUMNS = [
+    "recommender", "scheme", "n", "estimator", "metric", "k", "exact", "mean", "sd", "bias", "rel_error",
+    "rel_rmse", "n_repeats", "mean_sample_size",
+]
+
+
+def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
+    """Mean ± sd, bias and relative error of every estimator, one row per cell (see module docstring).
+
+    .. math:: \\mathrm{rel\\_error} = \\frac{\\bar T̂ - T}{T}, \\qquad
+              \\mathrm{rel\\_rmse} = \\frac{\\sqrt{\\overline{(T̂ - T)^2}}}{T}
+    """
+    frames = []
+    zero = 0
+    for res in results:
+        mean, sd, cnt = _nan_mean_sd(res.estimates)  # (E, J)
+        sq = (res.estimates - res.exact) ** 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mse = np.where(np.isnan(sq), 0, sq).sum(axis=0) / cnt
+        E, J = mean.shape
+        exact = np.broadcast_to(res.exact, (E, J))
+        bad = exact == 0
+        zero += int((bad & (cnt > 0)).sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rel = np.where(bad, np.nan, (mean - exact) / np.where(bad, 1, exact))
+            rel_rmse = np.where(bad, np.nan, np.sqrt(mse) / np.where(bad, 1, exact))
+        frame = pd.DataFrame({
+            "recommender": res.recommender,
+            "scheme": res.scheme,
+            "n": res.n,
+            "estimator": np.repeat(res.estimators, J),
+            "metric": np.tile(res.families, E),
+            "k": np.tile(res.ks, E),
+            "exact": exact.ravel(),
+            "mean": mean.ravel(),
+            "sd": sd.ravel(),
+            "bias": (mean - exact).ravel(),
+            "rel_error": rel.ravel(),
+            "rel_rmse": rel_rmse.ravel(),
+            "n_repeats": cnt.ravel(),
+            "mean_sample_size": res.mean_sample_size,
+        })
+        frames.append(frame[frame["n_repeats"] > 0])  # estimators that do not apply (mappings for NDCG/AP)
+    if zero:
+        warnings.warn(f"{zero} cell(s) have an exact metric of 0: relative errors there are NaN",
+                      RuntimeWarning, stacklevel=2)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ESTIMATE_COLUMNS)
+
+
+def _groups(results: Sequence[StressResult]) -> dict[tuple[str, int], list[StressResult]]:
+    out: dict[tuple[str, int], list[StressResult]] = {}
+    for r in results:
+        out.setdefault((r.scheme, r.n), []).append(r)
+    return out
+
+
+def ordering_table(results: Sequence[StressResult]) -> pd.DataFrame:
+    """Share of repeats in which each pair of recommenders is ordered as the exact metric orders it.
+
+    .. math:: \\frac{1}{\\#\\text{repeats}} \\sum_t 1\\big[\\mathrm{sign}(T̂_a^{(t)} - T̂_b^{(t)}) = \\mathrm{sign}(T_a - T_b)\\big]
+
+    Pairs (a, b) follow the order of ``results``; repeats t are paired by index.
+    """
+    frames = []
+    ties = 0
+    for (scheme, n), group in _groups(results).items():
+        for i in range(len(group)):
+            for j in range(i + 1, len(group)):
+                a, b = group[i], group[j]
+                names = [e for e in a.estimators if e in b.estimators]
+                ia = [a.estimators.index(e) for e in names]
+                ib = [b.estimators.index(e) for e in names]
+                reps = min(a.estimates.shape[0], b.estimates.shape[0])
+                d = np.sign(a.exact - b.exact)  # (J,)
+                diff = a.estimates[:reps, ia] - b.estimates[:reps, ib]  # (R, E, J)
+                ok = ~np.isnan(diff)
+                correct = (np.sign(np.where(ok, diff, 0)) == d) & ok
+                cnt = ok.sum(axis=0)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    share = correct.sum(axis=0) / cnt
+                share = np.where(d == 0, np.nan, share)
+                ties += int(((d == 0) & (cnt > 0)).sum())
+                E, J = share.shape
+                frame = pd.DataFrame({
+                    "scheme": scheme, "n": n,
+                    "estimator": np.repeat(names, J), "metric": np.tile(a.families, E), "k": np.tile(a.ks, E),
+                    "recommender_a": a.recommender, "recommender_b": b.recommender,
+                    "exact_a": np.tile(a.exact, E), "exact_b": np.tile(b.exact, E),
+                    "share_correct": share.ravel(), "n_repeats": cnt.ravel(),
+                })
+                frames.append(frame[frame["n_repeats"] > 0])
+    if ties:
+        warnings.warn(f"{ties} cell(s) compare recommenders tied in the exact metric: their share is NaN",
+                      RuntimeWarning, stacklevel=2)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def winner_table(results: Sequence[StressResult]) -> pd.DataFrame:
+    """Share of repeats in which an estimator's best recommender is the exact best (dissertation Table 5).
+
+    A repeat's pick is the recommender with the largest estimate (a tie for
+    the largest counts as a wrong pick); groups with one recommender are skipped.
+    """
+    frames = []
+    ties = 0
+    for (scheme, n), group in _groups(results).items():
+        if len(group) < 2:
+            continue
+        names = [e for e in group[0].estimators if all(e in g.estimators for g in group)]
+        reps = min(g.estimates.shape[0] for g in group)
+        exact = np.stack([g.exact for g in group])  # (A, J)
+        est = np.stack([g.estimates[:reps, [g.estimators.index(e) for e in names]] for g in group])  # (A, R, E, J)
+        top = exact.max(axis=0)
+        n_top = (exact == top).sum(axis=0)
+        winner = exact.argmax(axis=0)  # (J,)
+        ok = ~np.isnan(est).any(axis=0)  # (R, E, J)
+        filled = np.where(np.isnan(est), -np.inf, est)
+        best = filled.max(axis=0)
+        unique_best = (filled == best).sum(axis=0) == 1
+        pick = filled.argmax(axis=0)
+        correct = (pick == winner) & unique_best & ok
+        cnt = ok.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = correct.sum(axis=0) / cnt
+        share = np.where(n_top > 1, np.nan, share)
+        ties += int(((n_top > 1) & (cnt > 0)).sum())
+        E, J = share.shape
+        labels = np.array([g.recommender for g in group])
+        frame = pd.DataFrame({
+            "scheme": scheme, "n": n,
+            "estimator": np.repeat(names, J), "metric": np.tile(group[0].families, E), "k": np.tile(group[0].ks, E),
+            "exact_winner": np.tile(np.where(n_top > 1, "(tie)", labels[winner]), E),
+            "share_correct": share.ravel(), "n_repeats": cnt.ravel(),
+        })
+        frames.append(frame[frame["n_repeats"] > 0])
+    if ties:
+        warnings.warn(f"{ties} cell(s) have recommenders tied for the exact best: their share is NaN",
+                      RuntimeWarning, stacklevel=2)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def hit_ratio_table(results: Sequence[StressResult]) -> pd.DataFrame:
+    """Sampled HR@k (mean over repeats) beside the global HR@⌊f(k)⌋ of each mapping, k = 1..n."""
+    frames = []
+    for res in results:
+        if res.shr is None:
+            continue
+        k = np.arange(1, res.n + 1)
+        for name, f in res.mapping_values.items():
+            frames.append(pd.DataFrame({
+                "recommender": res.recommender, "scheme": res.scheme, "n": res.n, "mapping": name, "k": k,
+                "f_k": f, "sampled_hr": res.shr, "global_hr_at_f": res.global_hr_at_f[name],
+            }))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def expected_table(source: RankSource, families: Sequence[str], k: int, sizes: Sequence[int]) -> pd.DataFrame:
+    """E[naive sampled metric] at cutoff ``k`` vs sample size n, beside the exact metric (K&R Figure 6).
+
+    ``families`` are names of :data:`~simrec.stress.harness.METRIC_FAMILIES`;
+    sizes above a recommender's smallest candidate set are skipped.
+    """
+    metrics = [METRIC_FAMILIES[f](k) for f in families]
+    frames = []
+    for rec in source.recommenders:
+        ok = tuple(int(s) for s in sizes if 2 <= int(s) <= int(rec.n_candidates.min()))
+        if not ok:
+            continue
+        vals = expected_sampled_metrics(rec, metrics, ok)
+        exact = metric_values(rec.ranks, metric_table(metrics, k)).mean(axis=0)
+        for i, n in enumerate(ok):
+            frames.append(pd.DataFrame({
+                "recommender": rec.name, "n": n, "metric": list(families), "k": k,
+                "expected_sampled": vals[i], "exact": exact,
+            }))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -1,0 +1,133 @@
+"""The thesis's headline findings (Tian 2019, §4.3) as statistical tests on small simulations.
+
+Each world is replicated 16 times (data generation included); tolerances are in
+standard errors of the mean over replicates, computed here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from simrec.experiment import Evaluation, World, run_replicate, true_relevance
+from simrec.interactions import Interactions
+from simrec.observation import PopularitySampler, TruncatedPareto, UniformSampler
+from simrec.preference import IBP, Uniform
+from simrec.recommenders import Oracle, Popular, RandomRecommender
+from simrec.report import errors, pairwise_wins, summarize, wilson_interval
+
+PROFILE = TruncatedPareto(m_low=5, alpha=1.0, m_high=150)
+EVAL = Evaluation(recommenders=(Oracle(), Popular(), RandomRecommender()), metrics=("precision", "recall"), n=20)
+WORLDS = [
+    World("unif-unif", Uniform(n_users=500, n_items=600, lam=80.0), PROFILE, UniformSampler()),
+    World("ibp-unif", IBP(n_users=500, alpha=40.0, c=1.0, sigma=0.3), PROFILE, UniformSampler()),
+    World("ibp-pop", IBP(n_users=500, alpha=40.0, c=1.0, sigma=0.3), PROFILE, PopularitySampler()),
+    World("unif-pop", Uniform(n_users=500, n_items=600, lam=80.0), PROFILE, PopularitySampler()),
+]
+REPLICATES = 16
+
+
+@pytest.fixture(scope="module")
+def error_table() -> pd.DataFrame:
+    frames = [
+        run_replicate(w, EVAL, np.random.SeedSequence([7, r, i]), r).results
+        for r in range(REPLICATES)
+        for i, w in enumerate(WORLDS)
+    ]
+    e = errors(pd.concat(frames, ignore_index=True))
+    g = e.groupby(["world", "recommender", "metric"])["error"].agg(["mean", "std", "count"])
+    g["se"] = g["std"] / np.sqrt(g["count"])
+    return g
+
+
+@pytest.mark.parametrize("world", ["unif-unif", "ibp-unif"])
+@pytest.mark.parametrize("rec", ["Oracle", "Popular", "Random"])
+def test_recall_is_unbiased_under_uniform_observation(error_table, world, rec):
+    """Steck (2013): with missing-at-random observation the test set is, given
+    the training set, a uniform subset of the true relevance set, so observed
+    recall is unbiased for true recall user by user. Mean error within 4 SE."""
+    row = error_table.loc[(world, rec, "recall")]
+    assert abs(row["mean"]) < 4 * row["se"] + 1e-12, row
+
+
+@pytest.mark.parametrize("world", ["unif-unif", "ibp-unif", "ibp-pop", "unif-pop"])
+@pytest.mark.parametrize("rec", ["Oracle", "Popular", "Random"])
+def test_precision_is_underestimated(error_table, world, rec):
+    """The test set is a subset of the true relevance set, so observed
+    precision never exceeds true precision; the mean error is negative by
+    more than 4 SE."""
+    row = error_table.loc[(world, rec, "precision")]
+    assert row["mean"] < -4 * row["se"], row
+
+
+def test_popularity_observation_of_ibp_truth_inflates_populars_recall(error_table):
+    """IBP truth has a heavy popularity tail; the popularity sampler shows
+    popular items more often, so Popular's observed recall overestimates its
+    true recall (thesis Figures 21-24)."""
+    row = error_table.loc[("ibp-pop", "Popular", "recall")]
+    assert row["mean"] > 0.1 and row["mean"] > 10 * row["se"], row
+
+
+def test_popularity_observation_of_uniform_truth_is_nearly_unbiased(error_table):
+    """With uniform truth every item has about the same number of true likers
+    (Binomial(U, λ/I)), so popularity-weighted observation is nearly uniform:
+    Popular's recall error stays tiny. It is not exactly 0 — Popular follows
+    the binomial noise in true popularity that the sampler also follows — so
+    the test bounds its size rather than testing for zero: under 0.02 and
+    under 1/20 of the IBP-Pop error."""
+    small = error_table.loc[("unif-pop", "Popular", "recall")]["mean"]
+    big = error_table.loc[("ibp-pop", "Popular", "recall")]["mean"]
+    assert abs(small) < 0.02 and abs(small) < big / 20
+
+
+def test_true_relevance_is_truth_minus_train():
+    truth = Interactions.from_pairs(np.array([0, 0, 0, 1, 1, 2]), np.array([0, 1, 2, 1, 3, 0]), (3, 4))
+    train = Interactions.from_pairs(np.array([0, 1]), np.array([1, 3]), (2, 4))
+    rel = true_relevance(truth, np.array([0, 1]), train)
+    assert (rel.toarray() == np.array([[1, 0, 1, 0], [0, 1, 0, 0]])).all()
+    assert isinstance(rel, sp.csr_array) and rel.has_canonical_format
+
+
+def test_replicate_is_reproducible_and_adding_a_recommender_keeps_the_others():
+    w = WORLDS[2]
+    a = run_replicate(w, EVAL, 11).results
+    b = run_replicate(w, EVAL, 11).results
+    pd.testing.assert_frame_equal(a, b)
+    more = Evaluation(recommenders=(*EVAL.recommenders, Popular(name="Popular2")), metrics=EVAL.metrics, n=20)
+    c = run_replicate(w, more, 11).results
+    pd.testing.assert_frame_equal(a, c[c["recommender"] != "Popular2"].reset_index(drop=True))
+
+
+def test_evaluation_validates():
+    with pytest.raises(ValueError, match="`metrics` has unknown names"):
+        Evaluation(recommenders=(Popular(),), metrics=("precisoin",))
+    with pytest.raises(ValueError, match="`test_fraction`"):
+        Evaluation(recommenders=(Popular(),), test_fraction=1.0)
+    with pytest.raises(ValueError, match="`recommenders`"):
+        Evaluation(recommenders=())
+
+
+def test_summary_and_table3_intervals():
+    rows = []
+    for r in range(10):
+        for rec, v in (("Oracle", 0.5 + 0.01 * r), ("Popular", 0.52)):
+            rows += [(r, "w", "ibp", "popularity", rec, "recall", "observed", v, 10, 0),
+                     (r, "w", "ibp", "popularity", rec, "recall", "true", v - 0.1, 10, 0)]
+    res = pd.DataFrame(rows, columns=["replicate", "world", "preference", "observation", "recommender", "metric",
+                                      "truth", "value", "n_evaluated", "n_undefined"])
+    s = summarize(res)
+    err = s[(s["kind"] == "error") & (s["recommender"] == "Oracle")].iloc[0]
+    assert err["mean"] == pytest.approx(0.1) and err["sd"] == pytest.approx(0.0, abs=1e-12)
+    obs = s[(s["kind"] == "observed") & (s["recommender"] == "Oracle")].iloc[0]
+    assert obs["mean"] == pytest.approx(0.545)
+    # t interval: half-width t_{0.975, 9} * sd / sqrt(10), sd of 0.50..0.59 step 0.01
+    sd = np.std(0.5 + 0.01 * np.arange(10), ddof=1)
+    assert obs["ci_high"] - obs["mean"] == pytest.approx(2.2621571628 * sd / np.sqrt(10), rel=1e-8)
+    t3 = pairwise_wins(res, "Oracle", "Popular")
+    # Oracle beats Popular (0.52) in replicates 3..9 -> 7 of 10
+    assert (t3["wins"] == 7).all() and (t3["percent"] == 70).all()
+    lo, hi = wilson_interval(np.array([7]), np.array([10]))
+    # Wilson 95% interval for 7/10: (0.3968, 0.8922) (standard tables)
+    assert lo[0] == pytest.approx(0.3968, abs=1e-4) and hi[0] == pytest.approx(0.8922, abs=1e-4)
