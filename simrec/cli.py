@@ -79,9 +79,10 @@ def _print_run_summary(outcome) -> None:
     table.add_column("recommender")
     for m in metrics:
         table.add_column(_SHORT.get(m, m), justify="right")
-    for (world, rec), grp in err.groupby(["world", "recommender"], sort=False):
-        vals = grp.set_index("metric")["mean"]
-        table.add_row(world, rec, *[f"{vals.get(m, float('nan')):+.3f}" for m in metrics])
+    means = err.set_index(["world", "recommender", "metric"])["mean"]
+    for world in dict.fromkeys(outcome.results["world"]):
+        for rec in dict.fromkeys(outcome.results["recommender"]):
+            table.add_row(world, rec, *[f"{means.get((world, rec, m), float('nan')):+.3f}" for m in metrics])
     console.print(table)
     console.print(
         f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"

@@ -2,7 +2,7 @@
 
 generate truth -> observe -> hold out -> recommend -> measure every list
 against the observed test items AND against the true relevance set.
-This module and :mod:`simrec.sampling.stress` are the only places that wire
+This module and :mod:`simrec.stress` are the only places that wire
 generators, recommenders and metrics together.
 """
 
