@@ -69,6 +69,9 @@ __all__ = [
 METRIC_NAMES: tuple[str, ...] = _EXPERIMENT_METRICS
 
 
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
 class ScenarioError(ValueError):
     """A scenario file is malformed; the message lists every problem found."""
 
@@ -229,34 +232,36 @@ def _world_name(w: WorldSpec) -> str:
 
 
 # -- loading -------------------------------------------------------------------
-def shipped_scenarios() -> dict[str, Path]:
-    """Scenarios shipped inside the package, by name."""
+def scenario_kind(path: str | Path) -> str | None:
+    """The top-level ``kind`` of a scenario file: ``"run"`` (the default) or
+    ``"stress"``; None when the file cannot be read as TOML."""
+    try:
+        with open(path, "rb") as fh:
+            return str(tomllib.load(fh).get("kind", "run"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+
+
+def shipped_scenarios(kind: str | None = None) -> dict[str, Path]:
+    """Scenarios shipped inside the package, by name (only those of ``kind`` when given)."""
     root = _PACKAGE_DIR / "scenarios"
-    return {p.stem: p for p in sorted(root.glob("*.toml"))} if root.is_dir() else {}
+    files = sorted(root.glob("*.toml")) if root.is_dir() else []
+    return {p.stem: p for p in files if kind is None or scenario_kind(p) == kind}
 
 
-def scenario_kind(path: str | Path) -> str:
-    """``"run"`` or ``"stress"``: the top-level ``kind`` key of a scenario file (default ``"run"``)."""
-    with open(path, "rb") as fh:
-        return str(tomllib.load(fh).get("kind", "run"))
-
-
-def resolve_scenario_path(scenario: str | Path) -> Path:
-    """An existing path as is; otherwise the shipped scenario of that name."""
+def resolve_scenario_path(scenario: str | Path, kind: str | None = None) -> Path:
+    """An existing path as is; otherwise the shipped scenario of that name (and ``kind``)."""
     p = Path(scenario)
     if p.exists():
         return p
-    shipped = shipped_scenarios()
+    shipped = shipped_scenarios(kind)
     name = p.stem if p.suffix == ".toml" and len(p.parts) == 1 else str(scenario)
     if name in shipped:
         return shipped[name]
+    what = "shipped scenario" if kind is None else f"shipped {kind} scenario"
     raise ScenarioError(
-        f"{scenario}: no such file, and no shipped scenario of that name "
-        f"(shipped: {', '.join(sorted(shipped)) or 'none'})"
+        f"{scenario}: no such file, and no {what} of that name (shipped: {', '.join(sorted(shipped)) or 'none'})"
     )
-
-
-_PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def _presets_root() -> Path:
@@ -338,7 +343,7 @@ def load_scenario(scenario: str | Path) -> tuple[Scenario, Path]:
         presets, or model parameters that break a model's rules; the message
         names the file and every offending key.
     """
-    path = resolve_scenario_path(scenario)
+    path = resolve_scenario_path(scenario, kind="run")
     try:
         with open(path, "rb") as fh:
             raw = tomllib.load(fh)

@@ -44,7 +44,7 @@ def test_good_scenario_loads(tmp_path):
     assert path.name == "scenario.toml"
 
 
-RUN_SCENARIOS = sorted(n for n, p in shipped_scenarios().items() if scenario_kind(p) == "run")
+RUN_SCENARIOS = sorted(shipped_scenarios(kind="run"))
 
 
 def test_quickstart_is_shipped():
@@ -55,6 +55,12 @@ def test_quickstart_is_shipped():
 def test_shipped_run_scenarios_are_valid(name):
     sc, _ = load_scenario(name)
     assert sc.replicates >= 1
+
+
+def test_scenario_kinds_partition_the_shipped_scenarios():
+    kinds = {n: scenario_kind(p) for n, p in shipped_scenarios().items()}
+    assert set(kinds.values()) == {"run", "stress"}
+    assert set(shipped_scenarios(kind="stress")) == {n for n, k in kinds.items() if k == "stress"}
 
 
 def test_stress_scenario_is_redirected(tmp_path):

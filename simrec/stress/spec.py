@@ -44,7 +44,17 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from simrec.scenario import PopulationSpec, RecommenderSpec, ScenarioError, WorldSpec, _format_validation, _merge_preset
+from simrec.scenario import (
+    PopulationSpec,
+    RecommenderSpec,
+    ScenarioError,
+    WorldSpec,
+    _format_validation,
+    _merge_preset,
+    resolve_scenario_path,
+    scenario_kind,
+    shipped_scenarios,
+)
 from simrec.stress.harness import ESTIMATORS, METRIC_FAMILIES, SCHEMES, StressConfig
 
 __all__ = [
@@ -58,7 +68,6 @@ __all__ = [
     "is_stress_scenario",
 ]
 
-_PACKAGE_SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
 
 class _Strict(BaseModel):
@@ -184,33 +193,17 @@ class StressScenario(_Strict):
 # -- loading -------------------------------------------------------------------
 def is_stress_scenario(path: str | Path) -> bool:
     """Whether a TOML file declares ``kind = "stress"`` (False if unreadable)."""
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh).get("kind") == "stress"
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
+    return scenario_kind(path) == "stress"
 
 
 def shipped_stress_scenarios() -> dict[str, Path]:
     """Stress scenarios shipped inside the package, by name."""
-    if not _PACKAGE_SCENARIOS.is_dir():
-        return {}
-    return {p.stem: p for p in sorted(_PACKAGE_SCENARIOS.glob("*.toml")) if is_stress_scenario(p)}
+    return shipped_scenarios(kind="stress")
 
 
 def resolve_stress_scenario_path(scenario: str | Path) -> Path:
     """An existing path as is; otherwise the shipped stress scenario of that name."""
-    p = Path(scenario)
-    if p.exists():
-        return p
-    shipped = shipped_stress_scenarios()
-    name = p.stem if p.suffix == ".toml" and len(p.parts) == 1 else str(scenario)
-    if name in shipped:
-        return shipped[name]
-    raise ScenarioError(
-        f"{scenario}: no such file, and no shipped stress scenario of that name "
-        f"(shipped: {', '.join(sorted(shipped)) or 'none'})"
-    )
+    return resolve_scenario_path(scenario, kind="stress")
 
 
 _TAGS = re.compile(r"source\.(simulation|dataset|file)(?=[.:\[])")
