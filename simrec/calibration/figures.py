@@ -42,6 +42,7 @@ def plot_statistics(reference: KeyStatistics, simulated: KeyStatistics, path: st
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     kls = kl_by_statistic(reference, simulated)
     fig, axes = plt.subplots(2, 2, figsize=(9, 6.5))
@@ -54,6 +55,7 @@ def plot_statistics(reference: KeyStatistics, simulated: KeyStatistics, path: st
             ax.plot(x[keep], y[keep], label=label, **style)
         if name in ("item_popularity", "user_activity"):
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel("count (bin start)")
         else:
             ax.set_xlabel("cosine similarity")
@@ -62,7 +64,7 @@ def plot_statistics(reference: KeyStatistics, simulated: KeyStatistics, path: st
         ax.set_title(f"{_TITLES[name]}  (KL {kls[name]:.3g})", fontsize=10)
         ax.legend(fontsize=8)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     out = atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=110))
     plt.close(fig)
@@ -74,5 +76,5 @@ def plot_cell(objective, trial: Trial, search_seed: int, path: str | Path) -> Pa
     seed = task_seed(search_seed, trial.index).spawn(2)[1]
     _, stats = objective.statistics_at(trial.params, seed)
     params = ", ".join(f"{k}={v:.3g}" for k, v in trial.params.items())
-    title = f"{objective.target.name}: {objective.preference}-{objective.observation}  ({params})"
+    title = f"{objective.target.name}: {objective.preference} preference, {objective.observation} observation\n{params}"
     return plot_statistics(objective.target.reference, stats, path, title)

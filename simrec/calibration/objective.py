@@ -175,13 +175,13 @@ class Objective:
         if observed.n_pairs == 0:
             return TrialOutcome(float("nan"), refused="the simulation observed no pair")
         details = {**kls, "observed_pairs": float(observed.n_pairs), "observed_items": float((observed.item_counts() > 0).sum())}
+        undefined = [k for k, v in kls.items() if not math.isfinite(v)]
+        if undefined and (self.objective == AVERAGE_LOSS or self.objective in undefined):
+            return TrialOutcome(float("nan"), details,
+                                refused=f"statistics undefined on the simulated data: {', '.join(undefined)}")
         if self.objective == AVERAGE_LOSS:
             value = average_loss(kls, self.best_kl)  # type: ignore[arg-type]
             details[AVERAGE_LOSS] = value
         else:
             value = kls[self.objective]
-        if not math.isfinite(value):
-            undefined = [k for k, v in kls.items() if not math.isfinite(v)]
-            return TrialOutcome(float("nan"), details,
-                                refused=f"statistics undefined on the simulated data: {', '.join(undefined)}")
         return TrialOutcome(float(value), details)
