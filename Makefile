@@ -10,7 +10,7 @@ BIN     = $(VENV)/bin
 OUT    ?= runs/quickstart
 PYTEST_ARGS ?=
 
-.PHONY: install run test test-all bench clean
+.PHONY: install run test clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,9 +27,6 @@ run: install
 test: install
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; fi; exit $$rc
-
-test-all: install
-	$(BIN)/python -m pytest -m '' $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

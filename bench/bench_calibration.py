@@ -30,7 +30,7 @@ POINTS = {
     "ibp": {"alpha": 400.0, "c": 0.504, "sigma": 0.1},
     "lda": {"n_topics": 100, "lam": 600.0, "a": 0.1, "b": 0.05},
 }
-PARETO = {"m_low": 20.0, "pareto_alpha": 0.9, "m_high": 2314.0}
+PARETO = {"m_low": 20.0, "pareto_alpha": 0.3, "m_high": 2314.0}
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     truth = IBP(n_users=6040, alpha=400.0, c=0.504, sigma=0.1).generate(0)
-    ref = observe(truth, TruncatedPareto(m_low=20, alpha=0.9, m_high=2314), PopularitySampler(), 1).observed
+    ref = observe(truth, TruncatedPareto(m_low=20, alpha=0.3, m_high=2314), PopularitySampler(), 1).observed
     target = CalibrationTarget.from_interactions("ml-1m-like", ref, rng=0)
     print(f"reference: {ref.n_users:,} users x {ref.n_items:,} items, {ref.n_pairs:,} pairs "
           f"(built in {time.perf_counter() - t0:.2f} s)\n")

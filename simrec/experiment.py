@@ -17,7 +17,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from . import metrics as _metrics
-from ._random import as_generator
+from ._random import as_generator, spawn_seeds
 from ._validation import check_in_range, check_int
 from .interactions import Interactions
 from .observation import observe
@@ -182,8 +182,9 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
     Users with no true like never reach the observed data (the observation
     step drops users with no observed item).
     """
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    children = ss.spawn(3 + len(evaluation.recommenders))
+    # spawn_seeds derives the children without mutating a caller's SeedSequence
+    # (SeedSequence.spawn would), so the same seed always gives the same replicate.
+    children = spawn_seeds(seed, 3 + len(evaluation.recommenders))
     truth = world.preference.generate(as_generator(children[0]))
     obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
     split = holdout(obs.observed, evaluation.test_fraction, as_generator(children[2]))

@@ -80,6 +80,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def no_repeats(model: BaseModel, *keys: str) -> None:
+    """Raise ValueError if a list field of ``model`` names a value twice (for model validators)."""
+    for key in keys:
+        vals = list(getattr(model, key))
+        if len(set(vals)) != len(vals):
+            dup = sorted({str(v) for v in vals if vals.count(v) > 1})
+            raise ValueError(f"`{key}` lists {', '.join(dup)} twice; got {vals}")
+
+
 # -- preference models -------------------------------------------------------
 class UniformSpec(_Strict):
     model: Literal["uniform"]
@@ -191,8 +200,7 @@ class EvaluationSpec(_Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> EvaluationSpec:
-        if len(set(self.metrics)) != len(self.metrics):
-            raise ValueError(f"`metrics` lists a metric twice: {self.metrics}")
+        no_repeats(self, "metrics")
         return self
 
 

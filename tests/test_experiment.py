@@ -95,6 +95,9 @@ def test_replicate_is_reproducible_and_adding_a_recommender_keeps_the_others():
     a = run_replicate(w, EVAL, 11).results
     b = run_replicate(w, EVAL, 11).results
     pd.testing.assert_frame_equal(a, b)
+    seed = np.random.SeedSequence(11)
+    pd.testing.assert_frame_equal(run_replicate(w, EVAL, seed).results, run_replicate(w, EVAL, seed).results)
+    pd.testing.assert_frame_equal(a, run_replicate(w, EVAL, seed).results)
     more = Evaluation(recommenders=(*EVAL.recommenders, Popular(name="Popular2")), metrics=EVAL.metrics, n=20)
     c = run_replicate(w, more, 11).results
     pd.testing.assert_frame_equal(a, c[c["recommender"] != "Popular2"].reset_index(drop=True))

@@ -31,7 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..scenario import ScenarioError, _format_validation
+from ..scenario import ScenarioError, _format_validation, no_repeats
 
 __all__ = ["SweepSpec", "DatasetRef", "load_sweep_spec"]
 
@@ -68,10 +68,7 @@ class SweepSpec(_Strict):
     def _checks(self) -> SweepSpec:
         if self.n_initial > self.n_calls:
             raise ValueError(f"`n_initial` ({self.n_initial}) must not exceed `n_calls` ({self.n_calls})")
-        for key in ("preferences", "observations", "objectives"):
-            vals = getattr(self, key)
-            if len(set(vals)) != len(vals):
-                raise ValueError(f"`{key}` lists a value twice: {vals}")
+        no_repeats(self, "preferences", "observations", "objectives")
         names = [d.name for d in self.dataset]
         if len(set(names)) != len(names):
             raise ValueError(f"dataset names must be unique; got {names}")

@@ -10,7 +10,8 @@ A sweep runs in two phases (Tian 2019, §3.4 and §4.1):
 
 Cells run as independent tasks (local processes with ``n_jobs > 1``); each
 cell's search has its own seed, ``task_seed(seed, dataset, preference,
-observation, objective)`` (indices into the spec's lists), and its own trial
+observation, objective)`` (indices into simrec's fixed lists of models and
+objectives, so a sweep over a subset gives each cell the same seed), and its own trial
 log, so a killed sweep resumes where it stopped and reproduces the trials of an
 uninterrupted one.
 
@@ -226,9 +227,12 @@ def run_sweep(
     """
     out = Path(out)
     extra = {} if max_pairs is None else {"max_pairs": max_pairs}
-    pref_i = {p: PREFERENCE_MODELS.index(p) for p in preferences}
-    obs_i = {o: OBSERVATION_MODELS.index(o) for o in observations}
     obj_order = (*STATISTICS, AVERAGE_LOSS)
+
+    def cell_seed(d: int, p: str, o: str, obj: str) -> int:
+        """Seed of a cell's search: fixed by the model and objective names, not the spec's list order."""
+        key = (d, PREFERENCE_MODELS.index(p), OBSERVATION_MODELS.index(o), obj_order.index(obj))
+        return int(task_seed(seed, *key).generate_state(1)[0])
 
     def log_of(t: CalibrationTarget, p: str, o: str, obj: str) -> Path:
         return out / t.name / "cells" / cell_name(p, o) / obj / "trials.jsonl"
@@ -241,8 +245,7 @@ def run_sweep(
                     for obj in objs:
                         objective = Objective(t, p, o, obj, best_kl=None if best is None else best[t.name],
                                               stat_pairs=stat_pairs, **extra)
-                        seed_cell = int(task_seed(seed, d, pref_i[p], obs_i[o], obj_order.index(obj)).generate_state(1)[0])
-                        tasks.append((objective, seed_cell, n_calls, n_initial, log_of(t, p, o, obj)))
+                        tasks.append((objective, cell_seed(d, p, o, obj), n_calls, n_initial, log_of(t, p, o, obj)))
         return tasks
 
     single = [o for o in objectives if o != AVERAGE_LOSS]
@@ -297,7 +300,6 @@ def run_sweep(
                 from .figures import plot_cell
 
                 objective = Objective(t, c.preference, c.observation, STATISTICS[0], stat_pairs=stat_pairs, **extra)
-                seed_cell = int(task_seed(seed, targets.index(t), pref_i[c.preference], obs_i[c.observation],
-                                          obj_order.index(c.objective)).generate_state(1)[0])
+                seed_cell = cell_seed(targets.index(t), c.preference, c.observation, c.objective)
                 plot_cell(objective, c.best, seed_cell, out / t.name / "figures" / f"{c.cell}.png")
     return SweepResult(tuple(cells), table, presets)

@@ -51,6 +51,7 @@ from simrec.scenario import (
     WorldSpec,
     _format_validation,
     _merge_preset,
+    no_repeats,
     resolve_scenario_path,
     scenario_kind,
     shipped_scenarios,
@@ -114,10 +115,7 @@ class SamplingSpec(_Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> SamplingSpec:
-        for key in ("schemes", "sizes"):
-            vals = getattr(self, key)
-            if len(set(vals)) != len(vals):
-                raise ValueError(f"`{key}` lists a value twice: {vals}")
+        no_repeats(self, "schemes", "sizes")
         return self
 
 
@@ -130,8 +128,7 @@ class EstimatorsSpec(_Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> EstimatorsSpec:
-        if len(set(self.names)) != len(self.names):
-            raise ValueError(f"`names` lists an estimator twice: {self.names}")
+        no_repeats(self, "names")
         return self
 
 
@@ -145,8 +142,7 @@ class MetricsSpec(_Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> MetricsSpec:
-        if len(set(self.names)) != len(self.names):
-            raise ValueError(f"`names` lists a metric twice: {self.names}")
+        no_repeats(self, "names")
         return self
 
 
