@@ -120,7 +120,10 @@ def calibrate(
             _fail(f"{spec}: dataset[{i}] ({ref.name}): {exc}")
         if ref.k_core:
             inter = k_core(inter, ref.k_core)
-        targets.append(CalibrationTarget.from_interactions(ref.name, inter, rng=sweep.seed, max_pairs=sweep.stat_pairs))
+        try:
+            targets.append(CalibrationTarget.from_interactions(ref.name, inter, rng=sweep.seed, max_pairs=sweep.stat_pairs))
+        except ValueError as exc:
+            _fail(f"{spec}: dataset[{i}]: {exc}")
     done = {"n": 0}
 
     def on_cell(cell) -> None:
@@ -149,15 +152,16 @@ def calibrate(
 
 @app.command()
 def scenarios() -> None:
-    """List the scenarios shipped with the package."""
+    """List the scenarios shipped with the package (run them by name with `simrec run` or `simrec stress`)."""
     import tomllib
 
     from .scenario import shipped_scenarios
 
     for name, path in sorted(shipped_scenarios().items()):
         with open(path, "rb") as fh:
-            desc = tomllib.load(fh).get("description", "")
-        typer.echo(f"{name:28s} {desc}")
+            raw = tomllib.load(fh)
+        command = "simrec stress" if raw.get("kind") == "stress" else "simrec run"
+        typer.echo(f"{command:14s} {name:24s} {raw.get('description', '')}")
 
 
 @datasets_app.command("describe")

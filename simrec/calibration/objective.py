@@ -64,8 +64,26 @@ class CalibrationTarget:
 
     @classmethod
     def from_interactions(cls, name: str, inter: Interactions, rng=0, *, max_pairs: int = 1_000_000) -> CalibrationTarget:
+        """Bins and statistics of a reference dataset.
+
+        Raises
+        ------
+        ValueError
+            When a statistic is undefined on the reference (e.g. fewer than two
+            items or users with the 5 observations the similarity statistics
+            need): no simulation could be compared with it.
+        """
         bins = StatisticBins.from_reference(inter)
-        stats = key_statistics(inter, bins, as_generator(rng), max_pairs=max_pairs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            stats = key_statistics(inter, bins, as_generator(rng), max_pairs=max_pairs)
+        undefined = [s for s in STATISTICS if not np.isfinite(stats[s]).all()]
+        if undefined:
+            raise ValueError(
+                f"reference {name!r} ({inter.n_users} users, {inter.n_items} items, {inter.n_pairs} pairs): "
+                f"{', '.join(undefined)} undefined (similarities need at least two items and two users with "
+                f">= {bins.min_observations} observations); it cannot be calibrated against"
+            )
         return cls(name, ReferenceShape.of(inter), bins, stats)
 
 

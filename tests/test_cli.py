@@ -1,0 +1,84 @@
+"""The `simrec` command's small subcommands and its input errors (exit code 2, nothing written)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from simrec.cli import app
+from simrec.observation import TruncatedPareto, UniformSampler, observe
+from simrec.preference import Uniform
+
+FIXTURES = Path(__file__).parent / "fixtures"
+runner = CliRunner()
+
+
+def test_scenarios_lists_every_shipped_scenario_with_its_command():
+    res = runner.invoke(app, ["scenarios"])
+    assert res.exit_code == 0
+    lines = {line.split()[2]: line.split()[1] for line in res.output.splitlines() if line.strip()}
+    assert lines["quickstart"] == "run" and lines["thesis-table3"] == "run"
+    assert lines["sampled-ml100k"] == "stress"
+
+
+def test_datasets_describe_prints_the_sizes():
+    res = runner.invoke(app, ["datasets", "describe", str(FIXTURES / "ml-100k")])
+    assert res.exit_code == 0, res.output
+    assert "users" in res.output and "items" in res.output and "pairs" in res.output
+
+
+def test_datasets_describe_missing_file_is_a_clear_error(tmp_path):
+    res = runner.invoke(app, ["datasets", "describe", str(tmp_path / "nothing.csv")])
+    assert res.exit_code == 2
+    assert "nothing.csv" in res.output
+
+
+def test_calibrate_bad_spec_is_refused_and_writes_nothing(tmp_path):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('name = "x"\nseed = 1\nn_calls = 5\nn_initial = 9\n'
+                    '[[dataset]]\nname = "toy"\npath = "missing-folder"\n')
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["calibrate", str(spec), "--out", str(out), "-q"])
+    assert res.exit_code == 2
+    assert "n_initial" in res.output and str(spec) in res.output
+    assert not out.exists()
+    spec.write_text('name = "x"\nseed = 1\n[[dataset]]\nname = "toy"\npath = "missing-folder"\n')
+    res = runner.invoke(app, ["calibrate", str(spec), "--out", str(out), "-q"])
+    assert res.exit_code == 2 and "dataset[0].path" in res.output and "does not exist" in res.output
+    assert not out.exists()
+
+
+def test_calibrate_refuses_a_reference_without_similarity_statistics(tmp_path):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'name = "x"\nseed = 1\n[[dataset]]\nname = "fixture"\npath = "{(FIXTURES / "ml-100k").as_posix()}"\n')
+    res = runner.invoke(app, ["calibrate", str(spec), "--out", str(tmp_path / "out"), "-q"])
+    assert res.exit_code == 2
+    assert "dataset[0]" in res.output and "similarity" in res.output and "undefined" in res.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_calibrate_small_sweep_end_to_end(tmp_path):
+    """A 3-call sweep of one model on a simulated CSV reference: presets, table and figure appear."""
+    truth = Uniform(n_users=120, n_items=150, lam=30.0).generate(0)
+    ref = observe(truth, TruncatedPareto(m_low=5, alpha=1.0, m_high=60), UniformSampler(), 1).observed
+    ref.to_frame().to_csv(tmp_path / "pairs.csv", index=False)
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(
+        'name = "tiny"\nseed = 3\nn_calls = 3\nn_initial = 3\npreferences = ["uniform"]\n'
+        'observations = ["uniform"]\nstat_pairs = 2000\n'
+        '[[dataset]]\nname = "sim"\npath = "pairs.csv"\nkind = "pairs"\n'
+    )
+    out = tmp_path / "out"
+    presets = tmp_path / "presets"
+    res = runner.invoke(app, ["calibrate", str(spec), "--out", str(out), "-q", "--export-presets", str(presets)])
+    assert res.exit_code == 0, res.output
+    assert (out / "sim" / "table.csv").is_file() and (out / "sim" / "summary.md").is_file()
+    assert (out / "sim" / "figures" / "uniform-unif.png").is_file()
+    assert (presets / "sim" / "uniform-unif.toml").is_file()
+
+
+def test_run_bad_backend_is_refused(tmp_path):
+    res = runner.invoke(app, ["run", "quickstart", "--out", str(tmp_path / "o"), "--backend", "ray"])
+    assert res.exit_code == 2 and "--backend" in res.output
+    assert not (tmp_path / "o").exists()
