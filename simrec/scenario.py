@@ -272,6 +272,19 @@ def resolve_scenario_path(scenario: str | Path, kind: str | None = None) -> Path
     )
 
 
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's tables; ScenarioError naming the file if it is missing, unreadable or not TOML."""
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
+
+
 def _presets_root() -> Path:
     return _PACKAGE_DIR / "presets"
 
@@ -352,13 +365,7 @@ def load_scenario(scenario: str | Path) -> tuple[Scenario, Path]:
         names the file and every offending key.
     """
     path = resolve_scenario_path(scenario, kind="run")
-    try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
+    raw = read_toml(path)
     if raw.get("kind") == "stress":
         raise ScenarioError(f"{path}: a stress scenario (kind = \"stress\"); run it with `simrec stress {path}`")
     raw = _merge_preset(raw, path)

@@ -25,13 +25,12 @@ holding ``<dataset name>``.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..scenario import ScenarioError, _format_validation, no_repeats
+from ..scenario import ScenarioError, _format_validation, no_repeats, read_toml
 
 __all__ = ["SweepSpec", "DatasetRef", "load_sweep_spec"]
 
@@ -85,13 +84,7 @@ class SweepSpec(_Strict):
 def load_sweep_spec(path: str | Path) -> SweepSpec:
     """Read and validate a sweep spec; raise ScenarioError naming file and keys."""
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such sweep spec file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+    raw = read_toml(path)
     try:
         spec = SweepSpec.model_validate(raw)
     except ValidationError as exc:

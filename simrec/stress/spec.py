@@ -38,7 +38,6 @@ import hashlib
 import json
 import os
 import re
-import tomllib
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
@@ -52,6 +51,7 @@ from simrec.scenario import (
     _format_validation,
     _merge_preset,
     no_repeats,
+    read_toml,
     resolve_scenario_path,
     scenario_kind,
     shipped_scenarios,
@@ -230,13 +230,7 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True) -> tu
     from simrec.build import build_observation, build_preference, build_recommender
 
     path = resolve_stress_scenario_path(scenario)
-    try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
+    raw = read_toml(path)
     if raw.get("kind") != "stress":
         raise ScenarioError(f"{path}: not a stress scenario (needs the top-level key kind = \"stress\"; "
                             f"got {raw.get('kind')!r}); run it with `simrec run`")
