@@ -18,8 +18,18 @@ import pandas as pd
 __all__ = ["atomic_write", "write_text", "write_json", "write_parquet", "write_csv"]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Path:
-    """Call ``writer(tmp_path)`` then move ``tmp_path`` onto ``path`` atomically."""
+    """Call ``writer(tmp_path)`` then move ``tmp_path`` onto ``path`` atomically.
+
+    The file gets the usual permissions (0666 less the umask), not the private
+    0600 of a temporary file.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -27,6 +37,7 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Pat
     tmp_path = Path(tmp)
     try:
         writer(tmp_path)
+        os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, path)
     except BaseException:
         tmp_path.unlink(missing_ok=True)

@@ -102,8 +102,13 @@ def test_run_tasks_serial_and_processes_agree_and_report_each_result():
 
 
 def test_atomic_write_leaves_no_partial_file(tmp_path):
+    import os
+
     target = tmp_path / "a.txt"
     write_text(target, "one")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (target.stat().st_mode & 0o777) == 0o666 & ~mask  # not the 0600 of a temp file
 
     class Boom(Exception):
         pass
