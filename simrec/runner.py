@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._io import write_csv, write_json, write_parquet, write_text
+from ._progress import progress_bar
 from ._random import task_seed
 from .build import build_observation, build_preference, build_recommender
 from .experiment import RESULT_COLUMNS, Evaluation, World, run_replicate
@@ -170,31 +171,17 @@ def run_scenario(
                 todo.append((world, evaluation, task_seed(scenario.seed, r, w), r))
 
     task_seconds: list[float] = []
-    infos: list[dict] = []
+    with progress_bar(scenario.name, len(todo), "replicates", progress) as advance:
 
-    def record(_i: int, res: tuple[pd.DataFrame, dict, float]) -> None:
-        frame, info, secs = res
-        rep = int(frame["replicate"].iloc[0]) if len(frame) else -1
-        world = str(frame["world"].iloc[0]) if len(frame) else "empty"
-        write_parquet(shards / _shard_name(rep, world), frame.assign(**{f"info_{k}": v for k, v in info.items()}))
-        task_seconds.append(secs)
-        infos.append(info)
-        if bar is not None:
-            bar.advance(bar_task)
+        def record(i: int, res: tuple[pd.DataFrame, dict, float]) -> None:
+            frame, info, secs = res
+            _world, _evaluation, _seed, rep = todo[i]
+            write_parquet(shards / _shard_name(rep, _world.name),
+                          frame.assign(**{f"info_{k}": v for k, v in info.items()}))
+            task_seconds.append(secs)
+            advance()
 
-    bar = bar_task = None
-    if progress and todo:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        bar = Progress(TextColumn(f"[bold]{scenario.name}"), BarColumn(), MofNCompleteColumn(),
-                       TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
-        bar_task = bar.add_task("replicates", total=len(todo))
-        bar.start()
-    try:
         run_tasks(_run_task, todo, n_jobs=n_jobs, backend=backend, on_result=record)  # type: ignore[arg-type]
-    finally:
-        if bar is not None:
-            bar.stop()
 
     frames = [pd.read_parquet(p) for p in sorted(shards.glob("*.parquet"))]
     expected = {_shard_name(r, w.name) for r in range(scenario.replicates) for w in worlds}

@@ -382,29 +382,50 @@ def load_scenario(scenario: str | Path) -> tuple[Scenario, Path]:
     return sc, path
 
 
+def world_problems(world: WorldSpec, population: PopulationSpec, where: str) -> list[str]:
+    """Rules of a world that need more than one key: build its models once.
+
+    ``where`` prefixes each message with the world's key path (e.g. ``world[2]``).
+    """
+    from .build import build_observation, build_preference
+
+    problems = []
+    for key, build in (("preference", lambda: build_preference(world, population)),
+                       ("observation", lambda: build_observation(world))):
+        try:
+            build()
+        except (ValueError, TypeError) as exc:
+            problems.append(f"{where}.{key}: {exc}")
+    return problems
+
+
+def recommender_problems(specs: list, where: str, forbidden: dict[str, str] | None = None) -> list[str]:
+    """Bad recommender parameters, kinds ``forbidden`` here (kind -> reason) and repeated names."""
+    from .build import build_recommender
+
+    problems, names = [], []
+    for j, r in enumerate(specs):
+        if forbidden and r.kind in forbidden:
+            problems.append(f"{where}[{j}]: {forbidden[r.kind]}")
+            continue
+        try:
+            names.append(build_recommender(r).name)
+        except (ValueError, TypeError) as exc:
+            problems.append(f"{where}[{j}]: {exc}")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        problems.append(f"{where}: recommender names must be unique; repeated: {', '.join(dup)}")
+    return problems
+
+
 def _semantic_problems(sc: Scenario) -> list[str]:
     """Rules that need more than one key: build every typed object once."""
-    from .build import build_observation, build_preference, build_recommender
-
     problems: list[str] = []
     names = sc.world_names()
     for i, name in enumerate(names):
         if names.count(name) > 1:
             problems.append(f"world[{i}].name: world names must be unique; {name!r} repeats")
     for i, w in enumerate(sc.world):
-        for key, build in (("preference", lambda: build_preference(w, sc.population)),
-                           ("observation", lambda: build_observation(w))):
-            try:
-                build()
-            except (ValueError, TypeError) as exc:
-                problems.append(f"world[{i}].{key}: {exc}")
-    rec_names = []
-    for j, r in enumerate(sc.evaluation.recommenders):
-        try:
-            rec_names.append(build_recommender(r).name)
-        except (ValueError, TypeError) as exc:
-            problems.append(f"evaluation.recommenders[{j}]: {exc}")
-    dup = sorted({n for n in rec_names if rec_names.count(n) > 1})
-    if dup:
-        problems.append(f"evaluation.recommenders: recommender names must be unique; repeated: {', '.join(dup)}")
+        problems += world_problems(w, sc.population, f"world[{i}]")
+    problems += recommender_problems(sc.evaluation.recommenders, "evaluation.recommenders")
     return problems

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from simrec._io import atomic_write, write_csv, write_json, write_parquet, write_text
+from simrec._progress import progress_bar
 from simrec._random import task_seed
 from simrec.parallel import run_tasks
 from simrec.runner import _check_out_dir, package_versions
@@ -165,18 +166,6 @@ def _stress_task(task: tuple) -> StressResult:
     return run_stress(ranks, scheme, n, config, rng=seed)
 
 
-def _progress(name: str, total: int, label: str, enabled: bool):
-    if not enabled or total == 0:
-        return None, None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    bar = Progress(TextColumn(f"[bold]{name}[/bold] {label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TimeRemainingColumn(), transient=False)
-    task = bar.add_task(label, total=total)
-    bar.start()
-    return bar, task
-
-
 def _rec_names(sc: StressScenario, source: RankSource | None) -> list[str]:
     if source is not None:
         return [r.name for r in source.recommenders]
@@ -242,19 +231,14 @@ def run_stress_scenario(
         n_rec = len(sc.source.recommenders)
         todo = [(sc, data_path, j) for j in range(n_rec) if not (rdir / f"{j}.npz").exists()]
         reused += n_rec - len(todo)
-        bar, bar_task = _progress(sc.name, len(todo), "ranks", progress)
+        with progress_bar(sc.name, len(todo), "ranks", progress) as advance:
 
-        def record_ranks(_i: int, res: tuple[int, RecommenderRanks, dict, float]) -> None:
-            j, ranks, inf, _secs = res
-            _ranks_to_npz(rdir / f"{j}.npz", ranks, inf)
-            if bar is not None:
-                bar.advance(bar_task)
+            def record_ranks(_i: int, res: tuple[int, RecommenderRanks, dict, float]) -> None:
+                j, ranks, inf, _secs = res
+                _ranks_to_npz(rdir / f"{j}.npz", ranks, inf)
+                advance()
 
-        try:
             run_tasks(_ranks_task, todo, n_jobs=n_jobs, backend=backend, on_result=record_ranks)  # type: ignore[arg-type]
-        finally:
-            if bar is not None:
-                bar.stop()
         computed += len(todo)
         kind = "simulation" if isinstance(sc.source, SimulationSource) else "dataset"
         name = sc.source.name if isinstance(sc.source, DatasetSource) else (sc.source.world.name or "simulation")
@@ -285,20 +269,15 @@ def run_stress_scenario(
                     reused += 1
                 else:
                     todo2.append(((rec, scheme, n, config, task_seed(sc.seed, 2, j, s, i)), f))
-    bar, bar_task = _progress(sc.name, len(todo2), "stress", progress)
     task_seconds: list[float] = []
+    with progress_bar(sc.name, len(todo2), "stress", progress) as advance:
 
-    def record(i: int, res: StressResult) -> None:
-        _result_to_npz(todo2[i][1], res)
-        task_seconds.append(res.seconds)
-        if bar is not None:
-            bar.advance(bar_task)
+        def record(i: int, res: StressResult) -> None:
+            _result_to_npz(todo2[i][1], res)
+            task_seconds.append(res.seconds)
+            advance()
 
-    try:
         run_tasks(_stress_task, [t for t, _ in todo2], n_jobs=n_jobs, backend=backend, on_result=record)
-    finally:
-        if bar is not None:
-            bar.stop()
     computed += len(todo2)
     results = [_result_from_npz(f) for f in cells]
 

@@ -52,6 +52,8 @@ from simrec.scenario import (
     _merge_preset,
     no_repeats,
     read_toml,
+    recommender_problems,
+    world_problems,
     resolve_scenario_path,
     scenario_kind,
     shipped_scenarios,
@@ -227,7 +229,6 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True) -> tu
         impossible values, models or recommenders that break their rules,
         missing data; the message names the file and every offending key.
     """
-    from simrec.build import build_observation, build_preference, build_recommender
 
     path = resolve_stress_scenario_path(scenario)
     raw = read_toml(path)
@@ -247,26 +248,13 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True) -> tu
     problems: list[str] = []
     src = sc.source
     if isinstance(src, SimulationSource):
-        for key, build in (("preference", lambda: build_preference(src.world, src.population)),
-                           ("observation", lambda: build_observation(src.world))):
-            try:
-                build()
-            except (ValueError, TypeError) as exc:
-                problems.append(f"source.world.{key}: {exc}")
+        problems += world_problems(src.world, src.population, "source.world")
     if not isinstance(src, FileSource):
-        names = []
-        for j, r in enumerate(src.recommenders):
-            if isinstance(src, DatasetSource) and r.kind in ("oracle", "probabilistic_oracle"):
-                problems.append(f"source.recommenders[{j}]: {r.kind} needs the true preferences; "
-                                "a dataset source has none (use a simulation source)")
-                continue
-            try:
-                names.append(build_recommender(r).name)
-            except (ValueError, TypeError) as exc:
-                problems.append(f"source.recommenders[{j}]: {exc}")
-        dup = sorted({x for x in names if names.count(x) > 1})
-        if dup:
-            problems.append(f"source.recommenders: recommender names must be unique; repeated: {', '.join(dup)}")
+        forbidden = None
+        if isinstance(src, DatasetSource):
+            forbidden = {kind: f"{kind} needs the true preferences; a dataset source has none (use a simulation source)"
+                         for kind in ("oracle", "probabilistic_oracle")}
+        problems += recommender_problems(src.recommenders, "source.recommenders", forbidden)
     if sc.metrics.curve_k > sc.metrics.k_max:
         problems.append(f"metrics.curve_k: must be <= metrics.k_max ({sc.metrics.k_max}); got {sc.metrics.curve_k}")
     if "adaptive" in sc.sampling.schemes and min(sc.sampling.sizes) > sc.sampling.adaptive_n_max:
