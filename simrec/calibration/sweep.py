@@ -53,7 +53,6 @@ class CellResult:
     n_trials: int
     n_refused: int
     resumed_from: int
-    best_kl: dict[str, float]  # the best KL of every statistic over this search's trials
 
     @property
     def cell(self) -> str:
@@ -148,10 +147,8 @@ def calibrate_cell(objective: Objective, *, seed: int, n_calls: int = 150, n_ini
 def _cell_task(args: tuple) -> CellResult:
     objective, seed, n_calls, n_initial, log_path = args
     res = calibrate_cell(objective, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path)
-    ok = [t for t in res.trials if t.status == "ok"]
-    best_kl = {s: min((t.details[s] for t in ok if s in t.details), default=math.inf) for s in STATISTICS}
     return CellResult(objective.target.name, objective.preference, objective.observation, objective.objective,
-                      res.best, len(res.trials), sum(t.status == "refused" for t in res.trials), res.resumed_from, best_kl)
+                      res.best, len(res.trials), sum(t.status == "refused" for t in res.trials), res.resumed_from)
 
 
 def _table(cells: Sequence[CellResult], family_best: dict[str, dict[str, float]]) -> pd.DataFrame:
