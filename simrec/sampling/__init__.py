@@ -11,6 +11,9 @@ the sampled ranks by
   adaptive MLE) — Li's dissertation §2.4, §2.6;
 * mapping functions SHR@k ≈ HR@f(k) (:mod:`.mapping`) — Li & Jin 2020;
 
+each named as a value by :mod:`.estimators` (``BiasVariance(0.1, prior=MLEPrior())``,
+whose ``.name`` is the table label ``"BV_MLE(gamma=0.1)"``),
+
 and user sampling is sized and tested with :mod:`.users` (dissertation §2.7).
 
 Example
@@ -25,6 +28,7 @@ Example
 """
 
 from simrec.sampling._results import Estimate
+from simrec.sampling._threads import single_threaded_blas
 from simrec.sampling.corrections import (
     CorrectionProblem,
     RankCorrection,
@@ -43,6 +47,23 @@ from simrec.sampling.distribution import (
     mle,
     mle_adaptive,
     weighted_mle,
+)
+from simrec.sampling.estimators import (
+    MAPPINGS,
+    MES,
+    MLE,
+    AdaptiveMLE,
+    BiasVariance,
+    ConstrainedLeastSquares,
+    Estimator,
+    LeastSquares,
+    MappingEstimator,
+    MESPrior,
+    MLEPrior,
+    MSEOptimal,
+    Naive,
+    RankEstimate,
+    WeightedMLE,
 )
 from simrec.sampling.functions import (
     RankMetric,
@@ -70,6 +91,7 @@ from simrec.sampling.ranks import (
     conditional_rank_matrix,
     global_ranks,
     log_conditional_rank_probabilities,
+    log_rank_probabilities_from_shares,
     rank_histogram,
     sample_ranks_adaptive,
     sample_ranks_binomial,
@@ -98,6 +120,7 @@ __all__ = [
     "SamplingScheme",
     "conditional_rank_matrix",
     "log_conditional_rank_probabilities",
+    "log_rank_probabilities_from_shares",
     "global_ranks",
     "sample_ranks_binomial",
     "sample_ranks_hypergeometric",
@@ -134,6 +157,22 @@ __all__ = [
     "decay_weights",
     "mes",
     "mle_adaptive",
+    # estimators (values naming what to compute)
+    "Estimator",
+    "MLEPrior",
+    "MESPrior",
+    "Naive",
+    "RankEstimate",
+    "LeastSquares",
+    "ConstrainedLeastSquares",
+    "BiasVariance",
+    "MSEOptimal",
+    "MLE",
+    "WeightedMLE",
+    "MES",
+    "AdaptiveMLE",
+    "MappingEstimator",
+    "MAPPINGS",
     # mapping
     "Mapping",
     "linear_mapping",
@@ -153,4 +192,6 @@ __all__ = [
     "proportion_difference_interval",
     "mean_t_test",
     "bonferroni",
+    # threads
+    "single_threaded_blas",
 ]

@@ -16,11 +16,15 @@ __all__ = [
 ]
 
 
-def check_rank_array(name: str, ranks: object, high: int, *, ndim: tuple[int, ...] = (1,)) -> np.ndarray:
+def check_rank_array(
+    name: str, ranks: object, high: int | np.ndarray, *, ndim: tuple[int, ...] = (1,)
+) -> np.ndarray:
     """Return ``ranks`` as an int64 array after checking it holds integers in ``[1, high]``.
 
     Integer-valued floats are accepted (and converted); NaN, fractions,
-    booleans, empty arrays and values outside the range raise.
+    booleans, empty arrays and values outside the range raise. ``high`` is an
+    int or an int array broadcasting against ``ranks`` (one bound per user,
+    e.g. each user's candidate count N_u along the last axis).
     """
     arr = np.asarray(ranks)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
@@ -40,7 +44,8 @@ def check_rank_array(name: str, ranks: object, high: int, *, ndim: tuple[int, ..
     bad = (arr < 1) | (arr > high)
     if bad.any():
         pos = int(np.flatnonzero(bad.ravel())[0])
-        raise ValueError(f"`{name}` must be integers in [1, {high}]; got {arr.ravel()[pos]} at position {pos}")
+        bound = high if np.ndim(high) == 0 else np.broadcast_to(high, arr.shape).ravel()[pos]
+        raise ValueError(f"`{name}` must be integers in [1, {bound}]; got {arr.ravel()[pos]} at position {pos}")
     return arr
 
 

@@ -43,13 +43,15 @@ possible rank (so monotone solutions stay monotone).
 Dense kernels run with single-threaded BLAS (see :mod:`._threads`).
 
 Build a :class:`CorrectionProblem` once per (scheme, prior) to reuse its
-eigendecomposition across metrics and γ; functions given a bare
+eigendecomposition across metrics and γ (:meth:`CorrectionProblem.solve_many`
+solves many metrics and γ in one call); functions given a bare
 :class:`~simrec.sampling.ranks.SamplingScheme` use a uniform-prior problem
 cached on the scheme (K&R's choice, π = 1/N).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -233,6 +235,64 @@ class CorrectionProblem:
         else:
             phi = 1.0 / ((1.0 - gamma) * lam + gamma)
         return self._fill((q @ (phi * y)) / sc)
+
+    @blas_single_thread
+    def solve_many(
+        self, f_top: np.ndarray, gammas: Sequence[float], a_top: np.ndarray | None = None
+    ) -> dict[float, np.ndarray]:
+        """F̂ of the linear family for J metrics and several γ from one eigendecomposition.
+
+        .. math:: \\hat F = C^{-1/2} Q\\,\\mathrm{diag}\\big(1/((1-γ)λ + γ)\\big) Q^\\top C^{-1/2} A^\\top D B
+
+        The solution of :meth:`solve` (same eigendecomposition of
+        S = C^{-1/2} A^T D A C^{-1/2}, γ = 0 cutoff and nearest-rank fill), with
+        the right-hand sides of all J metrics in one product: the metrics
+        vanish beyond rank k_max (truncated at K <= k_max, e.g. Recall, NDCG,
+        AP at K), so A^T D B = A_top^T (π_top ⊙ F_top) with A_top = P(r | R <= k_max)
+        (K&R 2020 eqs. 21-26; Li's dissertation §2.5, eq. 45 for γ = 1/M).
+        Equal to :meth:`solve` up to rounding (the right-hand side is summed
+        over k_max rows instead of the banded P(r|R)).
+
+        Parameters
+        ----------
+        f_top : ndarray, shape (k_max, J), 1 <= k_max <= N
+            F_j(R) for R = 1..k_max (e.g. :func:`~.functions.metric_table`);
+            F_j must be 0 beyond k_max.
+        gammas : sequence of float in [0, 1]
+            γ = 0 is minimum-norm least squares, γ = 1/M the MSE-optimal MN.
+        a_top : ndarray, shape (k_max, n), optional
+            P(r|R) for R = 1..k_max (computed from the scheme if omitted;
+            pass it to share it between problems of one scheme).
+
+        Returns
+        -------
+        dict of float -> ndarray of shape (n, J)
+            F̂ per γ (keyed by ``float(γ)``), column j for metric j.
+        """
+        f_top = np.asarray(f_top, dtype=np.float64)
+        scheme = self.scheme
+        if f_top.ndim != 2 or not 1 <= f_top.shape[0] <= scheme.n_items or f_top.shape[1] == 0:
+            raise ValueError(f"`f_top` must have shape (k_max, J) with 1 <= k_max <= N = {scheme.n_items} and "
+                             f"J >= 1; got {f_top.shape}")
+        gammas = [check_in_range("gammas", g, 0, 1) for g in gammas]
+        k_max = f_top.shape[0]
+        if a_top is None:
+            a_top = np.exp(scheme.log_probabilities(np.arange(1, k_max + 1)))
+        elif np.shape(a_top) != (k_max, scheme.n):
+            raise ValueError(f"`a_top` must have shape ({k_max}, {scheme.n}) (P(r|R) for R = 1..k_max); "
+                             f"got {np.shape(a_top)}")
+        support, sc, lam, q = self._eig
+        rhs = a_top.T @ (self.prior[:k_max, None] * f_top)
+        y = q.T @ (rhs[support] / sc[:, None])
+        out: dict[float, np.ndarray] = {}
+        for g in gammas:
+            if g == 0:
+                keep = lam > self._cutoff
+                phi = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
+            else:
+                phi = 1.0 / ((1.0 - g) * lam + g)
+            out[g] = self._fill((q @ (phi[:, None] * y)) / sc[:, None])
+        return out
 
     @blas_single_thread
     def solve_monotone(self, metric: RankMetric) -> np.ndarray:

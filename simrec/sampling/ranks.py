@@ -18,6 +18,11 @@ itself and n - 1 sampled irrelevant items: its **sampled rank** r in [1, n] is
 * **Adaptive** sampling (dissertation §2.6, Algorithm 1):
   :func:`sample_ranks_adaptive`.
 
+The closed-form samplers accept one candidate count per user (``n_items`` an
+int array N_u of shape (M,), e.g. all items minus the user's training items),
+as leave-one-out evaluation produces; :func:`log_rank_probabilities_from_shares`
+gives P(r | θ) for any per-user θ_u = (R_u - 1)/(N_u - 1).
+
 :class:`SamplingScheme` holds (N, n, with/without replacement) and builds the
 n-column matrix P(r|R) once, in log space (log-factorial tables, ``xlogy``), so
 that N = 140,000 and n = 3,200 neither overflow nor underflow.
@@ -42,6 +47,7 @@ __all__ = [
     "SamplingScheme",
     "conditional_rank_matrix",
     "log_conditional_rank_probabilities",
+    "log_rank_probabilities_from_shares",
     "global_ranks",
     "sample_ranks_binomial",
     "sample_ranks_hypergeometric",
@@ -97,16 +103,24 @@ def _log_pmf_grid(
     N = n_items
     top = max(N, int(m.max())) + 1
     lf = _log_factorials(top)
-    log_comb_m = lf[m] - lf[k] - lf[np.maximum(m - k, 0)]  # log C(m, k), shape (1, d)
     if replace:
-        theta = (R - 1) / (N - 1.0)
-        out = log_comb_m + xlogy(k, theta) + xlog1py(m - k, -theta)
-        out[:, (k > m)[0]] = -np.inf
-        return out
+        return _log_binomial_grid((R - 1) / (N - 1.0), k, m, lf)
     pad = top + 1
     lfp = _log_factorials_padded(top, pad)
     out = (lf[R - 1] + lf[N - R]) - (lf[N - 1] - lf[m] - lf[N - 1 - m])
     out = out - lf[k] - lfp[pad + R - 1 - k] - lfp[pad + np.maximum(m - k, -1)] - lfp[pad + N - R - (m - k)]
+    return out
+
+
+def _log_binomial_grid(theta: np.ndarray, k: np.ndarray, m: np.ndarray, lf: np.ndarray) -> np.ndarray:
+    """log Bin(k; m, θ) on the grid θ (b, 1) x k (1, d), m (1, d): ``log C(m, k) + k log θ + (m - k) log(1 - θ)``.
+
+    ``xlogy``/``xlog1py`` make θ in {0, 1} exact; cells with k > m are -inf.
+    ``lf`` is a log-factorial table covering max(m).
+    """
+    log_comb_m = lf[m] - lf[k] - lf[np.maximum(m - k, 0)]  # log C(m, k), shape (1, d)
+    out = log_comb_m + xlogy(k, theta) + xlog1py(m - k, -theta)
+    out[:, (k > m)[0]] = -np.inf
     return out
 
 
@@ -184,6 +198,41 @@ def log_conditional_rank_probabilities(
     n = check_int("n", n, low=1, high=n_items)
     rows = np.arange(1, n_items + 1) if ranks is None else check_rank_array("ranks", ranks, n_items)
     return _log_pmf_grid(rows, np.arange(n), n, n_items, bool(replace))
+
+
+def log_rank_probabilities_from_shares(shares: object, n: int) -> np.ndarray:
+    """log P(r | s) = log Binomial(r - 1; n - 1, s) for r = 1..n, one row per share s.
+
+    .. math:: \\log P(r \\mid s) = \\log \\binom{n-1}{r-1} + (r-1) \\log s + (n-r) \\log(1-s)
+
+    With replacement each of the n - 1 sampled negatives ranks above the
+    held-out item with probability s, so ``r - 1 ~ Binomial(n - 1, s)``
+    (K&R 2020 §4.3; Li's dissertation eq. 28). Under uniform sampling
+    s = (R - 1)/(N - 1) and a row is the row R of
+    :func:`log_conditional_rank_probabilities` (with replacement) for any N,
+    e.g. each user's own candidate count N_u; under weighted sampling s is the
+    above-weight share (:func:`above_weight_share`). Exact at s in {0, 1}
+    (``xlogy``), computed in log space (no overflow at n = 3,200).
+
+    Parameters
+    ----------
+    shares : array-like of float in [0, 1], shape (b,)
+    n : int
+        Sample-set size (>= 1).
+
+    Returns
+    -------
+    ndarray of shape (b, n)
+        ``-inf`` where P = 0.
+    """
+    n = check_int("n", n, low=1)
+    s = np.asarray(shares, dtype=np.float64)
+    if s.ndim != 1 or s.size == 0:
+        raise ValueError(f"`shares` must be a non-empty 1-d array; got shape {s.shape}")
+    if not np.isfinite(s).all() or (s < 0).any() or (s > 1).any():
+        raise ValueError("`shares` must be in [0, 1]")
+    k = np.arange(n, dtype=np.int64)[None, :]
+    return _log_binomial_grid(s[:, None], k, np.full(k.shape, n - 1), _log_factorials(n))
 
 
 @dataclass(frozen=True)
@@ -301,48 +350,89 @@ def conditional_rank_matrix(n_items: int, n: int, *, replace: bool = True) -> np
 # ---------------------------------------------------------------------------
 # sampled ranks from global ranks (closed form schemes)
 # ---------------------------------------------------------------------------
-def _check_scheme_args(ranks: object, n_items: int, n: int) -> tuple[np.ndarray, int, int]:
-    n_items = check_int("n_items", n_items, low=2)
-    n = check_int("n", n, low=1, high=n_items)
+def _check_n_items(n_items: object, shape: tuple[int, ...]) -> int | np.ndarray:
+    """N as an int, or one candidate count N_u >= 2 per user (int64, shape ``(shape[-1],)``)."""
+    if np.ndim(n_items) == 0:
+        return check_int("n_items", n_items, low=2)
+    arr = np.asarray(n_items)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"`n_items` must be an int or an integer array (one N_u per user); got dtype {arr.dtype}")
+    if shape and arr.shape != (shape[-1],):
+        raise ValueError(f"`n_items` must be an int or have shape ({shape[-1]},) (one N_u per user); "
+                         f"got shape {arr.shape}")
+    if arr.size and arr.min() < 2:
+        u = int(np.argmin(arr))
+        raise ValueError(f"`n_items` must be >= 2; got {int(arr[u])} at position {u}")
+    return arr.astype(np.int64, copy=False)
+
+
+def _check_size(name: str, n: object, n_items: int | np.ndarray, replace: bool, low: int) -> int:
+    """``n`` in [low, N]; with per-user N_u: <= every N_u without replacement, <= max N_u with it."""
+    if np.ndim(n_items) == 0:
+        return check_int(name, n, low=low, high=int(n_items))
+    if replace:
+        return check_int(name, n, low=low, high=int(n_items.max()))
+    n = check_int(name, n, low=low)
+    if n_items.size and n > n_items.min():
+        u = int(np.argmin(n_items))
+        raise ValueError(f"`{name}` must be <= every user's `n_items` (sampling without replacement); "
+                         f"the smallest is {int(n_items[u])} at position {u}; got {n}")
+    return n
+
+
+def _check_scheme_args(
+    ranks: object, n_items: object, n: object, replace: bool
+) -> tuple[np.ndarray, int | np.ndarray, int]:
+    n_items = _check_n_items(n_items, np.shape(ranks))
+    n = _check_size("n", n, n_items, replace, low=1)
     r = check_rank_array("ranks", ranks, n_items, ndim=(1, 2))
     return r, n_items, n
 
 
-def sample_ranks_binomial(ranks: object, n_items: int, n: int, *, rng: RNGLike = None) -> np.ndarray:
+def sample_ranks_binomial(
+    ranks: object, n_items: int | np.ndarray, n: int, *, rng: RNGLike = None
+) -> np.ndarray:
     """Sampled ranks under uniform sampling **with** replacement.
 
-    .. math:: r - 1 \\sim \\mathrm{Binomial}\\!\\left(n - 1, \\frac{R - 1}{N - 1}\\right)
+    .. math:: r_u - 1 \\sim \\mathrm{Binomial}\\!\\left(n - 1, \\frac{R_u - 1}{N_u - 1}\\right)
 
-    (K&R 2020 §4.3; dissertation eq. 13.)
+    (K&R 2020 §4.3; dissertation eq. 13.) Each user may have its own
+    candidate count N_u (e.g. all items minus its training items).
 
     Parameters
     ----------
     ranks : array-like of int, shape (M,) or (repeats, M)
-        Global ranks in [1, N].
-    n_items : int
-        N.
+        Global ranks, R_u in [1, N_u].
+    n_items : int or array-like of int, shape (M,)
+        N, or one N_u >= 2 per user (along the last axis of ``ranks``).
     n : int
-        Sample-set size in [1, N].
+        Sample-set size, 1 <= n <= N (with per-user N_u: n <= max N_u; a
+        user's n - 1 draws with replacement may outnumber its N_u - 1
+        negatives).
     rng : Generator or seed
 
     Returns
     -------
     ndarray of int64, same shape as ``ranks``, values in [1, n].
     """
-    r, n_items, n = _check_scheme_args(ranks, n_items, n)
+    r, n_items, n = _check_scheme_args(ranks, n_items, n, replace=True)
     gen = as_generator(rng)
     return 1 + gen.binomial(n - 1, (r - 1) / (n_items - 1.0))
 
 
-def sample_ranks_hypergeometric(ranks: object, n_items: int, n: int, *, rng: RNGLike = None) -> np.ndarray:
+def sample_ranks_hypergeometric(
+    ranks: object, n_items: int | np.ndarray, n: int, *, rng: RNGLike = None
+) -> np.ndarray:
     """Sampled ranks under uniform sampling **without** replacement.
 
-    .. math:: r - 1 \\sim \\mathrm{Hypergeometric}(N - 1, R - 1, n - 1)
+    .. math:: r_u - 1 \\sim \\mathrm{Hypergeometric}(N_u - 1, R_u - 1, n - 1)
 
-    (population N - 1 negatives, R - 1 of them ranked above, n - 1 draws;
-    dissertation §2.3.2). Same parameters as :func:`sample_ranks_binomial`.
+    (population N_u - 1 negatives, R_u - 1 of them ranked above, n - 1 draws;
+    dissertation §2.3.2). Parameters as in :func:`sample_ranks_binomial`,
+    except that n <= N_u for every user (ValueError otherwise: sampling
+    without replacement is impossible).
     """
-    r, n_items, n = _check_scheme_args(ranks, n_items, n)
+    r, n_items, n = _check_scheme_args(ranks, n_items, n, replace=False)
     gen = as_generator(rng)
     if n == 1:
         return np.ones_like(r)
@@ -452,6 +542,42 @@ def _chunks(n_users: int, n_items: int):
         yield r0, min(n_users, r0 + step)
 
 
+def _ranks_and_shares(
+    scores: object,
+    targets: object,
+    weights: object,
+    exclude: object,
+    ties: str,
+    rng: RNGLike,
+    *,
+    want_ranks: bool,
+    want_shares: bool,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Ranks and/or above-weight shares of the held-out items from one above-set per user (one tie-break)."""
+    s, t = _check_scores_targets(scores, targets)
+    check_choice("ties", ties, _TIES)
+    w = _check_item_weights(weights, s.shape[1])
+    ex = _check_exclude(exclude, s.shape, t)
+    gen = as_generator(rng)
+    ranks = np.empty(s.shape[0], dtype=np.int64) if want_ranks else None
+    shares = np.empty(s.shape[0]) if want_shares else None
+    for r0, r1 in _chunks(*s.shape):
+        above, cand = _above_and_candidates(s[r0:r1], t[r0:r1], _exclude_rows(ex, r0, r1, s.shape[1]), ties, gen)
+        if want_ranks:
+            ranks[r0:r1] = 1 + above.sum(axis=1)
+        if not want_shares:
+            continue
+        if w is None:
+            num, den = above.sum(axis=1).astype(float), cand.sum(axis=1).astype(float)
+        else:
+            num, den = above @ w, cand @ w
+        if (den <= 0).any():
+            u = r0 + int(np.flatnonzero(den <= 0)[0])
+            raise ValueError(f"user {u} has no candidate negative with positive weight")
+        shares[r0:r1] = num / den
+    return ranks, shares
+
+
 def global_ranks(
     scores: object,
     targets: object,
@@ -459,7 +585,9 @@ def global_ranks(
     exclude: object = None,
     ties: str = "random",
     rng: RNGLike = None,
-) -> np.ndarray:
+    return_shares: bool = False,
+    weights: object = None,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Global rank R_u of each user's held-out item among its candidates, from scores.
 
     .. math:: R_u = 1 + |\\{j \\in C_u \\setminus \\{t_u\\}: s_{uj} > s_{u t_u}\\}| \\;(+\\text{ties})
@@ -477,22 +605,28 @@ def global_ranks(
         Items scoring exactly as the target: ranked in a uniformly random order
         with it (needs ``rng``), all above it, or all below it.
     rng : Generator or seed
-        Only used to break ties.
+        Only used to break ties (a Generator's stream advances: one uniform
+        key per user of a row chunk with a tie, then one per tied item).
+    return_shares : bool, default False
+        Also return the weight share of each user's candidate negatives
+        ranked above the held-out item (:func:`above_weight_share`), from the
+        *same* above-set, so the rank and the share agree under random ties.
+    weights : ndarray of shape (N,), optional
+        Item weights of the shares (uniform if omitted); only with
+        ``return_shares``.
 
     Returns
     -------
-    ndarray of int64, shape (M,)
+    ranks : ndarray of int64, shape (M,)
         Processed in row chunks of about 4M entries, so temporaries stay small.
+    shares : ndarray of float64, shape (M,)
+        Only with ``return_shares``.
     """
-    s, t = _check_scores_targets(scores, targets)
-    check_choice("ties", ties, _TIES)
-    ex = _check_exclude(exclude, s.shape, t)
-    gen = as_generator(rng)
-    out = np.empty(s.shape[0], dtype=np.int64)
-    for r0, r1 in _chunks(*s.shape):
-        above, _ = _above_and_candidates(s[r0:r1], t[r0:r1], _exclude_rows(ex, r0, r1, s.shape[1]), ties, gen)
-        out[r0:r1] = 1 + above.sum(axis=1)
-    return out
+    if weights is not None and not return_shares:
+        raise ValueError("`weights` only weigh the shares; pass `return_shares=True` or drop `weights`")
+    ranks, shares = _ranks_and_shares(scores, targets, weights, exclude, ties, rng,
+                                      want_ranks=True, want_shares=bool(return_shares))
+    return (ranks, shares) if return_shares else ranks
 
 
 def _check_item_weights(weights: object, n_items: int) -> np.ndarray | None:
@@ -536,24 +670,10 @@ def above_weight_share(
     -------
     ndarray of float64, shape (M,)
         A user whose candidate negatives all have weight 0 raises ValueError.
+        (:func:`global_ranks` with ``return_shares=True`` gives the ranks too,
+        from the same tie-break.)
     """
-    s, t = _check_scores_targets(scores, targets)
-    check_choice("ties", ties, _TIES)
-    w = _check_item_weights(weights, s.shape[1])
-    ex = _check_exclude(exclude, s.shape, t)
-    gen = as_generator(rng)
-    out = np.empty(s.shape[0])
-    for r0, r1 in _chunks(*s.shape):
-        above, cand = _above_and_candidates(s[r0:r1], t[r0:r1], _exclude_rows(ex, r0, r1, s.shape[1]), ties, gen)
-        if w is None:
-            num, den = above.sum(axis=1).astype(float), cand.sum(axis=1).astype(float)
-        else:
-            num, den = above @ w, cand @ w
-        if (den <= 0).any():
-            u = r0 + int(np.flatnonzero(den <= 0)[0])
-            raise ValueError(f"user {u} has no candidate negative with positive weight")
-        out[r0:r1] = num / den
-    return out
+    return _ranks_and_shares(scores, targets, weights, exclude, ties, rng, want_ranks=False, want_shares=True)[1]
 
 
 def sample_ranks_from_shares(shares: object, n: int, *, rng: RNGLike = None) -> np.ndarray:
@@ -730,13 +850,15 @@ class AdaptiveRanks:
         Final sampled rank r_u in [1, sizes[u]].
     sizes : ndarray of int64, shape (M,)
         Final sample-set size n_u (n0, 2 n0, 4 n0, ... capped at n_max).
-    n_items, n0, n_max : int
+    n_items : int or ndarray of int64, shape (M,)
+        N, or each user's candidate count N_u.
+    n0, n_max : int
     replace : bool
     """
 
     ranks: np.ndarray
     sizes: np.ndarray
-    n_items: int
+    n_items: int | np.ndarray
     n0: int
     n_max: int
     replace: bool
@@ -749,7 +871,7 @@ class AdaptiveRanks:
 
 def sample_ranks_adaptive(
     ranks: object,
-    n_items: int,
+    n_items: int | np.ndarray,
     n0: int,
     *,
     n_max: int | None = None,
@@ -766,19 +888,23 @@ def sample_ranks_adaptive(
     ranked above it: ``Binomial(extra, θ_R)`` with replacement, and without
     replacement ``Hypergeometric`` over the negatives not yet drawn (R - 1
     above, N - R - (n_u - 1) below). Vectorized over users; one loop per
-    doubling (log2(n_max / n0) steps).
+    doubling (log2(n_max / n0) steps). Each user may have its own candidate
+    count N_u (then θ_u = (R_u - 1)/(N_u - 1)).
 
     Parameters
     ----------
     ranks : array-like of int, shape (M,)
-        Global ranks in [1, N].
-    n_items : int
-        N.
+        Global ranks, R_u in [1, N_u].
+    n_items : int or array-like of int, shape (M,)
+        N, or one N_u >= 2 per user.
     n0 : int
         Initial sample-set size, 2 <= n0 <= n_max.
     n_max : int, optional
-        Terminal size; default min(3200, N) (the dissertation's 3,200, §2.6.3).
-        Must be <= N.
+        Terminal size; default min(3200, N) (the dissertation's 3,200, §2.6.3;
+        with per-user N_u: min(3200, min N_u) without replacement, min(3200,
+        max N_u) with it). Must be <= N; with per-user N_u, <= every N_u
+        without replacement and <= max N_u with replacement (draws with
+        replacement may outnumber a user's negatives).
     replace : bool, default True
     rng : Generator or seed
 
@@ -786,10 +912,10 @@ def sample_ranks_adaptive(
     -------
     AdaptiveRanks
     """
-    n_items = check_int("n_items", n_items, low=2)
+    n_items = _check_n_items(n_items, np.shape(ranks))
     if n_max is None:
-        n_max = min(3200, n_items)
-    n_max = check_int("n_max", n_max, low=2, high=n_items)
+        n_max = min(3200, int(np.max(n_items) if replace else np.min(n_items)))
+    n_max = _check_size("n_max", n_max, n_items, replace, low=2)
     n0 = check_int("n0", n0, low=2, high=n_max)
     r_global = check_rank_array("ranks", ranks, n_items)
     gen = as_generator(rng)
@@ -808,7 +934,8 @@ def sample_ranks_adaptive(
             x = gen.binomial(extra, theta[active])
         else:
             g = r_global[active]
-            x = gen.hypergeometric(g - 1, n_items - g - (cur - 1), extra)
+            n_act = n_items if np.ndim(n_items) == 0 else n_items[active]
+            x = gen.hypergeometric(g - 1, n_act - g - (cur - 1), extra)
         r[active] = 1 + x
         size[active] = new
         active = active[(x == 0) & (new < n_max)]

@@ -5,34 +5,47 @@ For one recommender's global ranks, one sampling scheme and one sample size n,
 repeat, every estimator's estimate of every metric F ∈ {Recall, NDCG, AP} at
 K = 1..k_max (shared/DESIGN.md §5 "Stress harness"; the dissertation's Tables
 3-4 and Krichene & Rendle's Table 4 are built from these by :mod:`.tables`).
+The harness is a client of :mod:`simrec.sampling`: it draws with its samplers
+and runs its estimators, adding only the repetition and the bookkeeping.
 
 Schemes (the sampled rank r_u of user u with global rank R_u among N_u candidates):
 
 * ``binomial`` — uniform negatives with replacement, r − 1 ~ Bin(n − 1, θ_u),
-  θ_u = (R_u − 1)/(N_u − 1) (K&R §4.3);
+  θ_u = (R_u − 1)/(N_u − 1) (K&R §4.3; :func:`simrec.sampling.sample_ranks_binomial`);
 * ``hypergeometric`` — uniform without replacement,
-  r − 1 ~ Hypergeom(N_u − 1, R_u − 1, n − 1);
+  r − 1 ~ Hypergeom(N_u − 1, R_u − 1, n − 1)
+  (:func:`simrec.sampling.sample_ranks_hypergeometric`, which needs n <= every N_u);
 * ``popularity`` — negatives drawn with probability ∝ training popularity,
   with replacement: r − 1 ~ Bin(n − 1, s_u) with s_u the popularity share
   ranked above the held-out item (exact for actual weighted draws with
-  replacement, :func:`simrec.sampling.above_weight_share`). The estimators
+  replacement, :func:`simrec.sampling.above_weight_share`,
+  :func:`simrec.sampling.sample_ranks_from_shares`). The estimators
   assume uniform sampling (what a paper's reader assumes), so this scheme
   measures their bias under popularity-weighted negatives;
 * ``adaptive`` — Li's Algorithm 1 (dissertation §2.6) with replacement from
-  n0 = n, doubling while r = 1 up to ``adaptive_n_max``; estimated by
-  ``adaptive_MLE`` only (the other estimators assume one fixed n).
+  n0 = n, doubling while r = 1 up to ``adaptive_n_max``
+  (:func:`simrec.sampling.sample_ranks_adaptive`); estimated by
+  :class:`~simrec.sampling.AdaptiveMLE` only (the other estimators assume one
+  fixed n).
 
-Estimators (names as in the output tables):
+Estimators are the objects of :mod:`simrec.sampling.estimators` (their
+``name`` labels the output tables; names are never parsed):
 
-* per-rank corrections F̂ (uniform prior): ``naive``, ``rank_estimate``,
-  ``LS``, ``CLS``, ``BV(gamma=g)`` for each g of ``bv_gammas``;
-* rank-distribution estimators: ``MLE``, ``WMLE`` (weights F_NDCG(r/C),
-  C = ``wmle_scale``), ``MES`` (η = ``mes_eta``), refitted on every repeat;
+* per-rank corrections F̂ (uniform prior): :class:`~simrec.sampling.Naive`,
+  :class:`~simrec.sampling.RankEstimate`, :class:`~simrec.sampling.LeastSquares`,
+  :class:`~simrec.sampling.ConstrainedLeastSquares`,
+  :class:`~simrec.sampling.BiasVariance` (``prior=None``);
+* rank-distribution estimators, refitted on every repeat:
+  :class:`~simrec.sampling.MLE`, :class:`~simrec.sampling.WeightedMLE`
+  (weights F_NDCG(r/C)), :class:`~simrec.sampling.MES`;
 * linear estimators with the estimated prior (refitted every repeat):
-  ``MN_MLE``, ``MN_MES`` (γ = 1/M) and ``BV_MLE(gamma=g)``, ``BV_MES(gamma=g)``;
-* Li & Jin mappings, Recall only: ``mapping:linear``, ``mapping:bound``,
-  ``mapping:beta@P`` (HR@K read off the sampled curve at f(k), interpolated
-  as in :meth:`simrec.sampling.Mapping.hit_ratio`).
+  :class:`~simrec.sampling.MSEOptimal` (γ = 1/M) and
+  :class:`~simrec.sampling.BiasVariance` with ``prior=MLEPrior()`` or
+  ``MESPrior(eta)`` (one fit per distinct prior serves MLE/MES and every
+  linear estimator using it);
+* Li & Jin mappings, Recall only: :class:`~simrec.sampling.MappingEstimator`
+  (HR@K read off the sampled curve at f(k), interpolated as in
+  :meth:`simrec.sampling.Mapping.hit_ratio`).
 
 Decisions
 ---------
@@ -44,10 +57,13 @@ Decisions
   distribution of two recommenders' sampled ranks is not determined).
 * Every estimator here depends on the sampled ranks only through their
   histogram (n counts), so a repeat costs O(M) to draw plus the fits.
-* Linear estimators with an estimated prior are solved for all metrics at
-  once (:func:`linear_family`): the metrics' F vanish beyond rank k_max, so
-  A^T D b needs only the first k_max rows of P(r|R), and one
-  eigendecomposition per prior serves every metric and γ.
+* Linear estimators are solved for all metrics and γ of one prior at once
+  (:meth:`simrec.sampling.CorrectionProblem.solve_many`): the metrics' F
+  vanish beyond rank k_max, so A^T D b needs only the first k_max rows of
+  P(r|R), and one eigendecomposition per prior serves every metric and γ.
+* The rules of the samplers (n <= every N_u without replacement, n0 <=
+  n_max) are checked by the samplers; the first repeat is drawn before any
+  estimator is set up, so a broken rule fails fast.
 """
 
 from __future__ import annotations
@@ -55,17 +71,33 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import xlog1py, xlogy
 
 from simrec._random import RNGLike, as_generator
-from simrec._validation import check_choice, check_in_range, check_int
+from simrec._validation import check_choice, check_int
 from simrec.sampling import (
+    MES,
+    MLE,
+    AdaptiveMLE,
+    AdaptiveRanks,
+    BiasVariance,
+    ConstrainedLeastSquares,
     CorrectionProblem,
+    Estimator,
+    LeastSquares,
+    MappingEstimator,
+    MESPrior,
+    MLEPrior,
+    MSEOptimal,
+    Naive,
+    RankDistribution,
+    RankEstimate,
     RankMetric,
     SamplingScheme,
+    WeightedMLE,
     average_precision,
     beta_mapping,
     bound_mapping,
@@ -73,7 +105,7 @@ from simrec.sampling import (
     decay_weights,
     fit_beta_mapping,
     linear_mapping,
-    log_conditional_rank_probabilities,
+    log_rank_probabilities_from_shares,
     mes,
     metric_table,
     mle,
@@ -81,21 +113,23 @@ from simrec.sampling import (
     ndcg,
     rank_estimate,
     recall,
+    sample_ranks_adaptive,
+    sample_ranks_binomial,
+    sample_ranks_from_shares,
+    sample_ranks_hypergeometric,
+    single_threaded_blas,
     weighted_mle,
 )
-from simrec.sampling._threads import single_threaded_blas
 from simrec.stress.sources import RecommenderRanks
 
 __all__ = [
     "SCHEMES",
-    "ESTIMATORS",
+    "DEFAULT_ESTIMATORS",
     "METRIC_FAMILIES",
     "StressConfig",
     "StressResult",
     "estimator_items",
     "estimator_names",
-    "sample_ranks",
-    "linear_family",
     "metric_values",
     "true_metric_values",
     "expected_sampled_metrics",
@@ -103,13 +137,20 @@ __all__ = [
 ]
 
 SCHEMES: tuple[str, ...] = ("binomial", "hypergeometric", "popularity", "adaptive")
-ESTIMATORS: tuple[str, ...] = (
-    "naive", "rank_estimate", "LS", "CLS", "BV", "MLE", "WMLE", "MES", "MN_MLE", "MN_MES", "BV_MLE", "BV_MES",
-    "mapping",
-)
 #: Metric families of the harness: name -> constructor of a RankMetric at cutoff K.
 METRIC_FAMILIES = {"recall": recall, "ndcg": ndcg, "average_precision": average_precision}
-_MAPPINGS = ("linear", "bound", "beta@P")
+_BV_GAMMAS = (1.0, 0.1, 0.01, 0.001)  # K&R's γ values
+#: Every estimator, in table order: K&R's corrections (BV at their γ values),
+#: Li's distribution estimators (WMLE with C = 10, MES with η = 0.001), the
+#: linear estimators with an estimated prior, Li & Jin's mappings.
+DEFAULT_ESTIMATORS: tuple[Estimator, ...] = (
+    Naive(), RankEstimate(), LeastSquares(), ConstrainedLeastSquares(),
+    *(BiasVariance(g) for g in _BV_GAMMAS),
+    MLE(), WeightedMLE(10.0), MES(0.001), MSEOptimal(MLEPrior()), MSEOptimal(MESPrior(0.001)),
+    *(BiasVariance(g, MLEPrior()) for g in _BV_GAMMAS),
+    *(BiasVariance(g, MESPrior(0.001)) for g in _BV_GAMMAS),
+    MappingEstimator("linear"), MappingEstimator("bound"), MappingEstimator("beta@P"),
+)
 
 
 @dataclass(frozen=True)
@@ -123,15 +164,10 @@ class StressConfig:
     metrics : tuple of str, default ("recall", "ndcg", "average_precision")
         Families of :data:`METRIC_FAMILIES`, each at K = 1..k_max.
     k_max : int, default 50
-    estimators : tuple of str, default all of :data:`ESTIMATORS`
-        ``"BV"`` expands to one estimator per ``bv_gammas`` (so do
-        ``"BV_MLE"``/``"BV_MES"``); ``"mapping"`` to the three mappings.
-    bv_gammas : tuple of float in [0, 1], default (1, 0.1, 0.01, 0.001)
-        K&R's γ values.
-    wmle_scale : float, default 10
-        C of the weighted MLE's weights F_NDCG(r / C) (dissertation §2.4.3).
-    mes_eta : float, default 0.001
-        η of MES (the dissertation's value).
+    estimators : tuple of Estimator, default :data:`DEFAULT_ESTIMATORS`
+        Estimator objects of :mod:`simrec.sampling.estimators`, in table
+        order, with distinct names. :class:`~simrec.sampling.AdaptiveMLE` is
+        not listed: the ``adaptive`` scheme always uses it (and only it).
     max_iter : int, default 300
         EM iterations (MLE, WMLE, adaptive MLE).
     adaptive_n_max : int, default 3200
@@ -141,10 +177,7 @@ class StressConfig:
     repeats: int = 100
     metrics: tuple[str, ...] = ("recall", "ndcg", "average_precision")
     k_max: int = 50
-    estimators: tuple[str, ...] = ESTIMATORS
-    bv_gammas: tuple[float, ...] = (1.0, 0.1, 0.01, 0.001)
-    wmle_scale: float = 10.0
-    mes_eta: float = 0.001
+    estimators: tuple[Estimator, ...] = DEFAULT_ESTIMATORS
     max_iter: int = 300
     adaptive_n_max: int = 3200
 
@@ -156,18 +189,22 @@ class StressConfig:
         for m in self.metrics:
             check_choice("metrics", m, tuple(METRIC_FAMILIES))
         if not self.estimators:
-            raise ValueError("`estimators` must name at least one estimator; got none")
+            raise ValueError("`estimators` must hold at least one estimator; got none")
         for e in self.estimators:
-            check_choice("estimators", e, ESTIMATORS)
-        for g in self.bv_gammas:
-            check_in_range("bv_gammas", g, 0, 1)
-        check_in_range("wmle_scale", self.wmle_scale, 0, None, low_open=True)
-        check_in_range("mes_eta", self.mes_eta, 0, None, low_open=True)
+            if not isinstance(e, Estimator):
+                raise TypeError(f"`estimators` must hold estimator objects of simrec.sampling (e.g. Naive(), "
+                                f"BiasVariance(0.1)); got {e!r}")
+            if isinstance(e, AdaptiveMLE):
+                raise ValueError("`estimators` must not list AdaptiveMLE(): the 'adaptive' scheme always uses it "
+                                 "and the other schemes cannot")
+        names = [e.name for e in self.estimators]
+        if len(set(names)) != len(names):
+            dup = sorted({x for x in names if names.count(x) > 1})
+            raise ValueError(f"`estimators` must have distinct names; got {', '.join(dup)} more than once")
         check_int("max_iter", self.max_iter, low=1)
         check_int("adaptive_n_max", self.adaptive_n_max, low=2)
         object.__setattr__(self, "metrics", tuple(self.metrics))
         object.__setattr__(self, "estimators", tuple(self.estimators))
-        object.__setattr__(self, "bv_gammas", tuple(float(g) for g in self.bv_gammas))
 
     def rank_metrics(self) -> list[RankMetric]:
         """Every family at K = 1..k_max, family-major."""
@@ -192,6 +229,7 @@ class StressResult:
     ks : ndarray of int, shape (J,)
         Cutoff K of each metric column.
     estimators : tuple of str, shape (E,)
+        The estimators' names (:func:`estimator_names`).
     exact : ndarray, shape (J,)
         The exact metric (1/M) Σ_u F(R_u).
     estimates : ndarray, shape (repeats, E, J)
@@ -237,19 +275,11 @@ def estimator_items(ranks: RecommenderRanks) -> int:
 
 
 def estimator_names(config: StressConfig, scheme: str) -> tuple[str, ...]:
-    """Output names of the estimators ``config`` asks for under ``scheme``, in order."""
+    """Names of the estimators ``config`` runs under ``scheme``, in table order (from the objects)."""
     check_choice("scheme", scheme, SCHEMES)
     if scheme == "adaptive":
-        return ("adaptive_MLE",)
-    out: list[str] = []
-    for e in config.estimators:
-        if e in ("BV", "BV_MLE", "BV_MES"):
-            out += [f"{e}(gamma={g:g})" for g in config.bv_gammas]
-        elif e == "mapping":
-            out += [f"mapping:{m}" for m in _MAPPINGS]
-        else:
-            out.append(e)
-    return tuple(out)
+        return (AdaptiveMLE().name,)
+    return tuple(e.name for e in config.estimators)
 
 
 def metric_values(ranks: np.ndarray, f_top: np.ndarray) -> np.ndarray:
@@ -286,40 +316,6 @@ def true_metric_values(ranks: RecommenderRanks, f_top: np.ndarray) -> np.ndarray
     return (sums[ok] / counts[ok, None]).mean(axis=0)
 
 
-def sample_ranks(ranks: RecommenderRanks, scheme: str, n: int, rng: RNGLike = None) -> np.ndarray:
-    """One draw of the sampled ranks (M,) under ``scheme`` (not ``adaptive``), each user with its own N_u."""
-    check_choice("scheme", scheme, SCHEMES[:3])
-    n = check_int("n", n, low=2)
-    gen = as_generator(rng)
-    R, N = ranks.ranks, ranks.n_candidates
-    if scheme == "binomial":
-        return 1 + gen.binomial(n - 1, (R - 1) / (N - 1.0))
-    if scheme == "hypergeometric":
-        if n > N.min():
-            raise ValueError(f"`n` = {n} exceeds the smallest candidate set ({int(N.min())}) of {ranks.name!r}; "
-                             "sampling without replacement is impossible")
-        return 1 + gen.hypergeometric(R - 1, N - R, n - 1)
-    if ranks.popularity_shares is None:
-        raise ValueError(f"scheme 'popularity' needs popularity shares; {ranks.name!r} has none")
-    return 1 + gen.binomial(n - 1, ranks.popularity_shares)
-
-
-def _sample_adaptive(ranks: RecommenderRanks, n0: int, n_max: int, gen: np.random.Generator):
-    """Li's Algorithm 1 with replacement and per-user θ_u (as :func:`simrec.sampling.sample_ranks_adaptive`)."""
-    theta = (ranks.ranks - 1) / (ranks.n_candidates - 1.0)
-    r = 1 + gen.binomial(n0 - 1, theta)
-    size = np.full(r.shape, n0, dtype=np.int64)
-    active = np.flatnonzero((r == 1) & (size < n_max))
-    while active.size:
-        cur = size[active]
-        new = np.minimum(2 * cur, n_max)
-        x = gen.binomial(new - cur, theta[active])
-        r[active] = 1 + x
-        size[active] = new
-        active = active[(x == 0) & (new < n_max)]
-    return r.astype(np.int64), size
-
-
 def _nan_mean_sd(x: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, sd (ddof=1; NaN below 2 values) and count of the non-NaN values along ``axis``."""
     ok = ~np.isnan(x)
@@ -331,76 +327,9 @@ def _nan_mean_sd(x: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, 
     return mean, np.where(cnt > 1, sd, np.nan), cnt
 
 
-def _fill(x: np.ndarray, support: np.ndarray, n: int) -> np.ndarray:
-    """Values at ranks outside the support: the nearest supported rank's (as CorrectionProblem does)."""
-    if support.size == n:
-        return x
-    grid = np.arange(n)
-    nearest = np.clip(np.searchsorted(support, grid), 0, support.size - 1)
-    left = np.clip(nearest - 1, 0, support.size - 1)
-    use_left = np.abs(support[left] - grid) <= np.abs(support[nearest] - grid)
-    return x[np.where(use_left, left, nearest)]
-
-
-def linear_family(
-    problem: CorrectionProblem, f_top: np.ndarray, gammas: tuple[float, ...], a_top: np.ndarray | None = None
-) -> dict[float, np.ndarray]:
-    """F̂ of the linear family for many metrics and γ at once, shape (n, J) per γ.
-
-    .. math:: \\hat F = C^{-1/2} Q\\,\\mathrm{diag}\\big(1/((1-γ)λ + γ)\\big) Q^\\top C^{-1/2} A^\\top D B
-
-    Same solution as :meth:`CorrectionProblem.solve` (its eigendecomposition
-    of S = C^{-1/2} A^T D A C^{-1/2}, its γ = 0 cutoff n·eps·max λ and its
-    nearest-rank fill), with the right-hand sides of all J metrics in one
-    product. ``f_top`` (k_max, J) holds F on ranks 1..k_max and must vanish
-    beyond, so A^T D B = A_top^T (π_top ⊙ F_top) with A_top = P(r | R ≤ k_max).
-
-    Parameters
-    ----------
-    problem : CorrectionProblem
-    f_top : ndarray, shape (k_max, J), k_max <= N
-    gammas : tuple of float in [0, 1]
-    a_top : ndarray (k_max, n), optional
-        P(r|R) for R = 1..k_max (computed if omitted).
-    """
-    scheme = problem.scheme
-    k_max = f_top.shape[0]
-    if a_top is None:
-        a_top = np.exp(log_conditional_rank_probabilities(scheme.n_items, scheme.n, replace=scheme.replace,
-                                                          ranks=np.arange(1, k_max + 1)))
-    c = problem.c
-    support = np.flatnonzero(c > 1e-200 * c.max())
-    sc = np.sqrt(c[support])
-    s = problem.gram[np.ix_(support, support)] / np.outer(sc, sc)
-    lam, q = np.linalg.eigh((s + s.T) / 2)
-    lam = np.clip(lam, 0.0, None)
-    rhs = a_top.T @ (problem.prior[:k_max, None] * f_top)
-    y = q.T @ (rhs[support] / sc[:, None])
-    out = {}
-    for g in gammas:
-        if g == 0:
-            rcond = scheme.n * np.finfo(float).eps if problem.rcond is None else problem.rcond
-            keep = lam > rcond * max(float(lam.max()), 1e-300)
-            phi = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
-        else:
-            phi = 1.0 / ((1.0 - g) * lam + g)
-        out[g] = _fill((q @ (phi[:, None] * y)) / sc[:, None], support, scheme.n)
-    return out
-
 
 def _interp_rows(ks: np.ndarray, f: np.ndarray, shr: np.ndarray) -> np.ndarray:
     return np.interp(ks, np.r_[0.0, f], np.r_[0.0, shr])
-
-
-def _binomial_pmf_grid(theta: np.ndarray, n: int) -> np.ndarray:
-    """P(r = k + 1) = Bin(k; n - 1, θ) for k = 0..n-1, rows = θ (exact at θ ∈ {0, 1})."""
-    from scipy.special import gammaln
-
-    m = n - 1
-    k = np.arange(n, dtype=np.float64)
-    logc = gammaln(m + 1.0) - gammaln(k + 1.0) - gammaln(m - k + 1.0)
-    t = theta[:, None]
-    return np.exp(logc[None, :] + xlogy(k[None, :], t) + xlog1py(m - k[None, :], -t))
 
 
 def expected_sampled_metrics(
@@ -412,7 +341,8 @@ def expected_sampled_metrics(
               \\binom{n-1}{k} θ_u^k (1-θ_u)^{n-1-k} F(k+1),\\quad θ_u = \\frac{R_u - 1}{N_u - 1}
 
     exactly (K&R Figure 6: the sampled metric as a function of the sample
-    size; with n = N_u it is the exact metric). Computed on the distinct θ_u.
+    size; with n = N_u it is the exact metric). Computed on the distinct θ_u,
+    with P(r | θ) from :func:`simrec.sampling.log_rank_probabilities_from_shares`.
 
     Returns
     -------
@@ -426,10 +356,26 @@ def expected_sampled_metrics(
         acc = np.zeros(len(metrics))
         step = max(1, (1 << 21) // n)
         for t0 in range(0, theta.size, step):
-            p = _binomial_pmf_grid(theta[t0 : t0 + step], n)
+            p = np.exp(log_rank_probabilities_from_shares(theta[t0 : t0 + step], n))
             acc += counts[t0 : t0 + step] @ (p @ table)
         out[i] = acc / ranks.n_users
     return out
+
+
+def _sampler(ranks: RecommenderRanks, scheme: str, n: int, gen: np.random.Generator) -> Callable[[], np.ndarray]:
+    """One draw of the sampled ranks (M,) per call under a fixed-size ``scheme``, each user with its own N_u."""
+    if scheme == "binomial":
+        return lambda: sample_ranks_binomial(ranks.ranks, ranks.n_candidates, n, rng=gen)
+    if scheme == "hypergeometric":
+        return lambda: sample_ranks_hypergeometric(ranks.ranks, ranks.n_candidates, n, rng=gen)
+    return lambda: sample_ranks_from_shares(ranks.popularity_shares, n, rng=gen)
+
+
+def _fit_prior(prior: MLEPrior | MESPrior, r: np.ndarray, scheme: SamplingScheme, max_iter: int) -> RankDistribution:
+    """The distribution a prior object names, fitted to the sampled ranks ``r`` (MES keeps its own EM budget)."""
+    if isinstance(prior, MLEPrior):
+        return mle(r, scheme, max_iter=max_iter)
+    return mes(r, scheme, eta=prior.eta)
 
 
 def run_stress(
@@ -446,12 +392,14 @@ def run_stress(
     ranks : RecommenderRanks
         Global ranks of the held-out items (and, in simulations, the truth's).
     scheme : {"binomial", "hypergeometric", "popularity", "adaptive"}
-        See the module docstring.
+        See the module docstring. ``popularity`` needs ``ranks.popularity_shares``.
     n : int
-        Sample-set size (held-out item + n − 1 negatives), 2 <= n <= N; the
-        initial size n0 for ``adaptive``.
+        Sample-set size (held-out item + n − 1 negatives), 2 <= n <= N
+        (:func:`estimator_items`; ``hypergeometric``: also <= every N_u); the
+        initial size n0 for ``adaptive`` (<= min(adaptive_n_max, N)).
     config : StressConfig, optional
     rng : Generator or seed
+        Used for the draws only, repeat after repeat.
 
     Returns
     -------
@@ -464,107 +412,126 @@ def run_stress(
         raise TypeError(f"`ranks` must be a RecommenderRanks; got {type(ranks).__name__}")
     check_choice("scheme", scheme, SCHEMES)
     N = estimator_items(ranks)
-    n = check_int("n", n, low=2, high=N)
     if config.k_max > N:
         raise ValueError(f"`k_max` must be <= N = {N} (the estimators' catalogue size); got {config.k_max}")
-    if scheme == "hypergeometric" and n > ranks.n_candidates.min():
-        raise ValueError(f"`n` = {n} exceeds the smallest candidate set ({int(ranks.n_candidates.min())}) of "
-                         f"{ranks.name!r}; sampling without replacement is impossible")
     if scheme == "popularity" and ranks.popularity_shares is None:
         raise ValueError(f"scheme 'popularity' needs popularity shares; {ranks.name!r} has none")
-    n_max = min(config.adaptive_n_max, N)
-    if scheme == "adaptive" and n > n_max:
-        raise ValueError(f"`n` = {n} (n0) must be <= adaptive_n_max = {n_max}")
     gen = as_generator(rng)
     t0 = time.perf_counter()
-    metrics = config.rank_metrics()
-    families = tuple(m for m in config.metrics for _ in range(config.k_max))
-    ks = np.tile(np.arange(1, config.k_max + 1), len(config.metrics))
-    f_top = metric_table(metrics, config.k_max)
-    exact = metric_values(ranks.ranks, f_top).mean(axis=0)
-    true = true_metric_values(ranks, f_top) if ranks.has_truth else None
-    names = estimator_names(config, scheme)
-    col = {e: i for i, e in enumerate(names)}
     M = ranks.n_users
-    est = np.full((config.repeats, len(names), len(metrics)), np.nan)
-
     with single_threaded_blas():
+        # the first draw checks n against the sampler's rules before anything is set up
+        if scheme == "adaptive":
+            n_max = min(config.adaptive_n_max, N)
+
+            def draw() -> AdaptiveRanks:
+                return sample_ranks_adaptive(ranks.ranks, ranks.n_candidates, n, n_max=n_max, rng=gen)
+
+            first = draw()
+            n = first.n0
+        else:
+            sch = SamplingScheme.cached(N, n, replace=scheme != "hypergeometric")  # checks 2 <= n <= N
+            n = sch.n
+            draw = _sampler(ranks, scheme, n, gen)
+            first = draw()
+        metrics = config.rank_metrics()
+        families = tuple(m for m in config.metrics for _ in range(config.k_max))
+        ks = np.tile(np.arange(1, config.k_max + 1), len(config.metrics))
+        f_top = metric_table(metrics, config.k_max)
+        exact = metric_values(ranks.ranks, f_top).mean(axis=0)
+        true = true_metric_values(ranks, f_top) if ranks.has_truth else None
+        names = estimator_names(config, scheme)
+        est = np.full((config.repeats, len(names), len(metrics)), np.nan)
+
         if scheme == "adaptive":
             total = 0.0
             for rep in range(config.repeats):
-                r, sizes = _sample_adaptive(ranks, n, n_max, gen)
-                total += sizes.mean()
-                pi = mle_adaptive(r, sizes, N, max_iter=config.max_iter).probabilities
+                ad = first if rep == 0 else draw()
+                total += ad.sizes.mean()
+                pi = mle_adaptive(ad.ranks, ad.sizes, N, max_iter=config.max_iter).probabilities
                 est[rep, 0] = pi[: config.k_max] @ f_top
             return StressResult(ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
                                 mean_sample_size=total / config.repeats, seconds=time.perf_counter() - t0)
 
-        sch = SamplingScheme.cached(N, n, replace=scheme != "hypergeometric")
-        a_top = np.exp(log_conditional_rank_probabilities(N, n, replace=sch.replace,
-                                                          ranks=np.arange(1, config.k_max + 1)))
-        want = set(config.estimators)
-        fixed: dict[str, np.ndarray] = {}  # name -> F̂ (n, J), applied to the histogram
-        if "naive" in want:
-            fixed["naive"] = metric_table(metrics, n)
-        if "rank_estimate" in want:
-            fixed["rank_estimate"] = np.column_stack([rank_estimate(m, sch).values for m in metrics])
-        if "CLS" in want:
-            fixed["CLS"] = np.column_stack([constrained_least_squares(m, sch).values for m in metrics])
-        gam = ([0.0] if "LS" in want else []) + (list(config.bv_gammas) if "BV" in want else [])
-        if gam:
-            sol = linear_family(CorrectionProblem.from_prior(sch, None), f_top, tuple(gam), a_top)
-            if "LS" in want:
-                fixed["LS"] = sol[0.0]
-            if "BV" in want:
-                fixed.update({f"BV(gamma={g:g})": sol[g] for g in config.bv_gammas})
+        a_top = np.exp(sch.log_probabilities(np.arange(1, config.k_max + 1)))
+        col = {e: i for i, e in enumerate(config.estimators)}
+        # what to compute, from the estimator objects
+        fixed: dict[Estimator, np.ndarray] = {}  # estimator -> F̂ (n, J), applied to the histogram
+        uniform_gammas: dict[Estimator, float] = {}  # linear estimators with the uniform prior -> γ
+        fitted: dict[MLEPrior | MESPrior, list[Estimator]] = {}  # prior -> plug-in estimators (MLE, MES)
+        prior_gammas: dict[MLEPrior | MESPrior, dict[Estimator, float]] = {}  # prior -> linear estimators -> γ
+        wmle_weights: dict[WeightedMLE, np.ndarray] = {}
+        mappings: dict[str, MappingEstimator] = {}
+        for e in config.estimators:
+            if isinstance(e, Naive):
+                fixed[e] = metric_table(metrics, n)
+            elif isinstance(e, RankEstimate):
+                fixed[e] = np.column_stack([rank_estimate(m, sch).values for m in metrics])
+            elif isinstance(e, ConstrainedLeastSquares):
+                fixed[e] = np.column_stack([constrained_least_squares(m, sch).values for m in metrics])
+            elif isinstance(e, (LeastSquares, BiasVariance, MSEOptimal)):
+                gamma = 0.0 if isinstance(e, LeastSquares) else 1.0 / M if isinstance(e, MSEOptimal) else e.gamma
+                prior = None if isinstance(e, LeastSquares) else e.prior
+                if prior is None:
+                    uniform_gammas[e] = gamma
+                else:
+                    prior_gammas.setdefault(prior, {})[e] = gamma
+                    fitted.setdefault(prior, [])
+            elif isinstance(e, (MLE, MES)):
+                fitted.setdefault(e.prior, []).append(e)
+            elif isinstance(e, WeightedMLE):
+                wmle_weights[e] = decay_weights(ndcg(), n, e.scale)
+            elif isinstance(e, MappingEstimator):
+                mappings[e.kind] = e
+            else:  # pragma: no cover - StressConfig admits only the estimators above (and rejects AdaptiveMLE)
+                raise TypeError(f"the stress harness cannot run {e!r}")
+        if uniform_gammas:
+            sol = CorrectionProblem.from_prior(sch, None).solve_many(f_top, tuple(uniform_gammas.values()), a_top)
+            fixed.update({e: sol[g] for e, g in uniform_gammas.items()})
         recall_cols = np.flatnonzero(np.asarray(families) == "recall")
+        kr = ks[recall_cols].astype(np.float64)
         maps = {"linear": linear_mapping(N, n).values, "bound": bound_mapping(N, n).values}
-        wmle_w = decay_weights(ndcg(), n, config.wmle_scale) if "WMLE" in want else None
         hist_sum = np.zeros(n)
         beta_a: list[float] = []
         for rep in range(config.repeats):
-            r = sample_ranks(ranks, scheme, n, gen)
+            r = first if rep == 0 else draw()
             h = np.bincount(r - 1, minlength=n).astype(np.float64)
             hist_sum += h
             p = h / M
-            for name, fh in fixed.items():
-                est[rep, col[name]] = p @ fh
-            for dist_name, prior_names in (("MLE", ("MN_MLE", "BV_MLE")), ("MES", ("MN_MES", "BV_MES"))):
-                if dist_name not in want and not (want & set(prior_names)):
-                    continue
-                d = mle(r, sch, max_iter=config.max_iter) if dist_name == "MLE" else mes(r, sch, eta=config.mes_eta)
-                if dist_name in want:
-                    est[rep, col[dist_name]] = d.probabilities[: config.k_max] @ f_top
-                g_list = ([1.0 / M] if prior_names[0] in want else []) + (
-                    list(config.bv_gammas) if prior_names[1] in want else [])
-                if g_list:
-                    prob = CorrectionProblem(sch, d.probabilities, prior_name=dist_name)
-                    sol = linear_family(prob, f_top, tuple(g_list), a_top)
-                    if prior_names[0] in want:
-                        est[rep, col[prior_names[0]]] = p @ sol[1.0 / M]
-                    if prior_names[1] in want:
-                        for g in config.bv_gammas:
-                            est[rep, col[f"{prior_names[1]}(gamma={g:g})"]] = p @ sol[g]
-            if "WMLE" in want:
-                d = weighted_mle(r, sch, wmle_w, max_iter=config.max_iter)
-                est[rep, col["WMLE"]] = d.probabilities[: config.k_max] @ f_top
-            if "mapping" in want and recall_cols.size:
-                shr = np.cumsum(h) / M
-                kr = ks[recall_cols].astype(np.float64)
-                for mname in ("linear", "bound"):
-                    est[rep, col[f"mapping:{mname}"], recall_cols] = _interp_rows(kr, maps[mname], shr)
+            for e, fh in fixed.items():
+                est[rep, col[e]] = p @ fh
+            for prior, plug_in in fitted.items():
+                d = _fit_prior(prior, r, sch, config.max_iter)
+                for e in plug_in:
+                    est[rep, col[e]] = d.probabilities[: config.k_max] @ f_top
+                gammas = prior_gammas.get(prior)
+                if gammas:
+                    prob = CorrectionProblem(sch, d.probabilities, prior_name=prior.name)
+                    sol = prob.solve_many(f_top, tuple(gammas.values()), a_top)
+                    for e, g in gammas.items():
+                        est[rep, col[e]] = p @ sol[g]
+            for e, w in wmle_weights.items():
+                d = weighted_mle(r, sch, w, max_iter=config.max_iter)
+                est[rep, col[e]] = d.probabilities[: config.k_max] @ f_top
+            if not (mappings and recall_cols.size):
+                continue
+            shr = np.cumsum(h) / M
+            for kind in ("linear", "bound"):
+                if kind in mappings:
+                    est[rep, col[mappings[kind]], recall_cols] = _interp_rows(kr, maps[kind], shr)
+            if "beta@P" in mappings:
                 try:
                     fit = fit_beta_mapping(r, N, n)
                 except ValueError:  # every sampled rank is n: a diverges; the estimate is undefined (NaN)
                     continue
                 beta_a.append(float(fit.a))
-                est[rep, col["mapping:beta@P"], recall_cols] = _interp_rows(kr, fit.values, shr)
+                est[rep, col[mappings["beta@P"]], recall_cols] = _interp_rows(kr, fit.values, shr)
         if beta_a:
             maps["beta@P"] = beta_mapping(N, n, float(np.mean(beta_a))).values
     sorted_r = np.sort(ranks.ranks)
     ghr = {k: np.searchsorted(sorted_r, np.floor(f), side="right") / M for k, f in maps.items()}
     return StressResult(
         ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
-        shr=np.cumsum(hist_sum) / (M * config.repeats), mapping_values=maps, global_hr_at_f=ghr, mean_sample_size=float(n),
-        seconds=time.perf_counter() - t0,
+        shr=np.cumsum(hist_sum) / (M * config.repeats), mapping_values=maps, global_hr_at_f=ghr,
+        mean_sample_size=float(n), seconds=time.perf_counter() - t0,
     )

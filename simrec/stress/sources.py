@@ -17,11 +17,12 @@ Decisions
   N_u = n_items − |train_u| differs between users. Sampled ranks are drawn
   from each user's own candidates (θ_u = (R_u − 1)/(N_u − 1)); the estimators
   are given one N (see :mod:`.harness`).
-* Ties in the scores (LensKit leaves unscored candidates tied) are broken
-  uniformly at random: tied candidates rank above the target iff an
-  independent uniform key is below the target's key, the same rule as
-  :func:`simrec.sampling.global_ranks`; the rank and the popularity share of a
-  user are computed from the *same* above-set.
+* Ranks and shares come from :func:`simrec.sampling.global_ranks`
+  (``return_shares=True``), with the training items excluded. Ties in the
+  scores (LensKit leaves unscored candidates tied) are broken uniformly at
+  random: tied candidates rank above the target iff an independent uniform
+  key is below the target's key; the rank and the popularity share of a user
+  are computed from the *same* above-set.
 * Popularity weights are the items' training popularity (number of training
   users); the share s_u = Σ_{j above} w_j / Σ_{j ∈ C_u − t_u} w_j makes
   popularity-weighted sampling with replacement exact:
@@ -44,6 +45,7 @@ from simrec.experiment import true_relevance
 from simrec.interactions import Interactions
 from simrec.loo import leave_one_out
 from simrec.observation import observe
+from simrec.sampling import global_ranks
 
 __all__ = [
     "RecommenderRanks",
@@ -261,29 +263,6 @@ def simulate_loo_data(world: Any, seed: np.random.SeedSequence | int, *, min_ite
 # ---------------------------------------------------------------------------
 # ranks from scores
 # ---------------------------------------------------------------------------
-def _ranks_in_block(
-    s: np.ndarray, cand: np.ndarray, targets: np.ndarray, gen: np.random.Generator, weights: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Rank (and weight share) of one target per row of a dense score block."""
-    rows = np.arange(s.shape[0])
-    st = s[rows, targets][:, None]
-    others = cand.copy()
-    others[rows, targets] = False
-    above = (s > st) & others
-    tied = (s == st) & others
-    if tied.any():
-        key_t = gen.random(s.shape[0])
-        ri, ci = np.nonzero(tied)
-        above[ri, ci] = gen.random(ri.size) < key_t[ri]
-    ranks = 1 + above.sum(axis=1)
-    if weights is None:
-        return ranks, None
-    den = others @ weights
-    if (den <= 0).any():
-        raise ValueError("a user has no candidate negative with positive training popularity")
-    return ranks, (above @ weights) / den
-
-
 def score_ranks(
     recommender: Any,
     data: LooData,
@@ -324,12 +303,12 @@ def score_ranks(
     for r0 in range(0, users.size, step):
         blk = users[r0 : r0 + step]
         s = np.asarray(recommender.score(train, data.relevant, gen, users=blk), dtype=np.float64)
-        cand = np.ones(s.shape, dtype=bool)
-        sub = tm[blk]
-        cand[sub.nonzero()] = False
+        train_items = np.zeros(s.shape, dtype=bool)  # not candidates
+        train_items[tm[blk].nonzero()] = True
         s = np.where(np.isfinite(s), s, -np.inf)
-        ranks[r0 : r0 + blk.size], shares[r0 : r0 + blk.size] = _ranks_in_block(
-            s, cand, targets[r0 : r0 + blk.size], gen, data.weights
+        # one block holds at most _BLOCK scores, so sampling's row chunks (twice as large) draw the same keys
+        ranks[r0 : r0 + blk.size], shares[r0 : r0 + blk.size] = global_ranks(
+            s, targets[r0 : r0 + blk.size], exclude=train_items, rng=gen, return_shares=True, weights=data.weights
         )
         if want_truth:
             rel = data.relevant[blk].tocoo()
@@ -339,8 +318,7 @@ def score_ranks(
             pstep = max(1, _BLOCK // n_items)
             for p0 in range(0, pu.size, pstep):
                 bu, bi = pu[p0 : p0 + pstep], pi[p0 : p0 + pstep]
-                tr, _ = _ranks_in_block(s[bu], cand[bu], bi, gen, None)
-                t_ranks.append(tr)
+                t_ranks.append(global_ranks(s[bu], bi, exclude=train_items[bu], rng=gen))
                 t_users.append(r0 + bu)
     n_cand = (n_items - train.user_counts()[users]).astype(np.int64)
     return RecommenderRanks(

@@ -206,3 +206,54 @@ def test_problem_reuse_and_impossible_ranks():
     assert prob.c.sum() == pytest.approx(1.0)
     with pytest.raises(ValueError, match="not both"):
         bias_variance(recall(3), prob, 0.1, prior=prior)
+
+
+# -- many metrics and γ from one eigendecomposition ------------------------------------
+@pytest.mark.parametrize("replace", [True, False])
+def test_solve_many_equals_solve_for_every_metric_and_gamma(replace):
+    """solve_many (A_top^T (π ⊙ F_top), one product for J metrics) = solve (banded A^T D b), metric by metric."""
+    N, n, k_max = 1000, 50, 30
+    sch = SamplingScheme(N, n, replace=replace)
+    metrics = [recall(5), ndcg(10), average_precision(30), recall(1)]
+    from simrec.sampling import metric_table
+
+    f_top = metric_table(metrics, k_max)
+    R = np.minimum(np.random.default_rng(11).geometric(1 / 60, 300), N)
+    r = sch.sample(R, rng=3)
+    # γ = 0 is ill-conditioned: rounding differences grow with the solution's scale (hence `scale` below);
+    # with only 5 possible global ranks (impossible sampled ranks: the nearest-rank fill) γ > 0 only
+    cases = ((CorrectionProblem(sch), (0.0, 1.0, 0.1, 1 / 300)),
+             (CorrectionProblem(sch, mle(r, sch).probabilities, prior_name="MLE"), (0.0, 1.0, 0.1, 1 / 300)),
+             (CorrectionProblem(sch, np.r_[np.ones(5), np.zeros(N - 5)]), (1.0, 0.1, 1 / 300)))
+    for prob, gammas in cases:
+        sol = prob.solve_many(f_top, gammas)
+        assert set(sol) == set(gammas) and all(isinstance(g, float) for g in sol)
+        for g in gammas:
+            assert sol[g].shape == (n, len(metrics))
+            for j, m in enumerate(metrics):
+                ref = prob.solve(m, g)
+                scale = max(1.0, np.abs(ref).max())
+                np.testing.assert_allclose(sol[g][:, j], ref, atol=1e-8 * scale, rtol=1e-7)
+        # a given P(r | R <= k_max) is the one the scheme would compute
+        a_top = np.exp(sch.log_probabilities(np.arange(1, k_max + 1)))
+        again = prob.solve_many(f_top, gammas[:2], a_top)
+        for g in gammas[:2]:
+            np.testing.assert_array_equal(again[g], sol[g])
+
+
+def test_solve_many_gamma_zero_and_validation():
+    sch = SamplingScheme(400, 20)
+    prob = CorrectionProblem(sch)
+    from simrec.sampling import metric_table
+
+    f_top = metric_table([recall(3), ndcg(8)], 10)
+    sol = prob.solve_many(f_top, [0])
+    np.testing.assert_allclose(sol[0.0][:, 0], least_squares(recall(3), sch).values, atol=1e-8)
+    with pytest.raises(ValueError, match="`gammas` must be in \\[0, 1\\]"):
+        prob.solve_many(f_top, [1.5])
+    with pytest.raises(ValueError, match="`f_top` must have shape \\(k_max, J\\)"):
+        prob.solve_many(f_top[:, 0], [0.1])
+    with pytest.raises(ValueError, match="`f_top` must have shape"):
+        prob.solve_many(np.zeros((401, 2)), [0.1])
+    with pytest.raises(ValueError, match="`a_top` must have shape \\(10, 20\\)"):
+        prob.solve_many(f_top, [0.1], np.zeros((9, 20)))

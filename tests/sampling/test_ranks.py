@@ -16,6 +16,7 @@ from simrec.sampling import (
     conditional_rank_matrix,
     global_ranks,
     log_conditional_rank_probabilities,
+    log_rank_probabilities_from_shares,
     rank_histogram,
     sample_ranks_adaptive,
     sample_ranks_binomial,
@@ -134,6 +135,107 @@ def test_samplers_are_reproducible():
     np.testing.assert_array_equal(s.sample(R, rng=5), s.sample(R, rng=5))
 
 
+# -- per-user candidate counts N_u ---------------------------------------------------
+def _chi_square_pvalue(draws: np.ndarray, p: np.ndarray) -> float:
+    """Goodness of fit of integer draws in [1, len(p)] to the pmf p (cells with < 5 expected pooled)."""
+    counts = np.bincount(draws - 1, minlength=p.size)
+    keep = p * draws.size >= 5
+    obs = np.r_[counts[keep], counts[~keep].sum()]
+    exp = np.r_[p[keep], p[~keep].sum()] * draws.size
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
+
+
+@pytest.mark.parametrize("replace", [True, False])
+def test_per_user_candidate_counts_give_each_user_its_own_distribution(replace):
+    """Users with one global rank R = 5 but N_u in {12, 60, 1000}: r_u - 1 ~ Bin/Hypergeom with N_u, not a shared N."""
+    n, reps = 10, 30_000
+    R = np.array([5, 5, 5, 12])
+    N = np.array([12, 60, 1000, 12])
+    fn = sample_ranks_binomial if replace else sample_ranks_hypergeometric
+    r = fn(np.tile(R, (reps, 1)), N, n, rng=2024)
+    assert r.shape == (reps, 4) and r.min() >= 1 and r.max() <= n
+    for u in range(3):
+        x = np.arange(n)
+        if replace:
+            p = stats.binom.pmf(x, n - 1, (R[u] - 1) / (N[u] - 1))
+        else:
+            p = stats.hypergeom.pmf(x, N[u] - 1, R[u] - 1, n - 1)
+        assert _chi_square_pvalue(r[:, u], p) > 1e-4, (u, np.bincount(r[:, u] - 1, minlength=n) / reps, p)
+    assert np.all(r[:, 3] == n)  # the last of 12 candidates is ranked below every negative
+    # the users' means differ as their θ_u do (a shared N would make the first three users alike)
+    assert r[:, 0].mean() > r[:, 1].mean() + 1 > r[:, 2].mean() + 1
+
+
+def test_per_user_candidate_counts_reduce_to_a_common_n():
+    """A constant N_u array draws exactly what the scalar N draws (same stream, same values)."""
+    R = np.arange(1, 301)
+    for fn in (sample_ranks_binomial, sample_ranks_hypergeometric):
+        np.testing.assert_array_equal(fn(R, np.full(300, 300), 40, rng=8), fn(R, 300, 40, rng=8))
+    a = sample_ranks_adaptive(R, np.full(300, 300), 10, n_max=160, rng=3)
+    b = sample_ranks_adaptive(R, 300, 10, n_max=160, rng=3)
+    np.testing.assert_array_equal(a.ranks, b.ranks)
+    np.testing.assert_array_equal(a.sizes, b.sizes)
+
+
+def test_per_user_candidate_count_rules():
+    R = np.array([1, 3, 8])
+    N = np.array([10, 20, 8])
+    with pytest.raises(ValueError, match=r"`n` must be <= every user's `n_items`.*smallest is 8 at position 2; got 9"):
+        sample_ranks_hypergeometric(R, N, 9)
+    assert sample_ranks_binomial(R, N, 20, rng=0).max() <= 20  # with replacement: n <= max N_u
+    with pytest.raises(ValueError, match=r"`n` must be an integer in \[1, 20\]; got 21"):
+        sample_ranks_binomial(R, N, 21)
+    with pytest.raises(ValueError, match=r"`ranks` must be integers in \[1, 8\]; got 9 at position 2"):
+        sample_ranks_binomial([1, 3, 9], N, 5)
+    with pytest.raises(ValueError, match=r"`n_items` must be an int or have shape \(3,\)"):
+        sample_ranks_binomial(R, np.array([10, 20]), 5)
+    with pytest.raises(ValueError, match=r"`n_items` must be >= 2; got 1 at position 0"):
+        sample_ranks_binomial([1, 1], np.array([1, 5]), 2)
+    with pytest.raises(TypeError, match="`n_items`"):
+        sample_ranks_binomial(R, N.astype(float), 5)
+    with pytest.raises(ValueError, match="`n_max` must be <= every user's `n_items`"):
+        sample_ranks_adaptive(R, N, 4, n_max=9, replace=False)
+    assert sample_ranks_adaptive(R, N, 4, n_max=20, rng=1).sizes.max() <= 20
+
+
+def test_adaptive_with_per_user_candidate_counts():
+    """Algorithm 1 with θ_u = (R_u - 1)/(N_u - 1): P(stop at n0) = 1 - (1 - θ_u)^(n0 - 1) per group."""
+    M, n0, n_max = 40_000, 20, 320
+    R = np.full(M, 11)
+    N = np.where(np.arange(M) % 2 == 0, 101, 2001)
+    a = sample_ranks_adaptive(R, N, n0, n_max=n_max, rng=77)
+    for N_u in (101, 2001):
+        sel = N == N_u
+        theta = 10 / (N_u - 1)
+        for got, p in ((np.mean(a.sizes[sel] == n0), 1 - (1 - theta) ** (n0 - 1)),
+                       (np.mean(a.ranks[sel] == 1), (1 - theta) ** (n_max - 1))):
+            assert abs(got - p) < 4.5 * math.sqrt(p * (1 - p) / sel.sum()) + 1e-12, (N_u, got, p)
+
+
+# -- P(r | share) --------------------------------------------------------------------
+@pytest.mark.parametrize("N,n", [(2, 2), (300, 40), (5000, 500)])
+def test_share_probabilities_are_the_rows_of_the_binomial_scheme(N, n):
+    R = np.unique(np.clip([1, 2, N // 3, N - 1, N], 1, N))
+    got = log_rank_probabilities_from_shares((R - 1) / (N - 1.0), n)
+    np.testing.assert_array_equal(got, log_conditional_rank_probabilities(N, n, ranks=R))
+    with np.errstate(divide="ignore"):
+        ref = stats.binom.logpmf(np.arange(n)[None, :], n - 1, ((R - 1) / (N - 1.0))[:, None])
+    np.testing.assert_allclose(np.exp(got), np.exp(ref), atol=1e-12)
+    np.testing.assert_allclose(np.exp(got).sum(axis=1), 1.0, rtol=1e-10)
+
+
+def test_share_probabilities_per_user_and_validation():
+    # θ = 1/2, n = 3: P(r) = 1/4, 1/2, 1/4; θ = 0 and 1 are exact point masses
+    np.testing.assert_allclose(np.exp(log_rank_probabilities_from_shares([0.5, 0.0, 1.0], 3)),
+                               [[0.25, 0.5, 0.25], [1, 0, 0], [0, 0, 1]], atol=1e-15)
+    with pytest.raises(ValueError, match="`shares` must be in \\[0, 1\\]"):
+        log_rank_probabilities_from_shares([0.5, 1.5], 3)
+    with pytest.raises(ValueError, match="`shares` must be a non-empty 1-d array"):
+        log_rank_probabilities_from_shares([[0.5]], 3)
+
+
 def test_rank_histogram():
     np.testing.assert_array_equal(rank_histogram([1, 1, 3], 4), [2, 0, 1, 0])
 
@@ -163,6 +265,27 @@ def test_global_ranks_exclusions_and_ties():
     assert global_ranks(scores, [4], exclude=sp.csr_array(ex), ties="optimistic")[0] == 4
     with pytest.raises(ValueError, match="exclude"):
         global_ranks(scores, [0], exclude=ex)
+
+
+def test_global_ranks_with_shares_come_from_one_tie_break():
+    """Ranks and shares from the same above-set: uniform shares are exactly (R - 1)/(N_u - 1), even with ties."""
+    rng = np.random.default_rng(4)
+    M, N = 400, 30
+    scores = np.round(rng.random((M, N)) * 4)  # five score levels: many ties
+    targets = rng.integers(0, N, M)
+    ex = rng.random((M, N)) < 0.3
+    ex[np.arange(M), targets] = False
+    ranks, shares = global_ranks(scores, targets, exclude=ex, rng=12, return_shares=True)
+    n_cand = N - ex.sum(axis=1)
+    np.testing.assert_array_equal(shares, (ranks - 1) / (n_cand - 1))
+    # the shares draw nothing more: the ranks are those of global_ranks with the same seed
+    np.testing.assert_array_equal(ranks, global_ranks(scores, targets, exclude=ex, rng=12))
+    w = rng.random(N) + 0.1
+    r2, s2 = global_ranks(scores, targets, exclude=ex, rng=12, return_shares=True, weights=w)
+    np.testing.assert_array_equal(r2, ranks)
+    np.testing.assert_array_equal(s2, above_weight_share(scores, targets, exclude=ex, rng=12, weights=w))
+    with pytest.raises(ValueError, match="`weights` only weigh the shares"):
+        global_ranks(scores, targets, weights=w)
 
 
 def _one_ranking(n_users, n_items, target_rank, rng):

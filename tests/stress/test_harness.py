@@ -1,4 +1,4 @@
-"""Stress harness: exact metrics, analytic expectations of the linear estimators, tables."""
+"""Stress harness: exact metrics, analytic expectations of the linear estimators, estimator dispatch, tables."""
 
 from __future__ import annotations
 
@@ -10,29 +10,49 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simrec.config.estimators import ESTIMATOR_FAMILIES, EstimatorsSpec
 from simrec.sampling import (
-    CorrectionProblem,
+    MES,
+    MLE,
+    AdaptiveMLE,
+    BiasVariance,
+    ConstrainedLeastSquares,
+    LeastSquares,
+    MappingEstimator,
+    MESPrior,
+    MLEPrior,
+    MSEOptimal,
+    Naive,
+    RankEstimate,
     SamplingScheme,
+    WeightedMLE,
     average_precision,
+    bias_variance,
     constrained_least_squares,
+    decay_weights,
+    mes,
+    metric_table,
     mle,
+    mse_optimal,
     ndcg,
+    rank_estimate,
     recall,
+    sample_ranks_binomial,
+    weighted_mle,
 )
 from simrec.stress import (
+    DEFAULT_ESTIMATORS,
     RecommenderRanks,
     StressConfig,
     StressResult,
     estimate_table,
     estimator_names,
     expected_sampled_metrics,
-    linear_family,
     ordering_table,
     run_stress,
     true_metric_values,
     winner_table,
 )
-from simrec.sampling import metric_table
 
 
 def _ranks(name: str, R: np.ndarray, N: int, **kw) -> RecommenderRanks:
@@ -48,7 +68,7 @@ def known() -> RecommenderRanks:
 
 
 def test_exact_metrics_match_direct_computation(known):
-    cfg = StressConfig(repeats=2, k_max=20, estimators=("naive",))
+    cfg = StressConfig(repeats=2, k_max=20, estimators=(Naive(),))
     res = run_stress(known, "binomial", 50, cfg, rng=0)
     R = known.ranks.astype(float)
     for j, (fam, k) in enumerate(zip(res.families, res.ks)):
@@ -60,8 +80,8 @@ def test_exact_metrics_match_direct_computation(known):
 def test_linear_estimators_mean_matches_analytic_expectation(known, scheme):
     """Mean over repeats of each linear estimator = Σ_u E[F̂(r)|R_u]/M from P(r|R), within 4 analytic SE."""
     repeats, n = 200, 50
-    cfg = StressConfig(repeats=repeats, k_max=20, estimators=("naive", "rank_estimate", "CLS", "BV"),
-                       bv_gammas=(1.0, 0.1))
+    cfg = StressConfig(repeats=repeats, k_max=20, estimators=(Naive(), RankEstimate(), ConstrainedLeastSquares(),
+                                                              BiasVariance(1.0), BiasVariance(0.1)))
     res = run_stress(known, scheme, n, cfg, rng=5)
     N, M = 1000, known.n_users
     P = np.exp(SamplingScheme(N, n, replace=scheme == "binomial").log_probabilities(known.ranks))  # (M, n)
@@ -69,46 +89,27 @@ def test_linear_estimators_mean_matches_analytic_expectation(known, scheme):
     for j in [0, 9, 19, 29, 49, 59]:  # recall@1, @10, @20, ndcg@10, ndcg@30?, ...
         metric = {"recall": recall, "ndcg": ndcg, "average_precision": average_precision}[res.families[j]](
             int(res.ks[j]))
-        for e, name in enumerate(res.estimators):
-            fhat = _fhat(name, metric, sch, n)
+        for e, estimator in enumerate(cfg.estimators):
+            fhat = _fhat(estimator, metric, sch)
             mu = P @ fhat  # E[F̂ | R_u]
             var = P @ fhat**2 - mu**2
             expected = mu.mean()
             se = math.sqrt(max(var.sum(), 0) / M**2 / repeats)  # SE of the mean of `repeats` estimates
             got = res.estimates[:, e, j].mean()
-            assert abs(got - expected) <= 4 * se + 1e-12, (name, metric.label, got, expected, se)
+            assert abs(got - expected) <= 4 * se + 1e-12, (estimator.name, metric.label, got, expected, se)
             # the mean error vs the exact metric is then the analytic bias
             assert abs((got - res.exact[j]) - (expected - res.exact[j])) <= 4 * se + 1e-12
 
 
-def _fhat(name, metric, sch, n):
-    from simrec.sampling import bias_variance, rank_estimate
-
-    if name == "naive":
-        return metric.table(n)
-    if name == "rank_estimate":
+def _fhat(estimator, metric, sch):
+    """F̂ of a uniform-prior correction, computed one metric at a time by simrec.sampling's functions."""
+    if isinstance(estimator, Naive):
+        return metric.table(sch.n)
+    if isinstance(estimator, RankEstimate):
         return rank_estimate(metric, sch).values
-    if name == "CLS":
+    if isinstance(estimator, ConstrainedLeastSquares):
         return constrained_least_squares(metric, sch).values
-    gamma = float(name.split("=")[1].rstrip(")"))
-    return bias_variance(metric, sch, gamma).values
-
-
-def test_linear_family_matches_correction_problem(known):
-    """The batched solve equals CorrectionProblem.solve metric by metric (uniform and MLE priors)."""
-    N, n, k_max = 1000, 50, 30
-    sch = SamplingScheme(N, n)
-    metrics = [recall(5), ndcg(10), average_precision(30), recall(1)]
-    f_top = metric_table(metrics, k_max)
-    r = sch.sample(known.ranks, rng=3)
-    for prob in (CorrectionProblem(sch), CorrectionProblem(sch, mle(r, sch).probabilities, prior_name="MLE")):
-        gammas = (0.0, 1.0, 0.1, 1 / 300)
-        sol = linear_family(prob, f_top, gammas)
-        for g in gammas:
-            for j, m in enumerate(metrics):
-                ref = prob.solve(m, g)
-                scale = max(1.0, np.abs(ref).max())
-                np.testing.assert_allclose(sol[g][:, j], ref, atol=1e-8 * scale, rtol=1e-7)
+    return bias_variance(metric, sch, estimator.gamma).values
 
 
 def test_popularity_negatives_bias_uniform_estimators_downward():
@@ -119,7 +120,7 @@ def test_popularity_negatives_bias_uniform_estimators_downward():
     theta = (R - 1) / (N - 1)
     shares = np.minimum(1.0, theta * 2.0 + 0.01)  # popular negatives rank above more often
     ranks = _ranks("P", R, N, popularity_shares=shares)
-    cfg = StressConfig(repeats=25, k_max=10, estimators=("naive", "CLS", "MLE"))
+    cfg = StressConfig(repeats=25, k_max=10, estimators=(Naive(), ConstrainedLeastSquares(), MLE()))
     uni = run_stress(ranks, "binomial", n, cfg, rng=1)
     pop = run_stress(ranks, "popularity", n, cfg, rng=1)
     for e in range(len(uni.estimators)):
@@ -170,24 +171,146 @@ def test_adaptive_mle_is_close_to_exact_on_easy_ranks():
     assert abs(res.estimates[:, 0, 9].mean() - res.exact[9]) < 0.05
 
 
-def test_names_and_validation(known):
-    cfg = StressConfig(estimators=("naive", "BV", "mapping"), bv_gammas=(0.1,))
+def test_names_come_from_the_objects(known):
+    maps = tuple(MappingEstimator(k) for k in ("linear", "bound", "beta@P"))
+    cfg = StressConfig(estimators=(Naive(), BiasVariance(0.1), *maps))
     assert estimator_names(cfg, "binomial") == ("naive", "BV(gamma=0.1)", "mapping:linear", "mapping:bound",
                                                 "mapping:beta@P")
-    with pytest.raises(ValueError, match="`estimators`"):
-        StressConfig(estimators=("nope",))
-    with pytest.raises(ValueError, match="`bv_gammas`"):
-        StressConfig(bv_gammas=(1.5,))
+    assert estimator_names(cfg, "adaptive") == ("adaptive_MLE",)
+    assert estimator_names(StressConfig(), "popularity") == tuple(e.name for e in DEFAULT_ESTIMATORS)
+    cfg = StressConfig(repeats=1, k_max=3, estimators=(MSEOptimal(MESPrior()), BiasVariance(0.5, MLEPrior())))
+    assert run_stress(known, "binomial", 50, cfg).estimators == ("MN_MES", "BV_MLE(gamma=0.5)")
+
+
+def test_default_estimators_are_the_expanded_default_families():
+    gam = ["1", "0.1", "0.01", "0.001"]
+    assert [e.name for e in DEFAULT_ESTIMATORS] == (
+        ["naive", "rank_estimate", "LS", "CLS"] + [f"BV(gamma={g})" for g in gam]
+        + ["MLE", "WMLE", "MES", "MN_MLE", "MN_MES"] + [f"BV_MLE(gamma={g})" for g in gam]
+        + [f"BV_MES(gamma={g})" for g in gam] + ["mapping:linear", "mapping:bound", "mapping:beta@P"])
+    assert StressConfig().estimators == DEFAULT_ESTIMATORS
+    assert EstimatorsSpec().build() == DEFAULT_ESTIMATORS
+
+
+def test_estimators_spec_builds_objects_in_the_listed_order():
+    spec = EstimatorsSpec(names=["BV_MES", "mapping", "naive", "WMLE", "MN_MES", "MES"], bv_gammas=[0.5, 0.0],
+                          wmle_scale=4.0, mes_eta=0.02)
+    assert spec.build() == (
+        BiasVariance(0.5, MESPrior(0.02)), BiasVariance(0.0, MESPrior(0.02)),
+        MappingEstimator("linear"), MappingEstimator("bound"), MappingEstimator("beta@P"),
+        Naive(), WeightedMLE(4.0), MSEOptimal(MESPrior(0.02)), MES(0.02),
+    )
+    assert [e.name for e in spec.build()] == ["BV_MES(gamma=0.5)", "BV_MES(gamma=0)", "mapping:linear",
+                                              "mapping:bound", "mapping:beta@P", "naive", "WMLE", "MN_MES", "MES"]
+    every = EstimatorsSpec(names=list(ESTIMATOR_FAMILIES), bv_gammas=[0.1])
+    assert len(every.build()) == 9 + 3 + 3  # 9 single families, BV/BV_MLE/BV_MES at one γ, 3 mappings
+    StressConfig(estimators=every.build())  # a valid harness configuration
+    with pytest.raises(ValueError, match="names"):
+        EstimatorsSpec(names=["nope"])
+    with pytest.raises(ValueError, match="lists naive twice"):
+        EstimatorsSpec(names=["naive", "naive"])
+
+
+def test_config_validation():
+    with pytest.raises(TypeError, match="`estimators` must hold estimator objects"):
+        StressConfig(estimators=("naive",))  # names are not parsed
+    with pytest.raises(ValueError, match="`estimators` must hold at least one"):
+        StressConfig(estimators=())
+    with pytest.raises(ValueError, match=r"must have distinct names; got BV\(gamma=0.1\) more than once"):
+        StressConfig(estimators=(BiasVariance(0.1), BiasVariance(0.1)))
+    with pytest.raises(ValueError, match="must have distinct names; got MES more than once"):
+        StressConfig(estimators=(MES(0.001), MES(0.01)))
+    with pytest.raises(ValueError, match="AdaptiveMLE"):
+        StressConfig(estimators=(Naive(), AdaptiveMLE()))
+    with pytest.raises(ValueError, match="`metrics`"):
+        StressConfig(metrics=("nope",))
+
+
+def test_run_validation(known):
     with pytest.raises(ValueError, match="`scheme`"):
         run_stress(known, "bogus", 50)
     with pytest.raises(ValueError, match="popularity shares"):
         run_stress(known, "popularity", 50)
-    with pytest.raises(ValueError, match="`n`"):
+    with pytest.raises(ValueError, match=r"`n` must be an integer in \[2, 1000\]; got 5000"):
         run_stress(known, "binomial", 5000)
+    with pytest.raises(ValueError, match="`k_max` must be <= N"):
+        run_stress(_ranks("S", np.array([1, 2]), 8), "binomial", 5, StressConfig(k_max=10))
+    # per-user candidate sets (N = round(mean N_u) = 100): without replacement n must fit the smallest
+    mixed = RecommenderRanks("X", np.array([1, 5, 30]), np.array([40, 200, 60]), np.arange(3))
+    one = StressConfig(repeats=1, k_max=5, estimators=(Naive(),))
+    with pytest.raises(ValueError, match="`n` must be <= every user's `n_items`.*smallest is 40 at position 0"):
+        run_stress(mixed, "hypergeometric", 50, one)
+    assert run_stress(mixed, "binomial", 50, one).n == 50
+    with pytest.raises(ValueError, match=r"`n0` must be an integer in \[2, 64\]; got 80"):
+        run_stress(mixed, "adaptive", 80, StressConfig(repeats=1, k_max=5, adaptive_n_max=64))
+
+
+def test_sampling_uses_each_users_candidate_count():
+    """Naive Recall/NDCG over repeats match E[F(r)] from each user's θ_u = (R_u-1)/(N_u-1), not from a shared N."""
+    rng = np.random.default_rng(21)
+    M = 600
+    N_u = np.where(np.arange(M) % 3 == 0, 150, 1500)
+    R = np.minimum(rng.geometric(1 / 20, M), N_u)
+    ranks = RecommenderRanks("U", R, N_u, np.arange(M))
+    cfg = StressConfig(repeats=300, k_max=10, metrics=("recall", "ndcg"), estimators=(Naive(),))
+    res = run_stress(ranks, "binomial", 40, cfg, rng=8)
+    metrics = cfg.rank_metrics()
+    expected = expected_sampled_metrics(ranks, metrics, (40,))[0]
+    common = RecommenderRanks("S", R, np.full(M, int(np.rint(N_u.mean()))), np.arange(M))
+    shared = expected_sampled_metrics(common, metrics, (40,))[0]
+    got = res.estimates[:, 0, :]
+    se = got.std(axis=0, ddof=1) / np.sqrt(cfg.repeats)
+    for j in (2, 9, 14):  # Recall@3, Recall@10, NDCG@5
+        assert abs(got[:, j].mean() - expected[j]) <= 4 * se[j], (j, got[:, j].mean(), expected[j], se[j])
+        assert abs(shared[j] - expected[j]) > 8 * se[j]  # the check tells N_u from a shared N
+
+
+def _replay_draws(ranks, n, repeats, seed):
+    gen = np.random.default_rng(seed)
+    return [sample_ranks_binomial(ranks.ranks, ranks.n_candidates, n, rng=gen) for _ in range(repeats)]
+
+
+def test_dispatch_matches_simrec_sampling_estimator_by_estimator(known):
+    """Each object runs the matching simrec.sampling estimator on the same draws (a prior with its own η)."""
+    n, repeats, seed = 50, 2, 31
+    ests = (LeastSquares(), MLE(), MES(0.001), WeightedMLE(4.0), BiasVariance(0.1, MESPrior(0.01)),
+            MSEOptimal(MLEPrior()), MSEOptimal(MESPrior(0.001)), BiasVariance(0.5))
+    cfg = StressConfig(repeats=repeats, k_max=10, metrics=("ndcg",), estimators=ests, max_iter=50)
+    res = run_stress(known, "binomial", n, cfg, rng=seed)
+    sch = SamplingScheme.cached(1000, n)
+    M, m, j = known.n_users, ndcg(10), 9
+    f = metric_table([m], 10)[:, 0]
+    draws = _replay_draws(known, n, repeats, seed)
+    for rep, r in enumerate(draws):
+        fit_mle, fit_mes = mle(r, sch, max_iter=50), mes(r, sch, eta=0.001)
+        ref = {
+            "LS": bias_variance(m, sch, 0.0).mean(r),
+            "MLE": fit_mle.probabilities[:10] @ f,
+            "MES": fit_mes.probabilities[:10] @ f,
+            "WMLE": weighted_mle(r, sch, decay_weights(ndcg(), n, 4.0), max_iter=50).probabilities[:10] @ f,
+            "BV_MES(gamma=0.1)": bias_variance(m, sch, 0.1, prior=mes(r, sch, eta=0.01)).mean(r),
+            "MN_MLE": mse_optimal(m, sch, M, prior=fit_mle).mean(r),
+            "MN_MES": mse_optimal(m, sch, M, prior=fit_mes).mean(r),
+            "BV(gamma=0.5)": bias_variance(m, sch, 0.5).mean(r),
+        }
+        for e, name in enumerate(res.estimators):
+            tol = 1e-6 if name == "LS" else 1e-9  # γ = 0 amplifies solve-vs-solve_many rounding
+            assert res.estimates[rep, e, j] == pytest.approx(ref[name], abs=tol), (rep, name)
+    # BV_MES(gamma=0.1)'s prior has η = 0.01, not MES's 0.001: the two give different estimates
+    other = bias_variance(m, sch, 0.1, prior=mes(draws[0], sch, eta=0.001)).mean(draws[0])
+    assert abs(res.estimates[0, res.estimators.index("BV_MES(gamma=0.1)"), j] - other) > 1e-6
+
+
+def test_mapping_estimators_apply_to_recall_only(known):
+    cfg = StressConfig(repeats=2, k_max=5, estimators=(MappingEstimator("bound"), MappingEstimator("beta@P")))
+    res = run_stress(known, "binomial", 50, cfg, rng=3)
+    rec = np.asarray(res.families) == "recall"
+    assert np.isfinite(res.estimates[:, :, rec]).all() and np.isnan(res.estimates[:, :, ~rec]).all()
+    assert set(res.mapping_values) == {"linear", "bound", "beta@P"}
 
 
 def test_same_seed_same_result(known):
-    cfg = StressConfig(repeats=3, k_max=10, estimators=("naive", "MLE", "mapping"))
+    cfg = StressConfig(repeats=3, k_max=10, estimators=(Naive(), MLE(), MappingEstimator("beta@P")))
     a = run_stress(known, "binomial", 50, cfg, rng=9)
     b = run_stress(known, "binomial", 50, cfg, rng=9)
     np.testing.assert_array_equal(a.estimates, b.estimates)

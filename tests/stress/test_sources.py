@@ -72,6 +72,23 @@ def test_score_ranks_match_global_ranks_and_weight_shares():
     np.testing.assert_array_equal(res.n_candidates, obs.n_items - excl.sum(axis=1))
 
 
+def test_score_ranks_with_ties_are_global_ranks_with_shares_on_the_same_stream():
+    """Tied scores: score_ranks draws exactly what global_ranks(return_shares=True) draws from the same generator."""
+    obs = _random_interactions(3, n_users=90, n_items=50, p=0.3)
+    data = loo_data(obs, rng=5)
+    scores = np.round(np.random.default_rng(1).random((obs.n_users, obs.n_items)) * 3)  # four levels: many ties
+    res = score_ranks(_Fixed(scores), data, rng=np.random.default_rng(17))
+    excl = data.train.matrix[data.users].toarray().astype(bool)
+    s = np.where(excl, -np.inf, scores[data.users])
+    ranks, shares = global_ranks(s, data.targets, exclude=excl, rng=np.random.default_rng(17), return_shares=True,
+                                 weights=data.weights)
+    np.testing.assert_array_equal(res.ranks, ranks)
+    np.testing.assert_array_equal(res.popularity_shares, shares)
+    # ties were broken at random (a pessimistic or optimistic rule gives other ranks)
+    assert not np.array_equal(res.ranks, global_ranks(s, data.targets, exclude=excl, ties="optimistic"))
+    assert not np.array_equal(res.ranks, global_ranks(s, data.targets, exclude=excl, ties="pessimistic"))
+
+
 def test_score_ranks_of_true_items():
     truth = _random_interactions(6, n_users=30, n_items=25, p=0.5)
     obs = truth  # observe everything: relevant = truth - train

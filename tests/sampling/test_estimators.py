@@ -1,0 +1,90 @@
+"""Estimators as values: table names, validation, equality (simrec.sampling.estimators)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from simrec import sampling
+from simrec.sampling import (
+    MES,
+    MLE,
+    AdaptiveMLE,
+    BiasVariance,
+    ConstrainedLeastSquares,
+    Estimator,
+    LeastSquares,
+    MappingEstimator,
+    MESPrior,
+    MLEPrior,
+    MSEOptimal,
+    Naive,
+    RankEstimate,
+    WeightedMLE,
+)
+
+
+@pytest.mark.parametrize("estimator, name", [
+    (Naive(), "naive"),
+    (RankEstimate(), "rank_estimate"),
+    (LeastSquares(), "LS"),
+    (ConstrainedLeastSquares(), "CLS"),
+    (BiasVariance(0.1), "BV(gamma=0.1)"),
+    (BiasVariance(1), "BV(gamma=1)"),
+    (BiasVariance(0.001), "BV(gamma=0.001)"),
+    (BiasVariance(0.0), "BV(gamma=0)"),
+    (BiasVariance(0.1, prior=MLEPrior()), "BV_MLE(gamma=0.1)"),
+    (BiasVariance(0.01, prior=MESPrior(0.005)), "BV_MES(gamma=0.01)"),
+    (BiasVariance(1 / 3), "BV(gamma=0.333333)"),
+    (MSEOptimal(prior=MLEPrior()), "MN_MLE"),
+    (MSEOptimal(prior=MESPrior(0.001)), "MN_MES"),
+    (MSEOptimal(None), "MN"),
+    (MLE(), "MLE"),
+    (WeightedMLE(scale=10), "WMLE"),
+    (MES(eta=0.001), "MES"),
+    (MappingEstimator("linear"), "mapping:linear"),
+    (MappingEstimator("bound"), "mapping:bound"),
+    (MappingEstimator("beta@P"), "mapping:beta@P"),
+    (AdaptiveMLE(), "adaptive_MLE"),
+])
+def test_table_names(estimator, name):
+    assert isinstance(estimator, Estimator)
+    assert estimator.name == name
+    assert str(estimator) == name
+
+
+def test_values_are_frozen_hashable_and_compare_by_parameters():
+    assert BiasVariance(0.1, MESPrior(0.01)) == BiasVariance(0.1, prior=MESPrior(eta=0.01))
+    assert BiasVariance(0.1, MESPrior(0.01)) != BiasVariance(0.1, MESPrior(0.001))
+    assert BiasVariance(1) == BiasVariance(1.0) and BiasVariance(1).gamma == 1.0
+    assert len({MLE(), MLE(), MES(), MES(0.01), Naive()}) == 4
+    assert MLE().prior == MLEPrior() and MES(0.01).prior == MESPrior(0.01)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        BiasVariance(0.1).gamma = 0.2  # type: ignore[misc]
+
+
+def test_validation_messages():
+    with pytest.raises(ValueError, match=r"`gamma` must be in \[0, 1\]; got 1.5"):
+        BiasVariance(1.5)
+    with pytest.raises(TypeError, match="`prior` must be MLEPrior"):
+        BiasVariance(0.1, prior="MLE")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="`prior` must be MLEPrior"):
+        MSEOptimal(MLE())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`eta`"):
+        MES(0.0)
+    with pytest.raises(ValueError, match="`eta`"):
+        MESPrior(-1)
+    with pytest.raises(ValueError, match="`scale`"):
+        WeightedMLE(0)
+    with pytest.raises(ValueError, match="`kind` must be one of 'linear', 'bound', 'beta@P'; got 'beta'"):
+        MappingEstimator("beta")
+
+
+def test_reexported_from_simrec_sampling():
+    for name in ("Estimator", "Naive", "RankEstimate", "LeastSquares", "ConstrainedLeastSquares", "BiasVariance",
+                 "MSEOptimal", "MLE", "WeightedMLE", "MES", "AdaptiveMLE", "MappingEstimator", "MLEPrior",
+                 "MESPrior"):
+        assert name in sampling.__all__
+        assert getattr(sampling, name).__module__ == "simrec.sampling.estimators"
+    assert sampling.Mapping is not sampling.MappingEstimator  # Li & Jin's f(k) stays simrec.sampling.Mapping
