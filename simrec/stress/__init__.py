@@ -20,7 +20,7 @@ Example
 
 from simrec.stress.decomposition import DECOMPOSITION_COLUMNS, decomposition_table
 from simrec.stress.harness import (
-    ESTIMATORS,
+    DEFAULT_ESTIMATORS,
     METRIC_FAMILIES,
     SCHEMES,
     StressConfig,
@@ -28,10 +28,8 @@ from simrec.stress.harness import (
     estimator_items,
     estimator_names,
     expected_sampled_metrics,
-    linear_family,
     metric_values,
     run_stress,
-    sample_ranks,
     true_metric_values,
 )
 from simrec.stress.runner import StressOutcome, build_source_data, run_stress_scenario
@@ -70,14 +68,12 @@ __all__ = [
     "ranks_frame",
     # harness
     "SCHEMES",
-    "ESTIMATORS",
+    "DEFAULT_ESTIMATORS",
     "METRIC_FAMILIES",
     "StressConfig",
     "StressResult",
     "estimator_items",
     "estimator_names",
-    "sample_ranks",
-    "linear_family",
     "metric_values",
     "true_metric_values",
     "expected_sampled_metrics",
