@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh clone (only Python >= 3.11 needed):
 #   make run    install into .venv and run the main job (simrec run quickstart)
 #   make test   install into .venv and run the test suite (python -m pytest)
+#   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/
 # PyTorch (needed by LensKit) is installed first, pinned to the CPU build
 # torch==2.13.0, so pip does not resolve a multi-GB CUDA build.
 
@@ -10,13 +11,13 @@ BIN     = $(VENV)/bin
 OUT    ?= runs/quickstart
 PYTEST_ARGS ?=
 
-.PHONY: install run test clean
+.PHONY: install run test lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,ray]'
 	touch $@
 
 install: $(BIN)/.installed
@@ -27,6 +28,9 @@ run: install
 test: install
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; fi; exit $$rc
+
+lint: install
+	$(BIN)/ruff check .
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

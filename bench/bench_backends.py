@@ -17,7 +17,8 @@ Section 1, synthetic tasks through :func:`simrec.tasks.run_tasks` on
 
 Section 2 times the real command, ``simrec run SCENARIO --out DIR --quiet
 --no-figures --backend B --jobs 2`` (default: the quickstart, 30 tasks of
-about half a second), once per backend in a subprocess, and checks that the
+about half a second at ML-100K size, then ``bench/ml1m-size.toml``, 8 tasks
+at ML-1M size), once per backend in a subprocess, and checks that the
 results are identical. A backend the command rejects (exit code 2) is
 reported as skipped.
 
@@ -153,6 +154,8 @@ def section_tasks(names: Sequence[str], n_noop: int, n_cpu: int) -> None:
 
 
 def section_cli(names: Sequence[str], scenario: str, jobs: int) -> None:
+    import resource
+
     exe = Path(sys.executable).with_name("simrec")
     command = [str(exe)] if exe.exists() else [sys.executable, "-m", "simrec.cli"]
     rows = []
@@ -162,15 +165,18 @@ def section_cli(names: Sequence[str], scenario: str, jobs: int) -> None:
             out = Path(tmp) / name
             args = [*command, "run", scenario, "--out", str(out), "--quiet", "--no-figures",
                     "--backend", name, "--jobs", str(jobs)]
+            ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             res = subprocess.run(args, check=False, capture_output=True, text=True)
             wall = time.perf_counter() - t0
+            ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
             if res.returncode == 2:
                 reason = (res.stderr.strip().splitlines() or ["exit code 2"])[-1]
-                rows.append((name, None, f"skipped: {reason}"))
+                rows.append((name, None, None, f"skipped: {reason}"))
                 continue
             if res.returncode != 0:
-                rows.append((name, wall, f"FAILED (exit {res.returncode}): {res.stderr.strip()[-200:]}"))
+                rows.append((name, wall, cpu, f"FAILED (exit {res.returncode}): {res.stderr.strip()[-200:]}"))
                 continue
             note = ""
             if (out / "results.parquet").exists():
@@ -182,19 +188,20 @@ def section_cli(names: Sequence[str], scenario: str, jobs: int) -> None:
                     note = "reference"
                 else:
                     note = "same results" if frame.equals(reference) else "RESULTS DIFFER"
-            rows.append((name, wall, note))
+            rows.append((name, wall, cpu, note))
             shutil.rmtree(out, ignore_errors=True)
-    serial = next((w for n, w, _ in rows if n == "serial" and w is not None), None)
-    print(f"{'simrec run ' + scenario + f' --jobs {jobs}':<36} {'wall s':>8} {'speed-up':>9}  note")
-    print("-" * 72)
-    for name, wall, note in rows:
+    serial = next((w for n, w, _, _ in rows if n == "serial" and w is not None), None)
+    print(f"{'simrec run ' + Path(scenario).stem + f' --jobs {jobs}':<36} {'wall s':>8} {'cpu s':>8} {'speed-up':>9}  note")
+    print("-" * 82)
+    for name, wall, cpu, note in rows:
         if wall is None:
-            print(f"--backend {name:<26} {'-':>8} {'-':>9}  {note}")
+            print(f"--backend {name:<26} {'-':>8} {'-':>8} {'-':>9}  {note}")
         else:
             speed = f"{serial / wall:8.2f}x" if serial else f"{'-':>9}"
-            print(f"--backend {name:<26} {wall:8.2f} {speed}  {note}")
+            print(f"--backend {name:<26} {wall:8.2f} {cpu:8.2f} {speed}  {note}")
     print("\n(wall time of the whole command: interpreter start, imports, cluster start-up and writing the "
-          "run folder included)")
+          "run folder included; cpu s = the command and the children it waited for (Ray's own daemons are "
+          "not its children and are not counted))")
 
 
 def main() -> None:
@@ -205,7 +212,9 @@ def main() -> None:
     ap.add_argument("--n-cpu", type=int, default=None, help="CPU-bound tasks (default 12)")
     ap.add_argument("--skip-tasks", action="store_true", help="skip section 1")
     ap.add_argument("--skip-cli", action="store_true", help="skip section 2 (simrec run)")
-    ap.add_argument("--scenario", default="quickstart", help="scenario of section 2 (default: quickstart)")
+    ap.add_argument("--scenario", nargs="+", default=["quickstart", str(Path(__file__).with_name("ml1m-size.toml"))],
+                    help="scenarios of section 2 (default: the quickstart, 30 tasks at ML-100K size, and "
+                         "bench/ml1m-size.toml, 8 tasks at ML-1M size)")
     ap.add_argument("--jobs", type=int, default=2, help="--jobs of section 2 (default 2)")
     args = ap.parse_args()
     n_noop = args.n_noop or (500 if args.quick else 2000)
@@ -219,8 +228,9 @@ def main() -> None:
         print()
     if not args.skip_cli:
         print("== 2. the real command ==")
-        section_cli(args.backends, args.scenario, args.jobs)
-        print()
+        for scenario in args.scenario:
+            section_cli(args.backends, scenario, args.jobs)
+            print()
     print(f"end:   {_uptime()}")
 
 

@@ -22,6 +22,7 @@ import tracemalloc
 import numpy as np
 
 from simrec.calibration import CalibrationTarget, Objective, calibrate_cell
+from simrec.config.models import CellSpec
 from simrec.observation import PopularitySampler, TruncatedPareto, observe
 from simrec.preference import IBP
 
@@ -51,7 +52,7 @@ def main() -> None:
     print(f"{'cell':12s} {'seconds':>8s} {'peak MiB':>9s} {'observed pairs':>15s} {'KL item pop':>12s}")
     for pref in ("uniform", "ibp", "lda"):
         for obs in ("uniform", "popularity"):
-            obj = Objective(target, pref, obs, "item_popularity")
+            obj = Objective(target, CellSpec(preference=pref, observation=obs), "item_popularity")
             params = {**POINTS[pref], **PARETO}
             obj(params, np.random.SeedSequence(99))  # warm-up (imports, caches)
             tracemalloc.start()
@@ -66,7 +67,7 @@ def main() -> None:
 
     pref, obs_short = args.cell.split("-")
     obs = "popularity" if obs_short == "pop" else "uniform"
-    obj = Objective(target, pref, obs, "item_popularity")
+    obj = Objective(target, CellSpec(preference=pref, observation=obs), "item_popularity")
     t = time.perf_counter()
     res = calibrate_cell(obj, seed=3, n_calls=n_calls, n_initial=min(25, n_calls))
     wall = time.perf_counter() - t

@@ -128,7 +128,7 @@ def main() -> None:
             del pilot
             for sname, sampler in (("Unif", UniformSampler()), ("Pop", PopularitySampler())):
                 gen_s, truth = best_of(lambda: model.generate(1))
-                obs_s, obs = best_of(lambda: observe(truth, profile, sampler, 2))
+                obs_s, obs = best_of(lambda t=truth: observe(t, profile, sampler, 2))
                 tot_s, _ = best_of(lambda: run_once(model, profile, sampler, 1))
                 mem = peak_mib(lambda: run_once(model, profile, sampler, 1))
                 scale_rows.append(

@@ -28,15 +28,17 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import threading
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from simrec.stress import load_stress_scenario, run_stress_scenario
+from simrec.config.stress import load_stress_scenario
+from simrec.studies import run_stress_scenario
+from simrec.tasks import make_backend
 
 ML20M = {"n_items": 20_720, "n_users": 136_677, "recommenders": {"A": 30, "B": 150, "C": 600, "D": 2500, "E": 8000}}
 
@@ -137,8 +139,8 @@ def run(study: str, jobs: int, repeats: int | None, out: Path | None) -> dict:
             sc = sc.model_copy(update={"repeats": repeats})
         target = out or folder / "out"
         t0 = time.perf_counter()
-        with _WorkerMemory() as mem:
-            outcome = run_stress_scenario(sc, path, target, n_jobs=jobs, progress=False, figures=True)
+        with _WorkerMemory() as mem, make_backend(None, jobs) as backend:
+            outcome = run_stress_scenario(sc, path, target, backend=backend, progress=False, figures=True)
         secs = time.perf_counter() - t0
         self_mb, child_mb = _peak_mb(), mem.peak_mb
         n_tasks = outcome.computed

@@ -18,7 +18,14 @@ def progress_bar(name: str, total: int, label: str, enabled: bool = True) -> Ite
     if not enabled or total == 0:
         yield lambda: None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     bar = Progress(TextColumn(f"[bold]{name}[/bold] {label}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TimeRemainingColumn(), transient=False)

@@ -23,13 +23,7 @@ from .interactions import Interactions
 from .observation import observe
 from .split import holdout
 
-__all__ = ["World", "Evaluation", "Replicate", "run_replicate", "true_relevance", "RESULT_COLUMNS", "SCORE_METRICS",
-           "METRIC_NAMES"]
-
-#: Metrics that need a full ranking of the candidates (dense scores).
-SCORE_METRICS: tuple[str, ...] = ("auc", "pap_at_k")
-#: Every metric a replicate can measure: list metrics, then full-ranking metrics.
-METRIC_NAMES: tuple[str, ...] = (*_metrics.LIST_METRICS, *SCORE_METRICS)
+__all__ = ["World", "Evaluation", "Replicate", "run_replicate", "true_relevance", "RESULT_COLUMNS"]
 
 #: Columns of the tidy result frame, in order.
 RESULT_COLUMNS = [
@@ -76,7 +70,7 @@ class World:
 
     @property
     def observation_label(self) -> str:
-        return "popularity" if "Popularity" in type(self.sampler).__name__ else "uniform"
+        return self.sampler.label
 
 
 @dataclass(frozen=True)
@@ -87,31 +81,32 @@ class Evaluation:
     ----------
     recommenders : tuple of recommenders
         Objects with ``name``, ``recommend`` and ``score`` (:mod:`simrec.recommenders`).
-    metrics : tuple of str
-        Names of :mod:`simrec.metrics` functions.
+    metrics : tuple of metric objects, default (Precision(), Recall(), NDCG(), ReciprocalRank())
+        :mod:`simrec.metrics` metric objects; list metrics score the top-N
+        lists, ranking metrics (``needs_scores``: AUC, pAp@k) every candidate.
     n : int, default 50
         List length N.
     test_fraction : float, default 0.2
         Share of each user's observed items held out as test.
-    pap_k : int, default 10
-        k of pAp@k.
     """
 
     recommenders: tuple[Any, ...]
-    metrics: tuple[str, ...] = ("precision", "recall", "ndcg", "reciprocal_rank")
+    metrics: tuple[_metrics.Metric, ...] = (_metrics.Precision(), _metrics.Recall(), _metrics.NDCG(),
+                                            _metrics.ReciprocalRank())
     n: int = 50
     test_fraction: float = 0.2
-    pap_k: int = 10
 
     def __post_init__(self) -> None:
         check_int("n", self.n, low=1)
         check_in_range("test_fraction", self.test_fraction, 0, 1, low_open=True, high_open=True)
-        check_int("pap_k", self.pap_k, low=1)
         if not self.recommenders:
             raise ValueError("`recommenders` must name at least one recommender; got none")
-        unknown = [m for m in self.metrics if m not in METRIC_NAMES]
-        if unknown:
-            raise ValueError(f"`metrics` has unknown names {unknown}; known: {', '.join(METRIC_NAMES)}")
+        bad = [m for m in self.metrics if not isinstance(m, (_metrics.ListMetric, _metrics.RankingMetric))]
+        if bad:
+            raise TypeError(f"`metrics` must be simrec.metrics metric objects (e.g. NDCG()); got {bad}")
+        names = [m.name for m in self.metrics]
+        if len(set(names)) != len(names):
+            raise ValueError(f"`metrics` must not repeat a metric; got {names}")
 
 
 @dataclass(frozen=True)
@@ -196,31 +191,30 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
         "observed": sp.csr_array(split.test.matrix[evaluated]),
         "true": sp.csr_array(true_rel[evaluated]),
     }
-    score_metrics = [m for m in evaluation.metrics if m in SCORE_METRICS]
-    list_names = [m for m in evaluation.metrics if m not in SCORE_METRICS]
+    score_metrics = [m for m in evaluation.metrics if m.needs_scores]
+    list_metrics = [m for m in evaluation.metrics if not m.needs_scores]
 
     rows: list[tuple] = []
     for j, rec in enumerate(evaluation.recommenders):
         rec_rng = as_generator(children[3 + j])
         values: dict[tuple[str, str], np.ndarray] = {}
-        if list_names:
+        if list_metrics:
             lists = rec.recommend(train, true_rel, evaluation.n, rec_rng)[evaluated]
             for kind, rel in rel_sets.items():
-                for m, v in _quietly(_metrics.list_metrics, lists, rel, list_names).items():
+                for m, v in _quietly(_metrics.measure_lists, lists, rel, list_metrics).items():
                     values[m, kind] = v
         if score_metrics:
             # Dense scores only for a block of users at a time.
-            parts: dict[tuple[str, str], list[np.ndarray]] = {(m, k): [] for m in score_metrics for k in rel_sets}
+            parts: dict[tuple[str, str], list[np.ndarray]] = {(m.name, k): [] for m in score_metrics for k in rel_sets}
             for start in range(0, len(evaluated), _SCORE_BLOCK):
                 users = evaluated[start : start + _SCORE_BLOCK]
                 block = rec.score(train, true_rel, rec_rng, users=users)
                 for kind, rel in rel_sets.items():
                     rel_block = sp.csr_array(rel[start : start + len(users)])
                     for m in score_metrics:
-                        extra = (evaluation.pap_k,) if m == "pap_at_k" else ()
-                        parts[m, kind].append(_quietly(getattr(_metrics, m), block, rel_block, *extra))
+                        parts[m.name, kind].append(_quietly(m.per_user, block, rel_block))
             values.update({key: np.concatenate(v) if v else np.empty(0) for key, v in parts.items()})
-        for m in evaluation.metrics:
+        for m in (m.name for m in evaluation.metrics):
             for kind in rel_sets:
                 vals = values[m, kind]
                 ok = ~np.isnan(vals)

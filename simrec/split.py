@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from simrec._random import RNGLike, as_generator
+from simrec._sampling import sample_distinct
 from simrec._validation import check_in_range
 from simrec.interactions import Interactions
-from simrec._sampling import sample_distinct
 
 __all__ = ["Split", "holdout", "holdout_sizes"]
 

@@ -79,6 +79,16 @@ def test_calibrate_small_sweep_end_to_end(tmp_path):
 
 
 def test_run_bad_backend_is_refused(tmp_path):
-    res = runner.invoke(app, ["run", "quickstart", "--out", str(tmp_path / "o"), "--backend", "ray"])
+    res = runner.invoke(app, ["run", "quickstart", "--out", str(tmp_path / "o"), "--backend", "dask"])
     assert res.exit_code == 2 and "--backend" in res.output
     assert not (tmp_path / "o").exists()
+    res = runner.invoke(app, ["run", "quickstart", "--out", str(tmp_path / "o"), "--address", "10.0.0.1:6379"])
+    assert res.exit_code == 2 and "--address" in res.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_version():
+    import simrec
+
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.output.strip() == f"simrec {simrec.__version__}"

@@ -12,7 +12,6 @@ from simrec._io import write_text
 from simrec._random import as_generator, spawn_seeds, task_seed
 from simrec._validation import SizeLimitError, check_choice, check_in_range, check_int, check_pairs_budget
 from simrec.interactions import Interactions
-from simrec.parallel import run_tasks
 
 
 def test_task_seed_matches_spawn_and_is_independent_of_count():
@@ -83,22 +82,6 @@ def test_interactions_rejects_non_binary_and_unsorted():
         Interactions(sp.csr_array(np.array([[1, 0]], dtype=np.int8)), user_ids=np.array([1, 2]))
     with pytest.raises(ValueError, match="inside shape"):
         Interactions.from_pairs(np.array([3]), np.array([0]), (2, 2))
-
-
-def _square(x: int) -> int:
-    return x * x
-
-
-def test_run_tasks_serial_and_processes_agree_and_report_each_result():
-    seen: list[int] = []
-    serial = run_tasks(_square, list(range(9)))
-    procs = run_tasks(_square, list(range(9)), n_jobs=2, on_result=lambda i, r: seen.append(i))
-    assert serial == procs == [i * i for i in range(9)]
-    assert sorted(seen) == list(range(9))
-    with pytest.raises(ValueError, match="`backend`"):
-        run_tasks(_square, [1], backend="ray")
-    with pytest.raises(ValueError, match="`n_jobs`"):
-        run_tasks(_square, [1], n_jobs=0)
 
 
 def test_atomic_write_leaves_no_partial_file(tmp_path):

@@ -13,13 +13,14 @@ import scipy.sparse as sp
 
 from simrec.experiment import Evaluation, World, run_replicate, true_relevance
 from simrec.interactions import Interactions
+from simrec.metrics import Precision, Recall
 from simrec.observation import PopularitySampler, TruncatedPareto, UniformSampler
 from simrec.preference import IBP, Uniform
 from simrec.recommenders import Oracle, Popular, RandomRecommender
 from simrec.report import errors, pairwise_wins, summarize, wilson_interval
 
 PROFILE = TruncatedPareto(m_low=5, alpha=1.0, m_high=150)
-EVAL = Evaluation(recommenders=(Oracle(), Popular(), RandomRecommender()), metrics=("precision", "recall"), n=20)
+EVAL = Evaluation(recommenders=(Oracle(), Popular(), RandomRecommender()), metrics=(Precision(), Recall()), n=20)
 WORLDS = [
     World("unif-unif", Uniform(n_users=500, n_items=600, lam=80.0), PROFILE, UniformSampler()),
     World("ibp-unif", IBP(n_users=500, alpha=40.0, c=1.0, sigma=0.3), PROFILE, UniformSampler()),
@@ -104,8 +105,10 @@ def test_replicate_is_reproducible_and_adding_a_recommender_keeps_the_others():
 
 
 def test_evaluation_validates():
-    with pytest.raises(ValueError, match="`metrics` has unknown names"):
-        Evaluation(recommenders=(Popular(),), metrics=("precisoin",))
+    with pytest.raises(TypeError, match="`metrics` must be simrec.metrics metric objects"):
+        Evaluation(recommenders=(Popular(),), metrics=("precision",))
+    with pytest.raises(ValueError, match="`metrics` must not repeat"):
+        Evaluation(recommenders=(Popular(),), metrics=(Recall(), Recall()))
     with pytest.raises(ValueError, match="`test_fraction`"):
         Evaluation(recommenders=(Popular(),), test_fraction=1.0)
     with pytest.raises(ValueError, match="`recommenders`"):

@@ -1,15 +1,28 @@
-"""Behaviour pins: small versions of the shipped jobs regenerate byte-identical outputs.
+"""Behaviour pins: small versions of the shipped jobs regenerate the outputs of main before the refactor.
 
 Issue 9 (one pipeline for run, stress and calibrate) must not change a single
 number. These cases are small versions of the quickstart (``simrec run``), of
 both shipped stress scenarios (simulation and dataset sources) and of the
 ML-100K calibration sweep; their outputs were produced by main *before* the
-refactor (commit f5b3e1c) and are committed under ``tests/golden/expected/``.
-Each case runs through the command line, and every output file is compared as
-text: CSV, Markdown and TOML as written; Parquet as the CSV of its frame
-(floats printed with 17 significant digits, so exactly); trial logs with the wall-clock
-``seconds`` field dropped. Files over 100 kB are pinned by their SHA-256
-(``NAME.sha256``) to keep the repository small.
+refactor (commit 5cdc89c, code of f5b3e1c) and are committed under
+``tests/golden/expected/``. Each case runs through the command line.
+
+How outputs are compared (decision). On one machine the refactored code gives
+*byte-identical* files (checked when the pins were made: every file of the four
+cases, old commit vs new tree). Across machines it cannot: OpenBLAS and numpy
+pick their kernels by CPU, and forcing another OpenBLAS kernel on the same
+machine (``OPENBLAS_CORETYPE=Sandybridge``) moves most numbers by <= 5e-12
+relative, the MES family by <= 2e-6 (solved to an optimizer tolerance) and
+K&R's least squares ``LS`` by O(1) (the minimum-norm solution of an
+ill-conditioned system; K&R §5 warn it is unusable). So the pins are tables
+(Parquet, compared column by column): labels, integers and counts exactly;
+floats to ``rtol=1e-9``; MES-family rows to ``rtol=1e-4``; LS rows' floats not
+at all; and ``share_correct`` (orderings and winners), where an exact tie
+between two estimates counts as wrong and can flip with the last bit, may
+differ on at most 1% of rows, as may ``global_hr_at_f`` (HR at a fitted
+mapping f(k), a step function of f(k); seen with ``OPENBLAS_CORETYPE=Prescott``). Trial logs and presets are compared as parsed
+JSON/TOML with the same float tolerance (the wall-clock ``seconds`` dropped);
+other text files exactly.
 
 Regenerate (only when a change of numbers is intended, and say so in the
 commit): ``python tests/test_golden.py --regenerate``.
@@ -17,11 +30,13 @@ commit): ``python tests/test_golden.py --regenerate``.
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
 import sys
+import tomllib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -141,65 +156,144 @@ def produce(case: str, work: Path) -> Path:
     return out
 
 
-def snapshot(out: Path) -> dict[str, str]:
-    """Every result file of a run folder as comparable text (see the module docstring)."""
+def snapshot(out: Path) -> dict[str, object]:
+    """Every result file of a run folder in comparable form (see the module docstring).
+
+    Tables (CSV, top-level Parquet) become DataFrames; trial logs lists of
+    records without ``seconds``; TOML files dicts; other files text.
+    """
     skip = {"manifest.json", "scenario.toml"}
-    files: dict[str, str] = {}
+    files: dict[str, object] = {}
     for p in sorted(out.rglob("*")):
         rel = p.relative_to(out).as_posix()
         if not p.is_file() or p.name in skip or p.name.startswith("."):
             continue
+        if p.suffix in (".parquet", ".npz") and "/" in rel:
+            continue  # per-task shards: their content reaches the tables
         if p.suffix == ".parquet":
-            if "/" in rel:  # per-task shards: their content reaches results.parquet
-                continue
-            files[rel + ".csv"] = pd.read_parquet(p).to_csv(index=False, float_format="%.17g")
-        elif p.suffix == ".npz":
-            continue  # per-task shards of stress runs: their content reaches the tables
+            files[rel] = pd.read_parquet(p)
+        elif p.suffix == ".csv":
+            files[rel] = pd.read_csv(p)
         elif p.suffix == ".jsonl":
-            lines = []
-            for line in p.read_text().splitlines():
-                rec = json.loads(line)
-                rec.pop("seconds", None)
-                lines.append(json.dumps(rec, sort_keys=True))
-            files[rel] = "\n".join(lines) + "\n"
+            files[rel] = [{k: v for k, v in json.loads(line).items() if k != "seconds"}
+                          for line in p.read_text().splitlines()]
+        elif p.suffix == ".toml":
+            files[rel] = tomllib.loads(p.read_text())
         else:
             files[rel] = p.read_text()
     return files
 
 
+#: Estimators solved to an optimizer tolerance (compared to rtol 1e-4) and K&R's LS (floats not compared).
+_LOOSE = ("MES", "MN_MES", "BV_MES")
+_UNSTABLE = ("LS",)
+_RTOL, _ATOL = 1e-9, 1e-12
+#: Step functions of floats (a share of orderings; HR at a fitted f(k) whose value can land on an integer rank).
+_STEPS = ("share_correct", "global_hr_at_f")
+
+
+def _close(a: object, b: object) -> bool:
+    """Equal, with floats to the default tolerance (recursively through dicts and lists)."""
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and (
+            (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=_RTOL, abs_tol=_ATOL))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def compare_frames(name: str, got: pd.DataFrame, want: pd.DataFrame) -> list[str]:
+    """The differences between two result tables beyond the tolerances of the module docstring."""
+    if list(got.columns) != list(want.columns) or len(got) != len(want):
+        return [f"{name}: columns/rows {list(got.columns)} x {len(got)} != {list(want.columns)} x {len(want)}"]
+    est = got["estimator"].astype(str) if "estimator" in got else pd.Series("", index=got.index)
+    unstable = est.isin(_UNSTABLE).to_numpy()
+    loose = est.str.startswith(_LOOSE).to_numpy()
+    problems = []
+    for col in got.columns:
+        a, b = got[col], want[col]
+        if a.dtype.kind == "f" or b.dtype.kind == "f":
+            x, y = a.to_numpy(float), b.to_numpy(float)
+            rtol = np.where(loose, 1e-4, _RTOL)
+            ok = np.isclose(x, y, rtol=0, atol=_ATOL, equal_nan=True) | (np.abs(x - y) <= rtol * np.abs(y))
+            ok |= unstable
+            if col in _STEPS:
+                if (~ok).mean() > 0.01:
+                    problems.append(f"{name}: {col} differs on {(~ok).sum()} of {len(ok)} rows (> 1%)")
+            elif not ok.all():
+                i = int(np.flatnonzero(~ok)[0])
+                problems.append(f"{name}: {col} differs on {(~ok).sum()} rows, e.g. row {i}: {x[i]!r} != {y[i]!r}")
+        elif not a.astype(str).equals(b.astype(str)):
+            problems.append(f"{name}: column {col} differs")
+    return problems
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_outputs_unchanged(case, tmp_path):
-    expected_dir = EXPECTED / case
-    expected = {p.relative_to(expected_dir).as_posix(): p.read_text()
-                for p in sorted(expected_dir.rglob("*")) if p.is_file()}
+    expected = load_expected(case)
     got = snapshot(produce(case, tmp_path))
-    assert sorted(got) == sorted(n.removesuffix(".sha256") for n in expected)
-    for name, text in expected.items():
-        if name.endswith(".sha256"):
-            name = name.removesuffix(".sha256")
-            assert _sha(got[name]) == text.strip(), f"{case}: {name} differs from the pinned output"
+    assert sorted(got) == sorted(expected)
+    problems = []
+    for name, want in expected.items():
+        if isinstance(want, pd.DataFrame):
+            problems += compare_frames(name, got[name], want)  # type: ignore[arg-type]
+        elif not _close(got[name], want):
+            problems.append(f"{name} differs from the pinned output")
+    assert not problems, f"{case}: " + "\n".join(problems)
+
+
+def load_expected(case: str) -> dict[str, object]:
+    """The pinned outputs of ``case`` (tables stored as ``NAME.parquet`` pins)."""
+    folder = EXPECTED / case
+    out: dict[str, object] = {}
+    for p in sorted(folder.rglob("*")):
+        if not p.is_file():
+            continue
+        rel = p.relative_to(folder).as_posix()
+        if rel.endswith(".pin.parquet"):
+            out[rel.removesuffix(".pin.parquet")] = pd.read_parquet(p)
+        elif p.suffix == ".jsonl":
+            out[rel] = [json.loads(line) for line in p.read_text().splitlines()]
+        elif p.suffix == ".toml":
+            out[rel] = tomllib.loads(p.read_text())
         else:
-            assert got[name] == text, f"{case}: {name} differs from the pinned output"
+            out[rel] = p.read_text()
+    return out
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+def write_expected(case: str, snap: dict[str, object]) -> None:
+    """Pin ``snap`` as the expected outputs of ``case`` (tables as zstd Parquet)."""
+    import shutil
+
+    target = EXPECTED / case
+    shutil.rmtree(target, ignore_errors=True)
+    for name, value in snap.items():
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(value, pd.DataFrame):
+            value.to_parquet(path.with_name(path.name + ".pin.parquet"), compression="zstd", index=False)
+        elif isinstance(value, list):
+            path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in value))
+        elif isinstance(value, dict):
+            raise SystemExit(f"{name}: pin TOML files by copying them")
+        else:
+            path.write_text(value)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":  # pragma: no cover - regeneration entry point
-    import shutil
     import tempfile
 
     if sys.argv[1:] != ["--regenerate"]:
         sys.exit("usage: python tests/test_golden.py --regenerate")
     for case in CASES:
         with tempfile.TemporaryDirectory() as tmp:
-            snap = snapshot(produce(case, Path(tmp)))
-        target = EXPECTED / case
-        shutil.rmtree(target, ignore_errors=True)
-        for name, text in snap.items():
-            if len(text) > 100_000:
-                name, text = name + ".sha256", _sha(text) + "\n"
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            (target / name).write_text(text)
+            out = produce(case, Path(tmp))
+            snap = snapshot(out)
+            tomls = {k: (out / k).read_text() for k, v in snap.items() if isinstance(v, dict)}
+            write_expected(case, {k: v for k, v in snap.items() if not isinstance(v, dict)})
+            for k, text in tomls.items():
+                (EXPECTED / case / k).parent.mkdir(parents=True, exist_ok=True)
+                (EXPECTED / case / k).write_text(text)
         print(case, len(snap), "files")

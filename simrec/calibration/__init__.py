@@ -1,41 +1,38 @@
 """Calibration of the simulators to reference datasets (Tian 2019, §3.4, §4.1).
 
-Search spaces derived from the reference (:mod:`.space`), objectives on the KL
+Dimensions and the cell protocol (:mod:`.space`; each model's search space is
+known by its spec in :mod:`simrec.config.models`), objectives on the KL
 divergence of the four key statistics (:mod:`.objective`), a resumable
 Gaussian-process search (:mod:`.search`, scikit-optimize behind
-:mod:`._skopt`), sweeps over datasets x models x objectives (:mod:`.sweep`),
-presets (:mod:`.presets`) and figures (:mod:`.figures`).
+:mod:`._skopt`), one cell's calibration and sweep tables (:mod:`.sweep`) and
+figures (:mod:`.figures`). Sweeps run with ``simrec calibrate``
+(:mod:`simrec.studies.calibrate`).
 """
 
-from .objective import AVERAGE_LOSS, OBJECTIVES, CalibrationTarget, Objective, build_cell_models
-from .presets import cell_name, preset_tables, write_preset
+from .objective import AVERAGE_LOSS, OBJECTIVES, CalibrationTarget, Objective
 from .search import CalibrationLogError, SearchResult, Trial, TrialOutcome, gp_search, read_log
-from .space import OBSERVATION_MODELS, PREFERENCE_MODELS, Dim, ReferenceShape, sample_points, search_space
-from .sweep import CellResult, SweepResult, calibrate_cell, run_sweep
+from .space import Cell, Dim, ReferenceShape, sample_points
+from .sweep import CellResult, SweepResult, calibrate_cell, cell_result, summary_markdown, sweep_table
 
 __all__ = [
     "AVERAGE_LOSS",
     "OBJECTIVES",
     "CalibrationTarget",
     "Objective",
-    "build_cell_models",
-    "cell_name",
-    "preset_tables",
-    "write_preset",
     "CalibrationLogError",
     "SearchResult",
     "Trial",
     "TrialOutcome",
     "gp_search",
     "read_log",
-    "OBSERVATION_MODELS",
-    "PREFERENCE_MODELS",
+    "Cell",
     "Dim",
     "ReferenceShape",
     "sample_points",
-    "search_space",
     "CellResult",
     "SweepResult",
     "calibrate_cell",
-    "run_sweep",
+    "cell_result",
+    "summary_markdown",
+    "sweep_table",
 ]

@@ -67,9 +67,8 @@ def gp_propose(
     on the reference machine, a 150-point step took 0.9 s single-threaded
     and 10-60 s with both cores oversubscribed by two sweep workers.
     """
-    from threadpoolctl import threadpool_limits
-
     from skopt import Optimizer
+    from threadpoolctl import threadpool_limits
 
     if not xs:
         raise ValueError("`xs` must hold at least one evaluated point; got none")

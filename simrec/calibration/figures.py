@@ -76,5 +76,5 @@ def plot_cell(objective, trial: Trial, search_seed: int, path: str | Path) -> Pa
     seed = task_seed(search_seed, trial.index).spawn(2)[1]
     _, stats = objective.statistics_at(trial.params, seed)
     params = ", ".join(f"{k}={v:.3g}" for k, v in trial.params.items())
-    title = f"{objective.target.name}: {objective.preference} preference, {objective.observation} observation\n{params}"
+    title = f"{objective.target.name}: {objective.cell.preference} preference, {objective.cell.observation} observation\n{params}"
     return plot_statistics(objective.target.reference, stats, path, title)

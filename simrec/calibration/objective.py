@@ -1,7 +1,9 @@
 """Calibration objectives: simulate with candidate parameters, compare key statistics.
 
-One evaluation = build the (preference, observation) models from a point of the
-search space, generate the truth, observe it, compute the four key statistics
+One evaluation = build a cell's (preference, observation) models from a point
+of its search space (the cell is a typed object, e.g.
+:class:`simrec.config.models.CellSpec`: it knows its models' parameters),
+generate the truth, observe it, compute the four key statistics
 on the reference's bins and their KL divergences from the reference
 (:mod:`simrec.stats`). The objective is either one statistic's KL, or the
 average relative loss over the four (Tian 2019, §3.4: relative loss = KL / the
@@ -23,13 +25,12 @@ import numpy as np
 from .._random import as_generator
 from .._validation import SizeLimitError, check_choice, check_int
 from ..interactions import Interactions
-from ..observation import PopularitySampler, TruncatedPareto, UniformSampler, observe
-from ..preference import IBP, LDA, Uniform
+from ..observation import observe
 from ..stats import STATISTICS, KeyStatistics, StatisticBins, average_loss, key_statistics, kl_by_statistic
 from .search import TrialOutcome
-from .space import OBSERVATION_MODELS, PREFERENCE_MODELS, ReferenceShape
+from .space import Cell, ReferenceShape
 
-__all__ = ["CalibrationTarget", "Objective", "build_cell_models", "AVERAGE_LOSS", "OBJECTIVES", "DEFAULT_CALIBRATION_MAX_PAIRS"]
+__all__ = ["CalibrationTarget", "Objective", "AVERAGE_LOSS", "OBJECTIVES", "DEFAULT_CALIBRATION_MAX_PAIRS"]
 
 #: Name of the combined objective (mean relative loss over the four statistics).
 AVERAGE_LOSS = "average_loss"
@@ -87,27 +88,6 @@ class CalibrationTarget:
         return cls(name, ReferenceShape.of(inter), bins, stats)
 
 
-def build_cell_models(preference: str, observation: str, params: dict[str, float], shape: ReferenceShape):
-    """``(preference_model, profile_model, sampler)`` for a point of a cell's space.
-
-    ``n_users`` (and ``n_items`` for Uniform and LDA) come from the reference.
-    Pareto parameters whose bounds cross (``m_high <= m_low``) are raised as
-    ``ValueError`` by the model, as any bad parameter.
-    """
-    check_choice("preference", preference, PREFERENCE_MODELS)
-    check_choice("observation", observation, OBSERVATION_MODELS)
-    if preference == "uniform":
-        pref = Uniform(n_users=shape.n_users, n_items=shape.n_items, lam=float(params["lam"]))
-    elif preference == "ibp":
-        pref = IBP(n_users=shape.n_users, alpha=float(params["alpha"]), c=float(params["c"]), sigma=float(params["sigma"]))
-    else:
-        pref = LDA(n_users=shape.n_users, n_items=shape.n_items, n_topics=int(params["n_topics"]),
-                   lam=float(params["lam"]), a=float(params["a"]), b=float(params["b"]))
-    profile = TruncatedPareto(m_low=float(params["m_low"]), alpha=float(params["pareto_alpha"]), m_high=float(params["m_high"]))
-    sampler = PopularitySampler() if observation == "popularity" else UniformSampler()
-    return pref, profile, sampler
-
-
 @dataclass(frozen=True)
 class Objective:
     """The calibration objective of one sweep cell (picklable).
@@ -115,8 +95,10 @@ class Objective:
     Parameters
     ----------
     target : CalibrationTarget
-    preference, observation : str
-        The cell's models (``"uniform" | "ibp" | "lda"``, ``"uniform" | "popularity"``).
+    cell : Cell
+        The cell's models: ``cell.models(point, shape)`` builds them at a
+        point of ``cell.search_space(shape)``; e.g. a
+        :class:`simrec.config.models.CellSpec`.
     objective : str
         A statistic name (minimise its KL) or ``"average_loss"``.
     best_kl : dict, optional
@@ -132,8 +114,7 @@ class Objective:
     """
 
     target: CalibrationTarget
-    preference: str
-    observation: str
+    cell: Cell
     objective: str
     best_kl: dict[str, float] | None = None
     max_pairs: int = DEFAULT_CALIBRATION_MAX_PAIRS
@@ -141,8 +122,9 @@ class Objective:
     max_items_ratio: float = 10.0
 
     def __post_init__(self) -> None:
-        check_choice("preference", self.preference, PREFERENCE_MODELS)
-        check_choice("observation", self.observation, OBSERVATION_MODELS)
+        if not all(hasattr(self.cell, a) for a in ("name", "search_space", "models")):
+            raise TypeError(f"`cell` must have `name`, `search_space` and `models` (e.g. a CellSpec); "
+                            f"got {type(self.cell).__name__}")
         check_choice("objective", self.objective, OBJECTIVES)
         check_int("max_pairs", self.max_pairs, low=1)
         check_int("stat_pairs", self.stat_pairs, low=1)
@@ -154,7 +136,7 @@ class Objective:
     def simulate(self, params: dict[str, float], rng) -> Interactions:
         """The observed data of one simulation at ``params``."""
         gen = as_generator(rng)
-        pref, profile, sampler = build_cell_models(self.preference, self.observation, params, self.target.shape)
+        pref, profile, sampler = self.cell.models(params, self.target.shape)
         truth = pref.generate(gen, max_pairs=self.max_pairs)
         return observe(truth, profile, sampler, gen).observed
 
@@ -170,7 +152,7 @@ class Objective:
 
     def __call__(self, params: dict[str, float], seed: np.random.SeedSequence) -> TrialOutcome:
         try:
-            pref, _, _ = build_cell_models(self.preference, self.observation, params, self.target.shape)
+            pref, _, _ = self.cell.models(params, self.target.shape)
         except ValueError as exc:
             return TrialOutcome(float("nan"), refused=f"invalid parameters: {exc}")
         expected = pref.expected_pairs()

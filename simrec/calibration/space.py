@@ -1,27 +1,10 @@
-"""Search spaces of the calibration, derived from the reference data.
+"""Search spaces of the calibration: dimensions, the reference's shape, random points.
 
-The thesis fixes its spaces by hand (Tian 2019, Table 2) and names deriving
-them from the reference data as future work; simrec derives them (decisions
-below), keeping Table 2's shapes:
-
-============  =====================================  =====================================
-parameter     thesis Table 2                          simrec (reference with U users, I items,
-                                                      profile sizes min s_lo, mean s̄, max s_hi)
-============  =====================================  =====================================
-Unif λ        (5, 2000)                               (s̄/2, min(I, 20 s̄)), log scale
-IBP α         (10..20, 500..1000)                     (I/500, I/2) log scale: the expected item
-                                                      count spans the reference's I over the
-                                                      (c, σ) space (α·H_U for σ = 0, c = 1;
-                                                      ≈ α·2√U/Γ(1.5) for σ = 0.5)
-IBP c         (0.01, 100)                             (0.01, 100), log scale
-IBP σ         (0, 0.99)                               (0, 0.99)
-LDA K         (5, 200)                                (5, 200), integer
-LDA λ         (5, 2000)                               as Unif λ
-LDA a, b      (0.01, 1)                               (0.01, 1), log scale
-Pareto m_low  ±20% of the smallest profile            (0.8 s_lo, 1.2 s_lo), at least 1
-Pareto m_high ±20% of the largest profile             (0.8 s_hi, 1.2 s_hi), above m_low's range
-Pareto α      (0.1, 20)                               (0.1, 20), log scale
-============  =====================================  =====================================
+What each model's dimensions are is known by its spec (the table in
+:mod:`simrec.config.models`: Tian 2019, Table 2, with ranges derived from the
+reference data); this module holds what every search needs: :class:`Dim`,
+:class:`ReferenceShape`, the :class:`Cell` protocol a calibration cell
+implements, and :func:`sample_points`.
 
 Points whose data would be too large (too many pairs, or an IBP with more
 than ``max_items_ratio`` times the reference's items) are not excluded from the
@@ -32,15 +15,11 @@ the GP a penalty (see :mod:`simrec.calibration.objective`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
-from .._validation import check_choice
-
-__all__ = ["Dim", "ReferenceShape", "search_space", "sample_points", "PREFERENCE_MODELS", "OBSERVATION_MODELS"]
-
-PREFERENCE_MODELS: tuple[str, ...] = ("uniform", "ibp", "lda")
-OBSERVATION_MODELS: tuple[str, ...] = ("uniform", "popularity")
+__all__ = ["Dim", "ReferenceShape", "Cell", "sample_points"]
 
 
 @dataclass(frozen=True)
@@ -76,39 +55,23 @@ class ReferenceShape:
         return cls(inter.n_users, inter.n_items, int(sizes.min()), float(sizes.mean()), int(sizes.max()))
 
 
-def search_space(preference: str, observation: str, ref: ReferenceShape) -> list[Dim]:
-    """The dimensions of one (preference, observation) cell, in a fixed order.
+class Cell(Protocol):
+    """A calibration cell: a preference model and an observation model with a search space.
 
-    Parameter names are those of the models (``lam``, ``alpha``, ``c``,
-    ``sigma``, ``n_topics``, ``a``, ``b``) and, for the truncated-Pareto
-    profile sizes, ``m_low``, ``pareto_alpha``, ``m_high``.
+    ``preference`` and ``observation`` are the models' names (they identify
+    the cell in trial logs and tables); ``search_space(ref)`` lists its
+    dimensions in a fixed order; ``models(point, ref)`` returns
+    ``(preference_model, profile_model, sampler)`` at a point (a dict of
+    dimension name -> value), raising ValueError for impossible parameters.
     """
-    check_choice("preference", preference, PREFERENCE_MODELS)
-    check_choice("observation", observation, OBSERVATION_MODELS)
-    lam = Dim("lam", max(1.0, ref.mean_profile / 2), max(min(float(ref.n_items), 20 * ref.mean_profile), ref.mean_profile + 1), log=True)
-    if preference == "uniform":
-        dims = [lam]
-    elif preference == "ibp":
-        dims = [
-            Dim("alpha", max(0.5, ref.n_items / 500), max(1.0, ref.n_items / 2), log=True),
-            Dim("c", 0.01, 100.0, log=True),
-            Dim("sigma", 0.0, 0.99),
-        ]
-    else:
-        dims = [
-            Dim("n_topics", 5, 200, integer=True),
-            lam,
-            Dim("a", 0.01, 1.0, log=True),
-            Dim("b", 0.01, 1.0, log=True),
-        ]
-    m_low_hi = max(1.2 * ref.min_profile, 1.5)
-    m_high_lo = max(0.8 * ref.max_profile, m_low_hi + 1)
-    dims += [
-        Dim("m_low", max(0.8 * ref.min_profile, 1.0), m_low_hi),
-        Dim("pareto_alpha", 0.1, 20.0, log=True),
-        Dim("m_high", m_high_lo, max(1.2 * ref.max_profile, m_high_lo + 1)),
-    ]
-    return dims
+
+    name: str
+    preference: str
+    observation: str
+
+    def search_space(self, ref: ReferenceShape) -> list[Dim]: ...
+
+    def models(self, point: dict[str, Any], ref: ReferenceShape) -> tuple[Any, Any, Any]: ...
 
 
 def sample_points(dims: list[Dim], n: int, rng: np.random.Generator) -> list[list[float]]:

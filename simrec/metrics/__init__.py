@@ -21,9 +21,43 @@ from simrec.metrics.lists import (
     recall_truncated,
     reciprocal_rank,
 )
+from simrec.metrics.measures import (
+    AUC,
+    METRICS,
+    NDCG,
+    AveragePrecision,
+    Hit,
+    Hits,
+    ListMetric,
+    Metric,
+    PapAtK,
+    Precision,
+    RankingMetric,
+    Recall,
+    RecallTruncated,
+    ReciprocalRank,
+    measure_lists,
+)
 from simrec.metrics.rankings import auc, pap_at_k
 
 __all__ = [
+    # metric objects
+    "Metric",
+    "ListMetric",
+    "RankingMetric",
+    "Precision",
+    "Recall",
+    "RecallTruncated",
+    "ReciprocalRank",
+    "NDCG",
+    "AveragePrecision",
+    "Hits",
+    "Hit",
+    "AUC",
+    "PapAtK",
+    "METRICS",
+    "measure_lists",
+    # functions
     "LIST_METRICS",
     "UndefinedMetricWarning",
     "average_precision",

@@ -14,14 +14,14 @@ with no observed item (:class:`Observed`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 
 from simrec._random import RNGLike, as_generator
+from simrec._subsets import interactions_from_rows, uniform_subsets
 from simrec._validation import check_real
 from simrec.interactions import Interactions
-from simrec._subsets import interactions_from_rows, uniform_subsets
 
 __all__ = ["UniformSampler", "PopularitySampler", "Observed", "observe"]
 
@@ -53,6 +53,9 @@ class UniformSampler:
     Thesis §3.2.2. Vectorized rejection with exact top-up over all rows
     (:func:`simrec._subsets.uniform_subsets`); O(true pairs).
     """
+
+    #: The sampler's name in results and scenario files.
+    label: ClassVar[str] = "uniform"
 
     def sample(self, truth: Interactions, sizes: np.ndarray, rng: RNGLike) -> Interactions:
         """Observed subset of ``truth``.
@@ -108,6 +111,9 @@ class PopularitySampler:
     """
 
     exponent: float = 1.0
+
+    #: The sampler's name in results and scenario files.
+    label: ClassVar[str] = "popularity"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exponent", check_real("exponent", self.exponent))
@@ -185,6 +191,8 @@ class ProfileModel(Protocol):
 
 
 class Sampler(Protocol):
+    label: str
+
     def sample(self, truth: Interactions, sizes: np.ndarray, rng: RNGLike) -> Interactions: ...
 
 

@@ -33,9 +33,9 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 
 from simrec._random import RNGLike, as_generator
+from simrec._subsets import uniform_subsets
 from simrec._validation import check_in_range, check_int, check_pairs_budget
 from simrec.interactions import Interactions
-from simrec._subsets import uniform_subsets
 
 __all__ = ["IBP"]
 

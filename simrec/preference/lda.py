@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from simrec._random import RNGLike, as_generator
+from simrec._subsets import interactions_from_rows, sorted_unique
 from simrec._validation import check_in_range, check_int, check_pairs_budget
 from simrec.interactions import Interactions
-from simrec._subsets import interactions_from_rows, sorted_unique
 
 __all__ = ["LDA"]
 

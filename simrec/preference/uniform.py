@@ -8,9 +8,9 @@ import numpy as np
 from scipy.special import gammaln
 
 from simrec._random import RNGLike, as_generator
+from simrec._subsets import interactions_from_rows, uniform_subsets
 from simrec._validation import check_in_range, check_int, check_pairs_budget
 from simrec.interactions import Interactions
-from simrec._subsets import interactions_from_rows, uniform_subsets
 
 __all__ = ["Uniform", "truncated_poisson_pmf"]
 

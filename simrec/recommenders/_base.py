@@ -15,9 +15,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from simrec._random import RNGLike
+from simrec._sampling import row_starts
 from simrec._validation import check_int
 from simrec.interactions import Interactions
-from simrec._sampling import row_starts
 
 __all__ = ["Recommender", "top_n", "BLOCK_ELEMENTS"]
 

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from simrec._random import RNGLike, as_generator
+from simrec._sampling import nth_allowed, rank_within_rows, row_starts, sample_distinct
 from simrec._validation import check_in_range, check_int
 from simrec.interactions import Interactions
 from simrec.recommenders._base import (
@@ -24,7 +25,6 @@ from simrec.recommenders._base import (
     train_mask,
     user_blocks,
 )
-from simrec._sampling import nth_allowed, rank_within_rows, row_starts, sample_distinct
 
 __all__ = ["Oracle", "ProbabilisticOracle", "Popular", "RandomRecommender"]
 

@@ -5,8 +5,8 @@ or a user's ranks file) -> repeated sampled evaluation under several schemes
 and sizes with every estimator of :mod:`simrec.sampling` (:mod:`.harness`) ->
 tidy tables (:mod:`.tables`), the total-error decomposition in simulations
 (:mod:`.decomposition`) and figures (:mod:`.figures`). Stress scenarios
-(``kind = "stress"``, :mod:`.spec`) run with ``simrec stress SCENARIO --out
-DIR`` (:mod:`.runner`, :mod:`.command`).
+(``kind = "stress"``, :mod:`simrec.config.stress`) run with ``simrec stress
+SCENARIO --out DIR`` (:mod:`simrec.studies.stress`).
 
 Example
 -------
@@ -32,25 +32,17 @@ from simrec.stress.harness import (
     run_stress,
     true_metric_values,
 )
-from simrec.stress.runner import StressOutcome, build_source_data, run_stress_scenario
 from simrec.stress.sources import (
     RANKS_FILE_COLUMNS,
     LooData,
-    RankSource,
     RanksFileError,
+    RankSource,
     RecommenderRanks,
     loo_data,
     ranks_frame,
     read_ranks_file,
     score_ranks,
     simulate_loo_data,
-)
-from simrec.stress.spec import (
-    StressScenario,
-    is_stress_scenario,
-    load_stress_scenario,
-    resolve_stress_scenario_path,
-    shipped_stress_scenarios,
 )
 from simrec.stress.tables import estimate_table, expected_table, hit_ratio_table, ordering_table, winner_table
 
@@ -86,13 +78,4 @@ __all__ = [
     "expected_table",
     "decomposition_table",
     "DECOMPOSITION_COLUMNS",
-    # scenarios and runs
-    "StressScenario",
-    "load_stress_scenario",
-    "resolve_stress_scenario_path",
-    "shipped_stress_scenarios",
-    "is_stress_scenario",
-    "run_stress_scenario",
-    "StressOutcome",
-    "build_source_data",
 ]

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from simrec.sampling import metric_table
-from simrec.stress.harness import METRIC_FAMILIES, _nan_mean_sd, StressResult, expected_sampled_metrics, metric_values
+from simrec.stress.harness import METRIC_FAMILIES, StressResult, _nan_mean_sd, expected_sampled_metrics, metric_values
 from simrec.stress.sources import RankSource
 
 __all__ = [

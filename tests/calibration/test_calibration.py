@@ -13,14 +13,14 @@ from simrec.calibration import (
     AVERAGE_LOSS,
     CalibrationTarget,
     Objective,
-    build_cell_models,
     calibrate_cell,
     read_log,
-    run_sweep,
 )
+from simrec.config.models import CellSpec
+from simrec.config.run import load_scenario
 from simrec.observation import TruncatedPareto, UniformSampler, observe
 from simrec.preference import IBP, Uniform
-from simrec.scenario import load_scenario
+from simrec.studies import run_sweep
 
 PARETO = {"m_low": 10.0, "pareto_alpha": 1.0, "m_high": 300.0}
 
@@ -33,7 +33,7 @@ def _reference(pref, seed=0):
 def test_objective_is_deterministic_and_zero_free():
     ref = _reference(Uniform(n_users=300, n_items=400, lam=50.0))
     target = CalibrationTarget.from_interactions("toy", ref, rng=0)
-    obj = Objective(target, "uniform", "uniform", "user_activity")
+    obj = Objective(target, CellSpec(preference="uniform", observation="uniform"), "user_activity")
     params = {"lam": 50.0, **PARETO}
     seed = np.random.SeedSequence(3)
     a, b = obj(params, seed), obj(params, np.random.SeedSequence(3))
@@ -47,14 +47,14 @@ def test_objective_is_deterministic_and_zero_free():
 def test_objective_refuses_oversized_points_with_a_reason():
     ref = _reference(Uniform(n_users=300, n_items=400, lam=50.0))
     target = CalibrationTarget.from_interactions("toy", ref, rng=0)
-    obj = Objective(target, "ibp", "uniform", "item_popularity", max_pairs=10_000)
+    obj = Objective(target, CellSpec(preference="ibp", observation="uniform"), "item_popularity", max_pairs=10_000)
     out = obj({"alpha": 200.0, "c": 1.0, "sigma": 0.0, **PARETO}, np.random.SeedSequence(0))
     assert out.refused and "max_pairs" in out.refused
-    out = Objective(target, "ibp", "uniform", "item_popularity")({"alpha": 200.0, "c": 50.0, "sigma": 0.9, **PARETO},
+    out = Objective(target, CellSpec(preference="ibp", observation="uniform"), "item_popularity")({"alpha": 200.0, "c": 50.0, "sigma": 0.9, **PARETO},
                                                                 np.random.SeedSequence(0))
     assert out.refused and "items" in out.refused
     with pytest.raises(ValueError, match="best_kl"):
-        Objective(target, "ibp", "uniform", AVERAGE_LOSS)
+        Objective(target, CellSpec(preference="ibp", observation="uniform"), AVERAGE_LOSS)
 
 
 def test_uniform_lambda_is_identifiable():
@@ -69,7 +69,7 @@ def test_uniform_lambda_is_identifiable():
     truth = Uniform(n_users=600, n_items=800, lam=60.0).generate(4)
     ref = observe(truth, TruncatedPareto(m_low=10, alpha=0.5, m_high=300), UniformSampler(), 5).observed
     target = CalibrationTarget.from_interactions("toy", ref, rng=0)
-    res = calibrate_cell(Objective(target, "uniform", "uniform", "user_activity"), seed=1, n_calls=25, n_initial=8,
+    res = calibrate_cell(Objective(target, CellSpec(preference="uniform", observation="uniform"), "user_activity"), seed=1, n_calls=25, n_initial=8,
                          fixed={**PARETO, "pareto_alpha": 0.5})
     assert abs(res.best.params["lam"] - 60) / 60 < 0.10, res.best.params
 
@@ -80,7 +80,7 @@ def test_ibp_sigma_is_identifiable():
     within 0.1 (seeds 0-7 gave 0.48-0.55 in trials)."""
     ref = _reference(IBP(n_users=600, alpha=30.0, c=1.0, sigma=0.5), seed=8)
     target = CalibrationTarget.from_interactions("toy", ref, rng=0)
-    res = calibrate_cell(Objective(target, "ibp", "uniform", "item_popularity"), seed=2, n_calls=16, n_initial=6,
+    res = calibrate_cell(Objective(target, CellSpec(preference="ibp", observation="uniform"), "item_popularity"), seed=2, n_calls=16, n_initial=6,
                          fixed={"alpha": 30.0, "c": 1.0, **PARETO})
     assert abs(res.best.params["sigma"] - 0.5) < 0.1, res.best.params
 
@@ -89,16 +89,17 @@ def test_fixed_must_name_searched_parameters():
     ref = _reference(Uniform(n_users=100, n_items=200, lam=30.0))
     target = CalibrationTarget.from_interactions("toy", ref, rng=0)
     with pytest.raises(ValueError, match="not in the search space"):
-        calibrate_cell(Objective(target, "uniform", "uniform", "user_activity"), seed=0, n_calls=2, n_initial=2,
+        calibrate_cell(Objective(target, CellSpec(preference="uniform", observation="uniform"), "user_activity"), seed=0, n_calls=2, n_initial=2,
                        fixed={"sigma": 0.3})
 
 
-def test_build_cell_models_validates():
+def test_cell_models_validate():
     from simrec.calibration import ReferenceShape
 
     shape = ReferenceShape(100, 200, 5, 20.0, 80)
     with pytest.raises(ValueError, match="m_high"):
-        build_cell_models("uniform", "uniform", {"lam": 10.0, "m_low": 20.0, "pareto_alpha": 1.0, "m_high": 10.0}, shape)
+        CellSpec(preference="uniform", observation="uniform").models(
+            {"lam": 10.0, "m_low": 20.0, "pareto_alpha": 1.0, "m_high": 10.0}, shape)
 
 
 def test_sweep_resumes_and_writes_presets_a_scenario_can_use(tmp_path, monkeypatch):
@@ -151,9 +152,9 @@ def test_sweep_resumes_and_writes_presets_a_scenario_can_use(tmp_path, monkeypat
     presets_dir = tmp_path / "presets"
     (presets_dir / "toy").mkdir(parents=True)
     (presets_dir / "toy" / "ibp-pop.toml").write_text(preset.read_text())
-    import simrec.scenario as scen
+    import simrec.config.files as files
 
-    monkeypatch.setattr(scen, "_presets_root", lambda: presets_dir)
+    monkeypatch.setattr(files, "_presets_root", lambda: presets_dir)
     sc_file = tmp_path / "sc.toml"
     sc_file.write_text(
         'name = "p"\nseed = 1\nreplicates = 1\n[population]\nn_users = 200\nn_items = 300\n'

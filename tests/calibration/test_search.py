@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from simrec.calibration.search import CalibrationLogError, TrialOutcome, gp_search, read_log
-from simrec.calibration.space import Dim, ReferenceShape, sample_points, search_space
+from simrec.calibration.space import Dim, ReferenceShape, sample_points
+from simrec.config.models import CellSpec
 
 DIMS = [Dim("x", -2.0, 3.0), Dim("scale", 0.01, 100.0, log=True), Dim("k", 1, 9, integer=True)]
 
@@ -102,12 +103,12 @@ def test_sample_points_respect_bounds_and_types():
 
 def test_search_space_follows_the_reference():
     ref = ReferenceShape(n_users=943, n_items=1682, min_profile=20, mean_profile=106.0, max_profile=737)
-    dims = {d.name: d for d in search_space("ibp", "popularity", ref)}
+    dims = {d.name: d for d in CellSpec(preference="ibp", observation="popularity").search_space(ref)}
     assert dims["m_low"].low == pytest.approx(16) and dims["m_low"].high == pytest.approx(24)
     assert dims["m_high"].low == pytest.approx(589.6) and dims["m_high"].high == pytest.approx(884.4)
     assert dims["sigma"].low == 0 and dims["sigma"].high == 0.99
-    lda = {d.name: d for d in search_space("lda", "uniform", ref)}
+    lda = {d.name: d for d in CellSpec(preference="lda", observation="uniform").search_space(ref)}
     assert lda["n_topics"].integer and (lda["n_topics"].low, lda["n_topics"].high) == (5, 200)
     assert lda["lam"].low == pytest.approx(53) and lda["lam"].high == pytest.approx(1682)
-    with pytest.raises(ValueError, match="`preference`"):
-        search_space("gauss", "uniform", ref)
+    with pytest.raises(ValueError, match="preference"):
+        CellSpec(preference="gauss", observation="uniform")

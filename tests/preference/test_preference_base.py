@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import simrec._subsets as base
-from simrec.preference import IBP, LDA, PreferenceModel, Uniform
 from simrec._subsets import sorted_unique, uniform_subsets
+from simrec.preference import IBP, LDA, PreferenceModel, Uniform
 
 
 def _subset_chi2_pvalue(indptr, pos, rows, pop, size):

@@ -1,0 +1,156 @@
+"""Run scenarios (``simrec run``): the file's schema over the model, recommender and metric specs.
+
+:func:`load_scenario` parses a TOML file, validates it completely (schema,
+then every rule that needs more than one key, by building every model and
+recommender once) and returns a :class:`Scenario` whose ``worlds()`` and
+``evaluation()`` give the typed library objects. Every problem is reported as
+a :class:`~simrec.config.ScenarioError` naming the file, the key path (e.g.
+``world[2].preference.sigma``), the rule and the value received.
+
+Example
+-------
+.. code-block:: toml
+
+    name = "demo"
+    seed = 42
+    replicates = 3
+
+    [population]
+    n_users = 943
+    n_items = 1682
+
+    [[world]]
+    name = "ibp-pop"
+    preference = { model = "ibp", alpha = 60.0, c = 5.0, sigma = 0.6 }
+    observation = { sampler = "popularity", profile = { model = "pareto", m_low = 20, alpha = 1.0, m_high = 700 } }
+
+    [evaluation]
+    n = 50
+    test_fraction = 0.2
+    metrics = ["precision", "recall", "ndcg", "reciprocal_rank"]
+    recommenders = [{ kind = "oracle" }, { kind = "popular" }, { kind = "random" }]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from simrec.config.base import ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
+from simrec.config.files import merge_presets, resolve_scenario_path
+from simrec.config.models import PopulationSpec, WorldSpec
+from simrec.config.recommenders import RecommenderSpec, recommender_problems
+from simrec.experiment import Evaluation, World
+from simrec.metrics import METRICS, PapAtK
+
+__all__ = ["Scenario", "EvaluationSpec", "METRIC_NAMES", "load_scenario", "world_problems", "content_digest"]
+
+#: Metric names a scenario may list; ``auc`` and ``pap_at_k`` need full rankings (scores over all candidates).
+METRIC_NAMES: tuple[str, ...] = tuple(METRICS)
+
+
+def content_digest(spec: Strict) -> str:
+    """Stable hash of a validated file's content (a run folder refuses a different one)."""
+    blob = json.dumps(spec.model_dump(mode="json"), sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+class EvaluationSpec(Strict):
+    n: int = Field(default=50, ge=1, description="recommendation list length N")
+    test_fraction: float = Field(default=0.2, gt=0, lt=1)
+    metrics: list[Literal[METRIC_NAMES]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["precision", "recall", "ndcg", "reciprocal_rank"], min_length=1
+    )
+    pap_k: int = Field(default=10, ge=1, description="k of pAp@k")
+    recommenders: list[RecommenderSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> EvaluationSpec:
+        no_repeats(self, "metrics")
+        return self
+
+    def build(self) -> Evaluation:
+        """The typed :class:`~simrec.experiment.Evaluation` (metric names become metric objects here, once)."""
+        metrics = tuple(PapAtK(k=self.pap_k) if m == "pap_at_k" else METRICS[m]() for m in self.metrics)
+        return Evaluation(recommenders=tuple(r.build() for r in self.recommenders), metrics=metrics, n=self.n,
+                          test_fraction=self.test_fraction)
+
+
+class Scenario(Strict):
+    """A validated run scenario (the parsed TOML)."""
+
+    kind: Literal["run"] = "run"
+    name: str
+    description: str = ""
+    seed: int = Field(ge=0)
+    replicates: int = Field(ge=1)
+    population: PopulationSpec
+    world: list[WorldSpec] = Field(min_length=1)
+    evaluation: EvaluationSpec
+
+    def world_names(self) -> list[str]:
+        return [w.label for w in self.world]
+
+    def worlds(self) -> list[World]:
+        """Every world's models, built for the population."""
+        return [w.build(self.population) for w in self.world]
+
+    def digest(self) -> str:
+        return content_digest(self)
+
+
+def world_problems(world: WorldSpec, population: PopulationSpec, where: str) -> list[str]:
+    """Rules of a world that need more than one key: build its models once.
+
+    ``where`` prefixes each message with the world's key path (e.g. ``world[2]``).
+    """
+    problems = []
+    for key, build in (("preference", lambda: world.preference.build(population)),  # type: ignore[union-attr]
+                       ("observation", lambda: world.observation.build())):  # type: ignore[union-attr]
+        try:
+            build()
+        except (ValueError, TypeError) as exc:
+            problems.append(f"{where}.{key}: {exc}")
+    return problems
+
+
+def _semantic_problems(sc: Scenario) -> list[str]:
+    problems: list[str] = []
+    names = sc.world_names()
+    for i, name in enumerate(names):
+        if names.count(name) > 1:
+            problems.append(f"world[{i}].name: world names must be unique; {name!r} repeats")
+    for i, w in enumerate(sc.world):
+        problems += world_problems(w, sc.population, f"world[{i}]")
+    problems += recommender_problems(sc.evaluation.recommenders, "evaluation.recommenders")
+    return problems
+
+
+def load_scenario(scenario: str | Path) -> tuple[Scenario, Path]:
+    """Read, validate and return a run scenario and the file it came from.
+
+    Raises
+    ------
+    ScenarioError
+        Unreadable TOML, unknown keys, wrong types, impossible values, unknown
+        presets, or model parameters that break a model's rules; the message
+        names the file and every offending key.
+    """
+    path = resolve_scenario_path(scenario, kind="run")
+    raw = read_toml(path)
+    if raw.get("kind") == "stress":
+        raise ScenarioError(f"{path}: a stress scenario (kind = \"stress\"); run it with `simrec stress {path}`")
+    if "world" in raw:
+        raw = {**raw, "world": merge_presets(raw["world"], path)}
+    try:
+        sc = Scenario.model_validate(raw)
+    except ValidationError as exc:
+        raise ScenarioError(format_validation(path, exc)) from None
+    problems = _semantic_problems(sc)
+    if problems:
+        raise problems_error(path, problems)
+    return sc, path

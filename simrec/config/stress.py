@@ -1,0 +1,247 @@
+"""Stress scenarios (``simrec stress``, TOML with ``kind = "stress"``): schema and loader.
+
+A stress scenario names one source of global ranks (a simulated world, a
+reference dataset or a user's ranks file), the sampling schemes and sizes, the
+estimators and the metrics; :func:`load_stress_scenario` validates all of it
+(schema, then every model and recommender it names, then the data it needs)
+and reports every problem with its key path.
+
+Example (``scenarios/sampled-ml100k.toml``):
+
+.. code-block:: toml
+
+    kind = "stress"
+    name = "sampled-ml100k"
+    seed = 2020
+    repeats = 100
+
+    [source]
+    type = "dataset"                       # or "simulation", "file"
+    name = "ml-100k"
+    path = "../../../shared/data/ml-100k"  # relative to this file; $SIMREC_DATA/ml-100k first
+    recommenders = [{ kind = "popular" }, { kind = "lenskit", algorithm = "item_knn", name = "ItemKNN" }]
+
+    [sampling]
+    schemes = ["binomial", "hypergeometric", "popularity", "adaptive"]
+    sizes = [100, 500]
+
+Relative paths (dataset folders, ranks files) are resolved against the folder
+of the scenario file *after following symlinks* (so ``scenarios/x.toml ->
+../simrec/scenarios/x.toml`` resolves against ``simrec/scenarios/``). For a
+dataset, ``$SIMREC_DATA/<name>`` is tried first.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, ValidationError, model_validator
+
+from simrec.config.base import ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
+from simrec.config.datasets import DatasetSpec
+from simrec.config.estimators import EstimatorsSpec
+from simrec.config.files import merge_presets, resolve_scenario_path
+from simrec.config.models import PopulationSpec, WorldSpec
+from simrec.config.recommenders import RecommenderSpec, recommender_problems
+from simrec.config.run import content_digest, world_problems
+from simrec.stress.harness import METRIC_FAMILIES, SCHEMES, StressConfig
+
+__all__ = [
+    "StressScenario",
+    "SimulationSource",
+    "DatasetSource",
+    "FileSource",
+    "SamplingSpec",
+    "MetricsSpec",
+    "load_stress_scenario",
+]
+
+
+class SimulationSource(Strict):
+    """Truth from a world (preference × observation), leave-one-out, recommenders over all candidates."""
+
+    type: Literal["simulation"]
+    population: PopulationSpec
+    world: WorldSpec
+    min_items: int = Field(default=2, ge=1, description="users with fewer observed items are not evaluated")
+    recommenders: list[RecommenderSpec] = Field(min_length=1)
+
+
+class DatasetSource(DatasetSpec):
+    """A reference dataset (e.g. ML-100K), leave-one-out, recommenders over all candidates."""
+
+    type: Literal["dataset"]
+    min_items: int = Field(default=2, ge=1)
+    recommenders: list[RecommenderSpec] = Field(min_length=1)
+
+
+class FileSource(Strict):
+    """A ranks file (CSV/Parquet: user, recommender, rank, n_candidates[, popularity_share])."""
+
+    type: Literal["file"]
+    path: str
+
+
+SourceSpec = Annotated[Union[SimulationSource, DatasetSource, FileSource], Field(discriminator="type")]
+
+
+class SamplingSpec(Strict):
+    schemes: list[Literal[SCHEMES]] = Field(default_factory=lambda: list(SCHEMES), min_length=1)  # type: ignore[valid-type]
+    sizes: list[Annotated[int, Field(ge=2)]] = Field(default_factory=lambda: [100], min_length=1)
+    adaptive_n_max: int = Field(default=3200, ge=2)
+
+    @model_validator(mode="after")
+    def _unique(self) -> SamplingSpec:
+        no_repeats(self, "schemes", "sizes")
+        return self
+
+
+class MetricsSpec(Strict):
+    names: list[Literal[tuple(METRIC_FAMILIES)]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: list(METRIC_FAMILIES), min_length=1)
+    k_max: int = Field(default=50, ge=1)
+    curve_k: int = Field(default=10, ge=1, description="cutoff of the expected-metric-vs-n curve")
+    curve_sizes: list[Annotated[int, Field(ge=2)]] = Field(
+        default_factory=lambda: [10, 20, 50, 100, 200, 500, 1000], min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> MetricsSpec:
+        no_repeats(self, "names")
+        return self
+
+
+class StressScenario(Strict):
+    """A validated stress scenario (the parsed TOML)."""
+
+    kind: Literal["stress"]
+    name: str
+    description: str = ""
+    seed: int = Field(ge=0)
+    repeats: int = Field(default=100, ge=1)
+    source: SourceSpec
+    sampling: SamplingSpec = Field(default_factory=SamplingSpec)
+    estimators: EstimatorsSpec = Field(default_factory=EstimatorsSpec)
+    metrics: MetricsSpec = Field(default_factory=MetricsSpec)
+
+    def digest(self) -> str:
+        return content_digest(self)
+
+    def config(self) -> StressConfig:
+        """The harness configuration (estimator names become estimator objects here, once)."""
+        m = self.metrics
+        return StressConfig(repeats=self.repeats, metrics=tuple(m.names), k_max=m.k_max,
+                            estimators=self.estimators.build(), max_iter=self.estimators.max_iter,
+                            adaptive_n_max=self.sampling.adaptive_n_max)
+
+    def data_path(self, scenario_path: str | Path) -> Path | None:
+        """Where the source's data is: dataset folder/file or ranks file (None for simulations)."""
+        src = self.source
+        if isinstance(src, SimulationSource):
+            return None
+        if isinstance(src, DatasetSource):
+            return src.resolve(scenario_path)
+        p = Path(src.path).expanduser()
+        return p if p.is_absolute() else (Path(scenario_path).resolve().parent / p).resolve()
+
+
+_TAGS = re.compile(r"source\.(simulation|dataset|file)(?=[.:\[])")
+
+
+def load_stress_scenario(scenario: str | Path, *, check_data: bool = True) -> tuple[StressScenario, Path]:
+    """Read and validate a stress scenario; return it and its file.
+
+    Parameters
+    ----------
+    scenario : str or Path
+        A TOML file, or the name of a shipped stress scenario
+        (e.g. ``"sampled-ml100k"``).
+    check_data : bool, default True
+        Also check that the source's data exists and, for a ranks file, read
+        and validate it (rows, columns, the popularity share the
+        ``popularity`` scheme needs, sizes against the candidate sets).
+        False validates the file alone (e.g. a shipped scenario on a machine
+        without the dataset).
+
+    Raises
+    ------
+    ScenarioError
+        Not a stress scenario, unreadable TOML, unknown keys, wrong types,
+        impossible values, models or recommenders that break their rules,
+        missing data; the message names the file and every offending key.
+    """
+    path = resolve_scenario_path(scenario, kind="stress")
+    raw = read_toml(path)
+    if raw.get("kind") != "stress":
+        raise ScenarioError(f"{path}: not a stress scenario (needs the top-level key kind = \"stress\"; "
+                            f"got {raw.get('kind')!r}); run it with `simrec run`")
+    src = raw.get("source")
+    if isinstance(src, dict) and isinstance(src.get("world"), dict):
+        raw = {**raw, "source": {**src, "world": merge_presets([src["world"]], path, "source.world")[0]}}
+    try:
+        sc = StressScenario.model_validate(raw)
+    except ValidationError as exc:
+        raise ScenarioError(_TAGS.sub("source", format_validation(path, exc, "stress scenario"))) from None
+
+    problems: list[str] = []
+    src = sc.source
+    if isinstance(src, SimulationSource):
+        problems += world_problems(src.world, src.population, "source.world")
+    if not isinstance(src, FileSource):
+        problems += recommender_problems(src.recommenders, "source.recommenders",
+                                         truth=not isinstance(src, DatasetSource))
+    if sc.metrics.curve_k > sc.metrics.k_max:
+        problems.append(f"metrics.curve_k: must be <= metrics.k_max ({sc.metrics.k_max}); got {sc.metrics.curve_k}")
+    if "adaptive" in sc.sampling.schemes and min(sc.sampling.sizes) > sc.sampling.adaptive_n_max:
+        problems.append(f"sampling.adaptive_n_max: must be >= the smallest size ({min(sc.sampling.sizes)}); "
+                        f"got {sc.sampling.adaptive_n_max}")
+    if isinstance(src, SimulationSource):
+        _check_sizes(problems, sc, src.population.n_items, "population.n_items")
+    if check_data and not problems:
+        problems += _data_problems(sc, path)
+    if problems:
+        raise problems_error(path, problems, "stress scenario")
+    return sc, path
+
+
+def _check_sizes(problems: list[str], sc: StressScenario, n_items: int, what: str) -> None:
+    big = [n for n in sc.sampling.sizes if n > n_items]
+    if big:
+        problems.append(f"sampling.sizes: must be <= the number of items ({what} = {n_items}); got {big}")
+    if sc.metrics.k_max > n_items:
+        problems.append(f"metrics.k_max: must be <= the number of items ({what} = {n_items}); got {sc.metrics.k_max}")
+
+
+def _data_problems(sc: StressScenario, path: Path) -> list[str]:
+    src = sc.source
+    data = sc.data_path(path)
+    if data is None:
+        return []
+    if isinstance(src, DatasetSource):
+        if not data.exists():
+            return [f"source.path: dataset {src.name!r} not found at {data}. Download it (e.g. MovieLens 100K from "
+                    f"https://grouplens.org/datasets/movielens/100k/), then set SIMREC_DATA to the folder holding "
+                    f"{src.name}/ or edit source.path (relative to {path.resolve().parent})"]
+        return []
+    from simrec.stress.sources import RanksFileError, read_ranks_file
+
+    if not data.exists():
+        return [f"source.path: ranks file not found at {data}"]
+    try:
+        source = read_ranks_file(data)
+    except RanksFileError as exc:
+        return [f"source.path: {exc}"]
+    problems: list[str] = []
+    if "popularity" in sc.sampling.schemes:
+        lacking = [r.name for r in source.recommenders if r.popularity_shares is None]
+        if lacking:
+            problems.append("sampling.schemes: 'popularity' needs the ranks file's optional `popularity_share` column; "
+                            f"{data} has none")
+    smallest = min(int(r.n_candidates.min()) for r in source.recommenders)
+    n_est = min(int(round(r.n_candidates.mean())) for r in source.recommenders)
+    _check_sizes(problems, sc, n_est, "mean n_candidates")
+    if "hypergeometric" in sc.sampling.schemes and max(sc.sampling.sizes) > smallest:
+        problems.append(f"sampling.sizes: sampling without replacement ('hypergeometric') needs every size <= the "
+                        f"smallest n_candidates ({smallest}); got {max(sc.sampling.sizes)}")
+    return problems

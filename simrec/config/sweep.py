@@ -1,0 +1,80 @@
+"""Sweep spec files (TOML) for ``simrec calibrate``, validated before any work.
+
+Example (``calibration/ml-100k.toml``):
+
+.. code-block:: toml
+
+    name = "ml-100k"
+    seed = 2019
+    n_calls = 150
+    n_initial = 25
+    preferences = ["uniform", "ibp", "lda"]
+    observations = ["uniform", "popularity"]
+    objectives = ["item_popularity", "user_activity", "item_similarity", "user_similarity", "average_loss"]
+
+    [[dataset]]
+    name = "ml-100k"
+    path = "../../shared/data/ml-100k"   # relative to this file
+    kind = "movielens"
+
+Dataset tables are :class:`~simrec.config.datasets.DatasetSpec` (``$SIMREC_DATA``
+first, then ``path``); the cells are :class:`~simrec.config.models.CellSpec`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from simrec.calibration.objective import OBJECTIVES
+from simrec.config.base import ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
+from simrec.config.datasets import DatasetSpec
+from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, CellSpec
+
+__all__ = ["SweepSpec", "load_sweep_spec"]
+
+
+class SweepSpec(Strict):
+    name: str
+    description: str = ""
+    seed: int = Field(ge=0)
+    n_calls: int = Field(default=150, ge=1)
+    n_initial: int = Field(default=25, ge=1)
+    preferences: list[Literal[tuple(PREFERENCE_SPECS)]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: list(PREFERENCE_SPECS), min_length=1)
+    observations: list[Literal[SAMPLERS]] = Field(default_factory=lambda: list(SAMPLERS), min_length=1)  # type: ignore[valid-type]
+    objectives: list[Literal[OBJECTIVES]] = Field(default_factory=lambda: list(OBJECTIVES), min_length=1)  # type: ignore[valid-type]
+    max_pairs: int | None = Field(default=None, ge=1)
+    stat_pairs: int = Field(default=1_000_000, ge=1)
+    dataset: list[DatasetSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _checks(self) -> SweepSpec:
+        if self.n_initial > self.n_calls:
+            raise ValueError(f"`n_initial` ({self.n_initial}) must not exceed `n_calls` ({self.n_calls})")
+        no_repeats(self, "preferences", "observations", "objectives")
+        names = [d.name for d in self.dataset]
+        if len(set(names)) != len(names):
+            raise ValueError(f"dataset names must be unique; got {names}")
+        return self
+
+    def cells(self) -> list[CellSpec]:
+        """The (preference, observation) cells in the spec's order."""
+        return [CellSpec(preference=p, observation=o) for p in self.preferences for o in self.observations]
+
+
+def load_sweep_spec(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep spec; raise ScenarioError naming file and keys."""
+    path = Path(path)
+    raw = read_toml(path)
+    try:
+        spec = SweepSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise ScenarioError(format_validation(path, exc, "sweep spec")) from None
+    missing = [f"dataset[{i}].path: {d.resolve(path)} does not exist"
+               for i, d in enumerate(spec.dataset) if not d.resolve(path).exists()]
+    if missing:
+        raise problems_error(path, missing, "sweep spec")
+    return spec

@@ -1,0 +1,138 @@
+"""Metrics as objects: what an experiment measures, with a ``.name`` for tables.
+
+A list metric scores a top-N list (:mod:`simrec.metrics.lists`); a ranking
+metric scores every candidate (:mod:`simrec.metrics.rankings`) and needs dense
+scores (``needs_scores``). Names are produced for result tables, never parsed:
+a scenario's ``metrics = ["ndcg", "pap_at_k"]`` becomes objects once, in the
+config layer (:data:`METRICS` maps the scenario names to constructors).
+
+Example
+-------
+>>> from simrec.metrics import NDCG, PapAtK
+>>> [m.name for m in (NDCG(), PapAtK(k=10))]
+['ndcg', 'pap_at_k']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from simrec._validation import check_int
+from simrec.metrics.lists import list_metrics
+from simrec.metrics.rankings import auc, pap_at_k
+
+__all__ = [
+    "Metric",
+    "ListMetric",
+    "RankingMetric",
+    "Precision",
+    "Recall",
+    "RecallTruncated",
+    "ReciprocalRank",
+    "NDCG",
+    "AveragePrecision",
+    "Hits",
+    "Hit",
+    "AUC",
+    "PapAtK",
+    "METRICS",
+    "measure_lists",
+]
+
+
+@dataclass(frozen=True)
+class ListMetric:
+    """A metric of top-N lists (see :mod:`simrec.metrics.lists` for each formula)."""
+
+    name: ClassVar[str]
+    needs_scores: ClassVar[bool] = False
+
+
+@dataclass(frozen=True)
+class RankingMetric:
+    """A metric of full rankings: ``per_user(scores, relevant)`` (see :mod:`simrec.metrics.rankings`)."""
+
+    name: ClassVar[str]
+    needs_scores: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class Precision(ListMetric):
+    name: ClassVar[str] = "precision"
+
+
+@dataclass(frozen=True)
+class Recall(ListMetric):
+    name: ClassVar[str] = "recall"
+
+
+@dataclass(frozen=True)
+class RecallTruncated(ListMetric):
+    name: ClassVar[str] = "recall_truncated"
+
+
+@dataclass(frozen=True)
+class ReciprocalRank(ListMetric):
+    name: ClassVar[str] = "reciprocal_rank"
+
+
+@dataclass(frozen=True)
+class NDCG(ListMetric):
+    name: ClassVar[str] = "ndcg"
+
+
+@dataclass(frozen=True)
+class AveragePrecision(ListMetric):
+    name: ClassVar[str] = "average_precision"
+
+
+@dataclass(frozen=True)
+class Hits(ListMetric):
+    name: ClassVar[str] = "hits"
+
+
+@dataclass(frozen=True)
+class Hit(ListMetric):
+    name: ClassVar[str] = "hit"
+
+
+@dataclass(frozen=True)
+class AUC(RankingMetric):
+    """Area under the ROC curve of each user's full ranking (:func:`simrec.metrics.auc`)."""
+
+    name: ClassVar[str] = "auc"
+
+    def per_user(self, scores: np.ndarray, relevant) -> np.ndarray:
+        return auc(scores, relevant)
+
+
+@dataclass(frozen=True)
+class PapAtK(RankingMetric):
+    """pAp@k of each user's full ranking (:func:`simrec.metrics.pap_at_k`); ``k`` default 10."""
+
+    k: int = 10
+    name: ClassVar[str] = "pap_at_k"
+
+    def __post_init__(self) -> None:
+        check_int("k", self.k, low=1)
+
+    def per_user(self, scores: np.ndarray, relevant) -> np.ndarray:
+        return pap_at_k(scores, relevant, self.k)
+
+
+Metric = ListMetric | RankingMetric
+
+#: Scenario names -> metric constructors (``pap_at_k`` takes ``k``).
+METRICS: dict[str, Callable[..., Metric]] = {
+    m.name: m for m in (Hits, Hit, Precision, Recall, RecallTruncated, ReciprocalRank, NDCG, AveragePrecision, AUC,
+                        PapAtK)
+}
+
+
+def measure_lists(lists: np.ndarray, relevant, metrics: Sequence[ListMetric]) -> dict[str, np.ndarray]:
+    """Several list metrics of the same lists at once (one relevance look-up), by name."""
+    return list_metrics(lists, relevant, [m.name for m in metrics])

@@ -1,0 +1,195 @@
+"""One run directory for ``simrec run``, ``simrec stress`` and ``simrec calibrate``.
+
+A run directory holds a job's outputs and everything needed to resume it:
+
+* ``manifest.json`` — the job's kind, name, content digest, seed, package
+  versions, status (``running`` / ``complete``) and timings;
+* ``scenario.toml`` — a copy of the file that was run;
+* per-task shards, written atomically as each task finishes (:class:`Shards`),
+  so an interrupted job keeps its work and re-running resumes from them;
+* the tables and figures, written atomically (never a half-written file).
+
+Opening a run directory checks it (a file in the way, or the results of a
+*different* job, is refused with a one-line message naming the folder) and
+takes an exclusive lock (``.simrec.lock``, :func:`fcntl.flock`), so two jobs
+cannot write into one folder at once; the lock is released when the job ends
+or its process dies.
+
+Example
+-------
+>>> with RunDir.open("runs/demo", kind="run", name="demo", digest="0123abcd",
+...                  manifest={"seed": 1}) as rd:          # doctest: +SKIP
+...     shards = rd.shards("replicates", ".parquet")
+...     rd.complete(tasks_computed=3)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import platform
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simrec._io import atomic_write, write_csv, write_json, write_parquet, write_text
+
+__all__ = ["RunDir", "RunDirError", "Shards", "package_versions"]
+
+_LOCK = ".simrec.lock"
+
+
+class RunDirError(RuntimeError):
+    """The output folder cannot be used for this job (the message says why and what to do)."""
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python and the packages that determine a run's numbers (for manifests)."""
+    out = {"python": platform.python_version()}
+    for pkg in ("simrec", "numpy", "scipy", "pandas", "lenskit", "scikit-optimize", "torch"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+@dataclass(frozen=True)
+class Shards:
+    """Per-task result files in one subfolder of a run directory.
+
+    ``key`` is a task's file stem, built by the caller from indices and
+    validated names (never from free text); each shard is written atomically.
+    """
+
+    folder: Path
+    suffix: str
+
+    def path(self, key: str) -> Path:
+        return self.folder / f"{key}{self.suffix}"
+
+    def exists(self, key: str) -> bool:
+        return self.path(key).exists()
+
+    def write(self, key: str, writer: Callable[[Path], None]) -> Path:
+        """Write one shard atomically (``writer(tmp_path)`` writes the content)."""
+        return atomic_write(self.path(key), writer)
+
+    def write_frame(self, key: str, frame: pd.DataFrame) -> Path:
+        return write_parquet(self.path(key), frame)
+
+
+@dataclass
+class RunDir:
+    """An opened (checked, locked) run directory; use :meth:`open` as a context manager."""
+
+    out: Path
+    manifest: dict[str, Any]
+    _lock_fd: int | None = field(default=None, repr=False)
+
+    @classmethod
+    def open(cls, out: str | os.PathLike, *, kind: str, name: str, digest: str, manifest: dict[str, Any] | None = None,
+             source: Path | None = None) -> RunDir:
+        """Check and lock ``out``, write the manifest (status ``running``) and copy the job's file.
+
+        Parameters
+        ----------
+        out : folder
+            Created if missing.
+        kind : {"run", "stress", "calibrate"}
+        name : str
+            The job's name (the scenario's or sweep's ``name``).
+        digest : str
+            Content digest of the job: a folder whose manifest has another is refused.
+        manifest : dict, optional
+            More manifest entries (seed, sizes, ...).
+        source : Path, optional
+            The scenario or spec file, copied to ``scenario.toml``.
+
+        Raises
+        ------
+        RunDirError
+            ``out`` is a file, holds another job's results, has an unreadable
+            manifest, or another simrec job holds its lock.
+        """
+        out = Path(out)
+        manifest_path = out / "manifest.json"
+        if out.exists() and not out.is_dir():
+            raise RunDirError(f"--out {out}: exists and is not a folder; choose a folder")
+        if manifest_path.exists():
+            try:
+                prev = json.loads(manifest_path.read_text())
+            except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise RunDirError(f"{manifest_path}: unreadable manifest ({exc}); use a new --out folder") from None
+            if prev.get("digest") != digest or prev.get("kind", kind) != kind:
+                raise RunDirError(
+                    f"--out {out}: holds results of {prev.get('kind', 'run')} {prev.get('scenario', '?')!r} with "
+                    f"different content (digest {prev.get('digest')} != {digest}); use a new --out folder"
+                )
+        out.mkdir(parents=True, exist_ok=True)
+        rd = cls(out, {"scenario": name, "kind": kind, "source": str(source) if source else None, "digest": digest,
+                       **(manifest or {}), "versions": package_versions(), "status": "running"})
+        rd._lock()
+        try:
+            write_json(manifest_path, rd.manifest)
+            if source is not None:
+                write_text(out / "scenario.toml", Path(source).read_text(encoding="utf-8"))
+        except BaseException:
+            rd.close()
+            raise
+        return rd
+
+    def _lock(self) -> None:
+        fd = os.open(self.out / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RunDirError(f"--out {self.out}: another simrec job is writing into this folder; wait for it to "
+                              "finish or choose another --out folder") from None
+        self._lock_fd = fd
+
+    def close(self) -> None:
+        """Release the lock (idempotent)."""
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> RunDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- contents ---------------------------------------------------------------
+    def shards(self, subfolder: str, suffix: str) -> Shards:
+        """The per-task shard folder ``out/subfolder`` (created)."""
+        folder = self.out / subfolder
+        folder.mkdir(parents=True, exist_ok=True)
+        return Shards(folder, suffix)
+
+    def path(self, rel: str) -> Path:
+        return self.out / rel
+
+    def write_csv(self, rel: str, frame: pd.DataFrame) -> Path:
+        return write_csv(self.out / rel, frame)
+
+    def write_parquet(self, rel: str, frame: pd.DataFrame) -> Path:
+        return write_parquet(self.out / rel, frame)
+
+    def write_text(self, rel: str, text: str) -> Path:
+        return write_text(self.out / rel, text)
+
+    def complete(self, **updates: Any) -> None:
+        """Mark the job complete in the manifest, with ``updates`` (counts, timings, sizes)."""
+        self.manifest.update(status="complete", **updates)
+        write_json(self.out / "manifest.json", self.manifest)
+
+    def files(self, subfolder: str, pattern: str) -> Iterator[Path]:
+        return iter(sorted((self.out / subfolder).glob(pattern)))

@@ -1,0 +1,232 @@
+"""``simrec calibrate``: a sweep over datasets x cells x objectives into a run directory.
+
+A sweep runs in two phases (Tian 2019, §3.4 and §4.1):
+
+1. every cell (dataset, preference, observation) is calibrated on each single
+   statistic (its KL divergence from the reference);
+2. the best KL reached on each statistic by *any* trial of the family for that
+   dataset (phase 1 measures all four KLs at every trial) defines the relative
+   losses, and every cell is calibrated again on the average relative loss.
+
+Each (dataset, cell, objective) search is one task on the :mod:`simrec.tasks`
+backend; its seed is ``task_seed(seed, dataset, preference, observation,
+objective)`` (indices into simrec's fixed lists of models and objectives, so a
+sweep over a subset gives each cell the same seed), and its trial log is its
+shard: a killed sweep resumes where it stopped and reproduces the trials of an
+uninterrupted one.
+
+Outputs under ``out/<dataset>/``: ``cells/<cell>/<objective>/trials.jsonl``,
+``presets/<cell>.toml`` (best average-loss parameters), ``table.csv`` (KL and
+relative loss per cell x objective x statistic), ``best.csv`` (best cell per
+objective), ``summary.md`` (the same as markdown tables),
+``figures/<cell>.png`` (the four statistics, simulated vs reference); and
+``out/manifest.json``, ``out/scenario.toml`` as for every run directory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from simrec._io import write_csv, write_text
+from simrec._random import task_seed
+from simrec.calibration import (
+    AVERAGE_LOSS,
+    OBJECTIVES,
+    CalibrationTarget,
+    CellResult,
+    Objective,
+    SweepResult,
+    calibrate_cell,
+    cell_result,
+    read_log,
+    summary_markdown,
+    sweep_table,
+)
+from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, CellSpec
+from simrec.config.presets import preset_tables, write_preset
+from simrec.config.run import content_digest
+from simrec.config.sweep import SweepSpec
+from simrec.rundir import RunDir
+from simrec.stats import STATISTICS
+from simrec.tasks import Backend, SerialBackend, Task, run_tasks
+
+__all__ = ["DatasetLoadError", "load_targets", "run_sweep", "calibrate_sweep"]
+
+
+class DatasetLoadError(ValueError):
+    """A dataset of a sweep spec cannot be loaded or calibrated against (the message names it)."""
+
+
+def load_targets(spec: SweepSpec, spec_path: Path) -> list[CalibrationTarget]:
+    """Load every dataset of ``spec`` and reduce it to a calibration target (bins and statistics).
+
+    Raises
+    ------
+    DatasetLoadError
+        ``<spec>: dataset[i] (name): <what went wrong>``.
+    """
+    from simrec.datasets import DatasetError
+
+    targets = []
+    for i, ref in enumerate(spec.dataset):
+        try:
+            inter = ref.read(ref.resolve(spec_path))
+        except (DatasetError, TypeError) as exc:
+            raise DatasetLoadError(f"{spec_path}: dataset[{i}] ({ref.name}): {exc}") from None
+        try:
+            targets.append(CalibrationTarget.from_interactions(ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs))
+        except ValueError as exc:
+            raise DatasetLoadError(f"{spec_path}: dataset[{i}]: {exc}") from None
+    return targets
+
+
+def _cell_task(args: tuple) -> CellResult:
+    objective, seed, n_calls, n_initial, log_path = args
+    res = calibrate_cell(objective, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path)
+    return cell_result(objective, res)
+
+
+def run_sweep(
+    targets: Sequence[CalibrationTarget],
+    out: str | Path,
+    *,
+    seed: int,
+    preferences: Sequence[str] = tuple(PREFERENCE_SPECS),
+    observations: Sequence[str] = SAMPLERS,
+    objectives: Sequence[str] = OBJECTIVES,
+    n_calls: int = 150,
+    n_initial: int = 25,
+    max_pairs: int | None = None,
+    stat_pairs: int = 1_000_000,
+    backend: Backend | None = None,
+    figures: bool = True,
+    on_cell: Callable[[CellResult], None] | None = None,
+) -> SweepResult:
+    """Run (or resume) a sweep; write trials, presets, tables and figures under ``out``.
+
+    ``average_loss`` cells need the single-statistic cells of their dataset
+    (phase 1) for the family's best KLs: the best KL of each statistic over
+    every trial logged under ``out`` for that dataset. Presets are written from
+    the ``average_loss`` cells (or, in a sweep without them, from the first
+    objective's cells). The caller holds the run directory (see :func:`calibrate_sweep`).
+    """
+    out = Path(out)
+    backend = SerialBackend() if backend is None else backend
+    extra = {} if max_pairs is None else {"max_pairs": max_pairs}
+    cells = [CellSpec(preference=p, observation=o) for p in preferences for o in observations]
+    all_cells = [CellSpec(preference=p, observation=o) for p in PREFERENCE_SPECS for o in SAMPLERS]
+
+    def cell_seed(d: int, cell: CellSpec, obj: str) -> int:
+        """Seed of a cell's search: fixed by the model and objective names, not the spec's list order."""
+        key = (d, tuple(PREFERENCE_SPECS).index(cell.preference), SAMPLERS.index(cell.observation), OBJECTIVES.index(obj))
+        return int(task_seed(seed, *key).generate_state(1)[0])
+
+    def log_of(t: CalibrationTarget, cell: CellSpec, obj: str) -> Path:
+        return out / t.name / "cells" / cell.name / obj / "trials.jsonl"
+
+    def tasks_for(objs: Sequence[str], best: dict[str, dict[str, float]] | None) -> list[Task]:
+        tasks = []
+        for d, t in enumerate(targets):
+            for cell in cells:
+                for obj in objs:
+                    objective = Objective(t, cell, obj, best_kl=None if best is None else best[t.name],
+                                          stat_pairs=stat_pairs, **extra)
+                    s = cell_seed(d, cell, obj)
+                    tasks.append(Task(f"dataset {t.name}, cell {cell.name}, objective {obj}", s,
+                                      (objective, s, n_calls, n_initial, log_of(t, cell, obj))))
+        return tasks
+
+    single = [o for o in objectives if o != AVERAGE_LOSS]
+    results: list[CellResult] = []
+    record = (lambda _i, r: on_cell(r)) if on_cell else None
+    results += run_tasks(_cell_task, tasks_for(single, None), backend=backend, on_result=record)
+
+    family_best: dict[str, dict[str, float]] = {}
+    for t in targets:
+        best = {s: math.inf for s in STATISTICS}
+        for cell in all_cells:
+            for obj in STATISTICS:
+                log = log_of(t, cell, obj)
+                for tr in read_log(log) if log.exists() else []:
+                    if tr.status == "ok":
+                        for s in STATISTICS:
+                            best[s] = min(best[s], tr.details.get(s, math.inf))
+        family_best[t.name] = best
+
+    if AVERAGE_LOSS in objectives:
+        missing = {t.name: [s for s, v in family_best[t.name].items() if not math.isfinite(v)] for t in targets}
+        missing = {k: v for k, v in missing.items() if v}
+        if missing:
+            raise ValueError(f"`average_loss` needs a finished calibration of every statistic first; missing: {missing}")
+        results += run_tasks(_cell_task, tasks_for([AVERAGE_LOSS], family_best), backend=backend, on_result=record)
+
+    table = sweep_table(results, family_best)
+    presets: dict[str, Path] = {}
+    for d, t in enumerate(targets):
+        sub = table[table["dataset"] == t.name]
+        _write_dataset_tables(out / t.name, sub, t.name)
+        preset_objective = AVERAGE_LOSS if AVERAGE_LOSS in objectives else objectives[0]
+        for c in results:
+            if c.dataset != t.name or c.objective != preset_objective:
+                continue
+            cell = CellSpec(preference=c.preference, observation=c.observation)
+            fit = {f"kl_{s}": float(c.best.details.get(s, math.nan)) for s in STATISTICS}
+            fit["average_loss"] = float(sum(fit[f"kl_{s}"] / family_best[t.name][s] for s in STATISTICS) / len(STATISTICS))
+            tables = preset_tables(cell, c.best.params, t.shape, t.name, fit)
+            comment = (f"simrec calibration preset {t.name}/{c.cell}: best of {c.n_trials} GP trials "
+                       f"on objective {c.objective} (trial {c.best.index}).")
+            presets[f"{t.name}/{c.cell}"] = write_preset(out / t.name / "presets" / f"{c.cell}.toml", tables, comment)
+            if figures:
+                from simrec.calibration.figures import plot_cell
+
+                objective = Objective(t, cell, STATISTICS[0], stat_pairs=stat_pairs, **extra)
+                plot_cell(objective, c.best, cell_seed(d, cell, c.objective), out / t.name / "figures" / f"{c.cell}.png")
+    return SweepResult(tuple(results), table, presets)
+
+
+def _write_dataset_tables(folder: Path, sub: pd.DataFrame, dataset: str) -> None:
+    write_csv(folder / "table.csv", sub)
+    winners = []
+    for obj, grp in sub.groupby("objective", sort=False):
+        key = "average_loss" if obj == AVERAGE_LOSS else f"kl_{obj}"
+        w = grp.loc[grp[key].idxmin()]
+        winners.append({"objective": obj, "best_cell": w["cell"], "value": w[key]})
+    write_csv(folder / "best.csv", pd.DataFrame(winners))
+    write_text(folder / "summary.md", summary_markdown(sub, dataset))
+
+
+def calibrate_sweep(
+    spec: SweepSpec,
+    spec_path: Path,
+    out: str | Path,
+    *,
+    n_calls: int | None = None,
+    backend: Backend | None = None,
+    figures: bool = True,
+    on_cell: Callable[[CellResult], None] | None = None,
+) -> SweepResult:
+    """``simrec calibrate``: load the spec's datasets, then :func:`run_sweep` in a locked run directory.
+
+    ``n_calls`` overrides the spec's (``n_initial`` is capped at it); it is
+    not part of the folder's identity, so a finished sweep can be extended.
+
+    Raises
+    ------
+    DatasetLoadError, simrec.rundir.RunDirError, simrec.calibration.CalibrationLogError, simrec.tasks.TaskError
+    """
+    targets = load_targets(spec, spec_path)
+    calls = n_calls or spec.n_calls
+    digest = content_digest(spec.model_copy(update={"n_calls": 0, "description": ""}))
+    with RunDir.open(out, kind="calibrate", name=spec.name, digest=digest, source=spec_path,
+                     manifest={"seed": spec.seed, "n_calls": calls}) as rd:
+        result = run_sweep(targets, out, seed=spec.seed, preferences=spec.preferences, observations=spec.observations,
+                           objectives=spec.objectives, n_calls=calls, n_initial=min(spec.n_initial, calls),
+                           max_pairs=spec.max_pairs, stat_pairs=spec.stat_pairs, backend=backend, figures=figures,
+                           on_cell=on_cell)
+        rd.complete(cells=len(result.cells), presets=sorted(result.presets),
+                    timings={"backend": backend.name if backend else "serial"})
+    return result

@@ -1,0 +1,291 @@
+"""``simrec stress``: a stress scenario's tasks into a run directory.
+
+Same run directory (:mod:`simrec.rundir`) and task layer (:mod:`simrec.tasks`)
+as ``simrec run``:
+
+1. **ranks** — one task per recommender (dataset and simulation sources): the
+   data and its leave-one-out split are rebuilt in each task from seed
+   ``task_seed(seed, 0)`` (identical in every task), the recommender scores
+   with ``task_seed(seed, 1, j)``; each finished task writes
+   ``DIR/ranks/<j>.npz``. A ranks file is read once.
+2. **stress** — one task per (recommender j, scheme s, size i) with seed
+   ``task_seed(seed, 2, j, s, i)``: :func:`~simrec.stress.harness.run_stress`,
+   written to ``DIR/tasks/<j>__<scheme>__n<n>.npz`` as it finishes.
+3. **tables** — ``estimates.parquet`` (every cell), ``summary.csv`` (K in
+   {1, 5, 10, 20, 50}), ``ordering.csv``, ``winners.csv``, ``hit_ratio.csv``,
+   ``expected_vs_n.csv``, ``decomposition.csv`` (simulations), ``ranks.parquet``
+   (the held-out ranks, itself a valid ranks file), ``figures/*.png`` and
+   ``manifest.json`` (scenario, seed, digest, versions, sizes, timings).
+
+Results depend only on the scenario: the same numbers come out on every
+backend, in any completion order, and after an interruption (re-running
+resumes from the finished shards).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from simrec._progress import progress_bar
+from simrec._random import task_seed
+from simrec.config.stress import DatasetSource, FileSource, SimulationSource, StressScenario
+from simrec.rundir import RunDir
+from simrec.stress.decomposition import decomposition_table
+from simrec.stress.harness import StressResult, run_stress
+from simrec.stress.sources import (
+    LooData,
+    RankSource,
+    RecommenderRanks,
+    loo_data,
+    ranks_frame,
+    read_ranks_file,
+    score_ranks,
+    simulate_loo_data,
+)
+from simrec.stress.tables import estimate_table, expected_table, hit_ratio_table, ordering_table, winner_table
+from simrec.tasks import Backend, SerialBackend, Task, run_tasks
+
+__all__ = ["StressOutcome", "run_stress_scenario", "build_source_data", "SUMMARY_KS"]
+
+#: Cutoffs kept in summary.csv (the dissertation's table columns).
+SUMMARY_KS = (1, 5, 10, 20, 50)
+
+
+@dataclass(frozen=True)
+class StressOutcome:
+    """What a stress run produced."""
+
+    out: Path
+    source: RankSource
+    estimates: pd.DataFrame
+    ordering: pd.DataFrame
+    winners: pd.DataFrame
+    decomposition: pd.DataFrame
+    computed: int
+    reused: int
+    seconds: float
+
+
+# ---------------------------------------------------------------------------
+# serialisation of shards
+# ---------------------------------------------------------------------------
+def _npz_writer(**arrays) -> Callable[[Path], None]:
+    def writer(p: Path) -> None:
+        with open(p, "wb") as fh:
+            np.savez(fh, **arrays)
+
+    return writer
+
+
+def _ranks_arrays(r: RecommenderRanks, info: dict) -> dict[str, np.ndarray]:
+    arrays = {"info": np.array(json.dumps(info)), "name": np.array(r.name), "ranks": r.ranks, "n_candidates": r.n_candidates,
+              "users": np.asarray(r.users).astype(str)}
+    for key in ("popularity_shares", "true_ranks", "true_users"):
+        val = getattr(r, key)
+        if val is not None:
+            arrays[key] = val
+    return arrays
+
+
+def _ranks_from_npz(path: Path) -> tuple[RecommenderRanks, dict]:
+    with np.load(path) as z:
+        get = {k: z[k] for k in z.files}
+    return RecommenderRanks(str(get["name"]), get["ranks"], get["n_candidates"], get["users"],
+                            popularity_shares=get.get("popularity_shares"), true_ranks=get.get("true_ranks"),
+                            true_users=get.get("true_users")), json.loads(str(get["info"]))
+
+
+def _result_arrays(r: StressResult) -> dict[str, np.ndarray]:
+    arrays = {
+        "recommender": np.array(r.recommender), "scheme": np.array(r.scheme), "n": np.array(r.n),
+        "n_items": np.array(r.n_items), "n_users": np.array(r.n_users), "families": np.array(r.families),
+        "ks": r.ks, "estimators": np.array(r.estimators), "exact": r.exact, "estimates": r.estimates,
+        "mean_sample_size": np.array(r.mean_sample_size), "seconds": np.array(r.seconds),
+        "mappings": np.array(list(r.mapping_values)),
+    }
+    if r.true is not None:
+        arrays["true"] = r.true
+    if r.shr is not None:
+        arrays["shr"] = r.shr
+    for k, v in r.mapping_values.items():
+        arrays[f"map_{k}"] = v
+        arrays[f"ghr_{k}"] = r.global_hr_at_f[k]
+    return arrays
+
+
+def _result_from_npz(path: Path) -> StressResult:
+    with np.load(path) as z:
+        g = {k: z[k] for k in z.files}
+    maps = [str(m) for m in g["mappings"]]
+    return StressResult(
+        str(g["recommender"]), str(g["scheme"]), int(g["n"]), int(g["n_items"]), int(g["n_users"]),
+        tuple(str(f) for f in g["families"]), g["ks"], tuple(str(e) for e in g["estimators"]), g["exact"],
+        g["estimates"], g.get("true"), g.get("shr"), {m: g[f"map_{m}"] for m in maps},
+        {m: g[f"ghr_{m}"] for m in maps}, float(g["mean_sample_size"]), float(g["seconds"]),
+    )
+
+
+# ---------------------------------------------------------------------------
+# tasks
+# ---------------------------------------------------------------------------
+def build_source_data(sc: StressScenario, data_path: Path | None) -> LooData:
+    """The leave-one-out data of a dataset or simulation source (same in every task)."""
+    src = sc.source
+    seed = task_seed(sc.seed, 0)
+    if isinstance(src, SimulationSource):
+        world = src.world.build(src.population, name=src.world.name or "world")
+        return simulate_loo_data(world, seed, min_items=src.min_items)
+    return loo_data(src.read(data_path), seed, min_items=src.min_items)  # type: ignore[union-attr]
+
+
+def _ranks_task(task: tuple[StressScenario, Path | None, int]) -> tuple[int, RecommenderRanks, dict, float]:
+    sc, data_path, j = task
+    t0 = time.perf_counter()
+    data = build_source_data(sc, data_path)
+    rec = sc.source.recommenders[j].build()  # type: ignore[union-attr]
+    ranks = score_ranks(rec, data, task_seed(sc.seed, 1, j))
+    return j, ranks, data.info, time.perf_counter() - t0
+
+
+def _stress_task(task: tuple) -> StressResult:
+    ranks, scheme, n, config, seed = task
+    return run_stress(ranks, scheme, n, config, rng=seed)
+
+
+def run_stress_scenario(
+    sc: StressScenario,
+    path: Path | None,
+    out: str | Path,
+    *,
+    backend: Backend | None = None,
+    progress: bool = True,
+    figures: bool = True,
+) -> StressOutcome:
+    """Run every task of a stress scenario into ``out``, resuming finished ones (see module docstring).
+
+    Parameters
+    ----------
+    sc : StressScenario
+        Validated (:func:`~simrec.config.stress.load_stress_scenario`).
+    path : Path or None
+        The scenario file (copied into ``out``; relative data paths resolve against it).
+    out : folder
+    backend : simrec.tasks.Backend, default SerialBackend()
+    progress, figures : bool, default True
+
+    Raises
+    ------
+    simrec.rundir.RunDirError
+        ``out`` holds another scenario's results or is locked by another job.
+    simrec.tasks.TaskError
+        Some tasks failed twice (every other task's shard is kept).
+    ValueError
+        A scheme/size impossible for the ranks found (e.g. sampling without
+        replacement with n above a user's candidate count).
+    """
+    t_start = time.perf_counter()
+    backend = SerialBackend() if backend is None else backend
+    data_path = sc.data_path(path) if path is not None else None
+    with RunDir.open(out, kind="stress", name=sc.name, digest=sc.digest(), source=path, manifest={
+        "data": str(data_path) if data_path else None, "seed": sc.seed, "repeats": sc.repeats,
+        "scenario_content": sc.model_dump(mode="json"),
+    }) as rd:
+        # -- phase 1: ranks ---------------------------------------------------
+        computed = reused = 0
+        t_ranks = time.perf_counter()
+        if isinstance(sc.source, FileSource):
+            source = read_ranks_file(data_path)  # type: ignore[arg-type]
+        else:
+            rshards = rd.shards("ranks", ".npz")
+            n_rec = len(sc.source.recommenders)
+            todo = [Task(f"ranks of recommender {j}", task_seed(sc.seed, 1, j), (sc, data_path, j))
+                    for j in range(n_rec) if not rshards.exists(str(j))]
+            reused += n_rec - len(todo)
+            with progress_bar(sc.name, len(todo), "ranks", progress) as advance:
+
+                def record_ranks(_i: int, res: tuple[int, RecommenderRanks, dict, float]) -> None:
+                    j, ranks, inf, _secs = res
+                    rshards.write(str(j), _npz_writer(**_ranks_arrays(ranks, inf)))
+                    advance()
+
+                run_tasks(_ranks_task, todo, backend=backend, on_result=record_ranks)
+            computed += len(todo)
+            kind = "simulation" if isinstance(sc.source, SimulationSource) else "dataset"
+            name = sc.source.name if isinstance(sc.source, DatasetSource) else (sc.source.world.name or "simulation")
+            loaded = [_ranks_from_npz(rshards.path(str(j))) for j in range(n_rec)]
+            source = RankSource(name, kind, tuple(r for r, _ in loaded), loaded[0][1])
+        ranks_seconds = time.perf_counter() - t_ranks
+        rd.write_parquet("ranks.parquet", ranks_frame(source).assign(user=lambda f: f["user"].astype(str)))
+
+        # -- phase 2: stress tasks ----------------------------------------------
+        config = sc.config()
+        schemes, sizes = sc.sampling.schemes, sc.sampling.sizes
+        tshards = rd.shards("tasks", ".npz")
+        cells, todo2, keys = [], [], []
+        for j, rec in enumerate(source.recommenders):
+            for s, scheme in enumerate(schemes):
+                for i, n in enumerate(sizes):
+                    key = f"{j}__{scheme}__n{n}"
+                    cells.append(key)
+                    if tshards.exists(key):
+                        reused += 1
+                    else:
+                        seed = task_seed(sc.seed, 2, j, s, i)
+                        todo2.append(Task(f"recommender {rec.name!r}, scheme {scheme}, n = {n}", seed,
+                                          (rec, scheme, n, config, seed)))
+                        keys.append(key)
+        task_seconds: list[float] = []
+        with progress_bar(sc.name, len(todo2), "stress", progress) as advance:
+
+            def record(i: int, res: StressResult) -> None:
+                tshards.write(keys[i], _npz_writer(**_result_arrays(res)))
+                task_seconds.append(res.seconds)
+                advance()
+
+            run_tasks(_stress_task, todo2, backend=backend, on_result=record)
+        computed += len(todo2)
+        results = [_result_from_npz(tshards.path(k)) for k in cells]
+
+        # -- phase 3: tables and figures ----------------------------------------
+        with warnings.catch_warnings():  # NaN cells (exact 0, exact ties) are expected at small K; counted in the tables
+            warnings.simplefilter("ignore", RuntimeWarning)
+            est = estimate_table(results)
+            ordering = ordering_table(results)
+            winners = winner_table(results)
+            hr = hit_ratio_table(results)
+            expected = expected_table(source, sc.metrics.names, sc.metrics.curve_k, sc.metrics.curve_sizes)
+            decomp = decomposition_table(results)
+        rd.write_parquet("estimates.parquet", est)
+        rd.write_csv("summary.csv", est[est["k"].isin(SUMMARY_KS)])
+        rd.write_csv("ordering.csv", ordering)
+        rd.write_csv("winners.csv", winners)
+        rd.write_csv("hit_ratio.csv", hr)
+        rd.write_csv("expected_vs_n.csv", expected)
+        if len(decomp):
+            rd.write_csv("decomposition.csv", decomp)
+        if figures:
+            from simrec.stress.figures import plot_stress
+
+            plot_stress(rd.path("figures"), est, expected, hr, decomp)
+        seconds = time.perf_counter() - t_start
+        rd.complete(
+            tasks_computed=computed, tasks_reused=reused,
+            recommenders=[r.name for r in source.recommenders],
+            sizes={"source_kind": source.kind, **source.info,
+                   "evaluated_users": {r.name: r.n_users for r in source.recommenders}},
+            timings={
+                "total_seconds": round(seconds, 3), "ranks_seconds": round(ranks_seconds, 3),
+                "task_seconds_mean": round(float(np.mean(task_seconds)), 3) if task_seconds else None,
+                "task_seconds_max": round(float(np.max(task_seconds)), 3) if task_seconds else None,
+                "backend": backend.name, "workers": backend.n_workers,
+            },
+        )
+    return StressOutcome(Path(out), source, est, ordering, winners, decomp, computed, reused, seconds)

@@ -1,0 +1,75 @@
+"""The three studies give identical results on every backend (issue 9).
+
+Small ``run``, ``stress`` (simulation and dataset sources) and ``calibrate``
+jobs (the golden cases of ``tests/test_golden.py``) run serially and on a local
+Ray cluster (2 CPUs, no dashboard) started inside the test, and on 2 local
+processes; every output table, trial log and preset must be *exactly* equal
+(same machine, so no tolerance: any difference would come from the backend).
+Retries and failure reports on Ray are tested with the task layer itself in
+``tests/test_tasks.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_golden import CASES, snapshot
+
+from simrec.config.run import load_scenario
+from simrec.config.stress import load_stress_scenario
+from simrec.config.sweep import load_sweep_spec
+from simrec.studies import calibrate_sweep, run_scenario, run_stress_scenario
+from simrec.tasks import Backend, ProcessBackend, RayBackend, SerialBackend
+
+
+def _run_case(case: str, work: Path, backend: Backend) -> dict[str, object]:
+    """Run a golden case through the study API on ``backend``; its outputs in comparable form."""
+    command, text = CASES[case]
+    spec = work / f"{case}.toml"
+    spec.write_text(text)
+    out = work / "out"
+    if command == "run":
+        sc, path = load_scenario(spec)
+        run_scenario(sc, path, out, backend=backend, progress=False, figures=False)
+    elif command == "stress":
+        st, path = load_stress_scenario(spec)
+        run_stress_scenario(st, path, out, backend=backend, progress=False, figures=False)
+    else:
+        calibrate_sweep(load_sweep_spec(spec), spec, out, backend=backend, figures=False)
+    return snapshot(out)
+
+
+def _assert_identical(a: dict[str, object], b: dict[str, object]) -> None:
+    assert sorted(a) == sorted(b)
+    for name, x in a.items():
+        if isinstance(x, pd.DataFrame):
+            pd.testing.assert_frame_equal(x, b[name], check_exact=True, obj=name)  # type: ignore[arg-type]
+        else:
+            assert x == b[name], name
+
+
+@pytest.fixture(scope="module")
+def serial_outputs(tmp_path_factory) -> dict[str, dict[str, object]]:
+    return {case: _run_case(case, tmp_path_factory.mktemp(f"serial-{case}"), SerialBackend()) for case in CASES}
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    pytest.importorskip("ray")
+    backend = RayBackend(n_cpus=2)
+    backend.start()
+    yield backend
+    backend.close()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_ray_equals_serial(case, ray_cluster, serial_outputs, tmp_path):
+    _assert_identical(_run_case(case, tmp_path, ray_cluster), serial_outputs[case])
+
+
+@pytest.mark.parametrize("case", ["run", "stress-data", "calibrate"])
+def test_processes_equal_serial(case, serial_outputs, tmp_path):
+    with ProcessBackend(2) as backend:
+        _assert_identical(_run_case(case, tmp_path, backend), serial_outputs[case])
