@@ -6,16 +6,23 @@
 ``simrec scenarios``                   list the scenarios shipped with the package
 ``simrec datasets describe PATH``      summarise a reference dataset
 
-The three jobs share ``--jobs N`` and ``--backend serial|processes|ray``
+The three jobs share ``--jobs N``, ``--backend serial|processes|ray``
 (``--address ADDR`` to connect to a Ray cluster; without it a local one is
-started). Errors in the user's input (scenario, dataset, output folder) are
-printed as one clear message on stderr with exit code 2 and nothing is
-written; failed tasks exit 1 after every other task's result was kept;
-Ctrl-C exits 130 after saying how to resume.
+started) and ``--max-memory SIZE`` (a job whose estimated peak is larger is
+refused before anything is created; default 75% of the machine's memory).
+
+The boundary (issue 12): errors in the user's input (scenario, dataset,
+output folder, options) are printed as one clear message on stderr with exit
+code 2 and nothing is written; a full or read-only disk, a missing permission
+or running out of memory is one line (what, where, what to do) with exit
+code 1; failed tasks exit 1 after every other task's result was kept; Ctrl-C
+exits 130 after saying how to resume. No traceback reaches the user unless
+``--debug`` is given (an unexpected error says to re-run with it).
 """
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,6 +48,10 @@ _Backend = Annotated[Optional[str], typer.Option("--backend", help="serial | pro
 _Address = Annotated[Optional[str], typer.Option("--address", help="Ray cluster to connect to (with --backend ray); "
                                                                    "default: start a local one.")]
 _Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")]
+_MaxMemory = Annotated[Optional[str], typer.Option(
+    "--max-memory", metavar="SIZE",
+    help="Refuse the job if its estimated peak memory exceeds SIZE (e.g. 8G, 512M; default: 75% of this machine's "
+         "memory).")]
 _NoFigures = Annotated[bool, typer.Option("--no-figures", help="Skip the figures.")]
 
 
@@ -57,12 +68,35 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+#: Set by ``--debug``: tracebacks instead of one-line messages.
+_DEBUG = {"on": False}
+
+
 @app.callback()
 def _main(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line error messages.")] = False,
 ) -> None:
     """simrec: how wrong are offline recommender evaluations? Simulate, calibrate, measure."""
+    _DEBUG["on"] = debug
+
+
+def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str | None):
+    """The memory budget of a job from its options (exit 2 for a bad ``--max-memory``).
+
+    Workers on this machine: ``--jobs`` for local processes or a local Ray
+    cluster, 1 for serial runs and for a remote cluster (each of its nodes runs
+    its own share).
+    """
+    from .config.budget import Budget, default_max_memory, parse_memory
+
+    try:
+        limit = default_max_memory() if max_memory is None else parse_memory(max_memory)
+    except ValueError as exc:
+        _fail(str(exc))
+    local_workers = 1 if address is not None or backend == "serial" else jobs
+    return Budget(limit, local_workers)
 
 
 @contextmanager
@@ -90,14 +124,44 @@ def _job(out: Path) -> Iterator[None]:
     try:
         yield
     except (ScenarioError, RunDirError, RanksFileError, DatasetLoadError, BackendError) as exc:
+        if _DEBUG["on"]:
+            raise
         _fail(str(exc))
     except TaskError as exc:
+        if _DEBUG["on"]:
+            raise
         _fail(f"{exc}\nfinished tasks are kept in {out}; re-run the same command to retry the failed ones", code=1)
     except KeyboardInterrupt:
         _fail(f"interrupted; finished tasks are kept in {out}; re-run the same command to resume", code=130)
+    except MemoryError:
+        if _DEBUG["on"]:
+            raise
+        _fail(f"ran out of memory; finished tasks are kept in {out}. Use fewer --jobs or smaller sizes, or lower "
+              "--max-memory so that such a job is refused before it starts", code=1)
     except OSError as exc:
-        where = exc.filename or out
-        _fail(f"cannot write {where}: {exc.strerror or exc}; free space or choose another --out folder", code=1)
+        if _DEBUG["on"]:
+            raise
+        _fail(os_error_message(exc, out), code=1)
+
+
+_OS_ADVICE = {
+    errno.ENOSPC: "the disk is full: free space, or choose an --out folder on another disk",
+    errno.EDQUOT: "the disk quota is exceeded: free space, or choose an --out folder on another disk",
+    errno.EROFS: "the file system is read-only: choose another --out folder",
+    errno.EACCES: "permission denied: choose an --out folder you can write to",
+    errno.EPERM: "operation not permitted: choose an --out folder you can write to",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: choose another --out folder",
+    errno.EEXIST: "a file is in the way: choose another --out folder",
+    errno.EISDIR: "a folder is in the way: choose another --out folder",
+}
+
+
+def os_error_message(exc: OSError, out: Path) -> str:
+    """One line for an operating-system error while a job writes into ``out``: what, where, what to do."""
+    where = exc.filename or out
+    advice = _OS_ADVICE.get(exc.errno or 0, "check the folder, or choose another --out folder")
+    finished = f"; finished tasks are kept in {out}" if Path(out).is_dir() else ""
+    return f"cannot write {where}: {exc.strerror or exc} ({advice}){finished}"
 
 
 @app.command()
@@ -109,18 +173,21 @@ def run(
     address: _Address = None,
     quiet: _Quiet = False,
     no_figures: _NoFigures = False,
+    max_memory: _MaxMemory = None,
 ) -> None:
     """Run a scenario: generate, observe, split, recommend, measure vs observed and true relevance."""
     from .config import ScenarioError
     from .config.run import load_scenario
     from .studies import run_scenario
 
+    budget = _budget(max_memory, jobs, backend, address)
     try:
-        sc, path = load_scenario(scenario)
+        sc, path = load_scenario(scenario, budget=budget)
     except ScenarioError as exc:
         _fail(str(exc))
     with _backend(backend, jobs, address) as b, _job(out):
-        outcome = run_scenario(sc, path, out, backend=b, progress=not quiet, figures=not no_figures)
+        outcome = run_scenario(sc, path, out, backend=b, progress=not quiet, figures=not no_figures,
+                               max_pairs=budget.max_pairs)
     if not quiet:
         _print_run_summary(outcome)
 
@@ -161,19 +228,22 @@ def stress(
     address: _Address = None,
     quiet: _Quiet = False,
     no_figures: _NoFigures = False,
+    max_memory: _MaxMemory = None,
 ) -> None:
     """Stress-test sampled-metric estimators against exact metrics (and, in simulations, the truth)."""
     from .config import ScenarioError
     from .config.stress import load_stress_scenario
     from .studies import run_stress_scenario
 
+    budget = _budget(max_memory, jobs, backend, address)
     try:
-        sc, path = load_stress_scenario(scenario)
+        sc, path = load_stress_scenario(scenario, budget=budget)
     except ScenarioError as exc:
         _fail(str(exc))
     with _backend(backend, jobs, address) as b, _job(out):
         try:
-            outcome = run_stress_scenario(sc, path, out, backend=b, progress=not quiet, figures=not no_figures)
+            outcome = run_stress_scenario(sc, path, out, backend=b, progress=not quiet, figures=not no_figures,
+                                          max_pairs=budget.max_pairs)
         except ValueError as exc:  # e.g. a size impossible for the candidate sets found
             _fail(f"{path}: {exc}")
     if not quiet:
@@ -225,6 +295,7 @@ def calibrate(
                                                            "folder (<dir>/<dataset>/<cell>.toml).")] = None,
     no_figures: _NoFigures = False,
     quiet: _Quiet = False,
+    max_memory: _MaxMemory = None,
 ) -> None:
     """Calibrate every preference x observation model to reference datasets (GP search on KL divergences)."""
     import shutil
@@ -234,8 +305,9 @@ def calibrate(
     from .config.sweep import load_sweep_spec
     from .studies import calibrate_sweep
 
+    budget = _budget(max_memory, jobs, backend, address)
     try:
-        sweep = load_sweep_spec(spec)
+        sweep = load_sweep_spec(spec, budget=budget)
     except ScenarioError as exc:
         _fail(str(exc))
     done = {"n": 0}
@@ -281,20 +353,64 @@ def scenarios() -> None:
 def datasets_describe(
     path: Annotated[Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")],
     kind: Annotated[Optional[str], typer.Option("--kind", help="Force the layout: movielens | amazon | steam | pairs.")] = None,
+    user_col: Annotated[Optional[str], typer.Option("--user-col", help="User column of a CSV/Parquet table "
+                                                                       "(default: user).")] = None,
+    item_col: Annotated[Optional[str], typer.Option("--item-col", help="Item column of a CSV/Parquet table "
+                                                                       "(default: item).")] = None,
+    rating_col: Annotated[Optional[str], typer.Option("--rating-col", help="Rating column of a CSV/Parquet table "
+                                                                           "(needed by --min-rating).")] = None,
+    sep: Annotated[Optional[str], typer.Option("--sep", help="Field separator of a CSV table (default: detected; "
+                                                             "use '\\t' for tabs).")] = None,
+    min_rating: Annotated[Optional[float], typer.Option("--min-rating", help="Keep ratings >= this (MovieLens, "
+                                                                              "Amazon, CSV with a rating column).")] = None,
+    k_core: Annotated[Optional[int], typer.Option("--k-core", min=1, help="Reduce to the k-core (every user and item "
+                                                                          "with >= k pairs).")] = None,
 ) -> None:
     """Print users, items, pairs, density, activity and popularity summaries."""
-    from .datasets import DatasetError, describe, load_dataset
+    from .config import ScenarioError
+    from .config.datasets import DatasetSpec
+    from .datasets import DatasetError, describe
 
+    options = {"user_col": user_col, "item_col": item_col, "rating_col": rating_col, "sep": sep,
+               "min_rating": min_rating, "k_core": k_core}
     try:
-        inter = load_dataset(path, kind=kind)
-    except (DatasetError, ValueError) as exc:
+        spec = DatasetSpec.from_options(path, kind, **options)
+        inter = spec.read(path)
+    except (DatasetError, ScenarioError, ValueError, TypeError) as exc:
         _fail(str(exc))
     typer.echo(describe(inter).to_text())
 
 
-def main() -> None:  # pragma: no cover - console entry point
-    app(prog_name="simrec")
+def main(argv: list[str] | None = None) -> None:
+    """The console entry point: no traceback reaches the user unless ``--debug`` is given.
+
+    Usage errors exit 2 (click's own messages); Ctrl-C anywhere exits 130
+    with one line; an unexpected error is one line naming its type, asking to
+    re-run with ``--debug`` and report it, exit 1.
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in args
+    try:
+        code = app(args=args, prog_name="simrec", standalone_mode=False)
+    except typer.Abort:
+        typer.echo("simrec: interrupted", err=True)
+        code = 130
+    except typer.TyperException as exc:  # usage errors (typer vendors click: its ClickException is one of these)
+        if not hasattr(exc, "show"):
+            raise
+        exc.show()
+        code = getattr(exc, "exit_code", 2)
+    except KeyboardInterrupt:
+        typer.echo("simrec: interrupted", err=True)
+        code = 130
+    except Exception as exc:  # an unexpected error: a bug, or a boundary case not handled yet
+        if debug:
+            raise
+        typer.echo(f"simrec: internal error: {type(exc).__name__}: {exc}\n"
+                   "re-run with --debug for the traceback, and please report it", err=True)
+        code = 1
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

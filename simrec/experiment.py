@@ -57,12 +57,18 @@ class World:
         ``TruncatedPareto`` or ``TruncatedBetaBinomial``.
     sampler : simrec.observation sampler
         ``UniformSampler`` or ``PopularitySampler``.
+    max_pairs : int, optional
+        The generator's memory guard (``generate(..., max_pairs=...)``);
+        default None: the library's default (:data:`simrec.DEFAULT_MAX_PAIRS`).
+        The command line sets it from ``--max-memory``, which is checked
+        against the world's expected size before anything runs.
     """
 
     name: str
     preference: Any
     profile: Any
     sampler: Any
+    max_pairs: int | None = None
 
     @property
     def preference_label(self) -> str:
@@ -180,7 +186,7 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
     # spawn_seeds derives the children without mutating a caller's SeedSequence
     # (SeedSequence.spawn would), so the same seed always gives the same replicate.
     children = spawn_seeds(seed, 3 + len(evaluation.recommenders))
-    truth = world.preference.generate(as_generator(children[0]))
+    truth = world.preference.generate(as_generator(children[0]), max_pairs=world.max_pairs)
     obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
     split = holdout(obs.observed, evaluation.test_fraction, as_generator(children[2]))
     true_rel = true_relevance(truth, obs.truth_rows, split.train)

@@ -114,13 +114,20 @@ class RunDir:
         Raises
         ------
         RunDirError
-            ``out`` is a file, holds another job's results, has an unreadable
-            manifest, or another simrec job holds its lock.
+            ``out`` is a file, holds files but no simrec manifest (a user's
+            folder is never written into), holds another job's results, has an
+            unreadable manifest, or another simrec job holds its lock.
         """
         out = Path(out)
         manifest_path = out / "manifest.json"
         if out.exists() and not out.is_dir():
             raise RunDirError(f"--out {out}: exists and is not a folder; choose a folder")
+        if out.is_dir() and not manifest_path.exists():
+            others = sorted(p.name for p in out.iterdir() if p.name != _LOCK)
+            if others:
+                shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+                raise RunDirError(f"--out {out}: holds files ({shown}) but is not a simrec run folder (no "
+                                  "manifest.json); nothing was written. Choose a new or empty --out folder")
         if manifest_path.exists():
             try:
                 prev = json.loads(manifest_path.read_text())

@@ -12,7 +12,7 @@ figures (:mod:`.figures`). Sweeps run with ``simrec calibrate``
 from .objective import AVERAGE_LOSS, OBJECTIVES, CalibrationTarget, Objective
 from .search import CalibrationLogError, SearchResult, Trial, TrialOutcome, gp_search, read_log
 from .space import Cell, Dim, ReferenceShape, sample_points
-from .sweep import CellResult, SweepResult, calibrate_cell, cell_result, summary_markdown, sweep_table
+from .sweep import CellResult, SweepResult, calibrate_cell, cell_result, log_header, summary_markdown, sweep_table
 
 __all__ = [
     "AVERAGE_LOSS",
@@ -33,6 +33,7 @@ __all__ = [
     "SweepResult",
     "calibrate_cell",
     "cell_result",
+    "log_header",
     "summary_markdown",
     "sweep_table",
 ]

@@ -19,7 +19,8 @@ from ..stats import STATISTICS
 from .objective import AVERAGE_LOSS, Objective
 from .search import SearchResult, Trial, gp_search
 
-__all__ = ["CellResult", "SweepResult", "calibrate_cell", "cell_result", "sweep_table", "summary_markdown"]
+__all__ = [
+    "CellResult", "SweepResult", "calibrate_cell", "cell_result", "log_header", "sweep_table", "summary_markdown"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,17 @@ class _WithFixed:
         return self.objective({**self.fixed, **params}, seed)
 
 
+def log_header(objective: Objective, *, seed: int, n_initial: int, fixed: dict[str, float] | None = None) -> dict:
+    """The identity of a cell's trial log (its ``digest`` covers everything but ``n_calls``).
+
+    :func:`simrec.calibration.read_log` with this header refuses the log of
+    another search, so a caller can check a folder before it writes anything.
+    """
+    fixed = dict(fixed or {})
+    return {"fixed": fixed, "digest": _digest(objective, n_initial, seed, fixed), "dataset": objective.target.name,
+            "cell": objective.cell.name, "objective": objective.objective}
+
+
 def calibrate_cell(objective: Objective, *, seed: int, n_calls: int = 150, n_initial: int = 25,
                    log_path: str | Path | None = None, on_trial: Callable[[Trial], None] | None = None,
                    fixed: dict[str, float] | None = None) -> SearchResult:
@@ -112,13 +124,7 @@ def calibrate_cell(objective: Objective, *, seed: int, n_calls: int = 150, n_ini
         raise ValueError(f"`fixed` names parameters that are not in the search space: {unknown}; "
                          f"space: {[d.name for d in dims]}")
     dims = [d for d in dims if d.name not in fixed]
-    header = {
-        "fixed": fixed,
-        "digest": _digest(objective, n_initial, seed, fixed),
-        "dataset": objective.target.name,
-        "cell": objective.cell.name,
-        "objective": objective.objective,
-    }
+    header = log_header(objective, seed=seed, n_initial=n_initial, fixed=fixed)
     fn = _WithFixed(objective, fixed) if fixed else objective
     return gp_search(fn, dims, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path,
                      header=header, on_trial=on_trial)

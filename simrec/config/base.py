@@ -7,13 +7,37 @@ the rule and the value received; several problems are reported together.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-__all__ = ["Strict", "ScenarioError", "no_repeats", "read_toml", "format_validation", "problems_error"]
+__all__ = ["Strict", "ScenarioError", "SafeName", "check_safe_name", "no_repeats", "read_toml", "format_validation",
+           "problems_error"]
+
+#: A name that may become part of a file or folder name: 1-64 letters, digits, ``_``, ``-`` or ``.``, starting
+#: with a letter or digit (so never ``""``, ``.``, ``..``, a path separator or a hidden file).
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+SAFE_NAME_RULE = "must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit"
+
+
+def check_safe_name(value: str) -> str:
+    """Return ``value`` if it is a safe name (:data:`SAFE_NAME_RULE`); ValueError otherwise.
+
+    Decision (issue 12): every name that comes from a file and could reach the
+    file system (scenario, world, recommender, dataset names) is checked with
+    this one rule at validation, even where the current code uses indices for
+    file names, so no later output can turn a name into a path.
+    """
+    if not isinstance(value, str) or not _SAFE_NAME.fullmatch(value):
+        raise ValueError(SAFE_NAME_RULE)
+    return value
+
+
+#: A validated safe name (see :func:`check_safe_name`).
+SafeName = Annotated[str, AfterValidator(check_safe_name)]
 
 
 class ScenarioError(ValueError):
@@ -21,9 +45,15 @@ class ScenarioError(ValueError):
 
 
 class Strict(BaseModel):
-    """Base of every spec: unknown keys are errors and a validated spec is frozen."""
+    """Base of every spec: unknown keys are errors, types are strict and a validated spec is frozen.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Strict types (decision, issue 12): TOML has real integers, floats, booleans
+    and strings, so nothing is coerced: ``n_users = "100"``, ``lam = true`` and
+    ``replicates = 1e9`` (a float) are errors, not 100, 1.0 and 1000000000.
+    Integers are accepted where a float is expected.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 def no_repeats(model: BaseModel, *keys: str) -> None:
@@ -44,6 +74,11 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ScenarioError(f"{path}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+                            "save the file as UTF-8") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{path}: is a folder; expected a TOML file") from None
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
 
@@ -72,7 +107,7 @@ def format_validation(path: Path, err: ValidationError, what: str = "scenario") 
     lines = [f"{path}: invalid {what} ({n} problem{'s' if n > 1 else ''}):"]
     for e in err.errors():
         loc = _fmt_loc(tuple(e["loc"]))
-        msg = e["msg"]
+        msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             msg = "unknown key"
         elif e["type"] == "missing":

@@ -8,6 +8,10 @@
     format = "movielens"                  # optional: detected when absent (`kind` is accepted too)
     min_rating = 4                        # optional: keep ratings >= this
     k_core = 5                            # optional: iterate to a k-core
+    user_col = "userId"                   # optional, CSV/Parquet tables: column names (default user, item)
+    item_col = "itemId"
+    rating_col = "rating"                 # optional, CSV/Parquet tables: needed by min_rating
+    sep = ";"                             # optional, CSV tables: field separator (default detected)
 
 Decision: ``$SIMREC_DATA/<name>``, when it exists, wins over ``path``, so a
 shipped file works on any machine once ``SIMREC_DATA`` points at the data.
@@ -21,7 +25,7 @@ from typing import Literal
 
 from pydantic import AliasChoices, Field
 
-from simrec.config.base import Strict
+from simrec.config.base import SafeName, ScenarioError, Strict
 from simrec.interactions import Interactions
 
 __all__ = ["DatasetSpec", "DATASET_FORMATS"]
@@ -30,12 +34,32 @@ DATASET_FORMATS: tuple[str, ...] = ("movielens", "amazon", "steam", "pairs")
 
 
 class DatasetSpec(Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
+    name: SafeName
     path: str
     format: Literal["movielens", "amazon", "steam", "pairs"] | None = Field(
         default=None, validation_alias=AliasChoices("format", "kind"))
     min_rating: float | None = None
     k_core: int | None = Field(default=None, ge=1)
+    user_col: str | None = Field(default=None, min_length=1)
+    item_col: str | None = Field(default=None, min_length=1)
+    rating_col: str | None = Field(default=None, min_length=1)
+    sep: str | None = Field(default=None, min_length=1)
+
+    @classmethod
+    def from_options(cls, path: str | Path, kind: str | None = None, **options) -> DatasetSpec:
+        """The spec of a dataset named on the command line (``simrec datasets describe``); options left
+        None keep their defaults; ScenarioError naming the option for a bad one."""
+        from pydantic import ValidationError
+
+        given = {k: v for k, v in options.items() if v is not None}
+        if given.get("sep") == "\\t":
+            given["sep"] = "\t"
+        try:
+            return cls(name="dataset", path=str(path), format=kind, **given)
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            key = str(e["loc"][0]).replace("_", "-") if e["loc"] else "option"
+            raise ScenarioError(f"--{key}: {e['msg'].removeprefix('Value error, ')}; got {e.get('input')!r}") from None
 
     def resolve(self, spec_path: str | Path) -> Path:
         """Where the data is: ``$SIMREC_DATA/<name>`` if it exists, else ``path``
@@ -55,10 +79,12 @@ class DatasetSpec(Strict):
         simrec.datasets.DatasetError
             Unknown layout or unreadable data.
         TypeError
-            ``min_rating`` given for a layout whose loader does not take it.
+            An option (``min_rating``, ``user_col``, ``item_col``, ``rating_col``, ``sep``)
+            given for a layout whose loader does not take it.
         """
         from simrec.datasets import k_core, load_dataset
 
-        options = {} if self.min_rating is None else {"min_rating": self.min_rating}
+        options = {k: getattr(self, k) for k in ("min_rating", "user_col", "item_col", "rating_col", "sep")
+                   if getattr(self, k) is not None}
         inter = load_dataset(data, kind=self.format, **options)
         return k_core(inter, self.k_core) if self.k_core else inter

@@ -36,7 +36,7 @@ from typing import Annotated, Any, Literal, Protocol, Union
 from pydantic import Field, model_validator
 
 from simrec.calibration.space import Dim, ReferenceShape
-from simrec.config.base import Strict
+from simrec.config.base import SafeName, Strict
 from simrec.experiment import World
 
 __all__ = [
@@ -229,7 +229,7 @@ class WorldSpec(Strict):
     tables override the preset's (the loader merges them before validation).
     """
 
-    name: str | None = None
+    name: SafeName | None = None
     preset: str | None = None
     preference: PreferenceSpec | None = None
     observation: ObservationSpec | None = None
@@ -249,10 +249,18 @@ class WorldSpec(Strict):
             return self.preset.replace("\\", "/").split("/")[-1].removesuffix(".toml")
         return cell_name(self.preference.model, self.observation.sampler)  # type: ignore[union-attr]
 
-    def build(self, population: Sizes, name: str | None = None) -> World:
-        """The :class:`~simrec.experiment.World` (its models built for ``population``)."""
+    def item_count(self, population: Sizes) -> int:
+        """The world's number of items: ``n_items`` of Uniform and LDA, the expected item count of an IBP
+        (rounded down; its items are random), for checks against list lengths and profile sizes."""
+        model = self.preference.build(population)  # type: ignore[union-attr]
+        return int(model.expected_items()) if self.preference.model == "ibp" else int(model.n_items)  # type: ignore[union-attr]
+
+    def build(self, population: Sizes, name: str | None = None, max_pairs: int | None = None) -> World:
+        """The :class:`~simrec.experiment.World` (its models built for ``population``; ``max_pairs``: its
+        generator's memory guard, default the library's)."""
         profile, sampler = self.observation.build()  # type: ignore[union-attr]
-        return World(name or self.label, self.preference.build(population), profile, sampler)  # type: ignore[union-attr]
+        return World(name or self.label, self.preference.build(population), profile, sampler,  # type: ignore[union-attr]
+                     max_pairs)
 
 
 def cell_name(preference: str, sampler: str) -> str:

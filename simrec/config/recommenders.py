@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
-from simrec.config.base import Strict
+from simrec.config.base import SafeName, Strict
 
 __all__ = [
     "OracleSpec",
@@ -71,7 +71,7 @@ class LensKitSpec(Strict):
 
     kind: Literal["lenskit"]
     algorithm: Literal["item_knn", "implicit_mf", "user_knn", "popular"]
-    name: str | None = None
+    name: SafeName | None = None
     params: dict[str, float | int | str | bool] = Field(default_factory=dict)
 
     #: Scenario names of LensKit algorithms -> LensKit scorer classes.
@@ -86,6 +86,16 @@ class LensKitSpec(Strict):
         from simrec.recommenders import LensKitRecommender
 
         return LensKitRecommender(self.ALGORITHMS[self.algorithm], name=self.name or self.algorithm, **dict(self.params))
+
+
+def _params_problems(where: str, exc: ValidationError) -> list[str]:
+    """One line per problem of a LensKit config, with the key path (e.g. ``...params.max_nbrs``)."""
+    out = []
+    for e in exc.errors():
+        key = ".".join(str(p) for p in e["loc"])
+        msg = "unknown parameter" if e["type"] == "extra_forbidden" else e["msg"]
+        out.append(f"{where}.{key}: {msg} (LensKit {exc.title}); got {e.get('input')!r}")
+    return out
 
 
 RecommenderSpec = Annotated[
@@ -110,6 +120,8 @@ def recommender_problems(specs: list, where: str, *, truth: bool = True) -> list
             continue
         try:
             names.append(r.build().name)
+        except ValidationError as exc:  # a LensKit component's config (pydantic) refused `params`
+            problems += _params_problems(f"{where}[{j}].params", exc)
         except (ValueError, TypeError) as exc:
             problems.append(f"{where}[{j}]: {exc}")
     dup = sorted({n for n in names if names.count(n) > 1})

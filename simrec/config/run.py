@@ -40,7 +40,17 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from simrec.config.base import ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
+from simrec.config.base import (
+    SafeName,
+    ScenarioError,
+    Strict,
+    check_safe_name,
+    format_validation,
+    no_repeats,
+    problems_error,
+    read_toml,
+)
+from simrec.config.budget import Budget, run_needs
 from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
@@ -84,7 +94,7 @@ class Scenario(Strict):
     """A validated run scenario (the parsed TOML)."""
 
     kind: Literal["run"] = "run"
-    name: str
+    name: SafeName
     description: str = ""
     seed: int = Field(ge=0)
     replicates: int = Field(ge=1)
@@ -95,9 +105,9 @@ class Scenario(Strict):
     def world_names(self) -> list[str]:
         return [w.label for w in self.world]
 
-    def worlds(self) -> list[World]:
-        """Every world's models, built for the population."""
-        return [w.build(self.population) for w in self.world]
+    def worlds(self, max_pairs: int | None = None) -> list[World]:
+        """Every world's models, built for the population (``max_pairs``: their generators' guard)."""
+        return [w.build(self.population, max_pairs=max_pairs) for w in self.world]
 
     def digest(self) -> str:
         return content_digest(self)
@@ -115,6 +125,21 @@ def world_problems(world: WorldSpec, population: PopulationSpec, where: str) -> 
             build()
         except (ValueError, TypeError) as exc:
             problems.append(f"{where}.{key}: {exc}")
+    if problems:
+        return problems
+    try:
+        check_safe_name(world.label)
+    except ValueError as exc:
+        problems.append(f"{where}: the world's name {world.label!r} (from its preset) {exc}; set `name`")
+    items = world.item_count(population)
+    pref, profile = world.preference, world.observation.profile  # type: ignore[union-attr]
+    if pref.model in ("uniform", "lda") and pref.lam > items:  # type: ignore[union-attr]
+        problems.append(f"{where}.preference.lam: must be <= the number of items ({items}): a user cannot like "
+                        f"more items than there are; got {pref.lam:g}")  # type: ignore[union-attr]
+    if profile.model == "pareto" and profile.m_high > items:
+        what = "expected number of items of this IBP" if pref.model == "ibp" else "number of items"  # type: ignore[union-attr]
+        problems.append(f"{where}.observation.profile.m_high: must be <= the {what} ({items}): no profile can be "
+                        f"larger; got {profile.m_high:g}")
     return problems
 
 
@@ -127,18 +152,37 @@ def _semantic_problems(sc: Scenario) -> list[str]:
     for i, w in enumerate(sc.world):
         problems += world_problems(w, sc.population, f"world[{i}]")
     problems += recommender_problems(sc.evaluation.recommenders, "evaluation.recommenders")
+    if problems:
+        return problems
+    items = min(w.item_count(sc.population) for w in sc.world)
+    ev = sc.evaluation
+    if ev.n > items:
+        problems.append(f"evaluation.n: the list length must be <= the number of items of every world "
+                        f"(smallest: {items}); got {ev.n}")
+    if "pap_at_k" in ev.metrics and ev.pap_k > items:
+        problems.append(f"evaluation.pap_k: must be <= the number of items of every world (smallest: {items}); "
+                        f"got {ev.pap_k}")
     return problems
 
 
-def load_scenario(scenario: str | Path) -> tuple[Scenario, Path]:
+def load_scenario(scenario: str | Path, *, budget: Budget | None = None) -> tuple[Scenario, Path]:
     """Read, validate and return a run scenario and the file it came from.
+
+    Parameters
+    ----------
+    scenario : str or Path
+        A TOML file, or the name of a shipped scenario.
+    budget : Budget, optional
+        The memory the run may use (default: 75% of the machine's memory, one
+        worker); a scenario whose estimated peak exceeds it is refused here,
+        before anything is created (:mod:`simrec.config.budget`).
 
     Raises
     ------
     ScenarioError
         Unreadable TOML, unknown keys, wrong types, impossible values, unknown
-        presets, or model parameters that break a model's rules; the message
-        names the file and every offending key.
+        presets, model parameters that break a model's rules, or a size over
+        the budget; the message names the file and every offending key.
     """
     path = resolve_scenario_path(scenario, kind="run")
     raw = read_toml(path)
@@ -153,4 +197,5 @@ def load_scenario(scenario: str | Path) -> tuple[Scenario, Path]:
     problems = _semantic_problems(sc)
     if problems:
         raise problems_error(path, problems)
+    (budget or Budget()).check(path, run_needs(sc))
     return sc, path

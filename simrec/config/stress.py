@@ -35,11 +35,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Literal, Union
 
 from pydantic import Field, ValidationError, model_validator
 
-from simrec.config.base import ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
+from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
+from simrec.config.budget import Budget, stress_needs
 from simrec.config.datasets import DatasetSpec
 from simrec.config.estimators import EstimatorsSpec
 from simrec.config.files import merge_presets, resolve_scenario_path
@@ -47,6 +48,9 @@ from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.config.run import content_digest, world_problems
 from simrec.stress.harness import METRIC_FAMILIES, SCHEMES, StressConfig
+
+if TYPE_CHECKING:
+    from simrec.stress.sources import RankSource
 
 __all__ = [
     "StressScenario",
@@ -116,7 +120,7 @@ class StressScenario(Strict):
     """A validated stress scenario (the parsed TOML)."""
 
     kind: Literal["stress"]
-    name: str
+    name: SafeName
     description: str = ""
     seed: int = Field(ge=0)
     repeats: int = Field(default=100, ge=1)
@@ -149,7 +153,8 @@ class StressScenario(Strict):
 _TAGS = re.compile(r"source\.(simulation|dataset|file)(?=[.:\[])")
 
 
-def load_stress_scenario(scenario: str | Path, *, check_data: bool = True) -> tuple[StressScenario, Path]:
+def load_stress_scenario(scenario: str | Path, *, check_data: bool = True,
+                         budget: Budget | None = None) -> tuple[StressScenario, Path]:
     """Read and validate a stress scenario; return it and its file.
 
     Parameters
@@ -163,6 +168,11 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True) -> tu
         ``popularity`` scheme needs, sizes against the candidate sets).
         False validates the file alone (e.g. a shipped scenario on a machine
         without the dataset).
+    budget : Budget, optional
+        The memory the job may use (default: 75% of the machine's memory, one
+        worker); a scenario whose estimated peak exceeds it is refused here
+        (:mod:`simrec.config.budget`; a ranks file's largest ``n_candidates``
+        counts when ``check_data``).
 
     Raises
     ------
@@ -197,11 +207,16 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True) -> tu
         problems.append(f"sampling.adaptive_n_max: must be >= the smallest size ({min(sc.sampling.sizes)}); "
                         f"got {sc.sampling.adaptive_n_max}")
     if isinstance(src, SimulationSource):
-        _check_sizes(problems, sc, src.population.n_items, "population.n_items")
+        _check_sizes(problems, sc, src.world.item_count(src.population), "the number of items of source.world")
+    ranks = None
     if check_data and not problems:
-        problems += _data_problems(sc, path)
+        more, ranks = _data_problems(sc, path)
+        problems += more
     if problems:
         raise problems_error(path, problems, "stress scenario")
+    sizes = {} if ranks is None else {"n_candidates": ranks.info["max_candidates"],
+                                      "n_users": max(r.n_users for r in ranks.recommenders)}
+    (budget or Budget()).check(path, stress_needs(sc, **sizes))
     return sc, path
 
 
@@ -213,25 +228,26 @@ def _check_sizes(problems: list[str], sc: StressScenario, n_items: int, what: st
         problems.append(f"metrics.k_max: must be <= the number of items ({what} = {n_items}); got {sc.metrics.k_max}")
 
 
-def _data_problems(sc: StressScenario, path: Path) -> list[str]:
+def _data_problems(sc: StressScenario, path: Path) -> tuple[list[str], RankSource | None]:
+    """Problems of the source's data, and the ranks file's content (file sources)."""
     src = sc.source
     data = sc.data_path(path)
     if data is None:
-        return []
+        return [], None
     if isinstance(src, DatasetSource):
         if not data.exists():
             return [f"source.path: dataset {src.name!r} not found at {data}. Download it (e.g. MovieLens 100K from "
                     f"https://grouplens.org/datasets/movielens/100k/), then set SIMREC_DATA to the folder holding "
-                    f"{src.name}/ or edit source.path (relative to {path.resolve().parent})"]
-        return []
+                    f"{src.name}/ or edit source.path (relative to {path.resolve().parent})"], None
+        return [], None
     from simrec.stress.sources import RanksFileError, read_ranks_file
 
     if not data.exists():
-        return [f"source.path: ranks file not found at {data}"]
+        return [f"source.path: ranks file not found at {data}"], None
     try:
         source = read_ranks_file(data)
     except RanksFileError as exc:
-        return [f"source.path: {exc}"]
+        return [f"source.path: {exc}"], None
     problems: list[str] = []
     if "popularity" in sc.sampling.schemes:
         lacking = [r.name for r in source.recommenders if r.popularity_shares is None]
@@ -244,4 +260,4 @@ def _data_problems(sc: StressScenario, path: Path) -> list[str]:
     if "hypergeometric" in sc.sampling.schemes and max(sc.sampling.sizes) > smallest:
         problems.append(f"sampling.sizes: sampling without replacement ('hypergeometric') needs every size <= the "
                         f"smallest n_candidates ({smallest}); got {max(sc.sampling.sizes)}")
-    return problems
+    return problems, source

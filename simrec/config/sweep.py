@@ -29,7 +29,8 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from simrec.calibration.objective import OBJECTIVES
-from simrec.config.base import ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
+from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
+from simrec.config.budget import Budget, sweep_needs
 from simrec.config.datasets import DatasetSpec
 from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, CellSpec
 
@@ -37,7 +38,7 @@ __all__ = ["SweepSpec", "load_sweep_spec"]
 
 
 class SweepSpec(Strict):
-    name: str
+    name: SafeName
     description: str = ""
     seed: int = Field(ge=0)
     n_calls: int = Field(default=150, ge=1)
@@ -65,8 +66,12 @@ class SweepSpec(Strict):
         return [CellSpec(preference=p, observation=o) for p in self.preferences for o in self.observations]
 
 
-def load_sweep_spec(path: str | Path) -> SweepSpec:
-    """Read and validate a sweep spec; raise ScenarioError naming file and keys."""
+def load_sweep_spec(path: str | Path, *, budget: Budget | None = None) -> SweepSpec:
+    """Read and validate a sweep spec; raise ScenarioError naming file and keys.
+
+    ``budget`` (default: 75% of the machine's memory, one worker) refuses a
+    sweep whose estimated peak exceeds it (:mod:`simrec.config.budget`).
+    """
     path = Path(path)
     raw = read_toml(path)
     try:
@@ -77,4 +82,5 @@ def load_sweep_spec(path: str | Path) -> SweepSpec:
                for i, d in enumerate(spec.dataset) if not d.resolve(path).exists()]
     if missing:
         raise problems_error(path, missing, "sweep spec")
+    (budget or Budget()).check(path, sweep_needs(spec))
     return spec

@@ -96,7 +96,8 @@ def detect_kind(path: str | os.PathLike, *, user_col: str = "user", item_col: st
     raise DatasetError(
         p,
         f"unknown layout: first line {head[:60]!r} has no {user_col!r}/{item_col!r} header and is not an "
-        f"Amazon ratings line; expected {_EXPECTED} (or pass kind=... and the column names)",
+        f"Amazon ratings line; expected {_EXPECTED} (for a table with other column names give them: "
+        f"--user-col/--item-col, or user_col/item_col in a dataset spec)",
     )
 
 

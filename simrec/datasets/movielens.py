@@ -19,6 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+import numpy as np
+import pandas as pd
+
 from ..interactions import Interactions
 from .binarize import binarize
 from .errors import DatasetError
@@ -69,7 +72,7 @@ def load_movielens(path: str | os.PathLike, *, min_rating: float | None = None) 
 
     p = _resolve(Path(path))
     try:
-        df = load_movielens_df(p)
+        df = _read_u_data(p) if _unnamed_100k(p) else load_movielens_df(p)
     except Exception as exc:  # LensKit raises RuntimeError/pandas errors: find the culprit line
         _diagnose(p, exc)
         raise DatasetError(p, f"cannot be read as MovieLens ratings ({exc}); expected {_EXPECTED}") from exc
@@ -78,6 +81,22 @@ def load_movielens(path: str | os.PathLike, *, min_rating: float | None = None) 
         what = "no ratings" if min_rating is None else f"no rating >= min_rating={min_rating}"
         raise DatasetError(p, f"{what}; expected at least one (user, item) pair")
     return inter
+
+
+def _unnamed_100k(p: Path) -> bool:
+    """An ML-100K folder whose name does not say so (LensKit 2025.x reads it only as ``ml-100k*``).
+
+    Decision (issue 12): the layout is recognised by its files, not the folder
+    name; LensKit detects ML-1M/10M/modern folders by their files itself, but its
+    ML-100K branch fails on an unnamed folder, so simrec reads ``u.data`` there.
+    """
+    return p.is_dir() and not _NAME.match(p.name) and (p / "u.data").is_file()
+
+
+def _read_u_data(p: Path) -> pd.DataFrame:
+    """``u.data`` (tab-separated ``user item rating timestamp``) with LensKit's column names."""
+    return pd.read_csv(p / "u.data", sep="\t", header=None, names=["user_id", "item_id", "rating", "timestamp"],
+                       dtype={"user_id": np.int64, "item_id": np.int64, "rating": np.float64, "timestamp": np.int64})
 
 
 def _resolve(p: Path) -> Path:

@@ -255,7 +255,7 @@ def simulate_loo_data(world: Any, seed: np.random.SeedSequence | int, *, min_ite
     """
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     children = ss.spawn(3)
-    truth = world.preference.generate(as_generator(children[0]))
+    truth = world.preference.generate(as_generator(children[0]), max_pairs=world.max_pairs)
     obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
     return loo_data(obs.observed, children[2], min_items=min_items, truth=truth, truth_rows=obs.truth_rows)
 
@@ -363,6 +363,10 @@ def _numeric(frame: pd.DataFrame, col: str, path: Path, csv: bool, *, integer: b
     return vals
 
 
+#: Largest ``n_candidates`` a ranks file may give (2^31; beyond it int64 rank arithmetic and P(r|R) are out of reach).
+MAX_CANDIDATES = 2**31
+
+
 def read_ranks_file(path: str | os.PathLike, *, name: str | None = None) -> RankSource:
     """Read a user's ranks file (CSV or Parquet) into a :class:`RankSource`.
 
@@ -411,11 +415,13 @@ def read_ranks_file(path: str | os.PathLike, *, name: str | None = None) -> Rank
         raise RanksFileError(f"{path}: no rows")
     rank = _numeric(frame, "rank", path, csv, integer=True)
     ncand = _numeric(frame, "n_candidates", path, csv, integer=True)
-    for bad, rule in ((ncand < 2, "`n_candidates` must be >= 2"), (rank < 1, "`rank` must be >= 1"),
-                      (rank > ncand, "`rank` must be <= `n_candidates`")):
+    for bad, rule in ((ncand < 2, "`n_candidates` must be >= 2"),
+                      (ncand > MAX_CANDIDATES, f"`n_candidates` must be <= {MAX_CANDIDATES} (2^31: simrec's limit "
+                                               "on a catalogue)"),
+                      (rank < 1, "`rank` must be >= 1"), (rank > ncand, "`rank` must be <= `n_candidates`")):
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            col = "n_candidates" if "n_candidates` must be >=" in rule else "rank"
+            col = "n_candidates" if "`n_candidates` must be" in rule else "rank"
             raise RanksFileError(
                 f"{path}: {_where(path, i, csv)}, column `{col}`: {rule}; got rank {frame['rank'].iloc[i]!r}, "
                 f"n_candidates {frame['n_candidates'].iloc[i]!r}"

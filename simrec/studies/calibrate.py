@@ -36,12 +36,14 @@ from simrec._random import task_seed
 from simrec.calibration import (
     AVERAGE_LOSS,
     OBJECTIVES,
+    CalibrationLogError,
     CalibrationTarget,
     CellResult,
     Objective,
     SweepResult,
     calibrate_cell,
     cell_result,
+    log_header,
     read_log,
     summary_markdown,
     sweep_table,
@@ -141,6 +143,8 @@ def run_sweep(
         return tasks
 
     single = [o for o in objectives if o != AVERAGE_LOSS]
+    _preflight(targets, cells, single, AVERAGE_LOSS in objectives, log_of, cell_seed, n_calls=n_calls,
+               n_initial=n_initial, stat_pairs=stat_pairs, extra=extra)
     results: list[CellResult] = []
     record = (lambda _i, r: on_cell(r)) if on_cell else None
     results += run_tasks(_cell_task, tasks_for(single, None), backend=backend, on_result=record)
@@ -186,6 +190,40 @@ def run_sweep(
                 objective = Objective(t, cell, STATISTICS[0], stat_pairs=stat_pairs, **extra)
                 plot_cell(objective, c.best, cell_seed(d, cell, c.objective), out / t.name / "figures" / f"{c.cell}.png")
     return SweepResult(tuple(results), table, presets)
+
+
+def _preflight(targets, cells, single, average, log_of, cell_seed, *, n_calls, n_initial, stat_pairs, extra) -> None:
+    """Check every trial log already in the folder before anything is written (issue 12).
+
+    Refuses, with :class:`~simrec.calibration.CalibrationLogError`, a log of
+    another search, and a run that would extend the single-statistic searches
+    of a folder whose average-loss searches exist: extending them changes the
+    family-best KLs those searches were computed with, so the folder would be
+    left half-extended and then refused.
+    """
+    shorter = []
+    for d, t in enumerate(targets):
+        for cell in cells:
+            for obj in single:
+                log = log_of(t, cell, obj)
+                if not log.exists():
+                    shorter.append((log, 0))
+                    continue
+                header = log_header(Objective(t, cell, obj, stat_pairs=stat_pairs, **extra),
+                                    seed=cell_seed(d, cell, obj), n_initial=n_initial)
+                n_done = len(read_log(log, header))
+                if n_done < n_calls:
+                    shorter.append((log, n_done))
+    if not average or not shorter:
+        return
+    finished = [log_of(t, c, AVERAGE_LOSS) for t in targets for c in cells if log_of(t, c, AVERAGE_LOSS).exists()]
+    if finished:
+        log, n_done = shorter[0]
+        raise CalibrationLogError(
+            f"{finished[0].parents[2]}: this folder's average-loss searches were computed from the single-statistic "
+            f"searches as they are ({log} has {n_done} trial(s)); running them to {n_calls} calls would change the "
+            "family-best KLs the average-loss logs depend on. Use a new --out folder, or the n_calls the folder was "
+            "made with")
 
 
 def _write_dataset_tables(folder: Path, sub: pd.DataFrame, dataset: str) -> None:

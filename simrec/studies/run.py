@@ -84,6 +84,7 @@ def run_scenario(
     backend: Backend | None = None,
     progress: bool = True,
     figures: bool = True,
+    max_pairs: int | None = None,
 ) -> RunOutcome:
     """Run every (replicate, world) task of ``scenario`` into ``out``, resuming.
 
@@ -96,6 +97,9 @@ def run_scenario(
     out : folder
     backend : simrec.tasks.Backend, default SerialBackend()
     progress, figures : bool, default True
+    max_pairs : int, optional
+        The generators' memory guard (default the library's); the command line
+        sets it from ``--max-memory`` (:class:`simrec.config.budget.Budget`).
 
     Raises
     ------
@@ -106,7 +110,7 @@ def run_scenario(
     """
     t_start = time.perf_counter()
     backend = SerialBackend() if backend is None else backend
-    worlds = scenario.worlds()
+    worlds = scenario.worlds(max_pairs)
     evaluation = scenario.evaluation.build()
     names = scenario.world_names()
     recommenders = [r.name for r in evaluation.recommenders]

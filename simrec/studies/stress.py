@@ -136,20 +136,21 @@ def _result_from_npz(path: Path) -> StressResult:
 # ---------------------------------------------------------------------------
 # tasks
 # ---------------------------------------------------------------------------
-def build_source_data(sc: StressScenario, data_path: Path | None) -> LooData:
-    """The leave-one-out data of a dataset or simulation source (same in every task)."""
+def build_source_data(sc: StressScenario, data_path: Path | None, max_pairs: int | None = None) -> LooData:
+    """The leave-one-out data of a dataset or simulation source (same in every task); ``max_pairs``: the
+    simulation's generator guard (default the library's)."""
     src = sc.source
     seed = task_seed(sc.seed, 0)
     if isinstance(src, SimulationSource):
-        world = src.world.build(src.population, name=src.world.name or "world")
+        world = src.world.build(src.population, name=src.world.name or "world", max_pairs=max_pairs)
         return simulate_loo_data(world, seed, min_items=src.min_items)
     return loo_data(src.read(data_path), seed, min_items=src.min_items)  # type: ignore[union-attr]
 
 
-def _ranks_task(task: tuple[StressScenario, Path | None, int]) -> tuple[int, RecommenderRanks, dict, float]:
-    sc, data_path, j = task
+def _ranks_task(task: tuple[StressScenario, Path | None, int, int | None]) -> tuple[int, RecommenderRanks, dict, float]:
+    sc, data_path, j, max_pairs = task
     t0 = time.perf_counter()
-    data = build_source_data(sc, data_path)
+    data = build_source_data(sc, data_path, max_pairs)
     rec = sc.source.recommenders[j].build()  # type: ignore[union-attr]
     ranks = score_ranks(rec, data, task_seed(sc.seed, 1, j))
     return j, ranks, data.info, time.perf_counter() - t0
@@ -168,6 +169,7 @@ def run_stress_scenario(
     backend: Backend | None = None,
     progress: bool = True,
     figures: bool = True,
+    max_pairs: int | None = None,
 ) -> StressOutcome:
     """Run every task of a stress scenario into ``out``, resuming finished ones (see module docstring).
 
@@ -180,6 +182,9 @@ def run_stress_scenario(
     out : folder
     backend : simrec.tasks.Backend, default SerialBackend()
     progress, figures : bool, default True
+    max_pairs : int, optional
+        A simulation source's generator guard (default the library's); the
+        command line sets it from ``--max-memory``.
 
     Raises
     ------
@@ -206,7 +211,7 @@ def run_stress_scenario(
         else:
             rshards = rd.shards("ranks", ".npz")
             n_rec = len(sc.source.recommenders)
-            todo = [Task(f"ranks of recommender {j}", task_seed(sc.seed, 1, j), (sc, data_path, j))
+            todo = [Task(f"ranks of recommender {j}", task_seed(sc.seed, 1, j), (sc, data_path, j, max_pairs))
                     for j in range(n_rec) if not rshards.exists(str(j))]
             reused += n_rec - len(todo)
             with progress_bar(sc.name, len(todo), "ranks", progress) as advance:

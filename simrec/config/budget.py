@@ -1,0 +1,260 @@
+"""Memory estimates of run, stress and sweep files, refused during validation (issue 12).
+
+Every job's peak memory is estimated from its validated spec *before* any
+folder or array is created, and a job over the limit is refused with the
+estimate, what it comes from and the keys to change, e.g.::
+
+    demo.toml: too large for the memory limit of 18.0 GiB (--max-memory):
+      about 5.9 TiB at peak with 2 workers; the largest parts:
+      world[0] (ibp-pop): about 6.0e+12 expected true pairs per replicate -> 5.5 TiB per worker;
+        change population.n_users, world[0].preference.alpha
+      lower these, or raise --max-memory (e.g. --max-memory 64G) if the machine has the memory
+
+Peak = workers x (interpreter + the largest task) + what the parent holds
+(task bookkeeping and the tidy results). The constants were measured on the
+reference machine with one replicate per process (``ru_maxrss``, Python 3.11,
+numpy 2.4), then rounded up:
+
+==========================  ==========  =====================================================
+what                        measured    budgeted
+==========================  ==========  =====================================================
+expected true (user, item)  58-80 B     96 B per pair (generate, observe, split, relevance,
+pair of a replicate                     lists; Uniform, IBP, LDA, popularity observation)
+item of a replicate         63 B        64 B per item (per-item counts, popularity, masks)
+dense score cell (AUC,      15.7 B      24 B per cell of a block of min(users, 2048) x items
+pAp@k, global ranks)
+LDA topic matrices          8 B         8 B per cell of φ (topics x items) and θ (users x topics)
+interpreter with simrec,    160 MiB     256 MiB per worker
+LensKit and torch loaded
+==========================  ==========  =====================================================
+
+Decision: the default limit is 75% of the machine's physical memory (the
+rest is left to the system and other programs); ``--max-memory`` raises or
+lowers it. The generator's own guard (``max_pairs``) is set from the same
+limit, so a world accepted here is never refused inside a task.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from simrec.config.base import ScenarioError
+
+__all__ = [
+    "Budget",
+    "Need",
+    "Needs",
+    "BYTES_PER_PAIR",
+    "default_max_memory",
+    "parse_memory",
+    "format_bytes",
+    "max_pairs_for",
+    "run_needs",
+    "stress_needs",
+    "sweep_needs",
+    "check_memory",
+]
+
+BYTES_PER_PAIR = 96
+BYTES_PER_ITEM = 64
+BYTES_PER_SCORE = 24
+SCORE_BLOCK_USERS = 2048
+WORKER_BASE = 256 * 2**20
+#: Parent-side bookkeeping per task (Task object, future, shard path, progress).
+BYTES_PER_TASK = 4096
+#: One tidy result row (replicate, world, recommender, metric, truth, value, n, ...).
+BYTES_PER_ROW = 200
+
+
+@dataclass(frozen=True)
+class Need:
+    """One part of a job's memory: ``bytes`` for ``what``; ``keys`` are the file keys that change it."""
+
+    what: str
+    keys: str
+    bytes: float
+
+
+def default_max_memory() -> int:
+    """75% of the machine's physical memory (8 GiB if it cannot be read)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+    return int(0.75 * total)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The memory a job may use: ``max_memory`` bytes (default :func:`default_max_memory`) over ``workers``
+    concurrent tasks (``--jobs``; 1 for a remote Ray cluster, whose nodes each run their own tasks)."""
+
+    max_memory: int = field(default_factory=lambda: default_max_memory())
+    workers: int = 1
+
+    @property
+    def max_pairs(self) -> int:
+        """The generator guard matching this budget (see :func:`max_pairs_for`)."""
+        return max_pairs_for(self.max_memory, self.workers)
+
+    def check(self, path: str | Path, needs: Needs) -> float:
+        """:func:`check_memory` with this budget."""
+        return check_memory(path, needs, workers=self.workers, max_memory=self.max_memory)
+
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_memory(text: str) -> int:
+    """``"8G"``, ``"512M"``, ``"1.5T"``, ``"1000000"`` (bytes) -> bytes; ValueError naming the option."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), flags=re.IGNORECASE)
+    if not m or float(m.group(1)) <= 0:
+        raise ValueError(f"`--max-memory` must be a size such as 8G, 512M or 1.5T; got {text!r}")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+def format_bytes(n: float) -> str:
+    """``5.9 TiB``, ``812 MiB``, ... (``inf`` for an infinite estimate)."""
+    if not math.isfinite(n):
+        return "inf"
+    for unit, size in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def max_pairs_for(max_memory: int, workers: int) -> int:
+    """The generator guard matching the limit: the pairs one worker's share of ``max_memory`` can hold."""
+    return max(1, int((max_memory / max(workers, 1) - WORKER_BASE) // BYTES_PER_PAIR))
+
+
+# -- what a world costs ---------------------------------------------------------------------------
+def _world_needs(world, population, where: str, *, n_lists: int, score_users: int) -> Need:
+    """One replicate of a world (truth -> observe -> split -> lists; dense score blocks if asked)."""
+    model = world.preference.build(population)
+    pref = world.preference
+    pairs = float(model.expected_pairs())
+    items = float(model.expected_items())
+    users = float(population.n_users)
+    total = BYTES_PER_PAIR * pairs + BYTES_PER_ITEM * items + 8.0 * users * n_lists
+    if score_users:
+        total += BYTES_PER_SCORE * min(users, SCORE_BLOCK_USERS, score_users) * items
+    keys = ["population.n_users"]
+    if pref.model == "ibp":
+        keys.append(f"{where}.preference.alpha")
+    else:
+        keys += [f"{where}.preference.lam", "population.n_items"]
+    if pref.model == "lda":
+        total += 8.0 * pref.n_topics * (items + users)
+        keys.append(f"{where}.preference.n_topics")
+    what = (f"{where} ({world.label}): about {pairs:.2g} expected true pairs and {items:.2g} items per replicate"
+            + (" with dense score blocks" if score_users else ""))
+    return Need(what, ", ".join(keys), total)
+
+
+#: What :func:`run_needs` and friends return: the kinds of task (the needs of one kind add up; a worker runs
+#: one task at a time, so the largest kind sets its peak) and the parent's needs.
+Needs = tuple[list[list[Need]], list[Need]]
+
+
+def run_needs(sc) -> Needs:
+    """Task kinds (one per world) and parent-side needs of a run scenario (:class:`~simrec.config.run.Scenario`)."""
+    ev = sc.evaluation
+    scores = any(m in ("auc", "pap_at_k") for m in ev.metrics)
+    kinds = [[_world_needs(w, sc.population, f"world[{i}]", n_lists=ev.n * 3 * len(ev.recommenders),
+                           score_users=sc.population.n_users if scores else 0)]
+             for i, w in enumerate(sc.world)]
+    tasks = float(sc.replicates) * len(sc.world)
+    rows = tasks * len(ev.recommenders) * len(ev.metrics) * 2
+    fixed = [Need(f"{sc.replicates} replicates x {len(sc.world)} worlds: {tasks:.3g} tasks and {rows:.3g} result rows",
+                  "replicates", BYTES_PER_TASK * tasks + BYTES_PER_ROW * rows)]
+    return kinds, fixed
+
+
+def stress_needs(sc, *, n_candidates: float | None = None, n_users: float | None = None) -> Needs:
+    """Task kinds (ranks tasks of a simulation; stress tasks) and parent-side needs of a stress scenario.
+
+    ``n_candidates`` / ``n_users`` (largest candidate count and evaluated
+    users of a ranks file) are needed for file sources; a dataset source's
+    size is only known once it is loaded and is not estimated here.
+    """
+    from simrec.config.stress import SimulationSource
+
+    src = sc.source
+    kinds: list[list[Need]] = []
+    if isinstance(src, SimulationSource):
+        kinds.append([_world_needs(src.world, src.population, "source.world", n_lists=0,
+                                   score_users=src.population.n_users)])
+        n_candidates = float(src.world.item_count(src.population))
+        n_users = float(src.population.n_users)
+    n_est = len(sc.estimators.build())
+    families, k_max, repeats = len(sc.metrics.names), sc.metrics.k_max, float(sc.repeats)
+    fixed: list[Need] = []
+    stress_task: list[Need] = []
+    if n_candidates is not None:
+        n = float(max(sc.sampling.sizes))
+        if "adaptive" in sc.sampling.schemes:
+            n = max(n, float(sc.sampling.adaptive_n_max))
+        n = min(n, n_candidates)
+        grid = 8.0 * 4 * n_candidates * n + 8.0 * 4 * n * n + 8.0 * 8 * (n_users or 0)
+        stress_task.append(Need(f"P(r|R) and the estimators' solves for N = {n_candidates:.3g} candidates and n = {n:.3g}",
+                             "sampling.sizes, sampling.adaptive_n_max (or the ranks file's n_candidates)", grid))
+    cells = repeats * n_est * families * k_max
+    stress_task.append(Need(f"{sc.repeats} repeats x {n_est} estimators x {families} metrics x K = 1..{k_max}",
+                         "repeats, estimators.names, metrics.names, metrics.k_max", 8.0 * 3 * cells))
+    n_tasks = float(len(sc.sampling.schemes) * len(sc.sampling.sizes))
+    fixed.append(Need(f"the tables of {n_tasks:.3g} tasks per recommender", "repeats, metrics.k_max",
+                      BYTES_PER_ROW * n_tasks * n_est * families * k_max * 4))
+    return [*kinds, stress_task], fixed
+
+
+def sweep_needs(spec) -> Needs:
+    """Task kinds (one GP search) and parent-side needs of a sweep spec."""
+    from simrec.calibration.objective import DEFAULT_CALIBRATION_MAX_PAIRS
+
+    pairs = float(spec.max_pairs or DEFAULT_CALIBRATION_MAX_PAIRS)
+    calls = float(spec.n_calls)
+    search = [
+        Need(f"one simulation of up to {pairs:.3g} pairs per trial", "max_pairs", BYTES_PER_PAIR * pairs),
+        Need(f"the Gaussian process over {spec.n_calls} calls", "n_calls", 8.0 * 6 * calls * calls),
+        Need(f"{spec.stat_pairs} sampled pairs per similarity statistic", "stat_pairs", 8.0 * 8 * spec.stat_pairs),
+    ]
+    cells = len(spec.dataset) * len(spec.preferences) * len(spec.observations) * len(spec.objectives)
+    fixed = [Need(f"{cells} searches of {spec.n_calls} trials", "n_calls", 2048.0 * cells * calls)]
+    return [search], fixed
+
+
+def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: int) -> float:
+    """Refuse a job whose estimated peak exceeds ``max_memory``; return the estimate (bytes).
+
+    Peak = ``workers`` x (interpreter + the largest kind of task, its needs
+    summed) + the parent's needs (``needs`` as returned by :func:`run_needs`,
+    :func:`stress_needs` or :func:`sweep_needs`).
+
+    Raises
+    ------
+    ScenarioError
+        ``<path>: too large for the memory limit ...`` with the largest parts,
+        the keys that change them, and ``--max-memory``.
+    """
+    kinds, fixed = needs
+    task = max((sum(n.bytes for n in kind) for kind in kinds), default=0.0)
+    peak = workers * (WORKER_BASE + task) + sum(n.bytes for n in fixed)
+    if math.isfinite(peak) and peak <= max_memory:
+        return peak
+    parts = sorted([(n, n.bytes * workers) for kind in kinds for n in kind] + [(n, n.bytes) for n in fixed],
+                   key=lambda p: -p[1])
+    lines = [f"{path}: too large for the memory limit of {format_bytes(max_memory)} (--max-memory):",
+             f"  about {format_bytes(peak)} at peak with {workers} worker{'s' if workers > 1 else ''}; "
+             "the largest parts:"]
+    for need, b in parts[:3]:
+        if b < 0.01 * peak:
+            break
+        lines.append(f"  {need.what} -> {format_bytes(b)}; change {need.keys}")
+    lines.append("  lower these (or --jobs), or raise --max-memory (e.g. --max-memory 64G) if the machine has the "
+                 "memory")
+    raise ScenarioError("\n".join(lines))
