@@ -22,7 +22,6 @@ exits 130 after saying how to resume. No traceback reaches the user unless
 
 from __future__ import annotations
 
-import errno
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -144,24 +143,12 @@ def _job(out: Path) -> Iterator[None]:
         _fail(os_error_message(exc, out), code=1)
 
 
-_OS_ADVICE = {
-    errno.ENOSPC: "the disk is full: free space, or choose an --out folder on another disk",
-    errno.EDQUOT: "the disk quota is exceeded: free space, or choose an --out folder on another disk",
-    errno.EROFS: "the file system is read-only: choose another --out folder",
-    errno.EACCES: "permission denied: choose an --out folder you can write to",
-    errno.EPERM: "operation not permitted: choose an --out folder you can write to",
-    errno.ENOTDIR: "a part of the path is a file, not a folder: choose another --out folder",
-    errno.EEXIST: "a file is in the way: choose another --out folder",
-    errno.EISDIR: "a folder is in the way: choose another --out folder",
-}
-
-
 def os_error_message(exc: OSError, out: Path) -> str:
     """One line for an operating-system error while a job writes into ``out``: what, where, what to do."""
-    where = exc.filename or out
-    advice = _OS_ADVICE.get(exc.errno or 0, "check the folder, or choose another --out folder")
+    from .rundir import os_error_line
+
     finished = f"; finished tasks are kept in {out}" if Path(out).is_dir() else ""
-    return f"cannot write {where}: {exc.strerror or exc} ({advice}){finished}"
+    return os_error_line(exc, out) + finished
 
 
 @app.command()
@@ -188,8 +175,15 @@ def run(
     with _backend(backend, jobs, address) as b, _job(out):
         outcome = run_scenario(sc, path, out, backend=b, progress=not quiet, figures=not no_figures,
                                max_pairs=budget.max_pairs)
+    _print_warnings(outcome.warnings)
     if not quiet:
         _print_run_summary(outcome)
+
+
+def _print_warnings(warnings: tuple[str, ...]) -> None:
+    """Warnings about what the results can mean (also in the tables), on stderr, even with --quiet."""
+    for w in warnings:
+        typer.echo(f"simrec: warning: {w}", err=True)
 
 
 _SHORT = {"precision": "P@N", "recall": "R@N", "recall_truncated": "Rt@N", "reciprocal_rank": "RR", "ndcg": "nDCG",
@@ -246,6 +240,7 @@ def stress(
                                           max_pairs=budget.max_pairs)
         except ValueError as exc:  # e.g. a size impossible for the candidate sets found
             _fail(f"{path}: {exc}")
+    _print_warnings(outcome.warnings)
     if not quiet:
         _print_stress_summary(outcome)
 

@@ -25,6 +25,7 @@ Example
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -39,13 +40,33 @@ import pandas as pd
 
 from simrec._io import atomic_write, write_csv, write_json, write_parquet, write_text
 
-__all__ = ["RunDir", "RunDirError", "Shards", "package_versions"]
+__all__ = ["RunDir", "RunDirError", "Shards", "package_versions", "os_error_line"]
 
 _LOCK = ".simrec.lock"
 
 
 class RunDirError(RuntimeError):
     """The output folder cannot be used for this job (the message says why and what to do)."""
+
+
+_OS_ADVICE = {
+    errno.ENOSPC: "the disk is full: free space, or choose an --out folder on another disk",
+    errno.EDQUOT: "the disk quota is exceeded: free space, or choose an --out folder on another disk",
+    errno.EROFS: "the file system is read-only: choose another --out folder",
+    errno.EACCES: "permission denied: choose an --out folder you can write to",
+    errno.EPERM: "operation not permitted: choose an --out folder you can write to",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: choose another --out folder",
+    errno.EEXIST: "a file is in the way: choose another --out folder",
+    errno.EISDIR: "a folder is in the way: choose another --out folder",
+    errno.ENAMETOOLONG: "the path is too long: choose a shorter --out folder",
+}
+
+
+def os_error_line(exc: OSError, out: str | os.PathLike) -> str:
+    """One line for an operating-system error while writing into ``out``: what, where, what to do."""
+    where = exc.filename or out
+    advice = _OS_ADVICE.get(exc.errno or 0, "check the folder, or choose another --out folder")
+    return f"cannot write {where}: {exc.strerror or exc} ({advice})"
 
 
 def package_versions() -> dict[str, str]:
@@ -138,14 +159,23 @@ class RunDir:
                     f"--out {out}: holds results of {prev.get('kind', 'run')} {prev.get('scenario', '?')!r} with "
                     f"different content (digest {prev.get('digest')} != {digest}); use a new --out folder"
                 )
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file on the path, a read-only or full disk, no permission: nothing written
+            raise RunDirError(f"--out {out}: {os_error_line(exc, out)}") from None
         rd = cls(out, {"scenario": name, "kind": kind, "source": str(source) if source else None, "digest": digest,
                        **(manifest or {}), "versions": package_versions(), "status": "running"})
-        rd._lock()
+        try:
+            rd._lock()
+        except OSError as exc:
+            raise RunDirError(f"--out {out}: {os_error_line(exc, out)}") from None
         try:
             write_json(manifest_path, rd.manifest)
             if source is not None:
                 write_text(out / "scenario.toml", Path(source).read_text(encoding="utf-8"))
+        except OSError as exc:
+            rd.close()
+            raise RunDirError(f"--out {out}: {os_error_line(exc, out)}") from None
         except BaseException:
             rd.close()
             raise

@@ -11,7 +11,9 @@ holds
 * ``summary.csv`` — mean, sd and confidence interval per world x
   recommender x metric x kind (observed, true, error);
 * ``table3.csv`` — the share of replicates in which Oracle beats Popular,
-  with Wilson intervals (thesis Table 3), when both are in the scenario;
+  with Wilson intervals (thesis Table 3), when both are in the scenario (with
+  a ``warning`` column, also in :attr:`RunOutcome.warnings`, when there are
+  fewer than :data:`MIN_REPLICATES_TABLE3` replicates);
 * ``figures/*.png`` and ``manifest.json`` (scenario, seed, digest,
   package versions, timings).
 
@@ -49,6 +51,11 @@ class RunOutcome:
     computed: int
     reused: int
     seconds: float
+    warnings: tuple[str, ...] = ()
+
+
+#: Below this many replicates, Table 3's shares (and their Wilson intervals) are flagged as not meaningful.
+MIN_REPLICATES_TABLE3 = 10
 
 
 def _shard_key(replicate: int, w: int) -> str:
@@ -119,6 +126,7 @@ def run_scenario(
         "scenario_content": scenario.model_dump(mode="json"),
     }) as rd:
         shards = rd.shards("replicates", ".parquet")
+        warnings: list[str] = []
         todo: list[Task] = []
         keys: list[str] = []
         reused = 0
@@ -153,7 +161,13 @@ def run_scenario(
         oracle = next((r.name for r in evaluation.recommenders if isinstance(r, Oracle)), None)
         popular = next((r.name for r in evaluation.recommenders if isinstance(r, Popular)), None)
         if oracle is not None and popular is not None:
-            rd.write_csv("table3.csv", pairwise_wins(results, oracle, popular))
+            table3 = pairwise_wins(results, oracle, popular)
+            if scenario.replicates < MIN_REPLICATES_TABLE3:
+                note = (f"only {scenario.replicates} replicate(s): a share of fewer than {MIN_REPLICATES_TABLE3} "
+                        "replicates says little (see the Wilson interval)")
+                warnings.append(f"table3.csv: {note}")
+                table3 = table3.assign(warning=note)
+            rd.write_csv("table3.csv", table3)
         if figures:
             plot_results(results, rd.path("figures"))
         info_cols = [c for c in full.columns if c.startswith("info_")]
@@ -171,4 +185,4 @@ def run_scenario(
             },
             mean_sizes={w: {k.removeprefix("info_"): float(v) for k, v in row.items()} for w, row in sizes.iterrows()},
         )
-    return RunOutcome(Path(out), results, summary, len(todo), reused, seconds)
+    return RunOutcome(Path(out), results, summary, len(todo), reused, seconds, tuple(warnings))

@@ -53,7 +53,7 @@ from simrec.stress.sources import (
 from simrec.stress.tables import estimate_table, expected_table, hit_ratio_table, ordering_table, winner_table
 from simrec.tasks import Backend, SerialBackend, Task, run_tasks
 
-__all__ = ["StressOutcome", "run_stress_scenario", "build_source_data", "SUMMARY_KS"]
+__all__ = ["StressOutcome", "run_stress_scenario", "build_source_data", "few_users_note", "MIN_USERS", "SUMMARY_KS"]
 
 #: Cutoffs kept in summary.csv (the dissertation's table columns).
 SUMMARY_KS = (1, 5, 10, 20, 50)
@@ -72,6 +72,26 @@ class StressOutcome:
     computed: int
     reused: int
     seconds: float
+    warnings: tuple[str, ...] = ()
+
+
+#: Below this many evaluated users, estimator comparisons are flagged as resting on too few users.
+MIN_USERS = 30
+
+
+def few_users_note(source: RankSource) -> str | None:
+    """The warning for tables that rest on fewer than :data:`MIN_USERS` users of some recommender, or None.
+
+    Decision (issue 12): the estimators' errors, orderings and winners are
+    averages over repeats of a sampling of *these* users; with a handful of
+    users they describe those users' ranks, not a recommender, so the tables
+    say so (a ``warning`` column) and so does the terminal.
+    """
+    few = {r.name: r.n_users for r in source.recommenders if r.n_users < MIN_USERS}
+    if not few:
+        return None
+    listed = ", ".join(f"{name} ({m})" for name, m in few.items())
+    return f"fewer than {MIN_USERS} evaluated users for {listed}: these numbers rest on too few users to mean much"
 
 
 # ---------------------------------------------------------------------------
@@ -269,9 +289,11 @@ def run_stress_scenario(
             expected = expected_table(source, sc.metrics.names, sc.metrics.curve_k, sc.metrics.curve_sizes)
             decomp = decomposition_table(results)
         rd.write_parquet("estimates.parquet", est)
-        rd.write_csv("summary.csv", est[est["k"].isin(SUMMARY_KS)])
-        rd.write_csv("ordering.csv", ordering)
-        rd.write_csv("winners.csv", winners)
+        note = few_users_note(source)
+        flag = (lambda f: f.assign(warning=note)) if note else (lambda f: f)
+        rd.write_csv("summary.csv", flag(est[est["k"].isin(SUMMARY_KS)]))
+        rd.write_csv("ordering.csv", flag(ordering))
+        rd.write_csv("winners.csv", flag(winners))
         rd.write_csv("hit_ratio.csv", hr)
         rd.write_csv("expected_vs_n.csv", expected)
         if len(decomp):
@@ -293,4 +315,5 @@ def run_stress_scenario(
                 "backend": backend.name, "workers": backend.n_workers,
             },
         )
-    return StressOutcome(Path(out), source, est, ordering, winners, decomp, computed, reused, seconds)
+    return StressOutcome(Path(out), source, est, ordering, winners, decomp, computed, reused, seconds,
+                         () if note is None else (note,))

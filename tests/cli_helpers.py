@@ -1,0 +1,50 @@
+"""Running the ``simrec`` entry point in-process, as a user's shell would (for the boundary tests).
+
+:func:`invoke` calls :func:`simrec.cli.main` (not the typer app directly), so
+the boundary's own handling of usage errors, Ctrl-C and unexpected errors is
+what the tests see; it returns the exit code and what was printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import textwrap
+from pathlib import Path
+
+from simrec.cli import main
+
+#: A tiny valid run scenario (one replicate of one small world).
+RUN_TOML = textwrap.dedent('''
+    name = "tiny"
+    seed = 3
+    replicates = 1
+    [population]
+    n_users = 40
+    n_items = 60
+    [[world]]
+    name = "unif-unif"
+    preference = { model = "uniform", lam = 12.0 }
+    observation = { sampler = "uniform", profile = { model = "pareto", m_low = 3, alpha = 1.0, m_high = 10 } }
+    [evaluation]
+    n = 5
+    metrics = ["precision", "recall"]
+    recommenders = [{ kind = "oracle" }, { kind = "popular" }]
+''')
+
+
+def invoke(args: list[str]) -> tuple[int, str, str]:
+    """``simrec ARGS`` in this process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return code, out.getvalue(), err.getvalue()
+
+
+def files_under(folder: Path) -> set[str]:
+    """Every file and folder below ``folder`` (relative paths)."""
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")}
