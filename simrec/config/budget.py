@@ -246,7 +246,8 @@ def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: in
     peak = workers * (WORKER_BASE + task) + sum(n.bytes for n in fixed)
     if math.isfinite(peak) and peak <= max_memory:
         return peak
-    parts = sorted([(n, n.bytes * workers) for kind in kinds for n in kind] + [(n, n.bytes) for n in fixed],
+    base = Need("the interpreter with simrec, LensKit and PyTorch loaded, per worker", "--jobs", WORKER_BASE)
+    parts = sorted([(n, n.bytes * workers) for kind in [*kinds, [base]] for n in kind] + [(n, n.bytes) for n in fixed],
                    key=lambda p: -p[1])
     lines = [f"{path}: too large for the memory limit of {format_bytes(max_memory)} (--max-memory):",
              f"  about {format_bytes(peak)} at peak with {workers} worker{'s' if workers > 1 else ''}; "
