@@ -297,12 +297,15 @@ def calibrate(
 
     from .calibration import CalibrationLogError
     from .config import ScenarioError
+    from .config.budget import sweep_needs
     from .config.sweep import load_sweep_spec
     from .studies import calibrate_sweep
 
     budget = _budget(max_memory, jobs, backend, address)
     try:
         sweep = load_sweep_spec(spec, budget=budget)
+        if n_calls is not None:  # the override counts too (the GP grows with the number of calls)
+            budget.check(f"{spec} with --n-calls {n_calls}", sweep_needs(sweep.model_copy(update={"n_calls": n_calls})))
     except ScenarioError as exc:
         _fail(str(exc))
     done = {"n": 0}

@@ -366,3 +366,10 @@ def test_table3_on_few_replicates_warns(tmp_path):
     assert "simrec: warning: table3.csv: only 1 replicate(s)" in err
     assert pd.read_csv(out / "table3.csv")["warning"].str.startswith("only 1 replicate").all()
 
+
+
+def test_calibrate_n_calls_override_is_budgeted(tmp_path):
+    spec = _write(tmp_path, SWEEP)
+    code, _, err = invoke(["calibrate", str(spec), "--out", str(tmp_path / "out"), "--n-calls", "1000000000"])
+    _assert_clean_error(code, err, "with --n-calls 1000000000", "the Gaussian process over 1000000000 calls")
+    assert files_under(tmp_path) == {"s.toml"}
