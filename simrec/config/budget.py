@@ -4,11 +4,11 @@ Every job's peak memory is estimated from its validated spec *before* any
 folder or array is created, and a job over the limit is refused with the
 estimate, what it comes from and the keys to change, e.g.::
 
-    demo.toml: too large for the memory limit of 18.0 GiB (--max-memory):
-      about 5.9 TiB at peak with 2 workers; the largest parts:
-      world[0] (ibp-pop): about 6.0e+12 expected true pairs per replicate -> 5.5 TiB per worker;
+    demo.toml: too large for the memory limit of 17.7 GiB (--max-memory):
+      about 533.6 TiB at peak with 1 worker; the largest parts:
+      world[0] (ibp-pop): about 6e+12 expected true pairs and 1.1e+11 items per replicate -> 533.6 TiB;
         change population.n_users, world[0].preference.alpha
-      lower these, or raise --max-memory (e.g. --max-memory 64G) if the machine has the memory
+      lower these (or --jobs), or raise --max-memory (e.g. --max-memory 64G) if the machine has the memory
 
 Peak = workers x (interpreter + the largest task) + what the parent holds
 (task bookkeeping and the tidy results). The constants were measured on the
