@@ -26,16 +26,30 @@ from .._random import as_generator
 from .._validation import SizeLimitError, check_choice, check_int
 from ..interactions import Interactions
 from ..observation import observe
-from ..stats import STATISTICS, KeyStatistics, StatisticBins, average_loss, key_statistics, kl_by_statistic
+from ..stats import (
+    STATISTICS,
+    AuthorsCodeStatistics,
+    KeyStatistics,
+    StatisticBins,
+    authors_code_statistics,
+    average_loss,
+    key_statistics,
+    kl_by_statistic,
+    kl_by_statistic_authors_code,
+)
 from .search import TrialOutcome
 from .space import Cell, ReferenceShape
 
-__all__ = ["CalibrationTarget", "Objective", "AVERAGE_LOSS", "OBJECTIVES", "DEFAULT_CALIBRATION_MAX_PAIRS"]
+__all__ = ["CalibrationTarget", "Objective", "AVERAGE_LOSS", "OBJECTIVES", "STATISTICS_VARIANTS",
+           "DEFAULT_CALIBRATION_MAX_PAIRS"]
 
 #: Name of the combined objective (mean relative loss over the four statistics).
 AVERAGE_LOSS = "average_loss"
 #: Every objective name: the four statistics, then the average loss.
 OBJECTIVES: tuple[str, ...] = (*STATISTICS, AVERAGE_LOSS)
+#: How the key statistics and their KLs are computed: as the thesis text says (default, :mod:`simrec.stats`) or as
+#: the thesis authors' code does (:mod:`simrec.stats.authors_code`).
+STATISTICS_VARIANTS: tuple[str, ...] = ("thesis", "authors_code")
 #: Default memory guard of a calibration trial, in expected true pairs. Trials
 #: must stay cheap (a 150-call search evaluates 150 of them), so this is far
 #: below the generators' own limit: 3e7 pairs take a few seconds to generate.
@@ -55,17 +69,29 @@ class CalibrationTarget:
     bins : StatisticBins
         Bins shared by the reference and every simulation.
     reference : KeyStatistics
-        The reference's four statistics on ``bins``.
+        The reference's four statistics on ``bins`` (the thesis text's reading;
+        also drawn in the calibration figures).
+    code_reference : AuthorsCodeStatistics, optional
+        The reference's statistics as the authors' code computes them: when
+        given, objectives measure the KLs that way (``statistics =
+        "authors_code"`` in a sweep file). Default None: the thesis text's.
     """
 
     name: str
     shape: ReferenceShape
     bins: StatisticBins
     reference: KeyStatistics
+    code_reference: AuthorsCodeStatistics | None = None
+
+    @property
+    def statistics(self) -> str:
+        """``"thesis"`` or ``"authors_code"`` (see :data:`STATISTICS_VARIANTS`)."""
+        return "thesis" if self.code_reference is None else "authors_code"
 
     @classmethod
-    def from_interactions(cls, name: str, inter: Interactions, rng=0, *, max_pairs: int = 1_000_000) -> CalibrationTarget:
-        """Bins and statistics of a reference dataset.
+    def from_interactions(cls, name: str, inter: Interactions, rng=0, *, max_pairs: int = 1_000_000,
+                          statistics: str = "thesis") -> CalibrationTarget:
+        """Bins and statistics of a reference dataset (``statistics``: one of :data:`STATISTICS_VARIANTS`).
 
         Raises
         ------
@@ -85,7 +111,11 @@ class CalibrationTarget:
                 f"{', '.join(undefined)} undefined (similarities need at least two items and two users with "
                 f">= {bins.min_observations} observations); it cannot be calibrated against"
             )
-        return cls(name, ReferenceShape.of(inter), bins, stats)
+        check_choice("statistics", statistics, STATISTICS_VARIANTS)
+        code = None
+        if statistics == "authors_code":  # its own pair sample, from a child stream of ``rng``
+            code = authors_code_statistics(inter, as_generator(rng).spawn(1)[0])
+        return cls(name, ReferenceShape.of(inter), bins, stats, code)
 
 
 @dataclass(frozen=True)
@@ -150,6 +180,16 @@ class Objective:
         observed = self.simulate(params, gen)
         return observed, key_statistics(observed, self.target.bins, gen, max_pairs=self.stat_pairs)
 
+    def _kls_at(self, params: dict[str, float], seed: np.random.SeedSequence) -> tuple[Interactions, dict[str, float]]:
+        """Observed data of the trial and its KL per statistic, by the target's statistics variant."""
+        if self.target.code_reference is None:
+            observed, stats = self.statistics_at(params, seed)
+            return observed, kl_by_statistic(self.target.reference, stats)
+        gen = as_generator(seed)
+        observed = self.simulate(params, gen)
+        stats = authors_code_statistics(observed, gen, reference=self.target.code_reference)
+        return observed, kl_by_statistic_authors_code(self.target.code_reference, stats)
+
     def __call__(self, params: dict[str, float], seed: np.random.SeedSequence) -> TrialOutcome:
         try:
             pref, _, _ = self.cell.models(params, self.target.shape)
@@ -168,8 +208,7 @@ class Objective:
             with warnings.catch_warnings():
                 # undefined statistics are reported in the trial's reason below
                 warnings.simplefilter("ignore", RuntimeWarning)
-                observed, stats = self.statistics_at(params, seed)
-                kls = kl_by_statistic(self.target.reference, stats)
+                observed, kls = self._kls_at(params, seed)
         except SizeLimitError as exc:
             return TrialOutcome(float("nan"), {"expected_pairs": float(expected)}, refused=str(exc))
         if observed.n_pairs == 0:

@@ -65,6 +65,8 @@ def _digest(objective: Objective, n_initial: int, seed: int, fixed: dict[str, fl
             "n_initial": n_initial,
             "seed": seed,
             "fixed": fixed,
+            # only when not the default, so logs written before the variant existed keep their identity
+            **({} if objective.target.statistics == "thesis" else {"statistics": objective.target.statistics}),
         },
         sort_keys=True,
         default=str,

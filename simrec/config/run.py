@@ -64,8 +64,12 @@ METRIC_NAMES: tuple[str, ...] = tuple(METRICS)
 
 
 def content_digest(spec: Strict) -> str:
-    """Stable hash of a validated file's content (a run folder refuses a different one)."""
-    blob = json.dumps(spec.model_dump(mode="json"), sort_keys=True).encode()
+    """Stable hash of a validated file's content (a run folder refuses a different one).
+
+    Keys at their default values are left out, so adding an optional key to a
+    schema never changes the identity of an existing run folder.
+    """
+    blob = json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
 

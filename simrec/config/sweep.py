@@ -11,6 +11,9 @@ Example (``calibration/ml-100k.toml``):
     preferences = ["uniform", "ibp", "lda"]
     observations = ["uniform", "popularity"]
     objectives = ["item_popularity", "user_activity", "item_similarity", "user_similarity", "average_loss"]
+    statistics = "thesis"          # or "authors_code": the thesis authors' code's statistics and KL
+                                   # (simrec.stats.authors_code: exact counts, unobserved items at 0,
+                                   # 'auto' similarity bins on (-1, 1), eps = min count / 10)
 
     [[dataset]]
     name = "ml-100k"
@@ -47,6 +50,8 @@ class SweepSpec(Strict):
         default_factory=lambda: list(PREFERENCE_SPECS), min_length=1)
     observations: list[Literal[SAMPLERS]] = Field(default_factory=lambda: list(SAMPLERS), min_length=1)  # type: ignore[valid-type]
     objectives: list[Literal[OBJECTIVES]] = Field(default_factory=lambda: list(OBJECTIVES), min_length=1)  # type: ignore[valid-type]
+    statistics: Literal["thesis", "authors_code"] = Field(
+        default="thesis", description="key statistics and KL as the thesis text says, or as its authors' code does")
     max_pairs: int | None = Field(default=None, ge=1)
     stat_pairs: int = Field(default=1_000_000, ge=1)
     dataset: list[DatasetSpec] = Field(min_length=1)

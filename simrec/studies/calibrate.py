@@ -80,7 +80,8 @@ def load_targets(spec: SweepSpec, spec_path: Path) -> list[CalibrationTarget]:
         except (DatasetError, TypeError) as exc:
             raise DatasetLoadError(f"{spec_path}: dataset[{i}] ({ref.name}): {exc}") from None
         try:
-            targets.append(CalibrationTarget.from_interactions(ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs))
+            targets.append(CalibrationTarget.from_interactions(ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs,
+                                                               statistics=spec.statistics))
         except ValueError as exc:
             raise DatasetLoadError(f"{spec_path}: dataset[{i}]: {exc}") from None
     return targets
