@@ -39,6 +39,7 @@ from simrec.metrics._common import as_relevance, check_evaluated, check_lists, f
 
 __all__ = [
     "LIST_METRICS",
+    "ndcg_lenskit07",
     "list_metrics",
     "hits",
     "hit",
@@ -231,6 +232,39 @@ def _ndcg(p: _Prepared) -> np.ndarray:
     return finish(p.ratio(dcg, idcg), p.n_rel == 0, p.evaluated, "ndcg", _EMPTY, 4)
 
 
+def ndcg_lenskit07(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """nDCG as LensKit 0.7 computed it for Tian's thesis (a named variant of :func:`ndcg`).
+
+    .. math::
+        \\mathrm{DCG}_u = \\sum_{i=1}^{N} \frac{\\mathrm{rel}_i}{\\max(1, \\log_2 i)}, \\qquad
+        \\mathrm{IDCG}_u = \\sum_{i=1}^{|\\mathrm{Rel}_u|} \frac{1}{\\max(1, \\log_2 i)}, \\qquad
+        \\mathrm{nDCG}_u = \frac{\\mathrm{DCG}_u}{\\mathrm{IDCG}_u}
+
+    Two differences from the standard :func:`ndcg`: the discount
+    1/max(1, log2 i) (ranks 1 and 2 weigh 1), and the ideal ranking over *all*
+    of the user's relevant items, not the first N, so a list cannot reach 1
+    when :math:`|\\mathrm{Rel}_u| > N`: a 50-item list of relevant items with
+    :math:`|\\mathrm{Rel}| = 200` scores 0.3845 here and 1 in :func:`ndcg`.
+    This is what the thesis's published nDCG numbers used (LensKit 0.7's
+    ``ndcg``, through the authors' code). Binary gains: the authors' LDA truth
+    kept like counts as graded gains, which simrec's binary truth does not
+    have. Parameters as :func:`hits`; NaN where :math:`\\mathrm{Rel}_u = \\emptyset`.
+    """
+    return _ndcg_lenskit07(_Prepared(lists, relevant, evaluated))
+
+
+def _lenskit07_discounts(n: int) -> np.ndarray:
+    return 1.0 / np.maximum(1.0, np.log2(np.arange(1, n + 1, dtype=np.float64)))
+
+
+def _ndcg_lenskit07(p: _Prepared) -> np.ndarray:
+    dcg = p.is_rel.astype(np.float64) @ _lenskit07_discounts(p.N)
+    most = int(p.n_rel.max()) if len(p.n_rel) else 0
+    ideal_cum = np.concatenate(([0.0], np.cumsum(_lenskit07_discounts(most))))
+    idcg = ideal_cum[p.n_rel]
+    return finish(p.ratio(dcg, idcg), p.n_rel == 0, p.evaluated, "ndcg_lenskit07", _EMPTY, 4)
+
+
 def average_precision(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
     """Average precision at N, normalised by :math:`\\min(|\\mathrm{Rel}_u|, N)`.
 
@@ -267,6 +301,7 @@ _CORES = {
     "recall_truncated": _recall_truncated,
     "reciprocal_rank": _reciprocal_rank,
     "ndcg": _ndcg,
+    "ndcg_lenskit07": _ndcg_lenskit07,
     "average_precision": _average_precision,
 }
 

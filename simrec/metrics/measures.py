@@ -86,6 +86,13 @@ class NDCG(ListMetric):
 
 
 @dataclass(frozen=True)
+class NDCGLensKit07(ListMetric):
+    """nDCG as LensKit 0.7 computed it for the thesis (:func:`simrec.metrics.ndcg_lenskit07`)."""
+
+    name: ClassVar[str] = "ndcg_lenskit07"
+
+
+@dataclass(frozen=True)
 class AveragePrecision(ListMetric):
     name: ClassVar[str] = "average_precision"
 
@@ -128,7 +135,7 @@ Metric = ListMetric | RankingMetric
 
 #: Scenario names -> metric constructors (``pap_at_k`` takes ``k``).
 METRICS: dict[str, Callable[..., Metric]] = {
-    m.name: m for m in (Hits, Hit, Precision, Recall, RecallTruncated, ReciprocalRank, NDCG, AveragePrecision, AUC,
+    m.name: m for m in (Hits, Hit, Precision, Recall, RecallTruncated, ReciprocalRank, NDCG, NDCGLensKit07, AveragePrecision, AUC,
                         PapAtK)
 }
 
