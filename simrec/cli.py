@@ -313,8 +313,16 @@ def calibrate(
     def on_cell(cell) -> None:
         done["n"] += 1
         if not quiet:
-            typer.echo(f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: best {cell.best.value:.4g} "
-                       f"(trial {cell.best.index} of {cell.n_trials}, {cell.n_refused} refused, resumed at {cell.resumed_from})")
+            searched = (f"trial {cell.best.index} of {cell.n_trials}; {cell.n_refused} refused as too large or "
+                        f"undefined; the search resumed after trial {cell.resumed_from}")
+            if cell.denoised:
+                p = cell.denoised[0]
+                typer.echo(f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: de-noised best {p.mean:.4g} ± "
+                           f"{p.sd:.2g} over {p.n} fresh simulations (trial {p.trial}); best single value "
+                           f"{cell.best.value:.4g} ({searched})")
+            else:
+                typer.echo(f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: best {cell.best.value:.4g} "
+                           f"({searched})")
 
     with _backend(backend, jobs, address) as b, _job(out):
         try:

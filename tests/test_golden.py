@@ -126,6 +126,8 @@ n_initial = 2
 preferences = ["uniform", "ibp"]
 observations = ["popularity"]
 stat_pairs = 20000
+denoise_top = 2
+denoise_seeds = 2
 [[dataset]]
 name = "golden-pairs"
 path = "{PAIRS}"

@@ -9,12 +9,16 @@ figures (:mod:`.figures`). Sweeps run with ``simrec calibrate``
 (:mod:`simrec.studies.calibrate`).
 """
 
+from .denoise import DENOISE_KEY, Denoised, denoise
 from .objective import AVERAGE_LOSS, OBJECTIVES, CalibrationTarget, Objective
 from .search import CalibrationLogError, SearchResult, Trial, TrialOutcome, gp_search, read_log
 from .space import Cell, Dim, ReferenceShape, sample_points
 from .sweep import CellResult, SweepResult, calibrate_cell, cell_result, log_header, summary_markdown, sweep_table
 
 __all__ = [
+    "DENOISE_KEY",
+    "Denoised",
+    "denoise",
     "AVERAGE_LOSS",
     "OBJECTIVES",
     "CalibrationTarget",

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..stats import STATISTICS
+from .denoise import Denoised
 from .objective import AVERAGE_LOSS, Objective
 from .search import SearchResult, Trial, gp_search
 
@@ -25,7 +26,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CellResult:
-    """The best trial of one cell's search on one objective."""
+    """The result of one cell's search on one objective.
+
+    ``best`` is the search's best single trial; ``denoised`` its best trials
+    re-evaluated with fresh seeds (:func:`~simrec.calibration.denoise.denoise`;
+    empty without de-noising), sorted by mean value; ``chosen`` is the trial
+    of the de-noised best (the point a preset is made from), or ``best``.
+    """
 
     dataset: str
     cell: str
@@ -36,6 +43,25 @@ class CellResult:
     n_trials: int
     n_refused: int
     resumed_from: int
+    denoised: tuple[Denoised, ...] = ()
+    chosen_trial: Trial | None = None
+
+    @property
+    def chosen(self) -> Trial:
+        """The trial a preset is made from: the de-noised best, or the best single trial."""
+        return self.chosen_trial if self.chosen_trial is not None else self.best
+
+    def kls(self) -> dict[str, float]:
+        """KL per statistic of the chosen point: the de-noised means, or the best trial's single values."""
+        if self.denoised:
+            return {s: self.denoised[0].details_mean.get(s, math.nan) for s in STATISTICS}
+        return {s: self.best.details.get(s, math.nan) for s in STATISTICS}
+
+    def kl_sds(self) -> dict[str, float]:
+        """Standard deviation of each KL over the de-noising seeds (NaN without de-noising)."""
+        if self.denoised:
+            return {s: self.denoised[0].details_sd.get(s, math.nan) for s in STATISTICS}
+        return {s: math.nan for s in STATISTICS}
 
 
 @dataclass(frozen=True)
@@ -132,27 +158,43 @@ def calibrate_cell(objective: Objective, *, seed: int, n_calls: int = 150, n_ini
                      header=header, on_trial=on_trial)
 
 
-def cell_result(objective: Objective, res: SearchResult) -> CellResult:
-    """The :class:`CellResult` of a finished search."""
+def cell_result(objective: Objective, res: SearchResult, denoised: tuple[Denoised, ...] = ()) -> CellResult:
+    """The :class:`CellResult` of a finished search (and its de-noised best points, if any)."""
     c = objective.cell
+    usable = tuple(p for p in denoised if p.n > 0)
+    chosen = next((t for t in res.trials if usable and t.index == usable[0].trial), None)
     return CellResult(objective.target.name, c.name, c.preference, c.observation, objective.objective, res.best,
-                      len(res.trials), sum(t.status == "refused" for t in res.trials), res.resumed_from)
+                      len(res.trials), sum(t.status == "refused" for t in res.trials), res.resumed_from, usable,
+                      chosen)
 
 
 def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, float]]) -> pd.DataFrame:
-    """One row per cell x objective: the best trial's KL per statistic, its relative losses
-    (KL / the family's best KL on that statistic) and parameters."""
+    """One row per cell x objective: the chosen point's KL per statistic, its relative losses
+    (KL / the family's best KL on that statistic) and parameters.
+
+    With de-noising (any cell has ``denoised`` points) the KLs are the means
+    over the de-noising seeds, with their standard deviations (``sd_kl_*``),
+    the number of evaluations (``n_denoise``) and the search's best single
+    value (``single_best_value``) beside them.
+    """
     rows = []
+    denoised = any(c.denoised for c in cells)
     for c in cells:
         best = family_best[c.dataset]
-        kls = {s: c.best.details.get(s, math.nan) for s in STATISTICS}
+        kls = c.kls()
         rel = {s: kls[s] / best[s] if best[s] > 0 else math.nan for s in STATISTICS}
         row = {"dataset": c.dataset, "cell": c.cell, "preference": c.preference, "observation": c.observation,
-               "objective": c.objective, "best_trial": c.best.index, "n_trials": c.n_trials, "n_refused": c.n_refused}
+               "objective": c.objective, "best_trial": c.chosen.index, "n_trials": c.n_trials,
+               "n_refused": c.n_refused}
         row.update({f"kl_{s}": kls[s] for s in STATISTICS})
+        if denoised:
+            row.update({f"sd_kl_{s}": v for s, v in c.kl_sds().items()})
         row.update({f"rel_{s}": rel[s] for s in STATISTICS})
         row["average_loss"] = sum(rel.values()) / len(rel)
-        row.update({f"param_{k}": v for k, v in c.best.params.items()})
+        if denoised:
+            row["n_denoise"] = c.denoised[0].n if c.denoised else 0
+            row["single_best_value"] = c.best.value
+        row.update({f"param_{k}": v for k, v in c.chosen.params.items()})
         rows.append(row)
     return pd.DataFrame(rows)
 

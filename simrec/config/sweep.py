@@ -11,6 +11,9 @@ Example (``calibration/ml-100k.toml``):
     preferences = ["uniform", "ibp", "lda"]
     observations = ["uniform", "popularity"]
     objectives = ["item_popularity", "user_activity", "item_similarity", "user_similarity", "average_loss"]
+    denoise_top = 5                # the 5 best trials of every search ...
+    denoise_seeds = 10             # ... re-evaluated with 10 fresh simulations each (0: off); presets from the
+                                   # de-noised best, tables with mean ± sd
     statistics = "thesis"          # or "authors_code": the thesis authors' code's statistics and KL
                                    # (simrec.stats.authors_code: exact counts, unobserved items at 0,
                                    # 'auto' similarity bins on (-1, 1), eps = min count / 10)
@@ -52,6 +55,8 @@ class SweepSpec(Strict):
     objectives: list[Literal[OBJECTIVES]] = Field(default_factory=lambda: list(OBJECTIVES), min_length=1)  # type: ignore[valid-type]
     statistics: Literal["thesis", "authors_code"] = Field(
         default="thesis", description="key statistics and KL as the thesis text says, or as its authors' code does")
+    denoise_top: int = Field(default=5, ge=1, description="best trials of each search re-evaluated")
+    denoise_seeds: int = Field(default=10, ge=0, description="fresh simulations per re-evaluated trial (0: off)")
     max_pairs: int | None = Field(default=None, ge=1)
     stat_pairs: int = Field(default=1_000_000, ge=1)
     dataset: list[DatasetSpec] = Field(min_length=1)

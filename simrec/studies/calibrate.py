@@ -43,6 +43,7 @@ from simrec.calibration import (
     SweepResult,
     calibrate_cell,
     cell_result,
+    denoise,
     log_header,
     read_log,
     summary_markdown,
@@ -88,9 +89,14 @@ def load_targets(spec: SweepSpec, spec_path: Path) -> list[CalibrationTarget]:
 
 
 def _cell_task(args: tuple) -> CellResult:
-    objective, seed, n_calls, n_initial, log_path = args
+    objective, seed, n_calls, n_initial, log_path, top, seeds = args
     res = calibrate_cell(objective, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path)
-    return cell_result(objective, res)
+    if not seeds:
+        return cell_result(objective, res)
+    digest = log_header(objective, seed=seed, n_initial=n_initial)["digest"]
+    points = denoise(objective, res, seed=seed, top=top, seeds=seeds, log_path=log_path.with_name("denoise.jsonl"),
+                     digest=digest)
+    return cell_result(objective, res, points)
 
 
 def run_sweep(
@@ -108,8 +114,17 @@ def run_sweep(
     backend: Backend | None = None,
     figures: bool = True,
     on_cell: Callable[[CellResult], None] | None = None,
+    denoise_top: int = 5,
+    denoise_seeds: int = 0,
 ) -> SweepResult:
     """Run (or resume) a sweep; write trials, presets, tables and figures under ``out``.
+
+    ``denoise_seeds > 0`` re-evaluates the ``denoise_top`` best trials of every
+    search with that many fresh seeds (:func:`simrec.calibration.denoise`);
+    tables then give mean ± sd, the family's best KLs (the denominators of the
+    relative losses) are the lowest de-noised means of the single-statistic
+    searches, and presets come from the de-noised best. Default 0 here (off);
+    sweep files default to 10 seeds of the 5 best trials.
 
     ``average_loss`` cells need the single-statistic cells of their dataset
     (phase 1) for the family's best KLs: the best KL of each statistic over
@@ -140,7 +155,8 @@ def run_sweep(
                                           stat_pairs=stat_pairs, **extra)
                     s = cell_seed(d, cell, obj)
                     tasks.append(Task(f"dataset {t.name}, cell {cell.name}, objective {obj}", s,
-                                      (objective, s, n_calls, n_initial, log_of(t, cell, obj))))
+                                      (objective, s, n_calls, n_initial, log_of(t, cell, obj), denoise_top,
+                                       denoise_seeds)))
         return tasks
 
     single = [o for o in objectives if o != AVERAGE_LOSS]
@@ -150,17 +166,7 @@ def run_sweep(
     record = (lambda _i, r: on_cell(r)) if on_cell else None
     results += run_tasks(_cell_task, tasks_for(single, None), backend=backend, on_result=record)
 
-    family_best: dict[str, dict[str, float]] = {}
-    for t in targets:
-        best = {s: math.inf for s in STATISTICS}
-        for cell in all_cells:
-            for obj in STATISTICS:
-                log = log_of(t, cell, obj)
-                for tr in read_log(log) if log.exists() else []:
-                    if tr.status == "ok":
-                        for s in STATISTICS:
-                            best[s] = min(best[s], tr.details.get(s, math.inf))
-        family_best[t.name] = best
+    family_best = {t.name: _family_best(t, results, all_cells, log_of, denoised=bool(denoise_seeds)) for t in targets}
 
     if AVERAGE_LOSS in objectives:
         missing = {t.name: [s for s, v in family_best[t.name].items() if not math.isfinite(v)] for t in targets}
@@ -179,18 +185,43 @@ def run_sweep(
             if c.dataset != t.name or c.objective != preset_objective:
                 continue
             cell = CellSpec(preference=c.preference, observation=c.observation)
-            fit = {f"kl_{s}": float(c.best.details.get(s, math.nan)) for s in STATISTICS}
+            fit = {f"kl_{s}": float(v) for s, v in c.kls().items()}
             fit["average_loss"] = float(sum(fit[f"kl_{s}"] / family_best[t.name][s] for s in STATISTICS) / len(STATISTICS))
-            tables = preset_tables(cell, c.best.params, t.shape, t.name, fit)
+            tables = preset_tables(cell, c.chosen.params, t.shape, t.name, fit)
+            how = (f", de-noised: mean of {c.denoised[0].n} fresh simulations of its {len(c.denoised)} best trials"
+                   if c.denoised else "")
             comment = (f"simrec calibration preset {t.name}/{c.cell}: best of {c.n_trials} GP trials "
-                       f"on objective {c.objective} (trial {c.best.index}).")
+                       f"on objective {c.objective} (trial {c.chosen.index}{how}).")
             presets[f"{t.name}/{c.cell}"] = write_preset(out / t.name / "presets" / f"{c.cell}.toml", tables, comment)
             if figures:
                 from simrec.calibration.figures import plot_cell
 
                 objective = Objective(t, cell, STATISTICS[0], stat_pairs=stat_pairs, **extra)
-                plot_cell(objective, c.best, cell_seed(d, cell, c.objective), out / t.name / "figures" / f"{c.cell}.png")
+                plot_cell(objective, c.chosen, cell_seed(d, cell, c.objective), out / t.name / "figures" / f"{c.cell}.png")
     return SweepResult(tuple(results), table, presets)
+
+
+def _family_best(target: CalibrationTarget, results: Sequence[CellResult], all_cells: Sequence[CellSpec], log_of,
+                 *, denoised: bool) -> dict[str, float]:
+    """The family's best KL on each statistic: the denominators of the relative losses.
+
+    De-noised sweeps: the lowest de-noised mean over the single-statistic
+    searches of this sweep. Otherwise: the lowest single value of any trial
+    logged under the output folder for the dataset (every cell, every
+    single-statistic objective; each trial measures all four statistics).
+    """
+    if denoised:
+        points = [p for c in results if c.dataset == target.name for p in c.denoised]
+        return {s: min((p.details_mean.get(s, math.inf) for p in points), default=math.inf) for s in STATISTICS}
+    best = {s: math.inf for s in STATISTICS}
+    for cell in all_cells:
+        for obj in STATISTICS:
+            log = log_of(target, cell, obj)
+            for tr in read_log(log) if log.exists() else []:
+                if tr.status == "ok":
+                    for s in STATISTICS:
+                        best[s] = min(best[s], tr.details.get(s, math.inf))
+    return best
 
 
 def _preflight(targets, cells, single, average, log_of, cell_seed, *, n_calls, n_initial, stat_pairs, extra) -> None:
@@ -265,7 +296,7 @@ def calibrate_sweep(
         result = run_sweep(targets, out, seed=spec.seed, preferences=spec.preferences, observations=spec.observations,
                            objectives=spec.objectives, n_calls=calls, n_initial=min(spec.n_initial, calls),
                            max_pairs=spec.max_pairs, stat_pairs=spec.stat_pairs, backend=backend, figures=figures,
-                           on_cell=on_cell)
+                           on_cell=on_cell, denoise_top=spec.denoise_top, denoise_seeds=spec.denoise_seeds)
         rd.complete(cells=len(result.cells), presets=sorted(result.presets),
                     timings={"backend": backend.name if backend else "serial"})
     return result
