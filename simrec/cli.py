@@ -46,12 +46,13 @@ _Backend = Annotated[Optional[str], typer.Option("--backend", help="serial | pro
                                                                    "else processes).")]
 _Address = Annotated[Optional[str], typer.Option("--address", help="Ray cluster to connect to (with --backend ray); "
                                                                    "default: start a local one.")]
-_Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")]
+#: Boolean flags get an empty metavar: typer would otherwise show them as taking a <bool> value.
+_Quiet = Annotated[bool, typer.Option("--quiet", "-q", metavar="", help="No progress bar or summary.")]
 _MaxMemory = Annotated[Optional[str], typer.Option(
     "--max-memory", metavar="SIZE",
     help="Refuse the job if its estimated peak memory exceeds SIZE (e.g. 8G, 512M; default: 75% of this machine's "
          "memory).")]
-_NoFigures = Annotated[bool, typer.Option("--no-figures", help="Skip the figures.")]
+_NoFigures = Annotated[bool, typer.Option("--no-figures", metavar="", help="Skip the figures.")]
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -73,9 +74,9 @@ _DEBUG = {"on": False}
 
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, metavar="",
                                           help="Print the version and exit.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line error messages.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", metavar="", help="Show tracebacks instead of one-line error messages.")] = False,
 ) -> None:
     """simrec: how wrong are offline recommender evaluations? Simulate, calibrate, measure."""
     _DEBUG["on"] = debug

@@ -373,3 +373,11 @@ def test_calibrate_n_calls_override_is_budgeted(tmp_path):
     code, _, err = invoke(["calibrate", str(spec), "--out", str(tmp_path / "out"), "--n-calls", "1000000000"])
     _assert_clean_error(code, err, "with --n-calls 1000000000", "the Gaussian process over 1000000000 calls")
     assert files_under(tmp_path) == {"s.toml"}
+
+
+@pytest.mark.parametrize("command, name, hint", [("run", "sampled-ml100k", "simrec stress sampled-ml100k"),
+                                                 ("stress", "quickstart", "simrec run quickstart")])
+def test_a_shipped_scenario_of_the_other_kind_names_its_command(tmp_path, command, name, hint):
+    code, _, err = invoke([command, name, "--out", str(tmp_path / "out")])
+    _assert_clean_error(code, err, "this is a shipped", hint)
+    assert not (tmp_path / "out").exists()

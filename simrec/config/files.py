@@ -45,6 +45,11 @@ def resolve_scenario_path(scenario: str | Path, kind: str | None = None) -> Path
     name = p.stem if p.suffix == ".toml" and len(p.parts) == 1 else str(scenario)
     if name in shipped:
         return shipped[name]
+    other = shipped_scenarios().get(name)
+    if other is not None:  # a shipped scenario of the other kind
+        found = scenario_kind(other)
+        command = "simrec stress" if found == "stress" else "simrec run"
+        raise ScenarioError(f"{scenario}: this is a shipped {found} scenario; run it with `{command} {name}`")
     what = "shipped scenario" if kind is None else f"shipped {kind} scenario"
     raise ScenarioError(
         f"{scenario}: no such file, and no {what} of that name (shipped: {', '.join(sorted(shipped)) or 'none'})"
