@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from .._validation import check_real
 from ..interactions import Interactions
 
-__all__ = ["binarize"]
+__all__ = ["binarize", "binarize_events"]
 
 
 def binarize(
@@ -57,6 +57,51 @@ def binarize(
     ValueError
         Unequal lengths, missing ids, or ``min_rating`` without ``ratings``.
     """
+    ucode, icode, uids, iids, _ = _codes(users, items, ratings, min_rating)
+    return interactions_from_codes(ucode, icode, (len(uids), len(iids)), np.asarray(uids), np.asarray(iids))
+
+
+def binarize_events(
+    users: ArrayLike,
+    items: ArrayLike,
+    timestamps: ArrayLike,
+    ratings: ArrayLike | None = None,
+    *,
+    min_rating: float | None = None,
+) -> tuple[Interactions, np.ndarray]:
+    """:func:`binarize`, and the time of each pair's latest kept record.
+
+    Parameters
+    ----------
+    users, items, ratings, min_rating
+        As :func:`binarize`.
+    timestamps : array-like of shape (n_records,)
+        Time of each record (numbers).
+
+    Returns
+    -------
+    Interactions
+        As :func:`binarize`.
+    ndarray of float64, shape (n_pairs,)
+        For each stored pair, in the matrix's order (row by row, items
+        ascending), the largest timestamp of its kept records: what a
+        leave-last-out split (:func:`simrec.loo.leave_last_out`) needs.
+    """
+    t = np.asarray(timestamps, dtype=np.float64)
+    if t.shape != np.shape(users):
+        raise ValueError(f"`timestamps` must have the shape of `users` {np.shape(users)}; got {t.shape}")
+    ucode, icode, uids, iids, keep = _codes(users, items, ratings, min_rating)
+    t = t if keep is None else t[keep]
+    key = ucode.astype(np.int64) * max(len(iids), 1) + icode
+    order = np.lexsort((t, key))
+    key, t = key[order], t[order]
+    last = np.r_[key[1:] != key[:-1], True] if len(key) else np.zeros(0, dtype=bool)
+    inter = interactions_from_codes(ucode, icode, (len(uids), len(iids)), np.asarray(uids), np.asarray(iids))
+    return inter, t[last]  # unique keys ascending = the CSR's (row, item) order
+
+
+def _codes(users: ArrayLike, items: ArrayLike, ratings: ArrayLike | None, min_rating: float | None):
+    """Checked, filtered records as integer codes: (user codes, item codes, user ids, item ids, kept mask or None)."""
     u = np.asarray(users)
     i = np.asarray(items)
     if u.ndim != 1 or i.ndim != 1 or len(u) != len(i):
@@ -66,6 +111,7 @@ def binarize(
         r = np.asarray(ratings, dtype=np.float64)
         if r.shape != u.shape:
             raise ValueError(f"`ratings` must have the shape of `users` {u.shape}; got {r.shape}")
+    keep = None
     if min_rating is not None:
         threshold = check_real("min_rating", min_rating)
         if r is None:
@@ -76,7 +122,7 @@ def binarize(
     icode, iids = pd.factorize(i, sort=True)
     if len(ucode) and (ucode.min() < 0 or icode.min() < 0):
         raise ValueError("`users` and `items` must not contain missing values (None/NaN)")
-    return interactions_from_codes(ucode, icode, (len(uids), len(iids)), np.asarray(uids), np.asarray(iids))
+    return ucode, icode, uids, iids, keep
 
 
 def interactions_from_codes(

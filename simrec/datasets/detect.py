@@ -16,11 +16,11 @@ from ..interactions import Interactions
 from ._text import first_line
 from .amazon import load_amazon_5core
 from .errors import DatasetError
-from .movielens import load_movielens
-from .pairs import PARQUET_SUFFIXES, _suffix, load_pairs
+from .movielens import load_movielens, load_movielens_timestamped
+from .pairs import PARQUET_SUFFIXES, _suffix, load_pairs, load_pairs_timestamped
 from .steam import _is_steam_head, load_steam
 
-__all__ = ["load_dataset", "DATASET_KINDS", "detect_kind"]
+__all__ = ["load_dataset", "load_timestamped", "DATASET_KINDS", "detect_kind"]
 
 #: Values of ``kind`` for :func:`load_dataset`.
 DATASET_KINDS = ("movielens", "amazon", "steam", "pairs")
@@ -148,4 +148,38 @@ def load_dataset(path: str | os.PathLike, *, kind: str | None = None, **options:
             f"option(s) {', '.join(map(repr, unknown))} not accepted by the {kind!r} loader; "
             f"it takes {', '.join(map(repr, accepted))}"
         )
+    return loader(path, **options)
+
+
+def load_timestamped(path: str | os.PathLike, *, kind: str | None = None, **options: Any) -> tuple[Interactions, Any]:
+    """A dataset and, per stored pair, the time of its latest record (for :func:`simrec.loo.leave_last_out`).
+
+    Layouts with timestamps: MovieLens (:func:`load_movielens_timestamped`,
+    ``min_rating``) and CSV/TSV/Parquet tables (:func:`load_pairs_timestamped`:
+    ``user_col``, ``item_col``, ``timestamp_col`` (default "timestamp"),
+    ``rating_col``, ``min_rating``, ``sep``), e.g. CiaoDVD's
+    ``user,item,rating,timestamp``. ``kind`` as :func:`load_dataset`.
+
+    Raises
+    ------
+    DatasetError
+        A layout without timestamps (Amazon, Steam in simrec's loaders), or any loader error.
+    TypeError
+        An option the chosen loader does not take.
+    """
+    if kind is not None:
+        check_choice("kind", kind, DATASET_KINDS)
+    else:
+        cols = {k: options[k] for k in ("user_col", "item_col") if k in options}
+        kind = detect_kind(path, **cols)
+    loaders = {"movielens": load_movielens_timestamped, "pairs": load_pairs_timestamped}
+    if kind not in loaders:
+        raise DatasetError(path, f"a {kind} dataset has no timestamps in simrec's loader; a leave-last-out split "
+                                 "needs MovieLens or a table with a timestamp column")
+    loader = loaders[kind]
+    accepted = [n for n, prm in inspect.signature(loader).parameters.items() if prm.kind is prm.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise TypeError(f"option(s) {', '.join(map(repr, unknown))} not accepted by the {kind!r} loader with "
+                        f"timestamps; it takes {', '.join(map(repr, accepted))}")
     return loader(path, **options)

@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 
 from ..interactions import Interactions
-from .binarize import binarize
+from .binarize import binarize, binarize_events
 from .errors import DatasetError
 
-__all__ = ["load_movielens", "MOVIELENS_RATING_FILES"]
+__all__ = ["load_movielens", "load_movielens_timestamped", "MOVIELENS_RATING_FILES"]
 
 #: Ratings file of each MovieLens generation, in LensKit's detection order.
 MOVIELENS_RATING_FILES = ("u.data", "ratings.dat", "ratings.csv")
@@ -68,6 +68,30 @@ def load_movielens(path: str | os.PathLike, *, min_rating: float | None = None) 
         Missing path, no ratings file, unparsable line (with its number), or
         no pair left after ``min_rating``.
     """
+    p, df = _frame(path)
+    inter = binarize(df["user_id"].to_numpy(), df["item_id"].to_numpy(), df["rating"].to_numpy(), min_rating=min_rating)
+    _check_not_empty(p, inter, min_rating)
+    return inter
+
+
+def load_movielens_timestamped(path: str | os.PathLike, *,
+                               min_rating: float | None = None) -> tuple[Interactions, np.ndarray]:
+    """:func:`load_movielens` and, per stored pair, the timestamp of its rating (seconds since 1970).
+
+    Returns
+    -------
+    Interactions, ndarray of float64 of shape (n_pairs,)
+        Aligned with the matrix's stored pairs (:func:`~simrec.datasets.binarize.binarize_events`).
+    """
+    p, df = _frame(path)
+    inter, times = binarize_events(df["user_id"].to_numpy(), df["item_id"].to_numpy(), _seconds(df["timestamp"]),
+                                   df["rating"].to_numpy(), min_rating=min_rating)
+    _check_not_empty(p, inter, min_rating)
+    return inter, times
+
+
+def _frame(path: str | os.PathLike) -> tuple[Path, pd.DataFrame]:
+    """The ratings of a MovieLens folder or zip (``user_id``, ``item_id``, ``rating``, ``timestamp``)."""
     from lenskit.data import load_movielens_df
 
     p = _resolve(Path(path))
@@ -76,11 +100,21 @@ def load_movielens(path: str | os.PathLike, *, min_rating: float | None = None) 
     except Exception as exc:  # LensKit raises RuntimeError/pandas errors: find the culprit line
         _diagnose(p, exc)
         raise DatasetError(p, f"cannot be read as MovieLens ratings ({exc}); expected {_EXPECTED}") from exc
-    inter = binarize(df["user_id"].to_numpy(), df["item_id"].to_numpy(), df["rating"].to_numpy(), min_rating=min_rating)
+    return p, df
+
+
+def _seconds(t: pd.Series) -> np.ndarray:
+    """Timestamps as seconds since 1970 (LensKit returns datetimes; ``u.data`` read directly has seconds)."""
+    if pd.api.types.is_datetime64_any_dtype(t):
+        epoch = pd.Timestamp(0, tz=t.dt.tz) if t.dt.tz is not None else pd.Timestamp(0)
+        return ((t - epoch) / pd.Timedelta(seconds=1)).to_numpy(np.float64)
+    return t.to_numpy(np.float64)
+
+
+def _check_not_empty(p: Path, inter: Interactions, min_rating: float | None) -> None:
     if inter.n_pairs == 0:
         what = "no ratings" if min_rating is None else f"no rating >= min_rating={min_rating}"
         raise DatasetError(p, f"{what}; expected at least one (user, item) pair")
-    return inter
 
 
 def _unnamed_100k(p: Path) -> bool:

@@ -11,10 +11,10 @@ import pandas as pd
 
 from ..interactions import Interactions
 from ._text import check_file, first_line, is_gzip
-from .binarize import binarize
+from .binarize import binarize, binarize_events
 from .errors import DatasetError
 
-__all__ = ["load_pairs", "PARQUET_SUFFIXES"]
+__all__ = ["load_pairs", "load_pairs_timestamped", "PARQUET_SUFFIXES"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _TAB_SUFFIXES = (".tsv", ".tab")
@@ -71,15 +71,73 @@ def load_pairs(
         unparsable line, a missing id or non-numeric rating (with its line), or
         no pair left.
     """
+    p, df, ratings, _ = _records(path, user_col=user_col, item_col=item_col, rating_col=rating_col,
+                                 min_rating=min_rating, sep=sep)
+    inter = binarize(df[user_col].to_numpy(), df[item_col].to_numpy(), ratings, min_rating=min_rating)
+    _check_not_empty(p, inter, rating_col, min_rating)
+    return inter
+
+
+def _check_not_empty(p: Path, inter: Interactions, rating_col: str | None, min_rating: float | None) -> None:
+    if inter.n_pairs == 0:
+        what = "no records" if min_rating is None else f"no record with {rating_col} >= min_rating={min_rating}"
+        raise DatasetError(p, f"{what}; expected at least one (user, item) pair")
+
+
+def load_pairs_timestamped(
+    path: str | os.PathLike,
+    *,
+    user_col: str = "user",
+    item_col: str = "item",
+    timestamp_col: str = "timestamp",
+    rating_col: str | None = None,
+    min_rating: float | None = None,
+    sep: str | None = None,
+) -> tuple[Interactions, np.ndarray]:
+    """:func:`load_pairs` and, per stored pair, the time of its latest record (column ``timestamp_col``).
+
+    Returns
+    -------
+    Interactions, ndarray of float64 of shape (n_pairs,)
+        The timestamps are aligned with the matrix's stored pairs (see
+        :func:`~simrec.datasets.binarize.binarize_events`).
+
+    Raises
+    ------
+    DatasetError
+        As :func:`load_pairs`, and a missing or non-numeric timestamp (with its line).
+    """
+    p, df, ratings, times = _records(path, user_col=user_col, item_col=item_col, rating_col=rating_col,
+                                     min_rating=min_rating, sep=sep, timestamp_col=timestamp_col)
+    inter, latest = binarize_events(df[user_col].to_numpy(), df[item_col].to_numpy(), times, ratings,
+                                    min_rating=min_rating)
+    _check_not_empty(p, inter, rating_col, min_rating)
+    return inter, latest
+
+
+def _numbers(p: Path, df: pd.DataFrame, col: str, unit: str, what: str) -> np.ndarray:
+    """Column ``col`` as float64; a DatasetError naming the line of the first non-number."""
+    vals = pd.to_numeric(df[col], errors="coerce")
+    bad = vals.isna() & df[col].notna()
+    if bad.any():
+        at = int(bad.idxmax())
+        raise DatasetError(p, f"{what} {df.loc[at, col]!r} in column {col!r} ({unit} {at}) is not a number",
+                           line=at if unit == "line" else None)
+    return vals.to_numpy(np.float64)
+
+
+def _records(path, *, user_col, item_col, rating_col, min_rating, sep, timestamp_col=None):
+    """The validated records of a pairs table: (path, frame, ratings or None, timestamps or None)."""
     if min_rating is not None and rating_col is None:
         raise ValueError(f"`min_rating` needs `rating_col`; got rating_col=None with min_rating={min_rating}")
-    for name, col in (("user_col", user_col), ("item_col", item_col), ("rating_col", rating_col)):
+    for name, col in (("user_col", user_col), ("item_col", item_col), ("rating_col", rating_col),
+                      ("timestamp_col", timestamp_col)):
         if col is not None and not isinstance(col, str):
             raise TypeError(f"`{name}` must be a column name (str); got {col!r}")
     if sep is not None and (not isinstance(sep, str) or not sep):
         raise ValueError(f"`sep` must be a non-empty string or None; got {sep!r}")
     p = check_file(path, "a CSV/TSV file with a header line or a Parquet file")
-    cols = [user_col, item_col] + ([rating_col] if rating_col is not None else [])
+    cols = [user_col, item_col] + [c for c in (rating_col, timestamp_col) if c is not None]
     if _suffix(p) in PARQUET_SUFFIXES:
         df, unit, offset = _read_parquet(p, cols), "row", 1
     else:
@@ -96,23 +154,17 @@ def load_pairs(
                 f"missing value in column {col!r} ({unit} {at}); expected an id on every {unit}",
                 line=at if unit == "line" else None,
             )
-    ratings = None
-    if rating_col is not None:
-        ratings = pd.to_numeric(df[rating_col], errors="coerce")
-        bad = ratings.isna() & df[rating_col].notna()
-        if bad.any():
-            at = int(bad.idxmax())
-            raise DatasetError(
-                p,
-                f"rating {df.loc[at, rating_col]!r} in column {rating_col!r} ({unit} {at}) is not a number",
-                line=at if unit == "line" else None,
-            )
-        ratings = ratings.to_numpy(np.float64)
-    inter = binarize(df[user_col].to_numpy(), df[item_col].to_numpy(), ratings, min_rating=min_rating)
-    if inter.n_pairs == 0:
-        what = "no records" if min_rating is None else f"no record with {rating_col} >= min_rating={min_rating}"
-        raise DatasetError(p, f"{what}; expected at least one (user, item) pair")
-    return inter
+    ratings = None if rating_col is None else _numbers(p, df, rating_col, unit, "rating")
+    times = None
+    if timestamp_col is not None:
+        times = _numbers(p, df, timestamp_col, unit, "timestamp")
+        if np.isnan(times).any():
+            at = int(df.index[np.isnan(times)][0])
+            raise DatasetError(p, f"missing timestamp in column {timestamp_col!r} ({unit} {at})",
+                               line=at if unit == "line" else None)
+    return p, df, ratings, times
+
+
 
 
 def _read_parquet(p: Path, cols: list[str]) -> pd.DataFrame:
