@@ -26,14 +26,20 @@ __all__ = [
 
 
 class OracleSpec(Strict):
-    """Recommends the user's true likes (needs the truth: simulations only)."""
+    """Recommends the user's true likes (needs the truth: simulations only).
+
+    ``ties``: ``"random"`` (default, the thesis text) or ``"item_id"`` (the
+    thesis authors' code: ascending item index, only items seen in training);
+    see :class:`simrec.recommenders.Oracle`.
+    """
 
     kind: Literal["oracle"]
+    ties: Literal["random", "item_id"] = "random"
 
     def build(self):
         from simrec.recommenders import Oracle
 
-        return Oracle()
+        return Oracle(ties=self.ties)
 
 
 class ProbabilisticOracleSpec(Strict):

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from simrec._random import RNGLike, as_generator
 from simrec._sampling import nth_allowed, rank_within_rows, row_starts, sample_distinct
-from simrec._validation import check_in_range, check_int
+from simrec._validation import check_choice, check_in_range, check_int
 from simrec.interactions import Interactions
 from simrec.recommenders._base import (
     check_relevant,
@@ -355,13 +355,55 @@ class Oracle:
     Parameters
     ----------
     name : str, default "Oracle"
+    ties : {"random", "item_id"}, default "random"
+        How ties are broken (a named protocol variant, issue 11). ``"random"``
+        is the thesis text's reading (above). ``"item_id"`` is the thesis
+        authors' code: candidates ranked by (relevant first, then ascending
+        item index), and only items seen in training are candidates (a
+        relevant item nobody trained on is never recommended). Under IBP,
+        whose item indices follow first appearance, low indices are the
+        popular items, so this Oracle also favours popular items.
     """
 
-    def __init__(self, name: str = "Oracle") -> None:
+    TIES: tuple[str, ...] = ("random", "item_id")
+
+    def __init__(self, name: str = "Oracle", *, ties: str = "random") -> None:
         self.name = name
+        self.ties = check_choice("ties", ties, self.TIES)
 
     def __repr__(self) -> str:
-        return f"Oracle(name={self.name!r})"
+        extra = "" if self.ties == "random" else f", ties={self.ties!r}"
+        return f"Oracle(name={self.name!r}{extra})"
+
+    def _recommend_by_item_id(self, train: Interactions, rel: sp.csr_array, n: int) -> np.ndarray:
+        """The ``ties="item_id"`` lists: relevant seen candidates by ascending index, then other seen candidates.
+
+        Works in the space of the items seen in training (their sorted
+        indices ``seen``); the fill is the first allowed items of each row
+        (:func:`~simrec._sampling.nth_allowed`), so no dense matrix is built.
+        """
+        n_users, n_items = train.n_users, train.n_items
+        seen = np.flatnonzero(train.item_counts() > 0)
+        in_seen = np.full(n_items, -1, dtype=np.int64)
+        in_seen[seen] = np.arange(len(seen))
+        rrows, ritems = _csr_rows(rel)
+        keep = in_seen[ritems] >= 0
+        rrows, rs = rrows[keep], in_seen[ritems[keep]]
+        r = np.bincount(rrows, minlength=n_users)
+        t = np.minimum(n, r)
+        rank = rank_within_rows(rrows, n_users)
+        first = rank < t[rrows]
+        out = lists_from_entries(rrows[first], rank[first], seen[rs[first]], n_users, n)
+        trows, titems = _csr_rows(train.matrix)
+        width = max(len(seen), 1)
+        keys = np.sort(np.concatenate((trows * width + in_seen[titems], rrows * width + rs)))
+        erows, evals = np.divmod(keys, width)
+        f = np.minimum(n - t, len(seen) - train.user_counts() - r)
+        q_rows = np.repeat(np.arange(n_users, dtype=np.int64), f)
+        q_j = rank_within_rows(q_rows, n_users)
+        fill = nth_allowed(erows, evals, n_users, q_rows, q_j, len(seen) + 1)
+        out[q_rows, t[q_rows] + q_j] = seen[fill]
+        return out
 
     def recommend(self, train: Interactions, relevant: sp.csr_array, n: int, rng: RNGLike = None) -> np.ndarray:
         """Top-n lists, shape (n_users, n), -1 padding.
@@ -372,6 +414,8 @@ class Oracle:
         train = check_train(train)
         rel = check_relevant(relevant, train, required=True)
         n = _check_n(n)
+        if self.ties == "item_id":
+            return self._recommend_by_item_id(train, rel, n)
         gen = as_generator(rng)
         n_users, n_items = train.n_users, train.n_items
         r = np.diff(rel.indptr).astype(np.int64)
@@ -390,12 +434,19 @@ class Oracle:
         """1 + U(0, 1) at relevant candidates, U(0, 1) at other candidates, -inf at training items.
 
         .. math:: s_{ui} = 1[i \\in \\mathrm{Rel}_u] + \\epsilon_{ui}, \\quad \\epsilon_{ui} \\sim U(0, 1)
+
+        With ``ties="item_id"``, :math:`\\epsilon_{ui} = 1 - (i + 1) / (n_{items} + 1)` (lower
+        indices first, no randomness), and items never seen in training score -inf too.
         """
         train = check_train(train)
         rel = check_relevant(relevant, train, required=True)
         users = check_users(users, train.n_users)
         gen = as_generator(rng)
-        out = gen.random((len(users), train.n_items))
+        if self.ties == "item_id":
+            tie = 1.0 - np.arange(1, train.n_items + 1) / (train.n_items + 1.0)
+            out = np.repeat(np.where(train.item_counts() > 0, tie, -np.inf)[None, :], len(users), axis=0)
+        else:
+            out = gen.random((len(users), train.n_items))
         for blk in user_blocks(len(users), train.n_items):
             u = users[blk]
             S = out[blk]
