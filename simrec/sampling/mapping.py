@@ -34,7 +34,6 @@ from scipy.special import gammaln
 
 from simrec._validation import check_in_range, check_int
 from simrec.sampling._checks import check_rank_array
-from simrec.sampling._results import Estimate
 
 __all__ = [
     "Mapping",
@@ -83,8 +82,11 @@ class Mapping:
     converged: bool = True
     a_trace: tuple[float, ...] = ()
 
-    def hit_ratio(self, sampled_ranks: object, k: int) -> Estimate:
-        """Estimate the global HR@K from sampled ranks via SHR@k ≈ HR@f(k).
+    def hit_ratio(self, sampled_ranks: object, k: int) -> float:
+        """Estimate the global HR@K from sampled ranks via SHR@k ≈ HR@f(k) (the point estimate).
+
+        For an :class:`~._results.Estimate` with a bootstrap interval use
+        ``MappingEstimator(kind).fit(sampled_ranks, scheme).estimate(recall(K))``.
 
         Linear interpolation of the points (f(k), SHR@k), k = 1..n, anchored
         at (0, 0) (HR@0 = 0). This is a decision: Li & Jin compare curves at
@@ -98,9 +100,7 @@ class Mapping:
         """
         k = check_int("k", k, low=1, high=self.n_items)
         shr = sampled_hit_ratio_curve(sampled_ranks, self.n)
-        est = float(np.interp(k, np.r_[0.0, self.values], np.r_[0.0, shr]))
-        m = int(np.asarray(sampled_ranks).size)
-        return Estimate(f"mapping:{self.name}", f"HR@{k}", k, est, math.nan, m)
+        return float(np.interp(k, np.r_[0.0, self.values], np.r_[0.0, shr]))
 
 
 def _readonly(x: np.ndarray) -> np.ndarray:

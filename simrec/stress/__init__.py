@@ -44,7 +44,14 @@ from simrec.stress.sources import (
     score_ranks,
     simulate_loo_data,
 )
-from simrec.stress.tables import estimate_table, expected_table, hit_ratio_table, ordering_table, winner_table
+from simrec.stress.tables import (
+    coverage_table,
+    estimate_table,
+    expected_table,
+    hit_ratio_table,
+    ordering_table,
+    winner_table,
+)
 
 __all__ = [
     # sources
@@ -72,6 +79,7 @@ __all__ = [
     "run_stress",
     # tables
     "estimate_table",
+    "coverage_table",
     "ordering_table",
     "winner_table",
     "hit_ratio_table",

@@ -4,6 +4,10 @@
   the exact metric, the estimate's mean and sd over repeats, bias, relative
   error (mean − exact)/exact and relative RMSE (Li's dissertation Tables 3-4
   format);
+* :func:`coverage_table` — per recommender × scheme × n × estimator × metric
+  × K (with ``StressConfig.n_boot > 0``): the share of repeats whose
+  bootstrap interval contains the exact metric, beside the bias and the
+  mean interval width (which intervals can be trusted);
 * :func:`ordering_table` — per pair of recommenders: the share of repeats in
   which the estimates order the pair as the exact metric does (Krichene &
   Rendle Table 4);
@@ -36,6 +40,8 @@ from simrec.stress.sources import RankSource
 __all__ = [
     "ESTIMATE_COLUMNS",
     "estimate_table",
+    "COVERAGE_COLUMNS",
+    "coverage_table",
     "ordering_table",
     "winner_table",
     "hit_ratio_table",
@@ -89,6 +95,54 @@ def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
         warnings.warn(f"{zero} cell(s) have an exact metric of 0: relative errors there are NaN",
                       RuntimeWarning, stacklevel=2)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ESTIMATE_COLUMNS)
+
+
+COVERAGE_COLUMNS = [
+    "recommender", "scheme", "n", "estimator", "metric", "k", "exact", "bias", "coverage", "nominal",
+    "mean_width", "n_repeats",
+]
+
+
+def coverage_table(results: Sequence[StressResult]) -> pd.DataFrame:
+    """Interval coverage of the exact metric and bias of every estimator, one row per cell.
+
+    .. math:: \\mathrm{coverage} = \frac{1}{\\#\\{i\\}} \\#\\{i : L_i \\le T \\le U_i\\},
+              \\qquad \\mathrm{bias} = \bar{T̂} - T
+
+    over the repeats i with a finite interval [L_i, U_i] (``n_repeats``);
+    ``nominal`` is the intervals' level. A coverage far below ``nominal``
+    means the interval cannot be trusted (usually because of the bias: the
+    bootstrap interval is centred on the estimator's expectation). Results
+    without intervals (``n_boot = 0``) are skipped.
+    """
+    frames = []
+    for res in results:
+        if res.lower is None or res.upper is None:
+            continue
+        ok = np.isfinite(res.lower) & np.isfinite(res.upper)
+        cnt = ok.sum(axis=0)  # (E, J)
+        inside = ok & (res.lower <= res.exact) & (res.exact <= res.upper)
+        mean, _, _ = _nan_mean_sd(res.estimates)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            coverage = inside.sum(axis=0) / cnt
+            width = np.where(ok, res.upper - res.lower, 0).sum(axis=0) / cnt
+        E, J = mean.shape
+        frame = pd.DataFrame({
+            "recommender": res.recommender,
+            "scheme": res.scheme,
+            "n": res.n,
+            "estimator": np.repeat(res.estimators, J),
+            "metric": np.tile(res.families, E),
+            "k": np.tile(res.ks, E),
+            "exact": np.broadcast_to(res.exact, (E, J)).ravel(),
+            "bias": (mean - res.exact).ravel(),
+            "coverage": coverage.ravel(),
+            "nominal": res.confidence,
+            "mean_width": width.ravel(),
+            "n_repeats": cnt.ravel(),
+        })
+        frames.append(frame[frame["n_repeats"] > 0])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COVERAGE_COLUMNS)
 
 
 def _groups(results: Sequence[StressResult]) -> dict[tuple[str, int], list[StressResult]]:

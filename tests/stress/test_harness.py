@@ -186,7 +186,8 @@ def test_default_estimators_are_the_expanded_default_families():
     gam = ["1", "0.1", "0.01", "0.001"]
     assert [e.name for e in DEFAULT_ESTIMATORS] == (
         ["naive", "rank_estimate", "LS", "CLS"] + [f"BV(gamma={g})" for g in gam]
-        + ["MLE", "WMLE", "MES", "MN_MLE", "MN_MES"] + [f"BV_MLE(gamma={g})" for g in gam]
+        + ["MLE", "WMLE", "MES", "MN_MLE", "MN_MES", "BV_MLE(gamma=1/M)", "BV_MES(gamma=1/M)"]
+        + [f"BV_MLE(gamma={g})" for g in gam]
         + [f"BV_MES(gamma={g})" for g in gam] + ["mapping:linear", "mapping:bound", "mapping:beta@P"])
     assert StressConfig().estimators == DEFAULT_ESTIMATORS
     assert EstimatorsSpec().build() == DEFAULT_ESTIMATORS
@@ -203,7 +204,7 @@ def test_estimators_spec_builds_objects_in_the_listed_order():
     assert [e.name for e in spec.build()] == ["BV_MES(gamma=0.5)", "BV_MES(gamma=0)", "mapping:linear",
                                               "mapping:bound", "mapping:beta@P", "naive", "WMLE", "MN_MES", "MES"]
     every = EstimatorsSpec(names=list(ESTIMATOR_FAMILIES), bv_gammas=[0.1])
-    assert len(every.build()) == 9 + 3 + 3  # 9 single families, BV/BV_MLE/BV_MES at one γ, 3 mappings
+    assert len(every.build()) == 11 + 3 + 3  # 11 single families, BV/BV_MLE/BV_MES at one γ, 3 mappings
     StressConfig(estimators=every.build())  # a valid harness configuration
     with pytest.raises(ValueError, match="names"):
         EstimatorsSpec(names=["nope"])
