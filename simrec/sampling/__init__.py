@@ -41,7 +41,7 @@ from simrec.sampling.corrections import (
     mse_optimal,
     naive,
     rank_estimate,
-    rank_estimates,
+    unrounded_rank_estimates,
 )
 from simrec.sampling.distribution import (
     RankDistribution,
@@ -158,7 +158,7 @@ __all__ = [
     "CorrectionProblem",
     "naive",
     "rank_estimate",
-    "rank_estimates",
+    "unrounded_rank_estimates",
     "least_squares",
     "constrained_least_squares",
     "bias_variance",

@@ -75,7 +75,7 @@ __all__ = [
     "CorrectionProblem",
     "naive",
     "rank_estimate",
-    "rank_estimates",
+    "unrounded_rank_estimates",
     "least_squares",
     "constrained_least_squares",
     "bias_variance",
@@ -404,7 +404,7 @@ def naive(metric: RankMetric, scheme: SamplingScheme | CorrectionProblem) -> Ran
     return _result("naive", metric, scheme, metric.table(scheme.n))
 
 
-def rank_estimates(n_items: int, n: int) -> np.ndarray:
+def unrounded_rank_estimates(n_items: int, n: int) -> np.ndarray:
     """Unbiased rank estimates r̂ = 1 + (N - 1)(r - 1)/(n - 1) for r = 1..n (K&R §5.1), unrounded.
 
     E[r̂ | R] = R exactly under sampling with and without replacement.

@@ -24,8 +24,8 @@ from simrec.sampling import (
     naive,
     ndcg,
     rank_estimate,
-    rank_estimates,
     recall,
+    unrounded_rank_estimates,
 )
 
 SCHEMES = [(500, 30, True), (500, 30, False), (2000, 101, True)]
@@ -50,7 +50,7 @@ def test_sampled_auc_is_unbiased_exactly(N, n, replace):
 def test_rank_estimate_is_unbiased_for_the_rank(N, n, replace):
     # K&R §5.1: r̂ = 1 + (N-1)(r-1)/(n-1) has E[r̂ | R] = R exactly
     s = SamplingScheme(N, n, replace=replace, tail_cutoff=0)
-    np.testing.assert_allclose(s.matrix @ rank_estimates(N, n), np.arange(1, N + 1), rtol=1e-11)
+    np.testing.assert_allclose(s.matrix @ unrounded_rank_estimates(N, n), np.arange(1, N + 1), rtol=1e-11)
 
 
 def test_rank_estimate_rounds_down():

@@ -45,6 +45,7 @@ from simrec.stress import (
     RecommenderRanks,
     StressConfig,
     StressResult,
+    coverage_table,
     estimate_table,
     estimator_names,
     expected_sampled_metrics,
@@ -353,3 +354,35 @@ def test_exact_ties_give_nan_with_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         estimate_table([a])  # no warning when defined
+
+
+def test_intervals_and_coverage_table_agree_with_a_direct_count(known):
+    ests = (Naive(), BiasVariance(0.1), MSEOptimal(MLEPrior()), MappingEstimator("linear"))
+    cfg = StressConfig(repeats=12, k_max=5, estimators=ests, n_boot=25, max_iter=50)
+    res = run_stress(known, "binomial", 40, cfg, rng=3)
+    assert res.lower.shape == res.upper.shape == res.estimates.shape and res.confidence == 0.95
+    # the sampled ranks are those of a run without intervals (the bootstrap has its own child stream)
+    plain = run_stress(known, "binomial", 40, StressConfig(repeats=12, k_max=5, estimators=ests, max_iter=50), rng=3)
+    np.testing.assert_allclose(plain.estimates, res.estimates, rtol=1e-12, atol=1e-15)
+    assert plain.lower is None
+    table = coverage_table([res])
+    assert len(coverage_table([plain])) == 0
+    for e, name in enumerate(res.estimators):
+        for j, (fam, k) in enumerate(zip(res.families, res.ks)):
+            lo, hi = res.lower[:, e, j], res.upper[:, e, j]
+            ok = np.isfinite(lo)
+            row = table[(table.estimator == name) & (table.metric == fam) & (table.k == k)]
+            if not ok.any():  # the mapping for NDCG/AP: no row
+                assert len(row) == 0
+                continue
+            direct = np.mean((lo[ok] <= res.exact[j]) & (res.exact[j] <= hi[ok]))
+            assert row.coverage.item() == pytest.approx(direct)
+            assert row.bias.item() == pytest.approx(np.nanmean(res.estimates[:, e, j]) - res.exact[j])
+            assert row.n_repeats.item() == ok.sum() and (lo[ok] <= hi[ok]).all()
+
+
+def test_adaptive_scheme_intervals(known):
+    cfg = StressConfig(repeats=2, k_max=3, estimators=(Naive(),), n_boot=5, max_iter=30, adaptive_n_max=200)
+    res = run_stress(known, "adaptive", 20, cfg, rng=0)
+    assert res.estimators == ("adaptive_MLE",) and np.isfinite(res.lower).all()
+    assert (res.lower <= res.upper).all()
