@@ -28,7 +28,7 @@ from pydantic import Field, model_validator
 
 from simrec.config.base import Strict, no_repeats
 from simrec.sampling.estimators import (
-    MAPPINGS,
+    BETA_A_VALUES,
     MES,
     MLE,
     BiasVariance,
@@ -62,7 +62,7 @@ class EstimatorsSpec(Strict):
     names : list of str, default all of :data:`ESTIMATOR_FAMILIES`
         Families, in output order; ``"BV"``, ``"BV_MLE"`` and ``"BV_MES"``
         expand to one estimator per ``bv_gammas``, ``"mapping"`` to the three
-        mappings (linear, bound, beta@P).
+        mappings (linear, bound, beta@a for a = 1, 0.5, 0.2, beta@P).
     bv_gammas : list of float in [0, 1], default [1, 0.1, 0.01, 0.001]
         K&R's γ values.
     wmle_scale : float > 0, default 10
@@ -122,6 +122,7 @@ class EstimatorsSpec(Strict):
             "BV_MES_inverse_users": lambda: [BiasVarianceInverseUsers(mes_prior)],
             "BV_MLE": lambda: [BiasVariance(g, MLEPrior()) for g in gammas],
             "BV_MES": lambda: [BiasVariance(g, mes_prior) for g in gammas],
-            "mapping": lambda: [MappingEstimator(kind) for kind in MAPPINGS],
+            "mapping": lambda: [MappingEstimator("linear"), MappingEstimator("bound"),
+                                *(MappingEstimator("beta", a) for a in BETA_A_VALUES), MappingEstimator("beta@P")],
         }
         return tuple(e for name in self.names for e in families[name]())

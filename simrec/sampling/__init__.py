@@ -52,6 +52,7 @@ from simrec.sampling.distribution import (
     weighted_mle,
 )
 from simrec.sampling.estimators import (
+    BETA_A_VALUES,
     MAPPINGS,
     MES,
     MLE,
@@ -188,6 +189,7 @@ __all__ = [
     "AdaptiveMLE",
     "MappingEstimator",
     "MAPPINGS",
+    "BETA_A_VALUES",
     # fitting with bootstrap intervals
     "FittedEstimator",
     "OutOfRangeWarning",

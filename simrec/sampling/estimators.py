@@ -61,10 +61,14 @@ __all__ = [
     "AdaptiveMLE",
     "MappingEstimator",
     "MAPPINGS",
+    "BETA_A_VALUES",
 ]
 
-#: Kinds of :class:`MappingEstimator` (Li & Jin 2020: linear eq. 9, bound eq. 13, beta@P eq. 19).
-MAPPINGS: tuple[str, ...] = ("linear", "bound", "beta@P")
+#: Kinds of :class:`MappingEstimator` (Li & Jin 2020: linear eq. 9, bound eq. 13, beta@a eqs. 16-18
+#: with a given, beta@P eq. 19 with a fitted).
+MAPPINGS: tuple[str, ...] = ("linear", "bound", "beta", "beta@P")
+#: Li & Jin's fixed beta@a mappings (their Table 7 columns beta@1, beta@0.5, beta@0.2).
+BETA_A_VALUES: tuple[float, ...] = (1.0, 0.5, 0.2)
 
 
 class Estimator(abc.ABC):
@@ -445,27 +449,37 @@ class AdaptiveMLE(Estimator):
 class MappingEstimator(Estimator):
     """Li & Jin's mapping estimate of Recall/HR@K: the sampled hit ratio read off at f(k) = K.
 
-    .. math:: \\widehat{HR}@K = SHR@k \\text{ at } f(k) = K \\text{ (interpolated between cutoffs)}
+    .. math:: \\widehat{HR}@K = SHR@k \text{ at } f(k) = K \text{ (interpolated between cutoffs)}
 
     Li & Jin 2020 (KDD; Li's dissertation §2.3): ``"linear"`` f(k) =
-    (k - 1)(N - 1)/(n - 1) + 1 (eq. 9), ``"bound"`` (eq. 13), ``"beta@P"``
-    with a fitted to the data (eq. 19). Defined for Recall only; see
-    :class:`~.mapping.Mapping` (not to be confused with this estimator).
+    (k - 1)(N - 1)/(n - 1) + 1 (eq. 9), ``"bound"`` (eq. 13), ``"beta"``
+    with a given a (beta@a, eqs. 16-18; they report a = 1, 0.5, 0.2) and
+    ``"beta@P"`` with a fitted to the data (eq. 19). Defined for Recall only;
+    see :class:`~.mapping.Mapping` (not to be confused with this estimator).
 
     Parameters
     ----------
-    kind : {"linear", "bound", "beta@P"}
+    kind : {"linear", "bound", "beta", "beta@P"}
+    a : float > 0, optional
+        Required for ``"beta"``, not allowed otherwise.
 
     Notes
     -----
-    Name: ``"mapping:<kind>"``.
+    Name: ``"mapping:<kind>"``, ``"mapping:beta@<a>"`` for ``"beta"``.
     """
 
     kind: str
+    a: float | None = None
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, MAPPINGS)
+        if self.kind == "beta":
+            if self.a is None:
+                raise ValueError("`a` must be given for the 'beta' mapping (e.g. 0.5); got None")
+            object.__setattr__(self, "a", check_in_range("a", self.a, 0, None, low_open=True))
+        elif self.a is not None:
+            raise ValueError(f"`a` applies to the 'beta' mapping only; got a = {self.a} with kind {self.kind!r}")
 
     @property
     def name(self) -> str:
-        return f"mapping:{self.kind}"
+        return f"mapping:beta@{self.a:g}" if self.kind == "beta" else f"mapping:{self.kind}"

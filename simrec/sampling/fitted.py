@@ -77,7 +77,7 @@ from simrec.sampling.estimators import (
     WeightedMLE,
 )
 from simrec.sampling.functions import RankMetric, metric_table, ndcg
-from simrec.sampling.mapping import bound_mapping, fit_beta_mapping, linear_mapping
+from simrec.sampling.mapping import beta_mapping, bound_mapping, fit_beta_mapping, linear_mapping
 from simrec.sampling.ranks import AdaptiveRanks, SamplingScheme
 
 __all__ = ["FittedEstimator", "OutOfRangeWarning", "fit", "estimate_histograms"]
@@ -193,6 +193,8 @@ def _mapping_row(e: MappingEstimator, counts: np.ndarray, ms: _Metrics, n_users:
         f = linear_mapping(N, n).values
     elif e.kind == "bound":
         f = bound_mapping(N, n).values
+    elif e.kind == "beta":
+        f = beta_mapping(N, n, e.a).values
     else:
         try:
             f = fit_beta_mapping(_ranks_of(counts), N, n).values

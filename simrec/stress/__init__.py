@@ -48,6 +48,7 @@ from simrec.stress.tables import (
     coverage_table,
     estimate_table,
     expected_table,
+    fitted_a_table,
     hit_ratio_table,
     ordering_table,
     winner_table,
@@ -80,6 +81,7 @@ __all__ = [
     # tables
     "estimate_table",
     "coverage_table",
+    "fitted_a_table",
     "ordering_table",
     "winner_table",
     "hit_ratio_table",

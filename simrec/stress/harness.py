@@ -84,6 +84,7 @@ import numpy as np
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_choice, check_in_range, check_int
 from simrec.sampling import (
+    BETA_A_VALUES,
     MES,
     MLE,
     AdaptiveMLE,
@@ -153,7 +154,8 @@ DEFAULT_ESTIMATORS: tuple[Estimator, ...] = (
     BiasVarianceInverseUsers(MLEPrior()), BiasVarianceInverseUsers(MESPrior(0.001)),
     *(BiasVariance(g, MLEPrior()) for g in _BV_GAMMAS),
     *(BiasVariance(g, MESPrior(0.001)) for g in _BV_GAMMAS),
-    MappingEstimator("linear"), MappingEstimator("bound"), MappingEstimator("beta@P"),
+    MappingEstimator("linear"), MappingEstimator("bound"), *(MappingEstimator("beta", a) for a in BETA_A_VALUES),
+    MappingEstimator("beta@P"),
 )
 
 
@@ -267,6 +269,9 @@ class StressResult:
         where the estimate is.
     confidence : float
         Their nominal level (NaN without intervals).
+    fitted_a : ndarray of shape (repeats,) or None
+        beta@P's fitted a per repeat (Li & Jin's Table 2), where it was
+        defined; None when beta@P is not run.
     """
 
     recommender: str
@@ -288,6 +293,7 @@ class StressResult:
     lower: np.ndarray | None = None
     upper: np.ndarray | None = None
     confidence: float = math.nan
+    fitted_a: np.ndarray | None = None
 
     @property
     def metric_labels(self) -> list[str]:
@@ -480,6 +486,9 @@ def run_stress(
 
         recall_cols = np.flatnonzero(np.asarray(families) == "recall")
         maps = {"linear": linear_mapping(N, n).values, "bound": bound_mapping(N, n).values}
+        for e in config.estimators:
+            if isinstance(e, MappingEstimator) and e.kind == "beta":
+                maps[f"beta@{e.a:g}"] = beta_mapping(N, n, e.a).values
         beta = any(isinstance(e, MappingEstimator) and e.kind == "beta@P" for e in config.estimators)
         hist_sum = np.zeros(n)
         beta_a: list[float] = []
@@ -503,11 +512,12 @@ def run_stress(
                     pass
         if beta_a:
             maps["beta@P"] = beta_mapping(N, n, float(np.mean(beta_a))).values
+        fitted_a = np.asarray(beta_a) if beta else None
     sorted_r = np.sort(ranks.ranks)
     ghr = {k: np.searchsorted(sorted_r, np.floor(f), side="right") / M for k, f in maps.items()}
     return StressResult(
         ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
         shr=np.cumsum(hist_sum) / (M * config.repeats), mapping_values=maps, global_hr_at_f=ghr,
         mean_sample_size=float(n), seconds=time.perf_counter() - t0, lower=lower, upper=upper,
-        confidence=config.confidence,
+        confidence=config.confidence, fitted_a=fitted_a,
     )

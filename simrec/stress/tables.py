@@ -8,6 +8,8 @@
   × K (with ``StressConfig.n_boot > 0``): the share of repeats whose
   bootstrap interval contains the exact metric, beside the bias and the
   mean interval width (which intervals can be trusted);
+* :func:`fitted_a_table` — beta@P's fitted a per recommender × scheme × n
+  (mean, sd over repeats; Li & Jin Table 2);
 * :func:`ordering_table` — per pair of recommenders: the share of repeats in
   which the estimates order the pair as the exact metric does (Krichene &
   Rendle Table 4);
@@ -42,6 +44,7 @@ __all__ = [
     "estimate_table",
     "COVERAGE_COLUMNS",
     "coverage_table",
+    "fitted_a_table",
     "ordering_table",
     "winner_table",
     "hit_ratio_table",
@@ -143,6 +146,22 @@ def coverage_table(results: Sequence[StressResult]) -> pd.DataFrame:
         })
         frames.append(frame[frame["n_repeats"] > 0])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COVERAGE_COLUMNS)
+
+
+def fitted_a_table(results: Sequence[StressResult]) -> pd.DataFrame:
+    """beta@P's fitted a (Li & Jin §4.1, eq. 19), one row per recommender × scheme × n (their Table 2).
+
+    Columns: recommender, scheme, n, a_mean, a_sd (over repeats, ddof=1),
+    n_repeats (repeats where a was defined). Results without beta@P are skipped.
+    """
+    rows = [
+        {"recommender": r.recommender, "scheme": r.scheme, "n": r.n,
+         "a_mean": float(np.mean(r.fitted_a)) if r.fitted_a.size else np.nan,
+         "a_sd": float(np.std(r.fitted_a, ddof=1)) if r.fitted_a.size > 1 else np.nan,
+         "n_repeats": int(r.fitted_a.size)}
+        for r in results if r.fitted_a is not None
+    ]
+    return pd.DataFrame(rows, columns=["recommender", "scheme", "n", "a_mean", "a_sd", "n_repeats"])
 
 
 def _groups(results: Sequence[StressResult]) -> dict[tuple[str, int], list[StressResult]]:

@@ -14,7 +14,8 @@ as ``simrec run``:
 3. **tables** — ``estimates.parquet`` (every cell), ``summary.csv`` (K in
    {1, 5, 10, 20, 50}), ``ordering.csv``, ``winners.csv``, ``hit_ratio.csv``,
    ``expected_vs_n.csv``, ``decomposition.csv`` (simulations), ``coverage.csv``
-   (interval coverage and bias, with ``[estimators] n_boot > 0``), ``ranks.parquet``
+   (interval coverage and bias, with ``[estimators] n_boot > 0``),
+   ``mapping_a.csv`` (beta@P's fitted a, Li & Jin Table 2), ``ranks.parquet``
    (the held-out ranks, itself a valid ranks file), ``figures/*.png`` and
    ``manifest.json`` (scenario, seed, digest, versions, sizes, timings).
 
@@ -56,6 +57,7 @@ from simrec.stress.tables import (
     coverage_table,
     estimate_table,
     expected_table,
+    fitted_a_table,
     hit_ratio_table,
     ordering_table,
     winner_table,
@@ -120,6 +122,8 @@ def _result_arrays(r: StressResult) -> dict[str, np.ndarray]:
         "mean_sample_size": np.array(r.mean_sample_size), "seconds": np.array(r.seconds),
         "mappings": np.array(list(r.mapping_values)),
     }
+    if r.fitted_a is not None:
+        arrays["fitted_a"] = r.fitted_a
     if r.lower is not None:
         arrays.update(lower=r.lower, upper=r.upper, confidence=np.array(r.confidence))
     if r.true is not None:
@@ -142,6 +146,7 @@ def _result_from_npz(path: Path) -> StressResult:
         g["estimates"], g.get("true"), g.get("shr"), {m: g[f"map_{m}"] for m in maps},
         {m: g[f"ghr_{m}"] for m in maps}, float(g["mean_sample_size"]), float(g["seconds"]),
         g.get("lower"), g.get("upper"), float(g["confidence"]) if "confidence" in g else math.nan,
+        g.get("fitted_a"),
     )
 
 
@@ -276,6 +281,7 @@ def run_stress_scenario(
             expected = expected_table(source, sc.metrics.names, sc.metrics.curve_k, sc.metrics.curve_sizes)
             decomp = decomposition_table(results)
             coverage = coverage_table(results)
+            fitted_a = fitted_a_table(results)
         rd.write_parquet("estimates.parquet", est)
         rd.write_csv("summary.csv", est[est["k"].isin(SUMMARY_KS)])
         rd.write_csv("ordering.csv", ordering)
@@ -286,6 +292,8 @@ def run_stress_scenario(
             rd.write_csv("decomposition.csv", decomp)
         if len(coverage):
             rd.write_csv("coverage.csv", coverage)
+        if len(fitted_a):
+            rd.write_csv("mapping_a.csv", fitted_a)
         if figures:
             from simrec.stress.figures import plot_stress
 

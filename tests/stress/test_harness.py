@@ -189,7 +189,9 @@ def test_default_estimators_are_the_expanded_default_families():
         ["naive", "rank_estimate", "LS", "CLS"] + [f"BV(gamma={g})" for g in gam]
         + ["MLE", "WMLE", "MES", "MN_MLE", "MN_MES", "BV_MLE(gamma=1/M)", "BV_MES(gamma=1/M)"]
         + [f"BV_MLE(gamma={g})" for g in gam]
-        + [f"BV_MES(gamma={g})" for g in gam] + ["mapping:linear", "mapping:bound", "mapping:beta@P"])
+        + [f"BV_MES(gamma={g})" for g in gam]
+        + ["mapping:linear", "mapping:bound", "mapping:beta@1", "mapping:beta@0.5", "mapping:beta@0.2",
+           "mapping:beta@P"])
     assert StressConfig().estimators == DEFAULT_ESTIMATORS
     assert EstimatorsSpec().build() == DEFAULT_ESTIMATORS
 
@@ -199,13 +201,14 @@ def test_estimators_spec_builds_objects_in_the_listed_order():
                           wmle_scale=4.0, mes_eta=0.02)
     assert spec.build() == (
         BiasVariance(0.5, MESPrior(0.02)), BiasVariance(0.0, MESPrior(0.02)),
-        MappingEstimator("linear"), MappingEstimator("bound"), MappingEstimator("beta@P"),
-        Naive(), WeightedMLE(4.0), MSEOptimal(MESPrior(0.02)), MES(0.02),
+        MappingEstimator("linear"), MappingEstimator("bound"), MappingEstimator("beta", 1.0),
+        MappingEstimator("beta", 0.5), MappingEstimator("beta", 0.2), MappingEstimator("beta@P"), Naive(), WeightedMLE(4.0), MSEOptimal(MESPrior(0.02)), MES(0.02),
     )
     assert [e.name for e in spec.build()] == ["BV_MES(gamma=0.5)", "BV_MES(gamma=0)", "mapping:linear",
-                                              "mapping:bound", "mapping:beta@P", "naive", "WMLE", "MN_MES", "MES"]
+                                              "mapping:bound", "mapping:beta@1", "mapping:beta@0.5", "mapping:beta@0.2",
+                                              "mapping:beta@P", "naive", "WMLE", "MN_MES", "MES"]
     every = EstimatorsSpec(names=list(ESTIMATOR_FAMILIES), bv_gammas=[0.1])
-    assert len(every.build()) == 11 + 3 + 3  # 11 single families, BV/BV_MLE/BV_MES at one γ, 3 mappings
+    assert len(every.build()) == 11 + 3 + 6  # 11 single families, BV/BV_MLE/BV_MES at one γ, 6 mappings
     StressConfig(estimators=every.build())  # a valid harness configuration
     with pytest.raises(ValueError, match="names"):
         EstimatorsSpec(names=["nope"])
