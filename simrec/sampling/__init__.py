@@ -35,6 +35,7 @@ from simrec.sampling.corrections import (
     CorrectionProblem,
     RankCorrection,
     bias_variance,
+    bias_variance_distribution,
     bias_variance_inverse_users,
     constrained_least_squares,
     least_squares,
@@ -165,6 +166,7 @@ __all__ = [
     "bias_variance",
     "mse_optimal",
     "bias_variance_inverse_users",
+    "bias_variance_distribution",
     # distribution
     "RankDistribution",
     "mle",

@@ -81,6 +81,7 @@ __all__ = [
     "bias_variance",
     "mse_optimal",
     "bias_variance_inverse_users",
+    "bias_variance_distribution",
 ]
 
 
@@ -331,6 +332,32 @@ class CorrectionProblem:
         return scipy.linalg.solve((mat + mat.T) / 2, rhs, assume_a="pos")
 
     @blas_single_thread
+    def rank_distribution(self, sampled_counts: np.ndarray, gamma: float) -> np.ndarray:
+        """P̂(R) = p̂^T (F̂_{Recall@R} - F̂_{Recall@R-1}) of the linear family at ``gamma`` (dissertation eq. 27).
+
+        Since Recall@R - Recall@(R-1) is the indicator e_R, P̂(R) = p̂^T W e_R
+        with W = ((1-γ) A^T D A + γ C)^{-1} A^T D, i.e. P̂ = π ⊙ (A v),
+        v = ((1-γ) A^T D A + γ C)^{-1} p̂: one solve and one pass over P(r|R).
+        ``sampled_counts`` (n,) is the histogram of the sampled ranks.
+        """
+        gamma = check_in_range("gamma", gamma, 0, 1)
+        support, sc, lam, q = self._eig
+        n = self.scheme.n
+        p = np.asarray(sampled_counts, dtype=np.float64)
+        p = p / p.sum()
+        # ranks outside the support take F̂ of their nearest supported rank (see _fill): move their mass there
+        where = self._fill(np.arange(support.size))
+        p_support = np.bincount(where, weights=p, minlength=support.size)
+        if gamma == 0:
+            keep = lam > self._cutoff
+            phi = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
+        else:
+            phi = 1.0 / ((1.0 - gamma) * lam + gamma)
+        v = np.zeros(n)
+        v[support] = (q @ (phi * (q.T @ (p_support / sc)))) / sc
+        return self.prior * self.scheme.blocks.matvec(v)
+
+    @blas_single_thread
     def solve_monotone(self, metric: RankMetric) -> np.ndarray:
         """F̂ minimising the prior-weighted squared bias subject to F̂(1) >= ... >= F̂(n) (CLS).
 
@@ -546,3 +573,37 @@ def bias_variance_inverse_users(
     n_users = check_int("n_users", n_users, low=1)
     prob = _problem(scheme, prior)
     return _result(f"{_tag('BV', prob)}(gamma=1/M)", metric, prob.scheme, prob.solve(metric, 1.0 / n_users))
+
+
+def bias_variance_distribution(
+    sampled_ranks: object, scheme: SamplingScheme, gamma: float, *, prior: Prior = None
+) -> RankDistribution:
+    """The dissertation's baseline P(R) from BV (eq. 27): P̂(R) = F̂_BV(R) - F̂_BV(R - 1) for Recall.
+
+    .. math:: \\hat P(R) = \\hat P(r)^\top \big(\\hat F_{Recall@R} - \\hat F_{Recall@R-1}\big)
+              = \\hat P(r)^\top \big((1-γ) A^\top D A + γ\\,\\mathrm{diag}(c)\big)^{-1} A^\top D\\, e_R
+
+    with F̂ the BV estimator of the Recall@R function (Li's dissertation §2.4.1,
+    eq. 27, "our baseline for learning the empirical rank distribution").
+    By linearity Σ_R P̂(R) F(R) is BV's estimate of every metric F: this
+    gives BV's implied rank distribution, not a new metric estimator. P̂ is
+    not constrained: entries may be negative and the sum is Σ_r P̂(r)
+    E[Σ_R ...] (close to, not exactly, 1 for γ > 0); ``probabilities`` holds
+    it as computed. Named ``"BV_PR(gamma=g)"``.
+
+    Parameters
+    ----------
+    sampled_ranks : array-like of int, shape (M,)
+    scheme : SamplingScheme
+    gamma : float in [0, 1]
+        K&R's γ (the dissertation's baseline uses BV's values, e.g. 0.1).
+    prior : None, ndarray (N,) or RankDistribution, optional
+        π (uniform by default, as in K&R and the dissertation's baseline).
+    """
+    if not isinstance(scheme, SamplingScheme):
+        raise TypeError(f"`scheme` must be a SamplingScheme; got {type(scheme).__name__}")
+    r = check_rank_array("sampled_ranks", sampled_ranks, scheme.n)
+    gamma = check_in_range("gamma", gamma, 0, 1)
+    prob = _problem(scheme, prior)
+    pr = prob.rank_distribution(np.bincount(r - 1, minlength=scheme.n), gamma)
+    return RankDistribution(f"BV_PR(gamma={gamma:g})", _readonly(pr), int(r.size), 1, True, np.zeros(1))

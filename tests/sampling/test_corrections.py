@@ -15,6 +15,7 @@ from simrec.sampling import (
     auc,
     average_precision,
     bias_variance,
+    bias_variance_distribution,
     bias_variance_inverse_users,
     constrained_least_squares,
     least_squares,
@@ -264,3 +265,20 @@ def test_solve_many_gamma_zero_and_validation():
         prob.solve_many(np.zeros((401, 2)), [0.1])
     with pytest.raises(ValueError, match="`a_top` must have shape \\(10, 20\\)"):
         prob.solve_many(f_top, [0.1], np.zeros((9, 20)))
+
+
+def test_bv_rank_distribution_is_eq_27():
+    # dissertation eq. 27: P̂(R) = P̂(r)ᵀ (F̂_BV,Recall@R − F̂_BV,Recall@R−1), computed literally for a few R
+    N, n, M, gamma = 400, 25, 300, 0.1
+    s = SamplingScheme(N, n, tail_cutoff=0)
+    r = s.sample(1 + np.floor((N - 1) * np.random.default_rng(3).random(M) ** 2).astype(int), rng=4)
+    d = bias_variance_distribution(r, s, gamma)
+    assert d.estimator == "BV_PR(gamma=0.1)" and d.n_users == M
+    p = np.bincount(r - 1, minlength=n) / M
+    for R in (1, 2, 7, 50, 399):
+        lower = bias_variance(recall(R - 1), s, gamma).values if R > 1 else np.zeros(n)
+        literal = p @ (bias_variance(recall(R), s, gamma).values - lower)
+        assert d.probabilities[R - 1] == pytest.approx(literal, rel=1e-8, abs=1e-13)
+    # by linearity its plug-in estimate of any metric is BV's estimate
+    for m in (recall(10), ndcg(10), average_precision()):
+        assert d.expectation(m) == pytest.approx(bias_variance(m, s, gamma).mean(r), rel=1e-8, abs=1e-13)
