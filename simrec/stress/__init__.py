@@ -50,7 +50,9 @@ from simrec.stress.tables import (
     expected_table,
     fitted_a_table,
     hit_ratio_table,
+    mapping_error_table,
     ordering_table,
+    relative_error_table,
     winner_table,
 )
 
@@ -82,6 +84,8 @@ __all__ = [
     "estimate_table",
     "coverage_table",
     "fitted_a_table",
+    "relative_error_table",
+    "mapping_error_table",
     "ordering_table",
     "winner_table",
     "hit_ratio_table",

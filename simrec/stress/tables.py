@@ -15,6 +15,12 @@
   Rendle Table 4);
 * :func:`winner_table` — the share of repeats in which the estimator picks the
   exact winner among all recommenders (dissertation Table 5);
+* :func:`relative_error_table` — per recommender × scheme × n × estimator ×
+  metric family: the relative error |mean − exact|/exact averaged over
+  K = 1..k_max, ± its sd over K (the dissertation's Tables 3-4, in %);
+* :func:`mapping_error_table` — per mapping: Li & Jin's Table 7 summary of
+  |HR@f(k) − SHR@k| (absolute and relative, averaged over k = 1..n, at k = 1
+  and averaged over k = 2..10);
 * :func:`hit_ratio_table` — sampled HR@k vs global HR@f(k) per mapping (Li &
   Jin Figure 7);
 * :func:`expected_table` — E[sampled metric] as a function of n (K&R Figure 6).
@@ -48,6 +54,8 @@ __all__ = [
     "ordering_table",
     "winner_table",
     "hit_ratio_table",
+    "relative_error_table",
+    "mapping_error_table",
     "expected_table",
 ]
 
@@ -269,6 +277,59 @@ def hit_ratio_table(results: Sequence[StressResult]) -> pd.DataFrame:
                 "f_k": f, "sampled_hr": res.shr, "global_hr_at_f": res.global_hr_at_f[name],
             }))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def relative_error_table(estimates: pd.DataFrame) -> pd.DataFrame:
+    """The dissertation's Tables 3-4: |relative error| averaged over K, ± its sd over K, in %.
+
+    .. math:: \\overline{e} = \frac{1}{|K|} \\sum_K \frac{|\bar T̂_K - T_K|}{T_K} \times 100
+
+    over the cutoffs in ``estimates`` (K = 1..k_max; cells whose exact metric
+    is 0 are left out, as their relative error is undefined).
+
+    Parameters
+    ----------
+    estimates : DataFrame
+        :func:`estimate_table`'s output.
+
+    Returns
+    -------
+    DataFrame with columns recommender, scheme, n, estimator, metric,
+    rel_error_pct (mean over K), rel_error_pct_sd (sd over K, ddof=1), n_k.
+    """
+    keys = ["recommender", "scheme", "n", "estimator", "metric"]
+    ok = estimates.dropna(subset=["rel_error"])
+    pct = ok.assign(abs_rel=ok["rel_error"].abs() * 100)
+    out = pct.groupby(keys, sort=False)["abs_rel"].agg(["mean", "std", "size"]).reset_index()
+    return out.rename(columns={"mean": "rel_error_pct", "std": "rel_error_pct_sd", "size": "n_k"})
+
+
+def mapping_error_table(results: Sequence[StressResult]) -> pd.DataFrame:
+    """Li & Jin's Table 7: how well each mapping aligns the sampled and global hit-ratio curves.
+
+    With e_k = |HR@f(k) − SHR@k| (SHR@k averaged over repeats, HR@⌊f(k)⌋ exact):
+    ``abs_error`` = Σ_k e_k / n, ``rel_error`` = Σ_k (e_k / SHR@k) / n (k with
+    SHR@k = 0 left out), ``abs_at_1``/``rel_at_1`` at k = 1 and
+    ``abs_2_10``/``rel_2_10`` averaged over k = 2..10 (Li & Jin §5, Table 7).
+    beta@P uses the mean fitted a over repeats.
+    """
+    rows = []
+    for res in results:
+        if res.shr is None:
+            continue
+        shr = res.shr
+        for name, ghr in res.global_hr_at_f.items():
+            e = np.abs(ghr - shr)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rel = np.where(shr > 0, e / np.where(shr > 0, shr, 1), np.nan)
+            top = slice(1, min(10, res.n))
+            rows.append({
+                "recommender": res.recommender, "scheme": res.scheme, "n": res.n, "mapping": name,
+                "abs_error": float(e.mean()), "rel_error": float(np.nanmean(rel)),
+                "abs_at_1": float(e[0]), "rel_at_1": float(rel[0]),
+                "abs_2_10": float(e[top].mean()), "rel_2_10": float(np.nanmean(rel[top])),
+            })
+    return pd.DataFrame(rows)
 
 
 def expected_table(source: RankSource, families: Sequence[str], k: int, sizes: Sequence[int]) -> pd.DataFrame:

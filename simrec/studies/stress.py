@@ -15,7 +15,8 @@ as ``simrec run``:
    {1, 5, 10, 20, 50}), ``ordering.csv``, ``winners.csv``, ``hit_ratio.csv``,
    ``expected_vs_n.csv``, ``decomposition.csv`` (simulations), ``coverage.csv``
    (interval coverage and bias, with ``[estimators] n_boot > 0``),
-   ``mapping_a.csv`` (beta@P's fitted a, Li & Jin Table 2), ``ranks.parquet``
+   ``mapping_a.csv`` (beta@P's fitted a, Li & Jin Table 2), ``relative_error.csv``
+   (dissertation Tables 3-4), ``mapping_errors.csv`` (Li & Jin Table 7), ``ranks.parquet``
    (the held-out ranks, itself a valid ranks file), ``figures/*.png`` and
    ``manifest.json`` (scenario, seed, digest, versions, sizes, timings).
 
@@ -59,7 +60,9 @@ from simrec.stress.tables import (
     expected_table,
     fitted_a_table,
     hit_ratio_table,
+    mapping_error_table,
     ordering_table,
+    relative_error_table,
     winner_table,
 )
 from simrec.tasks import Backend, SerialBackend, Task, run_tasks
@@ -282,6 +285,8 @@ def run_stress_scenario(
             decomp = decomposition_table(results)
             coverage = coverage_table(results)
             fitted_a = fitted_a_table(results)
+            rel_err = relative_error_table(est)
+            map_err = mapping_error_table(results)
         rd.write_parquet("estimates.parquet", est)
         rd.write_csv("summary.csv", est[est["k"].isin(SUMMARY_KS)])
         rd.write_csv("ordering.csv", ordering)
@@ -294,6 +299,9 @@ def run_stress_scenario(
             rd.write_csv("coverage.csv", coverage)
         if len(fitted_a):
             rd.write_csv("mapping_a.csv", fitted_a)
+        rd.write_csv("relative_error.csv", rel_err)
+        if len(map_err):
+            rd.write_csv("mapping_errors.csv", map_err)
         if figures:
             from simrec.stress.figures import plot_stress
 

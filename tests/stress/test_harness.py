@@ -49,7 +49,10 @@ from simrec.stress import (
     estimate_table,
     estimator_names,
     expected_sampled_metrics,
+    fitted_a_table,
+    mapping_error_table,
     ordering_table,
+    relative_error_table,
     run_stress,
     true_metric_values,
     winner_table,
@@ -389,3 +392,23 @@ def test_adaptive_scheme_intervals(known):
     res = run_stress(known, "adaptive", 20, cfg, rng=0)
     assert res.estimators == ("adaptive_MLE",) and np.isfinite(res.lower).all()
     assert (res.lower <= res.upper).all()
+
+
+def test_relative_error_and_mapping_error_tables_by_hand(known):
+    maps = (MappingEstimator("linear"), MappingEstimator("beta", 0.5), MappingEstimator("beta@P"))
+    res = run_stress(known, "binomial", 40, StressConfig(repeats=3, k_max=12, estimators=(Naive(), *maps)), rng=1)
+    est = estimate_table([res])
+    rel = relative_error_table(est)
+    row = rel[(rel.estimator == "naive") & (rel.metric == "ndcg")]
+    cells = est[(est.estimator == "naive") & (est.metric == "ndcg")]
+    by_hand = np.abs((cells["mean"] - cells["exact"]) / cells["exact"]) * 100
+    assert row.rel_error_pct.item() == pytest.approx(by_hand.mean())
+    assert row.rel_error_pct_sd.item() == pytest.approx(by_hand.std(ddof=1)) and row.n_k.item() == 12
+    table = mapping_error_table([res])
+    assert set(table.mapping) == {"linear", "bound", "beta@0.5", "beta@P"}  # bound's curve is always recorded
+    t = table[table.mapping == "beta@0.5"]
+    e = np.abs(res.global_hr_at_f["beta@0.5"] - res.shr)
+    assert t.abs_error.item() == pytest.approx(e.mean()) and t.abs_at_1.item() == pytest.approx(e[0])
+    assert t.abs_2_10.item() == pytest.approx(e[1:10].mean())
+    assert t.rel_at_1.item() == pytest.approx(e[0] / res.shr[0])
+    assert res.fitted_a.shape == (3,) and fitted_a_table([res]).a_mean.item() == pytest.approx(res.fitted_a.mean())
