@@ -77,7 +77,7 @@ from simrec.sampling.estimators import (
     WeightedMLE,
 )
 from simrec.sampling.functions import RankMetric, metric_table, ndcg
-from simrec.sampling.mapping import beta_mapping, bound_mapping, fit_beta_mapping, linear_mapping
+from simrec.sampling.mapping import _fit_beta_counts, beta_mapping, bound_mapping, linear_mapping
 from simrec.sampling.ranks import AdaptiveRanks, SamplingScheme
 
 __all__ = ["FittedEstimator", "OutOfRangeWarning", "fit", "estimate_histograms"]
@@ -197,7 +197,7 @@ def _mapping_row(e: MappingEstimator, counts: np.ndarray, ms: _Metrics, n_users:
         f = beta_mapping(N, n, e.a).values
     else:
         try:
-            f = fit_beta_mapping(_ranks_of(counts), N, n).values
+            f = _fit_beta_counts(counts, N, n, 1.0, 1e-6, 100).values  # fit_beta_mapping's defaults
         except ValueError:  # every sampled rank is n: a diverges, the estimate is undefined
             return out
     shr = np.cumsum(counts) / n_users

@@ -199,7 +199,12 @@ def fit_beta_mapping(
     a = check_in_range("a0", a0, 0, None, low_open=True)
     tol = check_in_range("tol", tol, 0, None, low_open=True)
     max_iter = check_int("max_iter", max_iter, low=1)
-    counts = np.bincount(r - 1, minlength=n)
+    return _fit_beta_counts(np.bincount(r - 1, minlength=n), N, n, a, tol, max_iter)
+
+
+def _fit_beta_counts(counts: np.ndarray, N: int, n: int, a: float, tol: float, max_iter: int) -> Mapping:
+    """beta@P's fixed-point iteration on the sampled-rank histogram (checked arguments)."""
+    m_users = int(counts.sum())
     trace = [a]
     converged = False
     it = 0
@@ -207,7 +212,7 @@ def fit_beta_mapping(
         s = counts @ _beta_log_u(n, a)  # = a Σ_u ln((f(r_u) - 1)/(N - 1))
         if s >= 0:
             raise ValueError("beta@P is undefined when every sampled rank equals n (a diverges)")
-        a_new = -r.size * a / s
+        a_new = -m_users * a / s
         trace.append(a_new)
         if abs(a_new - a) <= tol * a:
             a = a_new
