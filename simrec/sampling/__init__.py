@@ -78,6 +78,7 @@ from simrec.sampling.fitted import (
     estimate_histograms,
     fit,
     fit_adaptive,
+    fixed_corrections,
     percentile_interval,
 )
 from simrec.sampling.functions import (
@@ -198,6 +199,7 @@ __all__ = [
     "fit",
     "fit_adaptive",
     "estimate_histograms",
+    "fixed_corrections",
     "bootstrap_histograms",
     "percentile_interval",
     # mapping

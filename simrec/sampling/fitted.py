@@ -80,7 +80,16 @@ from simrec.sampling.functions import RankMetric, metric_table, ndcg
 from simrec.sampling.mapping import _fit_beta_counts, beta_mapping, bound_mapping, linear_mapping
 from simrec.sampling.ranks import AdaptiveRanks, SamplingScheme
 
-__all__ = ["FittedEstimator", "OutOfRangeWarning", "fit", "estimate_histograms"]
+__all__ = [
+    "FittedEstimator",
+    "OutOfRangeWarning",
+    "fit",
+    "fit_adaptive",
+    "estimate_histograms",
+    "fixed_corrections",
+    "bootstrap_histograms",
+    "percentile_interval",
+]
 
 #: Metric names the mappings estimate (Li & Jin: hit ratio = recall with one held-out item).
 _MAPPABLE = ("Recall", "HR")
@@ -164,6 +173,24 @@ def _fixed_correction(e: Estimator, ms: _Metrics) -> np.ndarray:
     if isinstance(e, RankEstimate):
         return np.column_stack([rank_estimate(m, sch).values for m in ms.metrics])
     return np.column_stack([constrained_least_squares(m, sch).values for m in ms.metrics])
+
+
+def fixed_corrections(estimator: Estimator, scheme: SamplingScheme, metrics: Sequence[RankMetric]) -> np.ndarray:
+    """F̂ (n, J) of an estimator whose per-rank correction does not depend on the data.
+
+    Naive, rank estimate, CLS, and LS and BV with the uniform prior
+    (:class:`~.estimators.MSEOptimal` and
+    :class:`~.estimators.BiasVarianceInverseUsers` depend on M and are not
+    accepted). Used for exact expectations such as K&R's corrected curve.
+    """
+    ms = _Metrics(scheme, tuple(metrics))
+    if isinstance(estimator, (Naive, RankEstimate, ConstrainedLeastSquares)):
+        return _fixed_correction(estimator, ms)
+    if isinstance(estimator, (LeastSquares, BiasVariance)) and _prior_of(estimator) is None:
+        uniform = CorrectionProblem.from_prior(scheme, None)
+        return _linear_corrections([estimator], uniform, ms, 1)[estimator]
+    raise TypeError(f"`estimator` must have a data-independent correction (naive, rank estimate, CLS, LS, BV with "
+                    f"the uniform prior); got {estimator.name}")
 
 
 def _prior_of(e: Estimator) -> MLEPrior | MESPrior | None:

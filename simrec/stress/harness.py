@@ -110,6 +110,7 @@ from simrec.sampling import (
     estimate_histograms,
     fit_adaptive,
     fit_beta_mapping,
+    fixed_corrections,
     linear_mapping,
     log_rank_probabilities_from_shares,
     metric_table,
@@ -360,16 +361,21 @@ def _nan_mean_sd(x: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, 
 
 
 def expected_sampled_metrics(
-    ranks: RecommenderRanks, metrics: list[RankMetric], sizes: tuple[int, ...]
+    ranks: RecommenderRanks, metrics: list[RankMetric], sizes: tuple[int, ...], estimator: Estimator | None = None
 ) -> np.ndarray:
-    """E[naive sampled metric] under uniform sampling with replacement, for each n in ``sizes``.
+    """E[sampled metric], naive or corrected, under uniform sampling with replacement, for each n in ``sizes``.
 
-    .. math:: E\\Big[\\frac1M \\sum_u F(r_u)\\Big] = \\frac1M \\sum_u \\sum_{k=0}^{n-1}
-              \\binom{n-1}{k} θ_u^k (1-θ_u)^{n-1-k} F(k+1),\\quad θ_u = \\frac{R_u - 1}{N_u - 1}
+    .. math:: E\\Big[\frac1M \\sum_u \\hat F(r_u)\\Big] = \frac1M \\sum_u \\sum_{k=0}^{n-1}
+              \binom{n-1}{k} θ_u^k (1-θ_u)^{n-1-k} \\hat F(k+1),\\quad θ_u = \frac{R_u - 1}{N_u - 1}
 
     exactly (K&R Figure 6: the sampled metric as a function of the sample
-    size; with n = N_u it is the exact metric). Computed on the distinct θ_u,
-    with P(r | θ) from :func:`simrec.sampling.log_rank_probabilities_from_shares`.
+    size; with n = N_u the naive one is the exact metric). F̂ = F on n items
+    for ``estimator`` None or :class:`~simrec.sampling.Naive`; a correction
+    whose F̂ does not depend on the data (:class:`~simrec.sampling.RankEstimate`,
+    :class:`~simrec.sampling.BiasVariance` with the uniform prior, ...) gives
+    K&R's corrected curve, F̂ computed for N = :func:`estimator_items`.
+    Computed on the distinct θ_u, with P(r | θ) from
+    :func:`simrec.sampling.log_rank_probabilities_from_shares`.
 
     Returns
     -------
@@ -379,7 +385,11 @@ def expected_sampled_metrics(
     out = np.empty((len(sizes), len(metrics)))
     for i, n in enumerate(sizes):
         n = check_int("sizes", n, low=2)
-        table = metric_table(metrics, n)
+        if estimator is None or isinstance(estimator, Naive):
+            table = metric_table(metrics, n)
+        else:
+            sch = SamplingScheme.cached(estimator_items(ranks), n)
+            table = fixed_corrections(estimator, sch, metrics)
         acc = np.zeros(len(metrics))
         step = max(1, (1 << 21) // n)
         for t0 in range(0, theta.size, step):

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from simrec.sampling import metric_table
+from simrec.sampling import BiasVariance, RankEstimate, metric_table
 from simrec.stress.harness import METRIC_FAMILIES, StressResult, _nan_mean_sd, expected_sampled_metrics, metric_values
 from simrec.stress.sources import RankSource
 
@@ -332,9 +332,15 @@ def mapping_error_table(results: Sequence[StressResult]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def expected_table(source: RankSource, families: Sequence[str], k: int, sizes: Sequence[int]) -> pd.DataFrame:
-    """E[naive sampled metric] at cutoff ``k`` vs sample size n, beside the exact metric (K&R Figure 6).
+#: K&R Figure 6's corrected curves: column -> data-independent correction.
+_CORRECTED_CURVES = {"expected_rank_estimate": RankEstimate(), "expected_bv": BiasVariance(0.1)}
 
+
+def expected_table(source: RankSource, families: Sequence[str], k: int, sizes: Sequence[int]) -> pd.DataFrame:
+    """E[sampled metric] at cutoff ``k`` vs sample size n, naive and corrected, beside the exact metric (K&R Figure 6).
+
+    Columns ``expected_sampled`` (naive), ``expected_rank_estimate`` and
+    ``expected_bv`` (BV γ = 0.1, uniform prior): K&R's corrected curves.
     ``families`` are names of :data:`~simrec.stress.harness.METRIC_FAMILIES`;
     sizes above a recommender's smallest candidate set are skipped.
     """
@@ -345,10 +351,11 @@ def expected_table(source: RankSource, families: Sequence[str], k: int, sizes: S
         if not ok:
             continue
         vals = expected_sampled_metrics(rec, metrics, ok)
+        corrected = {col: expected_sampled_metrics(rec, metrics, ok, est) for col, est in _CORRECTED_CURVES.items()}
         exact = metric_values(rec.ranks, metric_table(metrics, k)).mean(axis=0)
         for i, n in enumerate(ok):
             frames.append(pd.DataFrame({
                 "recommender": rec.name, "n": n, "metric": list(families), "k": k,
-                "expected_sampled": vals[i], "exact": exact,
+                "expected_sampled": vals[i], **{col: v[i] for col, v in corrected.items()}, "exact": exact,
             }))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -412,3 +412,15 @@ def test_relative_error_and_mapping_error_tables_by_hand(known):
     assert t.abs_2_10.item() == pytest.approx(e[1:10].mean())
     assert t.rel_at_1.item() == pytest.approx(e[0] / res.shr[0])
     assert res.fitted_a.shape == (3,) and fitted_a_table([res]).a_mean.item() == pytest.approx(res.fitted_a.mean())
+
+
+def test_corrected_expected_curve_is_the_corrections_exact_expectation(known):
+    # K&R Figure 6's corrected curve: E[(1/M) Σ_u F̂(r_u)] given the users' ranks, one common N here
+    metrics = [recall(10), ndcg(10)]
+    sch = SamplingScheme.cached(1000, 50)
+    for est, corr in ((RankEstimate(), rank_estimate), (BiasVariance(0.1), lambda m, s: bias_variance(m, s, 0.1))):
+        got = expected_sampled_metrics(known, metrics, (50,), est)[0]
+        want = [corr(m, sch).expected(known.ranks) for m in metrics]
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+    with pytest.raises(TypeError, match="data-independent"):
+        expected_sampled_metrics(known, metrics, (50,), MLE())
