@@ -1,44 +1,64 @@
-"""Benchmark: sampled-metric estimators at ml-20m scale (simrec.sampling).
+"""Benchmark: sampled-metric estimators at ml-20m scale (simrec.sampling), wall and CPU time.
 
 Synthetic global ranks for M = 136,677 users among N = 20,720 items (ml-20m's
 sizes), drawn from a top-heavy Beta(0.3, 1) shape, P(R <= x) = (x/N)^0.3, the
 shape Li & Jin fit to real recommenders (their Table 2: a = 0.24-0.41);
-P(R <= 10) ≈ 0.10. Sampled ranks with replacement, n = 100, 501, 1,000.
+P(R <= 10) ≈ 0.10. Sampled ranks with replacement, n = 501 (default).
 
-For each n: wall time and peak memory (tracemalloc, numpy allocations) of
-every estimator, computed on the cached banded P(r|R). Then, at n = 501, the
-straightforward implementations the issue names:
+Every timing is the median of ``--repeat`` runs (default 3) of wall time
+(``perf_counter``) and CPU time of this process (``process_time``; BLAS runs
+single-threaded, so CPU ≈ wall on an idle machine and CPU < wall when other
+processes compete for the cores). The load average (``os.getloadavg``) is
+printed before and after.
 
-* BV with an explicit N x N prior matrix D and a matrix inverse, as the
-  dissertation's published notebooks do (F = inv((1-γ) AᵀDA + γ diag(c)) AᵀD b);
-* EM with per-user posteriors (dissertation eq. 32): each iteration gathers
-  P(r_u | R) for every user (an M x N posterior, in chunks of users). One
-  iteration is timed and multiplied by 100 (stated in the table).
+Sections:
 
-Finally the scaling in N at n = 501 (N = 5,000, 20,720, 40,000).
+1. **estimators** — each point estimate, the scheme's banded P(r|R) built
+   once (its build is its own row; "P(r|R) + BV" is the fresh total).
+2. **bootstrap intervals** — each estimator object's ``fit(ranks, scheme,
+   n_boot=200).estimate(ndcg(10))`` (point estimate and 200 replicates
+   resampling the rank histogram, not the users) against the point estimate
+   alone on the same warm P(r|R), with the ratio (target < 2x; the fitted
+   estimators, MLE/MES and their priors, refit every replicate and cost about
+   n_boot + 1 times the point estimate: stated, not hidden).
+3. ``--full``: n = 100 and 1,000, the straightforward implementations
+   (dense N x N D with a matrix inverse, ~4 GB; per-user EM) and the scaling
+   in N, as in the previous version of this script.
 
-Run: ``python bench/bench_estimators.py`` (a few minutes, ~4 GB for the dense
-D), or ``--quick`` for a small run. Timings depend on the machine and its load.
+Run: ``python bench/bench_estimators.py`` (a few minutes), ``--quick`` for
+small sizes (seconds).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
+import statistics
 import time
-import tracemalloc
 from collections.abc import Callable
 
 import numpy as np
 
 from simrec.sampling import (
+    MES,
+    MLE,
+    BiasVariance,
+    ConstrainedLeastSquares,
     CorrectionProblem,
+    Estimator,
+    MappingEstimator,
+    MLEPrior,
+    MSEOptimal,
+    Naive,
+    RankEstimate,
     SamplingScheme,
     beta_mapping,
     bias_variance,
     bound_mapping,
     constrained_least_squares,
     decay_weights,
+    estimate_histograms,
     fit_beta_mapping,
     least_squares,
     linear_mapping,
@@ -55,28 +75,35 @@ from simrec.sampling import (
 )
 
 ROWS: list[tuple] = []
+REPEAT = 3
+#: The estimators whose bootstrap cost is measured (every family).
+BOOT_ESTIMATORS = (
+    Naive(), RankEstimate(), ConstrainedLeastSquares(), BiasVariance(0.1), MSEOptimal(), MappingEstimator("beta@P"),
+    MLE(), MES(), MSEOptimal(MLEPrior()), BiasVariance(0.1, MLEPrior()),
+)
 
 
-def measure(fn: Callable[[], object], *, memory: bool = True) -> tuple[object, float, float]:
-    """(result, seconds, peak MiB): one timed run, then one run under tracemalloc for memory."""
-    gc.collect()
-    t0 = time.perf_counter()
-    out = fn()
-    sec = time.perf_counter() - t0
-    peak = float("nan")
-    if memory:
+def measure(fn: Callable[[], object]) -> tuple[object, float, float]:
+    """(result, median wall seconds, median CPU seconds) over ``REPEAT`` runs."""
+    walls, cpus = [], []
+    out = None
+    for _ in range(REPEAT):
         gc.collect()
-        tracemalloc.start()
-        fn()
-        peak = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
-    return out, sec, peak
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return out, statistics.median(walls), statistics.median(cpus)
 
 
-def row(setting: str, what: str, sec: float, mib: float, value: float | str = "", note: str = "") -> None:
-    ROWS.append((setting, what, sec, mib, value, note))
+def row(setting: str, what: str, wall: float, cpu: float, value: float | str = "", note: str = "") -> None:
+    ROWS.append((setting, what, wall, cpu, value, note))
     v = f"{value:.4f}" if isinstance(value, float) else value
-    print(f"{setting:<16} {what:<36} {sec:>9.3f} {mib:>9.1f} {v:>9} {note}", flush=True)
+    print(f"{setting:<16} {what:<40} {wall:>9.3f} {cpu:>9.3f} {v:>9} {note}", flush=True)
+
+
+def load() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def top_heavy_ranks(n_items: int, n_users: int, rng: np.random.Generator, a: float = 0.3) -> np.ndarray:
@@ -107,48 +134,48 @@ def naive_em_iteration(scheme: SamplingScheme, r: np.ndarray, pi: np.ndarray, ch
 def run_n(N: int, M: int, n: int, R: np.ndarray, exact: dict[str, float], rng: np.random.Generator) -> None:
     setting = f"N={N} n={n}"
     m10 = ndcg(10)
-    s, sec, mib = measure(lambda: _built(N, n))
-    row(setting, "P(r|R) build (banded)", sec, mib, note=f"{s.blocks.nnz / (N * n):.0%} of N x n stored")
+    s, wall_b, cpu_b = measure(lambda: _built(N, n))
+    row(setting, "P(r|R) build (banded)", wall_b, cpu_b, note=f"{s.blocks.nnz / (N * n):.0%} of N x n stored")
     r = s.sample(R, rng=rng)
 
     def fresh_ls():
         return least_squares(m10, CorrectionProblem(s)).mean(r)
 
-    v, sec_ls, mib = measure(fresh_ls)
-    row(setting, "LS (AᵀDA + eig + solve)", sec_ls, mib, v)
-    row(setting, "P(r|R) + LS total", sec + sec_ls, float("nan"), note="target < 0.5 s at n = 501")
+    v, wall_ls, cpu_ls = measure(fresh_ls)
+    row(setting, "LS (AᵀDA + eig + solve)", wall_ls, cpu_ls, v)
     prob = CorrectionProblem(s)
     prob._eig  # noqa: B018 - warm the cache for the per-metric solves below
-    v, sec, mib = measure(lambda: naive(m10, s).mean(r))
-    row(setting, "naive sampled metric", sec, mib, v)
-    v, sec, mib = measure(lambda: rank_estimate(m10, s).mean(r))
-    row(setting, "rank estimate", sec, mib, v)
-    v, sec, mib = measure(lambda: bias_variance(m10, prob, 0.1).mean(r))
-    row(setting, "BV γ=0.1 (cached eig)", sec, mib, v)
-    v, sec, mib = measure(lambda: bias_variance(m10, CorrectionProblem(s), 0.1).mean(r))
-    row(setting, "BV γ=0.1 (fresh AᵀDA + eig)", sec, mib, v)
-    v, sec, mib = measure(lambda: constrained_least_squares(m10, prob).mean(r))
-    row(setting, "CLS (BVLS on n-dim problem)", sec, mib, v)
-    d_mle, sec, mib = measure(lambda: mle(r, s, max_iter=100, tol=0.0))
-    row(setting, "MLE (100 EM iterations)", sec, mib, d_mle.expectation(m10))
-    d_def, sec, mib = measure(lambda: mle(r, s))
-    row(setting, f"MLE (defaults: {d_def.n_iter} it)", sec, mib, d_def.expectation(m10))
-    v, sec, mib = measure(lambda: mse_optimal(m10, CorrectionProblem.from_prior(s, d_mle), M).mean(r))
-    row(setting, "MN_MLE (given MLE prior)", sec, mib, v)
-    v, sec, mib = measure(lambda: bias_variance(m10, CorrectionProblem.from_prior(s, d_mle), 0.1).mean(r))
-    row(setting, "BV_MLE γ=0.1 (given MLE prior)", sec, mib, v)
+    v, wall, cpu = measure(lambda: naive(m10, s).mean(r))
+    row(setting, "naive sampled metric", wall, cpu, v)
+    v, wall, cpu = measure(lambda: rank_estimate(m10, s).mean(r))
+    row(setting, "rank estimate", wall, cpu, v)
+    v, wall, cpu = measure(lambda: bias_variance(m10, prob, 0.1).mean(r))
+    row(setting, "BV γ=0.1 (cached eig)", wall, cpu, v)
+    v, wall, cpu = measure(lambda: bias_variance(m10, CorrectionProblem(s), 0.1).mean(r))
+    row(setting, "BV γ=0.1 (fresh AᵀDA + eig)", wall, cpu, v)
+    row(setting, "P(r|R) + BV γ=0.1 total (fresh)", wall_b + wall, cpu_b + cpu, note="the audit: 0.20 s CPU")
+    v, wall, cpu = measure(lambda: constrained_least_squares(m10, prob).mean(r))
+    row(setting, "CLS (BVLS on n-dim problem)", wall, cpu, v)
+    d_mle, wall, cpu = measure(lambda: mle(r, s, max_iter=100, tol=0.0))
+    row(setting, "MLE (100 EM iterations)", wall, cpu, d_mle.expectation(m10), "the audit: 0.51 s CPU")
+    d_def, wall, cpu = measure(lambda: mle(r, s))
+    row(setting, f"MLE (defaults: {d_def.n_iter} it)", wall, cpu, d_def.expectation(m10))
+    v, wall, cpu = measure(lambda: mse_optimal(m10, CorrectionProblem.from_prior(s, d_mle), M).mean(r))
+    row(setting, "MN_MLE eq. 45 (given MLE prior)", wall, cpu, v)
+    v, wall, cpu = measure(lambda: bias_variance(m10, CorrectionProblem.from_prior(s, d_mle), 0.1).mean(r))
+    row(setting, "BV_MLE γ=0.1 (given MLE prior)", wall, cpu, v)
     w = decay_weights(ndcg(), n, 10.0)
-    d, sec, mib = measure(lambda: weighted_mle(r, s, w, max_iter=100, tol=0.0))
-    row(setting, "weighted MLE (100 it, NDCG(r/10))", sec, mib, d.expectation(m10), "tilted to the top by design")
-    d, sec, mib = measure(lambda: mes(r, s))
-    row(setting, f"MES (η=0.001, {d.n_iter} L-BFGS it)", sec, mib, d.expectation(m10))
+    d, wall, cpu = measure(lambda: weighted_mle(r, s, w, max_iter=100, tol=0.0))
+    row(setting, "weighted MLE (100 it, NDCG(r/10))", wall, cpu, d.expectation(m10), "tilted to the top by design")
+    d, wall, cpu = measure(lambda: mes(r, s))
+    row(setting, f"MES (η=0.001, {d.n_iter} L-BFGS it)", wall, cpu, d.expectation(m10))
     ad = sample_ranks_adaptive(R, N, n, n_max=min(3200, N), rng=rng)
-    d, sec, mib = measure(lambda: mle_adaptive(ad.ranks, ad.sizes, N, max_iter=100, tol=0.0))
-    row(setting, "adaptive MLE (100 it, n_max 3200)", sec, mib, d.expectation(m10), f"mean n_u {ad.mean_size:.0f}")
-    _, sec, mib = measure(lambda: (linear_mapping(N, n), bound_mapping(N, n), beta_mapping(N, n, 0.5)))
-    row(setting, "mappings linear+bound+beta@0.5", sec, mib)
-    fit, sec, mib = measure(lambda: fit_beta_mapping(r, N, n))
-    row(setting, "beta@P fit", sec, mib, fit.hit_ratio(r, 10).estimate, f"a={fit.a:.3f}, {fit.n_iter} it; HR@10")
+    d, wall, cpu = measure(lambda: mle_adaptive(ad.ranks, ad.sizes, N, max_iter=100, tol=0.0))
+    row(setting, "adaptive MLE (100 it, n_max 3200)", wall, cpu, d.expectation(m10), f"mean n_u {ad.mean_size:.0f}")
+    _, wall, cpu = measure(lambda: (linear_mapping(N, n), bound_mapping(N, n), beta_mapping(N, n, 0.5)))
+    row(setting, "mappings linear+bound+beta@0.5", wall, cpu)
+    fit, wall, cpu = measure(lambda: fit_beta_mapping(r, N, n))
+    row(setting, "beta@P fit", wall, cpu, fit.hit_ratio(r, 10), f"a={fit.a:.3f}, {fit.n_iter} it; HR@10")
     print(f"{'':<16} exact: NDCG@10 = {exact['ndcg10']:.4f}, HR@10 = {exact['hr10']:.4f}", flush=True)
 
 
@@ -160,19 +187,46 @@ def run_naive(N: int, M: int, n: int, R: np.ndarray, rng: np.random.Generator, d
     prior = np.full(N, 1.0 / N)
     s.matrix  # noqa: B018 - the dense matrix both naive versions use
     if dense_bv:
-        v, sec, mib = measure(lambda: naive_bv(s, prior, b, 0.1)[r - 1].mean(), memory=False)
-        row(setting, "naive BV (dense N x N D, inv)", sec, float("nan"), v, f"D alone {N * N * 8 / 2**30:.1f} GiB")
-        ours, sec2, _ = measure(lambda: bias_variance(ndcg(10), CorrectionProblem(s), 0.1).mean(r), memory=False)
-        row(setting, "ours BV (same prior, fresh)", sec2, float("nan"), ours, f"speed-up x{sec / sec2:.0f}")
+        v, wall, cpu = measure(lambda: naive_bv(s, prior, b, 0.1)[r - 1].mean())
+        row(setting, "naive BV (dense N x N D, inv)", wall, cpu, v, f"D alone {N * N * 8 / 2**30:.1f} GiB")
+        ours, wall2, cpu2 = measure(lambda: bias_variance(ndcg(10), CorrectionProblem(s), 0.1).mean(r))
+        row(setting, "ours BV (same prior, fresh)", wall2, cpu2, ours, f"CPU speed-up x{cpu / cpu2:.0f}")
     pi = np.full(N, 1.0 / N)
-    _, sec, _ = measure(lambda: naive_em_iteration(s, r, pi), memory=False)
-    row(setting, "naive per-user EM, 1 iteration", sec, float("nan"), note=f"x100 = {100 * sec:.0f} s (extrapolated)")
-    _, sec2, _ = measure(lambda: mle(r, s, max_iter=100, tol=0.0), memory=False)
-    row(setting, "ours EM, 100 iterations", sec2, float("nan"), note=f"speed-up x{100 * sec / sec2:.0f}")
+    _, wall, cpu = measure(lambda: naive_em_iteration(s, r, pi))
+    row(setting, "naive per-user EM, 1 iteration", wall, cpu, note=f"x100 = {100 * cpu:.0f} s CPU (extrapolated)")
+    _, wall2, cpu2 = measure(lambda: mle(r, s, max_iter=100, tol=0.0))
+    row(setting, "ours EM, 100 iterations", wall2, cpu2, note=f"CPU speed-up x{100 * cpu / cpu2:.0f}")
     # same iterate check (a cheap sanity check that both implement eq. 32/33)
     a1 = naive_em_iteration(s, r[:5000], pi)
     a2 = mle(r[:5000], s, max_iter=1, tol=0.0).probabilities
     assert np.allclose(a1, a2, rtol=1e-6, atol=1e-15), "naive and fast EM disagree"
+
+
+def run_bootstrap(
+    N: int, n: int, R: np.ndarray, rng: np.random.Generator, n_boot: int, estimators: tuple[Estimator, ...]
+) -> None:
+    """Point estimate alone vs ``fit(..., n_boot).estimate(metric)``, each on a warm P(r|R) and a cold cache."""
+    setting = f"N={N} n={n}"
+    s = _built(N, n)
+    r = s.sample(R, rng=rng)
+    h = np.bincount(r - 1, minlength=n)[None, :]
+    m10 = ndcg(10)
+    for est in estimators:
+        metric = recall(10) if isinstance(est, MappingEstimator) else m10
+
+        def point() -> float:
+            s._cache.clear()  # the uniform problem's eigendecomposition is recomputed: a fresh estimate
+            return float(estimate_histograms([est], h, s, [metric])[0, 0, 0])
+
+        def interval() -> object:
+            s._cache.clear()
+            return est.fit(r, s, n_boot=n_boot, rng=0).estimate(metric)
+
+        v, wall, cpu = measure(point)
+        e, wall_b, cpu_b = measure(interval)
+        row(setting, f"{est.name}: point estimate", wall, cpu, v)
+        row(setting, f"{est.name}: + {n_boot} bootstrap", wall_b, cpu_b, e.estimate,
+            f"x{cpu_b / cpu:.2f} CPU; 95% [{e.lower:.4f}, {e.upper:.4f}]")
 
 
 def _built(N: int, n: int) -> SamplingScheme:
@@ -186,38 +240,55 @@ def run_scaling(Ns: list[int], n: int, M: int, rng: np.random.Generator) -> None
     for N in Ns:
         setting = f"N={N} n={n}"
         R = top_heavy_ranks(N, M, rng)
-        s, sec_b, mib_b = measure(lambda: _built(N, n))
-        row(setting, "scaling: P(r|R) build", sec_b, mib_b)
+        s, wall_b, cpu_b = measure(lambda: _built(N, n))
+        row(setting, "scaling: P(r|R) build", wall_b, cpu_b)
         r = s.sample(R, rng=rng)
-        _, sec, mib = measure(lambda: bias_variance(m10, CorrectionProblem(s), 0.1).mean(r))
-        row(setting, "scaling: BV (AᵀDA + eig + solve)", sec, mib)
-        _, sec, mib = measure(lambda: mle(r, s, max_iter=100, tol=0.0))
-        row(setting, "scaling: MLE 100 it", sec, mib)
-        d, sec, mib = measure(lambda: mes(r, s))
-        row(setting, f"scaling: MES ({d.n_iter} it)", sec, mib)
+        _, wall, cpu = measure(lambda: bias_variance(m10, CorrectionProblem(s), 0.1).mean(r))
+        row(setting, "scaling: BV (AᵀDA + eig + solve)", wall, cpu)
+        _, wall, cpu = measure(lambda: mle(r, s, max_iter=100, tol=0.0))
+        row(setting, "scaling: MLE 100 it", wall, cpu)
+        d, wall, cpu = measure(lambda: mes(r, s))
+        row(setting, f"scaling: MES ({d.n_iter} it)", wall, cpu)
 
 
 def main() -> None:
+    global REPEAT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    ap.add_argument("--no-dense-bv", action="store_true", help="skip the N x N dense-D baseline (needs ~4 GB)")
+    ap.add_argument("--full", action="store_true", help="also n = 100 and 1,000, the straightforward "
+                    "implementations (dense N x N D: ~4 GB) and the scaling in N")
+    ap.add_argument("--n-boot", type=int, default=200, help="bootstrap replicates (default 200)")
+    ap.add_argument("--fitted-boot", type=int, default=20, help="replicates for the refitted estimators "
+                    "(MLE, MES, MN_MLE, BV_MLE; default 20: their cost is linear in it)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per timing (median; default 3)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    REPEAT = args.repeat
     rng = np.random.default_rng(args.seed)
     if args.quick:
-        N, M, ns, naive_n, scale_ns = 2000, 10_000, (50, 101), 101, [1000, 2000, 4000]
+        N, M, n, full_ns, scale_ns = 2000, 10_000, 101, (50,), [1000, 2000, 4000]
     else:
-        N, M, ns, naive_n, scale_ns = 20_720, 136_677, (100, 501, 1000), 501, [5000, 20_720, 40_000]
+        N, M, n, full_ns, scale_ns = 20_720, 136_677, 501, (100, 1000), [5000, 20_720, 40_000]
     R = top_heavy_ranks(N, M, rng)
     exact = {"ndcg10": float(ndcg(10)(R, N).mean()), "hr10": float(recall(10)(R, N).mean())}
     print(f"simrec.sampling estimators: N = {N}, M = {M}, Beta(0.3, 1)-shaped global ranks, with replacement")
-    print(f"{'setting':<16} {'estimator':<36} {'seconds':>9} {'peak MiB':>9} {'NDCG@10':>9} note")
-    for n in ns:
-        run_n(N, M, n, R, exact, rng)
-    print("-- straightforward implementations (same data) --")
-    run_naive(N, M, naive_n, R, rng, dense_bv=not args.no_dense_bv)
-    print("-- scaling in N (M users, n fixed) --")
-    run_scaling(scale_ns, naive_n, M, rng)
+    print(f"{load()} (start); median of {REPEAT} runs; CPU = this process's CPU time; BLAS single-threaded")
+    print(f"{'setting':<16} {'estimator':<40} {'wall s':>9} {'CPU s':>9} {'value':>9} note")
+    print("-- estimators (point estimates; value NDCG@10 unless noted) --")
+    run_n(N, M, n, R, exact, rng)
+    print(f"-- bootstrap intervals: {args.n_boot} replicates ({args.fitted_boot} for the refitted estimators) --")
+    cheap = [e for e in BOOT_ESTIMATORS if not isinstance(e, (MLE, MES)) and getattr(e, "prior", None) is None]
+    fitted = [e for e in BOOT_ESTIMATORS if e not in cheap]
+    for group, b in ((cheap, args.n_boot), (fitted, args.fitted_boot)):
+        run_bootstrap(N, n, R, rng, b, tuple(group))
+    if args.full:
+        for nn in full_ns:
+            run_n(N, M, nn, R, exact, rng)
+        print("-- straightforward implementations (same data) --")
+        run_naive(N, M, n, R, rng, dense_bv=True)
+        print("-- scaling in N (M users, n fixed) --")
+        run_scaling(scale_ns, n, M, rng)
+    print(f"{load()} (end)")
 
 
 if __name__ == "__main__":

@@ -7,11 +7,17 @@ objects and never parses a name.
 .. code-block:: toml
 
     [estimators]
-    names = ["naive", "CLS", "BV", "MLE", "MN_MLE", "mapping"]   # default: all 13 families
+    names = ["naive", "CLS", "BV", "MLE", "MN_MLE", "mapping"]   # default: all 15 families
     bv_gammas = [1.0, 0.1, 0.01, 0.001]   # one BV / BV_MLE / BV_MES per γ
     wmle_scale = 10.0                     # C of WMLE's weights F_NDCG(r / C)
     mes_eta = 0.001                       # η of MES (and of the MES prior)
     max_iter = 300                        # EM iterations (MLE, WMLE, adaptive MLE)
+    n_boot = 0                            # bootstrap replicates per repeat for intervals (0: none)
+    confidence = 0.95                     # level of the intervals
+
+``MN_MLE`` / ``MN_MES`` are Li's MN as published (dissertation eq. 45);
+``BV_MLE_inverse_users`` / ``BV_MES_inverse_users`` are BV at γ = 1/M with
+that prior (simrec's "MN" before issue 10; labelled ``BV_MLE(gamma=1/M)``).
 """
 
 from __future__ import annotations
@@ -22,10 +28,11 @@ from pydantic import Field, model_validator
 
 from simrec.config.base import Strict, no_repeats
 from simrec.sampling.estimators import (
-    MAPPINGS,
+    BETA_A_VALUES,
     MES,
     MLE,
     BiasVariance,
+    BiasVarianceInverseUsers,
     ConstrainedLeastSquares,
     Estimator,
     LeastSquares,
@@ -42,8 +49,8 @@ __all__ = ["ESTIMATOR_FAMILIES", "EstimatorsSpec"]
 
 #: Estimator families a stress scenario may name, in the default (table) order.
 ESTIMATOR_FAMILIES: tuple[str, ...] = (
-    "naive", "rank_estimate", "LS", "CLS", "BV", "MLE", "WMLE", "MES", "MN_MLE", "MN_MES", "BV_MLE", "BV_MES",
-    "mapping",
+    "naive", "rank_estimate", "LS", "CLS", "BV", "MLE", "WMLE", "MES", "MN_MLE", "MN_MES",
+    "BV_MLE_inverse_users", "BV_MES_inverse_users", "BV_MLE", "BV_MES", "mapping",
 )
 
 
@@ -55,7 +62,7 @@ class EstimatorsSpec(Strict):
     names : list of str, default all of :data:`ESTIMATOR_FAMILIES`
         Families, in output order; ``"BV"``, ``"BV_MLE"`` and ``"BV_MES"``
         expand to one estimator per ``bv_gammas``, ``"mapping"`` to the three
-        mappings (linear, bound, beta@P).
+        mappings (linear, bound, beta@a for a = 1, 0.5, 0.2, beta@P).
     bv_gammas : list of float in [0, 1], default [1, 0.1, 0.01, 0.001]
         K&R's γ values.
     wmle_scale : float > 0, default 10
@@ -65,6 +72,12 @@ class EstimatorsSpec(Strict):
     max_iter : int >= 1, default 300
         EM iterations (MLE, WMLE, adaptive MLE); a harness setting
         (``StressConfig.max_iter``), not part of :meth:`build`.
+    n_boot : int >= 0, default 0
+        Bootstrap replicates per repeat (``StressConfig.n_boot``): every
+        estimator's percentile interval and the coverage table; 0 for none
+        (the fitted estimators then cost ``n_boot`` refits per repeat).
+    confidence : float in (0, 1), default 0.95
+        Level of the intervals (``StressConfig.confidence``).
     """
 
     names: list[Literal[ESTIMATOR_FAMILIES]] = Field(  # type: ignore[valid-type]
@@ -73,6 +86,8 @@ class EstimatorsSpec(Strict):
     wmle_scale: float = Field(default=10.0, gt=0)
     mes_eta: float = Field(default=0.001, gt=0)
     max_iter: int = Field(default=300, ge=1)
+    n_boot: int = Field(default=0, ge=0)
+    confidence: float = Field(default=0.95, gt=0, lt=1)
 
     @model_validator(mode="after")
     def _unique(self) -> EstimatorsSpec:
@@ -103,8 +118,11 @@ class EstimatorsSpec(Strict):
             "MES": lambda: [MES(self.mes_eta)],
             "MN_MLE": lambda: [MSEOptimal(MLEPrior())],
             "MN_MES": lambda: [MSEOptimal(mes_prior)],
+            "BV_MLE_inverse_users": lambda: [BiasVarianceInverseUsers(MLEPrior())],
+            "BV_MES_inverse_users": lambda: [BiasVarianceInverseUsers(mes_prior)],
             "BV_MLE": lambda: [BiasVariance(g, MLEPrior()) for g in gammas],
             "BV_MES": lambda: [BiasVariance(g, mes_prior) for g in gammas],
-            "mapping": lambda: [MappingEstimator(kind) for kind in MAPPINGS],
+            "mapping": lambda: [MappingEstimator("linear"), MappingEstimator("bound"),
+                                *(MappingEstimator("beta", a) for a in BETA_A_VALUES), MappingEstimator("beta@P")],
         }
         return tuple(e for name in self.names for e in families[name]())

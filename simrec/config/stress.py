@@ -137,7 +137,8 @@ class StressScenario(Strict):
         m = self.metrics
         return StressConfig(repeats=self.repeats, metrics=tuple(m.names), k_max=m.k_max,
                             estimators=self.estimators.build(), max_iter=self.estimators.max_iter,
-                            adaptive_n_max=self.sampling.adaptive_n_max)
+                            adaptive_n_max=self.sampling.adaptive_n_max, n_boot=self.estimators.n_boot,
+                            confidence=self.estimators.confidence)
 
     def data_path(self, scenario_path: str | Path) -> Path | None:
         """Where the source's data is: dataset folder/file or ranks file (None for simulations)."""

@@ -12,19 +12,21 @@ the sampled ranks by
 * mapping functions SHR@k ≈ HR@f(k) (:mod:`.mapping`) — Li & Jin 2020;
 
 each named as a value by :mod:`.estimators` (``BiasVariance(0.1, prior=MLEPrior())``,
-whose ``.name`` is the table label ``"BV_MLE(gamma=0.1)"``),
+whose ``.name`` is the table label ``"BV_MLE(gamma=0.1)"``) and fitted the same
+way, ``estimator.fit(sampled_ranks, scheme).estimate(metric)``, into an
+:class:`Estimate` with a bootstrap interval over users (:mod:`.fitted`),
 
 and user sampling is sized and tested with :mod:`.users` (dissertation §2.7).
 
 Example
 -------
 >>> import numpy as np
->>> from simrec.sampling import SamplingScheme, ndcg, bias_variance, mle
+>>> from simrec.sampling import MLE, BiasVariance, SamplingScheme, ndcg
 >>> scheme = SamplingScheme(n_items=10_000, n=100)
 >>> R = np.random.default_rng(0).integers(1, 10_001, size=5_000)
 >>> r = scheme.sample(R, rng=1)
->>> bv = bias_variance(ndcg(10), scheme, gamma=0.1).estimate(r)
->>> p = mle(r, scheme).estimate(ndcg(10))
+>>> bv = BiasVariance(0.1).fit(r, scheme, rng=2).estimate(ndcg(10))   # bv.lower, bv.upper: 95% interval
+>>> p = MLE().fit(r, scheme, n_boot=20, rng=2).estimate(ndcg(10))
 """
 
 from simrec.sampling._results import Estimate
@@ -33,12 +35,14 @@ from simrec.sampling.corrections import (
     CorrectionProblem,
     RankCorrection,
     bias_variance,
+    bias_variance_distribution,
+    bias_variance_inverse_users,
     constrained_least_squares,
     least_squares,
     mse_optimal,
     naive,
     rank_estimate,
-    rank_estimates,
+    unrounded_rank_estimates,
 )
 from simrec.sampling.distribution import (
     RankDistribution,
@@ -49,11 +53,13 @@ from simrec.sampling.distribution import (
     weighted_mle,
 )
 from simrec.sampling.estimators import (
+    BETA_A_VALUES,
     MAPPINGS,
     MES,
     MLE,
     AdaptiveMLE,
     BiasVariance,
+    BiasVarianceInverseUsers,
     ConstrainedLeastSquares,
     Estimator,
     LeastSquares,
@@ -64,6 +70,16 @@ from simrec.sampling.estimators import (
     Naive,
     RankEstimate,
     WeightedMLE,
+)
+from simrec.sampling.fitted import (
+    FittedEstimator,
+    OutOfRangeWarning,
+    bootstrap_histograms,
+    estimate_histograms,
+    fit,
+    fit_adaptive,
+    fixed_corrections,
+    percentile_interval,
 )
 from simrec.sampling.functions import (
     RankMetric,
@@ -145,11 +161,13 @@ __all__ = [
     "CorrectionProblem",
     "naive",
     "rank_estimate",
-    "rank_estimates",
+    "unrounded_rank_estimates",
     "least_squares",
     "constrained_least_squares",
     "bias_variance",
     "mse_optimal",
+    "bias_variance_inverse_users",
+    "bias_variance_distribution",
     # distribution
     "RankDistribution",
     "mle",
@@ -167,12 +185,23 @@ __all__ = [
     "ConstrainedLeastSquares",
     "BiasVariance",
     "MSEOptimal",
+    "BiasVarianceInverseUsers",
     "MLE",
     "WeightedMLE",
     "MES",
     "AdaptiveMLE",
     "MappingEstimator",
     "MAPPINGS",
+    "BETA_A_VALUES",
+    # fitting with bootstrap intervals
+    "FittedEstimator",
+    "OutOfRangeWarning",
+    "fit",
+    "fit_adaptive",
+    "estimate_histograms",
+    "fixed_corrections",
+    "bootstrap_histograms",
+    "percentile_interval",
     # mapping
     "Mapping",
     "linear_mapping",

@@ -58,8 +58,10 @@ def check_probability_vector(name: str, values: object, size: int) -> np.ndarray
     arr = np.array(values, dtype=np.float64, copy=True)
     if arr.shape != (size,):
         raise ValueError(f"`{name}` must have shape ({size},); got {arr.shape}")
-    if not np.isfinite(arr).all() or (arr < 0).any():
-        raise ValueError(f"`{name}` must be finite and non-negative; got min {np.nanmin(arr):g}")
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"`{name}` must be finite and non-negative; got {arr[pos]:g} at position {pos}")
     total = arr.sum()
     if total <= 0:
         raise ValueError(f"`{name}` must have a positive sum; got {total:g}")

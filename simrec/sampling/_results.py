@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import math
-import warnings
 from dataclasses import dataclass
 
-import numpy as np
-
-__all__ = ["Estimate", "mean_and_se"]
+__all__ = ["Estimate"]
 
 
 @dataclass(frozen=True)
@@ -27,14 +23,20 @@ class Estimate:
     estimate : float
         The estimate of T.
     std_error : float
-        Standard error where it has a closed form: for estimators that average
-        a per-rank function over users, ``sd(F̂(r_u)) / sqrt(M)``, the usual
-        standard error of a mean over users drawn i.i.d. from a population
-        (it covers the sampling of users *and* of items; given fixed users
-        only the item-sampling part remains, which is smaller). NaN where
-        there is none (rank-distribution estimators, mappings): use repeats.
+        The bootstrap standard deviation of the estimate over ``n_boot``
+        replicates (resampled users; see :mod:`.fitted`). It measures the
+        estimate's variability only and ignores its bias: ``estimate ±
+        1.96 std_error`` is not a confidence interval for a biased estimator.
     n_users : int
         M, the number of evaluated users the estimate is based on.
+    lower, upper : float
+        The bootstrap percentile interval at level ``confidence`` (NaN where
+        no replicate is defined). Like ``std_error`` it does not correct for
+        bias; the stress harness reports each estimator's actual coverage.
+    confidence : float
+        The interval's nominal level, e.g. 0.95.
+    n_boot : int
+        Bootstrap replicates behind ``std_error`` and the interval.
     """
 
     estimator: str
@@ -43,16 +45,7 @@ class Estimate:
     estimate: float
     std_error: float
     n_users: int
-
-
-def mean_and_se(values: np.ndarray) -> tuple[float, float]:
-    """Mean of per-user values and its standard error ``sd(ddof=1)/sqrt(M)``.
-
-    With a single user the standard error is undefined: NaN with a warning.
-    """
-    m = values.shape[-1]
-    mean = float(values.mean())
-    if m < 2:
-        warnings.warn("standard error undefined for a single user; returning NaN", RuntimeWarning, stacklevel=3)
-        return mean, math.nan
-    return mean, float(values.std(ddof=1) / math.sqrt(m))
+    lower: float
+    upper: float
+    confidence: float
+    n_boot: int

@@ -18,8 +18,9 @@ and applying it to many repeats is cheap (:meth:`RankCorrection.mean` takes a
   minimising Σ_R π_R [(E[F̂|R] - F(R))² + γ Var(F̂|R)] / (1 - γ) (K&R eq. 24).
   :func:`least_squares` is γ → 0 (minimal bias, K&R eqs. 21-23),
   :func:`bias_variance` any γ in [0, 1] (eq. 25; γ = 1 is the posterior mean
-  Σ_R P(R|r) F(R), eq. 26), :func:`mse_optimal` is γ = 1/M with an estimated
-  prior (Li's dissertation §2.5, eq. 45: MN_MLE / MN_MES),
+  Σ_R P(R|r) F(R), eq. 26), :func:`bias_variance_inverse_users` is γ = 1/M;
+  :func:`mse_optimal` is Li's MN as published (dissertation §2.5, eq. 45,
+  outside the family: its variance term is not weighted by π),
   :func:`constrained_least_squares` is the γ → 0 problem with F̂ non-increasing
   in r (K&R §5.2, "CLS").
 
@@ -56,11 +57,11 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+import scipy.linalg
 from scipy.optimize import lsq_linear
 
 from simrec._validation import check_in_range, check_int
 from simrec.sampling._checks import check_probability_vector, check_rank_array
-from simrec.sampling._results import Estimate, mean_and_se
 from simrec.sampling._threads import blas_single_thread
 from simrec.sampling.distribution import RankDistribution
 from simrec.sampling.functions import RankMetric
@@ -74,11 +75,13 @@ __all__ = [
     "CorrectionProblem",
     "naive",
     "rank_estimate",
-    "rank_estimates",
+    "unrounded_rank_estimates",
     "least_squares",
     "constrained_least_squares",
     "bias_variance",
     "mse_optimal",
+    "bias_variance_inverse_users",
+    "bias_variance_distribution",
 ]
 
 
@@ -103,16 +106,15 @@ class RankCorrection:
     values: np.ndarray
 
     def mean(self, sampled_ranks: object) -> float | np.ndarray:
-        """(1/M) Σ_u F̂(r_u) along the last axis: a float for shape (M,), an array for (repeats, M)."""
+        """(1/M) Σ_u F̂(r_u) along the last axis: a float for shape (M,), an array for (repeats, M).
+
+        The point estimate only; for an :class:`~._results.Estimate` with a
+        bootstrap interval use the estimator objects
+        (``BiasVariance(0.1).fit(sampled_ranks, scheme).estimate(metric)``).
+        """
         r = check_rank_array("sampled_ranks", sampled_ranks, self.scheme.n, ndim=(1, 2))
         out = self.values[r - 1].mean(axis=-1)
         return float(out) if r.ndim == 1 else out
-
-    def estimate(self, sampled_ranks: object) -> Estimate:
-        """The estimate with its standard error sd(F̂(r_u))/sqrt(M) (users i.i.d., see :class:`Estimate`)."""
-        r = check_rank_array("sampled_ranks", sampled_ranks, self.scheme.n)
-        est, se = mean_and_se(self.values[r - 1])
-        return Estimate(self.estimator, self.metric.label, self.metric.k, est, se, int(r.size))
 
     @blas_single_thread
     def conditional_mean(self) -> np.ndarray:
@@ -236,6 +238,25 @@ class CorrectionProblem:
             phi = 1.0 / ((1.0 - gamma) * lam + gamma)
         return self._fill((q @ (phi * y)) / sc)
 
+    def rhs_top(self, f_top: np.ndarray, a_top: np.ndarray | None = None) -> np.ndarray:
+        """A^T D B for J metrics vanishing beyond rank k_max: A_top^T (π_top ⊙ F_top), shape (n, J).
+
+        ``f_top`` (k_max, J) holds F_j(1..k_max); ``a_top`` (k_max, n) is
+        P(r | R <= k_max) (computed if omitted).
+        """
+        f_top = np.asarray(f_top, dtype=np.float64)
+        scheme = self.scheme
+        if f_top.ndim != 2 or not 1 <= f_top.shape[0] <= scheme.n_items or f_top.shape[1] == 0:
+            raise ValueError(f"`f_top` must have shape (k_max, J) with 1 <= k_max <= N = {scheme.n_items} and "
+                             f"J >= 1; got {f_top.shape}")
+        k_max = f_top.shape[0]
+        if a_top is None:
+            a_top = np.exp(scheme.log_probabilities(np.arange(1, k_max + 1)))
+        elif np.shape(a_top) != (k_max, scheme.n):
+            raise ValueError(f"`a_top` must have shape ({k_max}, {scheme.n}) (P(r|R) for R = 1..k_max); "
+                             f"got {np.shape(a_top)}")
+        return a_top.T @ (self.prior[:k_max, None] * f_top)
+
     @blas_single_thread
     def solve_many(
         self, f_top: np.ndarray, gammas: Sequence[float], a_top: np.ndarray | None = None
@@ -249,7 +270,7 @@ class CorrectionProblem:
         the right-hand sides of all J metrics in one product: the metrics
         vanish beyond rank k_max (truncated at K <= k_max, e.g. Recall, NDCG,
         AP at K), so A^T D B = A_top^T (π_top ⊙ F_top) with A_top = P(r | R <= k_max)
-        (K&R 2020 eqs. 21-26; Li's dissertation §2.5, eq. 45 for γ = 1/M).
+        (K&R 2020 eqs. 21-26; γ = 1/M is :func:`bias_variance_inverse_users`).
         Equal to :meth:`solve` up to rounding (the right-hand side is summed
         over k_max rows instead of the banded P(r|R)).
 
@@ -259,7 +280,7 @@ class CorrectionProblem:
             F_j(R) for R = 1..k_max (e.g. :func:`~.functions.metric_table`);
             F_j must be 0 beyond k_max.
         gammas : sequence of float in [0, 1]
-            γ = 0 is minimum-norm least squares, γ = 1/M the MSE-optimal MN.
+            γ = 0 is minimum-norm least squares.
         a_top : ndarray, shape (k_max, n), optional
             P(r|R) for R = 1..k_max (computed from the scheme if omitted;
             pass it to share it between problems of one scheme).
@@ -269,20 +290,9 @@ class CorrectionProblem:
         dict of float -> ndarray of shape (n, J)
             F̂ per γ (keyed by ``float(γ)``), column j for metric j.
         """
-        f_top = np.asarray(f_top, dtype=np.float64)
-        scheme = self.scheme
-        if f_top.ndim != 2 or not 1 <= f_top.shape[0] <= scheme.n_items or f_top.shape[1] == 0:
-            raise ValueError(f"`f_top` must have shape (k_max, J) with 1 <= k_max <= N = {scheme.n_items} and "
-                             f"J >= 1; got {f_top.shape}")
         gammas = [check_in_range("gammas", g, 0, 1) for g in gammas]
-        k_max = f_top.shape[0]
-        if a_top is None:
-            a_top = np.exp(scheme.log_probabilities(np.arange(1, k_max + 1)))
-        elif np.shape(a_top) != (k_max, scheme.n):
-            raise ValueError(f"`a_top` must have shape ({k_max}, {scheme.n}) (P(r|R) for R = 1..k_max); "
-                             f"got {np.shape(a_top)}")
         support, sc, lam, q = self._eig
-        rhs = a_top.T @ (self.prior[:k_max, None] * f_top)
+        rhs = self.rhs_top(f_top, a_top)
         y = q.T @ (rhs[support] / sc[:, None])
         out: dict[float, np.ndarray] = {}
         for g in gammas:
@@ -293,6 +303,59 @@ class CorrectionProblem:
                 phi = 1.0 / ((1.0 - g) * lam + g)
             out[g] = self._fill((q @ (phi[:, None] * y)) / sc[:, None])
         return out
+
+    @cached_property
+    @blas_single_thread
+    def gram_unweighted(self) -> np.ndarray:
+        """A^T A (no prior weights), shape (n, n): the variance term of eq. 44 as printed."""
+        return _readonly(self.scheme.blocks.gram(np.ones(self.scheme.n_items)))
+
+    @cached_property
+    @blas_single_thread
+    def column_sums(self) -> np.ndarray:
+        """Λ₁'s diagonal Σ_R P(r|R) (no prior weights), shape (n,)."""
+        return _readonly(self.scheme.blocks.rmatvec(np.ones(self.scheme.n_items)))
+
+    @blas_single_thread
+    def solve_eq45(self, rhs: np.ndarray, n_users: int) -> np.ndarray:
+        """MN of Li's dissertation eq. 45 for right-hand sides A^T D B, shape (n,) or (n, J).
+
+        .. math:: \\hat F = \\Big(A^\top D A - \tfrac1M A^\top A + \tfrac1M Λ_1\\Big)^{-1} A^\top D b,
+                  \\quad Λ_1 = \\mathrm{diag}\\Big(\\sum_R P(r|R)\\Big)
+
+        The matrix is positive definite: Λ₁ - A^T A = Σ_R (diag(a_R) - a_R a_R^T)
+        is a sum of multinomial covariances (a_R = P(·|R)), so no support
+        restriction is needed (unlike the γ family). Solved by Cholesky.
+        """
+        n_users = check_int("n_users", n_users, low=1)
+        mat = self.gram - self.gram_unweighted / n_users + np.diag(self.column_sums) / n_users
+        return scipy.linalg.solve((mat + mat.T) / 2, rhs, assume_a="pos")
+
+    @blas_single_thread
+    def rank_distribution(self, sampled_counts: np.ndarray, gamma: float) -> np.ndarray:
+        """P̂(R) = p̂^T (F̂_{Recall@R} - F̂_{Recall@R-1}) of the linear family at ``gamma`` (dissertation eq. 27).
+
+        Since Recall@R - Recall@(R-1) is the indicator e_R, P̂(R) = p̂^T W e_R
+        with W = ((1-γ) A^T D A + γ C)^{-1} A^T D, i.e. P̂ = π ⊙ (A v),
+        v = ((1-γ) A^T D A + γ C)^{-1} p̂: one solve and one pass over P(r|R).
+        ``sampled_counts`` (n,) is the histogram of the sampled ranks.
+        """
+        gamma = check_in_range("gamma", gamma, 0, 1)
+        support, sc, lam, q = self._eig
+        n = self.scheme.n
+        p = np.asarray(sampled_counts, dtype=np.float64)
+        p = p / p.sum()
+        # ranks outside the support take F̂ of their nearest supported rank (see _fill): move their mass there
+        where = self._fill(np.arange(support.size))
+        p_support = np.bincount(where, weights=p, minlength=support.size)
+        if gamma == 0:
+            keep = lam > self._cutoff
+            phi = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
+        else:
+            phi = 1.0 / ((1.0 - gamma) * lam + gamma)
+        v = np.zeros(n)
+        v[support] = (q @ (phi * (q.T @ (p_support / sc)))) / sc
+        return self.prior * self.scheme.blocks.matvec(v)
 
     @blas_single_thread
     def solve_monotone(self, metric: RankMetric) -> np.ndarray:
@@ -368,7 +431,7 @@ def naive(metric: RankMetric, scheme: SamplingScheme | CorrectionProblem) -> Ran
     return _result("naive", metric, scheme, metric.table(scheme.n))
 
 
-def rank_estimates(n_items: int, n: int) -> np.ndarray:
+def unrounded_rank_estimates(n_items: int, n: int) -> np.ndarray:
     """Unbiased rank estimates r̂ = 1 + (N - 1)(r - 1)/(n - 1) for r = 1..n (K&R §5.1), unrounded.
 
     E[r̂ | R] = R exactly under sampling with and without replacement.
@@ -453,24 +516,94 @@ def bias_variance(
 def mse_optimal(
     metric: RankMetric, scheme: SamplingScheme | CorrectionProblem, n_users: int, *, prior: Prior = None
 ) -> RankCorrection:
-    """The MSE-optimal linear estimator MN (Li's dissertation §2.5, eq. 45): γ = 1/M.
+    """The MSE-optimal linear estimator MN as published (Li's dissertation §2.5, eqs. 44-45).
 
-    .. math:: \\hat F = \\Big(\\big(1 - \\tfrac1M\\big) A^\\top D A + \\tfrac1M \\mathrm{diag}(c)\\Big)^{-1} A^\\top D b
+    .. math:: \\hat F = \\Big(A^\top D A - \tfrac1M A^\top A + \tfrac1M Λ_1\\Big)^{-1} A^\top D b,
+              \\quad Λ_1 = \\mathrm{diag}\\Big(\\sum_{R=1}^N P(r|R)\\Big)
 
-    minimises the bound L1 + L2 on the expected squared error of the estimate
-    over M users (bias plus variance/M). With π from :func:`~.distribution.mle`
-    or :func:`~.distribution.mes` this is MN_MLE / MN_MES (the name follows the
-    prior's estimator).
+    Derivation (eq. 44): the bias term L1 = ||√D A x - √D b||² is weighted by
+    the prior D = diag(P(R)); the variance term is written as
+    L2 = (1/M)(||√Λ₁ x||² - ||A x||²) = (1/M) Σ_R Var[F̂(r) | R], summed over
+    R **without** the prior weights. Setting the gradient of L1 + L2 to zero
+    gives eq. 45. This is also what the authors' code computes
+    (``new_PR_gpu`` in dli12/AAAI23-Towards-Reliable-Item-Sampling-for-
+    Recommendation-Evaluation: ``AT@D@A - AT@A/H + diag(A.sum(0))/H``, H = M),
+    so the printed formula and the code agree. With π from
+    :func:`~.distribution.mle` or :func:`~.distribution.mes` this is MN_MLE /
+    MN_MES (the name follows the prior's estimator).
+
+    The variant that weights the variance by the prior,
+    (1/M) Σ_R π_R Var[F̂|R], is BV at γ = 1/M: :func:`bias_variance_inverse_users`
+    (what simrec called MN before; not the published estimator).
 
     Parameters
     ----------
     metric : RankMetric
     scheme : SamplingScheme or CorrectionProblem
     n_users : int
-        M, the number of evaluated users (>= 1).
+        M, the number of evaluated users (>= 1); the estimator objects
+        (:class:`~.estimators.MSEOptimal`) take it from the sampled ranks.
     prior : None, ndarray (N,) or RankDistribution, optional
     """
     metric = _check_metric(metric)
     n_users = check_int("n_users", n_users, low=1)
     prob = _problem(scheme, prior)
-    return _result(_tag("MN", prob), metric, prob.scheme, prob.solve(metric, 1.0 / n_users))
+    return _result(_tag("MN", prob), metric, prob.scheme, prob.solve_eq45(prob.rhs(metric), n_users))
+
+
+def bias_variance_inverse_users(
+    metric: RankMetric, scheme: SamplingScheme | CorrectionProblem, n_users: int, *, prior: Prior = None
+) -> RankCorrection:
+    """BV at γ = 1/M: the MSE bound with the variance weighted by the prior (a variant of MN, not eq. 45).
+
+    .. math:: \\hat F = \\Big(\big(1 - \tfrac1M\big) A^\top D A + \tfrac1M \\mathrm{diag}(c)\\Big)^{-1} A^\top D b,
+              \\quad c = A^\top π
+
+    Derivation: the expected squared error of (1/M) Σ_u F̂(r_u) over M users
+    with global ranks drawn from π is Σ_R π_R (E[F̂|R] - F(R))² + (1/M)
+    Σ_R π_R Var[F̂|R] (bias² bound by Jensen plus variance/M); its minimiser is
+    K&R's BV (eq. 25) at γ = 1/M. It differs from the published MN
+    (:func:`mse_optimal`, eq. 45) only in weighting the variance by π; it was
+    simrec's MN before issue 10. Named ``"BV(gamma=1/M)"`` (``"BV_MLE(gamma=1/M)"``
+    with a prior).
+
+    Parameters as in :func:`mse_optimal`.
+    """
+    metric = _check_metric(metric)
+    n_users = check_int("n_users", n_users, low=1)
+    prob = _problem(scheme, prior)
+    return _result(f"{_tag('BV', prob)}(gamma=1/M)", metric, prob.scheme, prob.solve(metric, 1.0 / n_users))
+
+
+def bias_variance_distribution(
+    sampled_ranks: object, scheme: SamplingScheme, gamma: float, *, prior: Prior = None
+) -> RankDistribution:
+    """The dissertation's baseline P(R) from BV (eq. 27): P̂(R) = F̂_BV(R) - F̂_BV(R - 1) for Recall.
+
+    .. math:: \\hat P(R) = \\hat P(r)^\top \big(\\hat F_{Recall@R} - \\hat F_{Recall@R-1}\big)
+              = \\hat P(r)^\top \big((1-γ) A^\top D A + γ\\,\\mathrm{diag}(c)\big)^{-1} A^\top D\\, e_R
+
+    with F̂ the BV estimator of the Recall@R function (Li's dissertation §2.4.1,
+    eq. 27, "our baseline for learning the empirical rank distribution").
+    By linearity Σ_R P̂(R) F(R) is BV's estimate of every metric F: this
+    gives BV's implied rank distribution, not a new metric estimator. P̂ is
+    not constrained: entries may be negative and the sum is Σ_r P̂(r)
+    E[Σ_R ...] (close to, not exactly, 1 for γ > 0); ``probabilities`` holds
+    it as computed. Named ``"BV_PR(gamma=g)"``.
+
+    Parameters
+    ----------
+    sampled_ranks : array-like of int, shape (M,)
+    scheme : SamplingScheme
+    gamma : float in [0, 1]
+        K&R's γ (the dissertation's baseline uses BV's values, e.g. 0.1).
+    prior : None, ndarray (N,) or RankDistribution, optional
+        π (uniform by default, as in K&R and the dissertation's baseline).
+    """
+    if not isinstance(scheme, SamplingScheme):
+        raise TypeError(f"`scheme` must be a SamplingScheme; got {type(scheme).__name__}")
+    r = check_rank_array("sampled_ranks", sampled_ranks, scheme.n)
+    gamma = check_in_range("gamma", gamma, 0, 1)
+    prob = _problem(scheme, prior)
+    pr = prob.rank_distribution(np.bincount(r - 1, minlength=scheme.n), gamma)
+    return RankDistribution(f"BV_PR(gamma={gamma:g})", _readonly(pr), int(r.size), 1, True, np.zeros(1))

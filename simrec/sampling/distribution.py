@@ -36,7 +36,6 @@ as in the dissertation.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -47,7 +46,6 @@ from scipy.special import logsumexp
 from simrec._validation import check_in_range, check_int
 from simrec.sampling._blocks import BlockMatrix, build_blocks
 from simrec.sampling._checks import check_rank_array, check_weights
-from simrec.sampling._results import Estimate
 from simrec.sampling._threads import blas_single_thread, single_threaded_blas
 from simrec.sampling.functions import RankMetric, metric_table
 from simrec.sampling.ranks import SamplingScheme, _log_pmf_grid
@@ -107,16 +105,13 @@ class RankDistribution:
             raise TypeError(f"`metric` must be a RankMetric; got {type(metric).__name__}")
         return float(self.probabilities @ metric.table(self.n_items))
 
-    def estimate(self, metric: RankMetric) -> Estimate:
-        """The estimate as an :class:`Estimate` (standard error NaN: no closed form; use repeats)."""
-        return Estimate(self.estimator, metric.label, metric.k, self.expectation(metric), math.nan, self.n_users)
+    def expectations(self, metrics: Sequence[RankMetric]) -> np.ndarray:
+        """T̂ for every metric at once (one product with the (N, len(metrics)) metric table), shape (J,).
 
-    def estimates(self, metrics: Sequence[RankMetric]) -> list[Estimate]:
-        """Every metric at once (one product with the (N, len(metrics)) metric table)."""
-        values = self.probabilities @ metric_table(metrics, self.n_items)
-        return [
-            Estimate(self.estimator, m.label, m.k, float(v), math.nan, self.n_users) for m, v in zip(metrics, values)
-        ]
+        Point estimates only; for :class:`~._results.Estimate` objects with a
+        bootstrap interval use the estimator objects (``MLE().fit(sampled_ranks, scheme)``).
+        """
+        return self.probabilities @ metric_table(metrics, self.n_items)
 
 
 def _readonly(x: np.ndarray) -> np.ndarray:

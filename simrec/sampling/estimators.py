@@ -6,12 +6,16 @@ T = (1/M) Σ_u F(R_u) from the sampled ranks r_u and its parameters; its
 ``"MN_MLE"``, ``"mapping:beta@P"``). Names are produced for tables and never
 parsed: code that runs estimators (e.g. :func:`simrec.stress.run_stress`)
 dispatches on the objects' types. The computations live in
-:mod:`.corrections`, :mod:`.distribution` and :mod:`.mapping`.
+:mod:`.corrections`, :mod:`.distribution` and :mod:`.mapping`; every
+estimator is fitted the same way, ``estimator.fit(sampled_ranks,
+scheme).estimate(metric)`` (:mod:`.fitted`: an :class:`~._results.Estimate`
+with a bootstrap interval over users).
 
 * per-rank corrections F̂ (Krichene & Rendle 2020; Li's dissertation §2.5):
   :class:`Naive`, :class:`RankEstimate`, :class:`LeastSquares`,
   :class:`ConstrainedLeastSquares`, :class:`BiasVariance` (uniform or an
-  estimated prior), :class:`MSEOptimal`;
+  estimated prior), :class:`MSEOptimal` (Li's MN, eq. 45),
+  :class:`BiasVarianceInverseUsers` (BV at γ = 1/M);
 * rank-distribution estimators (Li's dissertation §2.4, §2.6): :class:`MLE`,
   :class:`WeightedMLE`, :class:`MES`, :class:`AdaptiveMLE`;
 * Li & Jin's mappings (KDD 2020), Recall/HR only: :class:`MappingEstimator`.
@@ -31,8 +35,14 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from simrec._random import RNGLike
 from simrec._validation import check_choice, check_in_range
+
+if TYPE_CHECKING:
+    from simrec.sampling.fitted import FittedEstimator
+    from simrec.sampling.ranks import SamplingScheme
 
 __all__ = [
     "Estimator",
@@ -44,16 +54,21 @@ __all__ = [
     "ConstrainedLeastSquares",
     "BiasVariance",
     "MSEOptimal",
+    "BiasVarianceInverseUsers",
     "MLE",
     "WeightedMLE",
     "MES",
     "AdaptiveMLE",
     "MappingEstimator",
     "MAPPINGS",
+    "BETA_A_VALUES",
 ]
 
-#: Kinds of :class:`MappingEstimator` (Li & Jin 2020: linear eq. 9, bound eq. 13, beta@P eq. 19).
-MAPPINGS: tuple[str, ...] = ("linear", "bound", "beta@P")
+#: Kinds of :class:`MappingEstimator` (Li & Jin 2020: linear eq. 9, bound eq. 13, beta@a eqs. 16-18
+#: with a given, beta@P eq. 19 with a fitted).
+MAPPINGS: tuple[str, ...] = ("linear", "bound", "beta", "beta@P")
+#: Li & Jin's fixed beta@a mappings (their Table 7 columns beta@1, beta@0.5, beta@0.2).
+BETA_A_VALUES: tuple[float, ...] = (1.0, 0.5, 0.2)
 
 
 class Estimator(abc.ABC):
@@ -68,6 +83,48 @@ class Estimator(abc.ABC):
 
     def __str__(self) -> str:
         return self.name
+
+    def fit(
+        self,
+        sampled_ranks: object,
+        scheme: SamplingScheme,
+        *,
+        n_boot: int = 200,
+        confidence: float = 0.95,
+        max_iter: int = 300,
+        rng: RNGLike = None,
+    ) -> FittedEstimator:
+        """Fit to the sampled ranks of M users; ``.estimate(metric)`` then gives an estimate with an interval.
+
+        The one call shape of every estimator family (corrections,
+        distribution estimators, mappings)::
+
+            BiasVariance(0.1).fit(sampled_ranks, scheme, rng=0).estimate(ndcg(10))
+
+        Parameters
+        ----------
+        sampled_ranks : array-like of int, shape (M,)
+            Sampled ranks r_u in [1, n] (checked against ``scheme``); M, the
+            number of users, is their count (MN uses it).
+        scheme : SamplingScheme
+            N, n and with/without replacement of the sampling that produced them.
+        n_boot : int >= 2, default 200
+            Bootstrap replicates (users resampled with replacement; see
+            :mod:`.fitted`).
+        confidence : float in (0, 1), default 0.95
+            Level of the percentile interval.
+        max_iter : int, default 300
+            EM iterations (MLE, WMLE and the MLE prior).
+        rng : Generator or seed
+            Draws the bootstrap replicates.
+
+        Returns
+        -------
+        FittedEstimator
+        """
+        from simrec.sampling.fitted import fit  # the fitting engine imports this module
+
+        return fit(self, sampled_ranks, scheme, n_boot=n_boot, confidence=confidence, max_iter=max_iter, rng=rng)
 
 
 # ---------------------------------------------------------------------------
@@ -229,21 +286,26 @@ class BiasVariance(Estimator):
 
 @dataclass(frozen=True)
 class MSEOptimal(Estimator):
-    """The MSE-optimal linear estimator MN: the linear family at γ = 1/M.
+    """Li's MSE-optimal linear estimator MN, exactly as published (dissertation §2.5, eq. 45).
 
-    .. math:: \\hat F = \\Big(\\big(1 - \\tfrac1M\\big) A^\\top D A + \\tfrac1M \\mathrm{diag}(c)\\Big)^{-1} A^\\top D b
+    .. math:: \\hat F = \\Big(A^\top D A - \tfrac1M A^\top A + \tfrac1M Λ_1\\Big)^{-1} A^\top D b,
+              \\quad Λ_1 = \\mathrm{diag}\\Big(\\sum_{R} P(r|R)\\Big),\\; D = \\mathrm{diag}(π)
 
-    minimises bias² plus variance/M over M users (Li's dissertation §2.5,
-    eq. 45); with π from MLE or MES this is MN_MLE / MN_MES.
-    :func:`~.corrections.mse_optimal`.
+    minimises the bias term weighted by the prior plus the variance term
+    (1/M) Σ_R Var[F̂|R] summed over R *without* the prior (eq. 44 as printed;
+    the authors' code, ``new_PR_gpu`` in dli12/AAAI23-Towards-Reliable-Item-
+    Sampling-for-Recommendation-Evaluation, computes the same matrix). M is
+    taken from the sampled ranks at :meth:`fit`. With π from MLE or MES this
+    is MN_MLE / MN_MES. :func:`~.corrections.mse_optimal`. The variant with
+    the variance weighted by π is :class:`BiasVarianceInverseUsers`.
 
     Parameters
     ----------
-    prior : MLEPrior, MESPrior or None
+    prior : MLEPrior, MESPrior or None, default None
         The estimated prior (None: uniform π = 1/N, named ``"MN"``).
     """
 
-    prior: Prior
+    prior: Prior = None
 
     def __post_init__(self) -> None:
         _check_prior(self.prior)
@@ -252,6 +314,39 @@ class MSEOptimal(Estimator):
     def name(self) -> str:
         """``"MN_MLE"``, ``"MN_MES"`` (or ``"MN"`` with the uniform prior)."""
         return "MN" if self.prior is None else f"MN_{self.prior.name}"
+
+
+@dataclass(frozen=True)
+class BiasVarianceInverseUsers(Estimator):
+    """BV at γ = 1/M: the MSE bound with the variance weighted by the prior (not the published MN).
+
+    .. math:: \\hat F = \\Big(\big(1 - \tfrac1M\big) A^\top D A + \tfrac1M \\mathrm{diag}(c)\\Big)^{-1} A^\top D b,
+              \\quad c = A^\top π
+
+    The minimiser of Σ_R π_R (E[F̂|R] - F(R))² + (1/M) Σ_R π_R Var[F̂|R] (K&R's
+    BV, eq. 25, at γ = 1/M): the expected squared error of the estimate over
+    M users with ranks drawn from π, bounded by Jensen. simrec's "MN" before
+    issue 10; the published MN (:class:`MSEOptimal`, eq. 45) leaves the
+    variance unweighted. :func:`~.corrections.bias_variance_inverse_users`.
+
+    Parameters
+    ----------
+    prior : MLEPrior, MESPrior or None, default None
+
+    Notes
+    -----
+    Name: ``"BV(gamma=1/M)"``, ``"BV_MLE(gamma=1/M)"`` or ``"BV_MES(gamma=1/M)"``.
+    """
+
+    prior: Prior = None
+
+    def __post_init__(self) -> None:
+        _check_prior(self.prior)
+
+    @property
+    def name(self) -> str:
+        tag = "BV" if self.prior is None else f"BV_{self.prior.name}"
+        return f"{tag}(gamma=1/M)"
 
 
 # ---------------------------------------------------------------------------
@@ -354,27 +449,37 @@ class AdaptiveMLE(Estimator):
 class MappingEstimator(Estimator):
     """Li & Jin's mapping estimate of Recall/HR@K: the sampled hit ratio read off at f(k) = K.
 
-    .. math:: \\widehat{HR}@K = SHR@k \\text{ at } f(k) = K \\text{ (interpolated between cutoffs)}
+    .. math:: \\widehat{HR}@K = SHR@k \text{ at } f(k) = K \text{ (interpolated between cutoffs)}
 
     Li & Jin 2020 (KDD; Li's dissertation §2.3): ``"linear"`` f(k) =
-    (k - 1)(N - 1)/(n - 1) + 1 (eq. 9), ``"bound"`` (eq. 13), ``"beta@P"``
-    with a fitted to the data (eq. 19). Defined for Recall only; see
-    :class:`~.mapping.Mapping` (not to be confused with this estimator).
+    (k - 1)(N - 1)/(n - 1) + 1 (eq. 9), ``"bound"`` (eq. 13), ``"beta"``
+    with a given a (beta@a, eqs. 16-18; they report a = 1, 0.5, 0.2) and
+    ``"beta@P"`` with a fitted to the data (eq. 19). Defined for Recall only;
+    see :class:`~.mapping.Mapping` (not to be confused with this estimator).
 
     Parameters
     ----------
-    kind : {"linear", "bound", "beta@P"}
+    kind : {"linear", "bound", "beta", "beta@P"}
+    a : float > 0, optional
+        Required for ``"beta"``, not allowed otherwise.
 
     Notes
     -----
-    Name: ``"mapping:<kind>"``.
+    Name: ``"mapping:<kind>"``, ``"mapping:beta@<a>"`` for ``"beta"``.
     """
 
     kind: str
+    a: float | None = None
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, MAPPINGS)
+        if self.kind == "beta":
+            if self.a is None:
+                raise ValueError("`a` must be given for the 'beta' mapping (e.g. 0.5); got None")
+            object.__setattr__(self, "a", check_in_range("a", self.a, 0, None, low_open=True))
+        elif self.a is not None:
+            raise ValueError(f"`a` applies to the 'beta' mapping only; got a = {self.a} with kind {self.kind!r}")
 
     @property
     def name(self) -> str:
-        return f"mapping:{self.kind}"
+        return f"mapping:beta@{self.a:g}" if self.kind == "beta" else f"mapping:{self.kind}"

@@ -34,7 +34,6 @@ from scipy.special import gammaln
 
 from simrec._validation import check_in_range, check_int
 from simrec.sampling._checks import check_rank_array
-from simrec.sampling._results import Estimate
 
 __all__ = [
     "Mapping",
@@ -83,8 +82,11 @@ class Mapping:
     converged: bool = True
     a_trace: tuple[float, ...] = ()
 
-    def hit_ratio(self, sampled_ranks: object, k: int) -> Estimate:
-        """Estimate the global HR@K from sampled ranks via SHR@k ≈ HR@f(k).
+    def hit_ratio(self, sampled_ranks: object, k: int) -> float:
+        """Estimate the global HR@K from sampled ranks via SHR@k ≈ HR@f(k) (the point estimate).
+
+        For an :class:`~._results.Estimate` with a bootstrap interval use
+        ``MappingEstimator(kind).fit(sampled_ranks, scheme).estimate(recall(K))``.
 
         Linear interpolation of the points (f(k), SHR@k), k = 1..n, anchored
         at (0, 0) (HR@0 = 0). This is a decision: Li & Jin compare curves at
@@ -98,9 +100,7 @@ class Mapping:
         """
         k = check_int("k", k, low=1, high=self.n_items)
         shr = sampled_hit_ratio_curve(sampled_ranks, self.n)
-        est = float(np.interp(k, np.r_[0.0, self.values], np.r_[0.0, shr]))
-        m = int(np.asarray(sampled_ranks).size)
-        return Estimate(f"mapping:{self.name}", f"HR@{k}", k, est, math.nan, m)
+        return float(np.interp(k, np.r_[0.0, self.values], np.r_[0.0, shr]))
 
 
 def _readonly(x: np.ndarray) -> np.ndarray:
@@ -199,7 +199,12 @@ def fit_beta_mapping(
     a = check_in_range("a0", a0, 0, None, low_open=True)
     tol = check_in_range("tol", tol, 0, None, low_open=True)
     max_iter = check_int("max_iter", max_iter, low=1)
-    counts = np.bincount(r - 1, minlength=n)
+    return _fit_beta_counts(np.bincount(r - 1, minlength=n), N, n, a, tol, max_iter)
+
+
+def _fit_beta_counts(counts: np.ndarray, N: int, n: int, a: float, tol: float, max_iter: int) -> Mapping:
+    """beta@P's fixed-point iteration on the sampled-rank histogram (checked arguments)."""
+    m_users = int(counts.sum())
     trace = [a]
     converged = False
     it = 0
@@ -207,7 +212,7 @@ def fit_beta_mapping(
         s = counts @ _beta_log_u(n, a)  # = a Σ_u ln((f(r_u) - 1)/(N - 1))
         if s >= 0:
             raise ValueError("beta@P is undefined when every sampled rank equals n (a diverges)")
-        a_new = -r.size * a / s
+        a_new = -m_users * a / s
         trace.append(a_new)
         if abs(a_new - a) <= tol * a:
             a = a_new

@@ -44,7 +44,17 @@ from simrec.stress.sources import (
     score_ranks,
     simulate_loo_data,
 )
-from simrec.stress.tables import estimate_table, expected_table, hit_ratio_table, ordering_table, winner_table
+from simrec.stress.tables import (
+    coverage_table,
+    estimate_table,
+    expected_table,
+    fitted_a_table,
+    hit_ratio_table,
+    mapping_error_table,
+    ordering_table,
+    relative_error_table,
+    winner_table,
+)
 
 __all__ = [
     # sources
@@ -72,6 +82,10 @@ __all__ = [
     "run_stress",
     # tables
     "estimate_table",
+    "coverage_table",
+    "fitted_a_table",
+    "relative_error_table",
+    "mapping_error_table",
     "ordering_table",
     "winner_table",
     "hit_ratio_table",

@@ -39,7 +39,8 @@ Estimators are the objects of :mod:`simrec.sampling.estimators` (their
   :class:`~simrec.sampling.MLE`, :class:`~simrec.sampling.WeightedMLE`
   (weights F_NDCG(r/C)), :class:`~simrec.sampling.MES`;
 * linear estimators with the estimated prior (refitted every repeat):
-  :class:`~simrec.sampling.MSEOptimal` (γ = 1/M) and
+  :class:`~simrec.sampling.MSEOptimal` (Li's MN, dissertation eq. 45),
+  :class:`~simrec.sampling.BiasVarianceInverseUsers` (BV at γ = 1/M) and
   :class:`~simrec.sampling.BiasVariance` with ``prior=MLEPrior()`` or
   ``MESPrior(eta)`` (one fit per distinct prior serves MLE/MES and every
   linear estimator using it);
@@ -56,11 +57,15 @@ Decisions
 * Recommenders are sampled independently (given only ranks, the joint
   distribution of two recommenders' sampled ranks is not determined).
 * Every estimator here depends on the sampled ranks only through their
-  histogram (n counts), so a repeat costs O(M) to draw plus the fits.
-* Linear estimators are solved for all metrics and γ of one prior at once
-  (:meth:`simrec.sampling.CorrectionProblem.solve_many`): the metrics' F
-  vanish beyond rank k_max, so A^T D b needs only the first k_max rows of
-  P(r|R), and one eigendecomposition per prior serves every metric and γ.
+  histogram (n counts), so a repeat costs O(M) to draw plus the fits, all
+  done by :func:`simrec.sampling.estimate_histograms` (one fit per distinct
+  prior serves every estimator using it; the data-independent F̂ are computed
+  once per task; linear estimators of one prior share one eigendecomposition).
+* Intervals (``n_boot > 0``): each repeat's histogram is resampled
+  ``n_boot`` times (users with replacement, :func:`simrec.sampling.bootstrap_histograms`)
+  and every estimator is rerun on each replicate; the percentile interval is
+  recorded. The bootstrap draws come from a child of ``rng``
+  (``Generator.spawn``), so the sampled ranks are those of ``n_boot = 0``.
 * The rules of the samplers (n <= every N_u without replacement, n0 <=
   n_max) are checked by the samplers; the first repeat is drawn before any
   estimator is set up, so a broken rule fails fast.
@@ -77,15 +82,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simrec._random import RNGLike, as_generator
-from simrec._validation import check_choice, check_int
+from simrec._validation import check_choice, check_in_range, check_int
 from simrec.sampling import (
+    BETA_A_VALUES,
     MES,
     MLE,
     AdaptiveMLE,
     AdaptiveRanks,
     BiasVariance,
+    BiasVarianceInverseUsers,
     ConstrainedLeastSquares,
-    CorrectionProblem,
     Estimator,
     LeastSquares,
     MappingEstimator,
@@ -93,32 +99,30 @@ from simrec.sampling import (
     MLEPrior,
     MSEOptimal,
     Naive,
-    RankDistribution,
     RankEstimate,
     RankMetric,
     SamplingScheme,
     WeightedMLE,
     average_precision,
     beta_mapping,
+    bootstrap_histograms,
     bound_mapping,
-    constrained_least_squares,
-    decay_weights,
+    estimate_histograms,
+    fit_adaptive,
     fit_beta_mapping,
+    fixed_corrections,
     linear_mapping,
     log_rank_probabilities_from_shares,
-    mes,
     metric_table,
-    mle,
     mle_adaptive,
     ndcg,
-    rank_estimate,
+    percentile_interval,
     recall,
     sample_ranks_adaptive,
     sample_ranks_binomial,
     sample_ranks_from_shares,
     sample_ranks_hypergeometric,
     single_threaded_blas,
-    weighted_mle,
 )
 from simrec.stress.sources import RecommenderRanks
 
@@ -142,14 +146,17 @@ METRIC_FAMILIES = {"recall": recall, "ndcg": ndcg, "average_precision": average_
 _BV_GAMMAS = (1.0, 0.1, 0.01, 0.001)  # K&R's γ values
 #: Every estimator, in table order: K&R's corrections (BV at their γ values),
 #: Li's distribution estimators (WMLE with C = 10, MES with η = 0.001), the
-#: linear estimators with an estimated prior, Li & Jin's mappings.
+#: linear estimators with an estimated prior (MN as published, eq. 45, and its
+#: γ = 1/M variant), Li & Jin's mappings.
 DEFAULT_ESTIMATORS: tuple[Estimator, ...] = (
     Naive(), RankEstimate(), LeastSquares(), ConstrainedLeastSquares(),
     *(BiasVariance(g) for g in _BV_GAMMAS),
     MLE(), WeightedMLE(10.0), MES(0.001), MSEOptimal(MLEPrior()), MSEOptimal(MESPrior(0.001)),
+    BiasVarianceInverseUsers(MLEPrior()), BiasVarianceInverseUsers(MESPrior(0.001)),
     *(BiasVariance(g, MLEPrior()) for g in _BV_GAMMAS),
     *(BiasVariance(g, MESPrior(0.001)) for g in _BV_GAMMAS),
-    MappingEstimator("linear"), MappingEstimator("bound"), MappingEstimator("beta@P"),
+    MappingEstimator("linear"), MappingEstimator("bound"), *(MappingEstimator("beta", a) for a in BETA_A_VALUES),
+    MappingEstimator("beta@P"),
 )
 
 
@@ -172,6 +179,14 @@ class StressConfig:
         EM iterations (MLE, WMLE, adaptive MLE).
     adaptive_n_max : int, default 3200
         Terminal sample size of adaptive sampling (capped at N).
+    n_boot : int, default 0
+        Bootstrap replicates per repeat for every estimator's percentile
+        interval (:mod:`simrec.sampling.fitted`); 0 for none. With intervals
+        the result holds ``lower``/``upper`` and :func:`~.tables.coverage_table`
+        reports each interval's coverage of the exact metric. Costs up to
+        ``n_boot`` refits per repeat for the fitted estimators.
+    confidence : float in (0, 1), default 0.95
+        Level of the intervals.
     """
 
     repeats: int = 100
@@ -180,6 +195,8 @@ class StressConfig:
     estimators: tuple[Estimator, ...] = DEFAULT_ESTIMATORS
     max_iter: int = 300
     adaptive_n_max: int = 3200
+    n_boot: int = 0
+    confidence: float = 0.95
 
     def __post_init__(self) -> None:
         check_int("repeats", self.repeats, low=1)
@@ -203,6 +220,9 @@ class StressConfig:
             raise ValueError(f"`estimators` must have distinct names; got {', '.join(dup)} more than once")
         check_int("max_iter", self.max_iter, low=1)
         check_int("adaptive_n_max", self.adaptive_n_max, low=2)
+        if self.n_boot:
+            check_int("n_boot", self.n_boot, low=2)
+        check_in_range("confidence", self.confidence, 0, 1, low_open=True, high_open=True)
         object.__setattr__(self, "metrics", tuple(self.metrics))
         object.__setattr__(self, "estimators", tuple(self.estimators))
 
@@ -245,6 +265,14 @@ class StressResult:
     mean_sample_size : float
         Mean sample-set size per user (n, or more for ``adaptive``).
     seconds : float
+    lower, upper : ndarray of shape (repeats, E, J) or None
+        Bootstrap percentile intervals (``StressConfig.n_boot > 0``), NaN
+        where the estimate is.
+    confidence : float
+        Their nominal level (NaN without intervals).
+    fitted_a : ndarray of shape (repeats,) or None
+        beta@P's fitted a per repeat (Li & Jin's Table 2), where it was
+        defined; None when beta@P is not run.
     """
 
     recommender: str
@@ -263,6 +291,10 @@ class StressResult:
     global_hr_at_f: dict[str, np.ndarray] = field(default_factory=dict)
     mean_sample_size: float = math.nan
     seconds: float = math.nan
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+    confidence: float = math.nan
+    fitted_a: np.ndarray | None = None
 
     @property
     def metric_labels(self) -> list[str]:
@@ -328,21 +360,22 @@ def _nan_mean_sd(x: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, 
 
 
 
-def _interp_rows(ks: np.ndarray, f: np.ndarray, shr: np.ndarray) -> np.ndarray:
-    return np.interp(ks, np.r_[0.0, f], np.r_[0.0, shr])
-
-
 def expected_sampled_metrics(
-    ranks: RecommenderRanks, metrics: list[RankMetric], sizes: tuple[int, ...]
+    ranks: RecommenderRanks, metrics: list[RankMetric], sizes: tuple[int, ...], estimator: Estimator | None = None
 ) -> np.ndarray:
-    """E[naive sampled metric] under uniform sampling with replacement, for each n in ``sizes``.
+    """E[sampled metric], naive or corrected, under uniform sampling with replacement, for each n in ``sizes``.
 
-    .. math:: E\\Big[\\frac1M \\sum_u F(r_u)\\Big] = \\frac1M \\sum_u \\sum_{k=0}^{n-1}
-              \\binom{n-1}{k} θ_u^k (1-θ_u)^{n-1-k} F(k+1),\\quad θ_u = \\frac{R_u - 1}{N_u - 1}
+    .. math:: E\\Big[\frac1M \\sum_u \\hat F(r_u)\\Big] = \frac1M \\sum_u \\sum_{k=0}^{n-1}
+              \binom{n-1}{k} θ_u^k (1-θ_u)^{n-1-k} \\hat F(k+1),\\quad θ_u = \frac{R_u - 1}{N_u - 1}
 
     exactly (K&R Figure 6: the sampled metric as a function of the sample
-    size; with n = N_u it is the exact metric). Computed on the distinct θ_u,
-    with P(r | θ) from :func:`simrec.sampling.log_rank_probabilities_from_shares`.
+    size; with n = N_u the naive one is the exact metric). F̂ = F on n items
+    for ``estimator`` None or :class:`~simrec.sampling.Naive`; a correction
+    whose F̂ does not depend on the data (:class:`~simrec.sampling.RankEstimate`,
+    :class:`~simrec.sampling.BiasVariance` with the uniform prior, ...) gives
+    K&R's corrected curve, F̂ computed for N = :func:`estimator_items`.
+    Computed on the distinct θ_u, with P(r | θ) from
+    :func:`simrec.sampling.log_rank_probabilities_from_shares`.
 
     Returns
     -------
@@ -352,7 +385,11 @@ def expected_sampled_metrics(
     out = np.empty((len(sizes), len(metrics)))
     for i, n in enumerate(sizes):
         n = check_int("sizes", n, low=2)
-        table = metric_table(metrics, n)
+        if estimator is None or isinstance(estimator, Naive):
+            table = metric_table(metrics, n)
+        else:
+            sch = SamplingScheme.cached(estimator_items(ranks), n)
+            table = fixed_corrections(estimator, sch, metrics)
         acc = np.zeros(len(metrics))
         step = max(1, (1 << 21) // n)
         for t0 in range(0, theta.size, step):
@@ -369,13 +406,6 @@ def _sampler(ranks: RecommenderRanks, scheme: str, n: int, gen: np.random.Genera
     if scheme == "hypergeometric":
         return lambda: sample_ranks_hypergeometric(ranks.ranks, ranks.n_candidates, n, rng=gen)
     return lambda: sample_ranks_from_shares(ranks.popularity_shares, n, rng=gen)
-
-
-def _fit_prior(prior: MLEPrior | MESPrior, r: np.ndarray, scheme: SamplingScheme, max_iter: int) -> RankDistribution:
-    """The distribution a prior object names, fitted to the sampled ranks ``r`` (MES keeps its own EM budget)."""
-    if isinstance(prior, MLEPrior):
-        return mle(r, scheme, max_iter=max_iter)
-    return mes(r, scheme, eta=prior.eta)
 
 
 def run_stress(
@@ -442,96 +472,62 @@ def run_stress(
         true = true_metric_values(ranks, f_top) if ranks.has_truth else None
         names = estimator_names(config, scheme)
         est = np.full((config.repeats, len(names), len(metrics)), np.nan)
+        lower = np.full_like(est, np.nan) if config.n_boot else None
+        upper = np.full_like(est, np.nan) if config.n_boot else None
 
         if scheme == "adaptive":
             total = 0.0
+            boot_gen = gen.spawn(1)[0] if config.n_boot else None
             for rep in range(config.repeats):
                 ad = first if rep == 0 else draw()
                 total += ad.sizes.mean()
-                pi = mle_adaptive(ad.ranks, ad.sizes, N, max_iter=config.max_iter).probabilities
-                est[rep, 0] = pi[: config.k_max] @ f_top
-            return StressResult(ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
-                                mean_sample_size=total / config.repeats, seconds=time.perf_counter() - t0)
-
-        a_top = np.exp(sch.log_probabilities(np.arange(1, config.k_max + 1)))
-        col = {e: i for i, e in enumerate(config.estimators)}
-        # what to compute, from the estimator objects
-        fixed: dict[Estimator, np.ndarray] = {}  # estimator -> F̂ (n, J), applied to the histogram
-        uniform_gammas: dict[Estimator, float] = {}  # linear estimators with the uniform prior -> γ
-        fitted: dict[MLEPrior | MESPrior, list[Estimator]] = {}  # prior -> plug-in estimators (MLE, MES)
-        prior_gammas: dict[MLEPrior | MESPrior, dict[Estimator, float]] = {}  # prior -> linear estimators -> γ
-        wmle_weights: dict[WeightedMLE, np.ndarray] = {}
-        mappings: dict[str, MappingEstimator] = {}
-        for e in config.estimators:
-            if isinstance(e, Naive):
-                fixed[e] = metric_table(metrics, n)
-            elif isinstance(e, RankEstimate):
-                fixed[e] = np.column_stack([rank_estimate(m, sch).values for m in metrics])
-            elif isinstance(e, ConstrainedLeastSquares):
-                fixed[e] = np.column_stack([constrained_least_squares(m, sch).values for m in metrics])
-            elif isinstance(e, (LeastSquares, BiasVariance, MSEOptimal)):
-                gamma = 0.0 if isinstance(e, LeastSquares) else 1.0 / M if isinstance(e, MSEOptimal) else e.gamma
-                prior = None if isinstance(e, LeastSquares) else e.prior
-                if prior is None:
-                    uniform_gammas[e] = gamma
+                if config.n_boot:
+                    ests = fit_adaptive(ad, N, metrics, n_boot=config.n_boot, confidence=config.confidence,
+                                        max_iter=config.max_iter, rng=boot_gen)
+                    est[rep, 0] = [e.estimate for e in ests]
+                    lower[rep, 0] = [e.lower for e in ests]
+                    upper[rep, 0] = [e.upper for e in ests]
                 else:
-                    prior_gammas.setdefault(prior, {})[e] = gamma
-                    fitted.setdefault(prior, [])
-            elif isinstance(e, (MLE, MES)):
-                fitted.setdefault(e.prior, []).append(e)
-            elif isinstance(e, WeightedMLE):
-                wmle_weights[e] = decay_weights(ndcg(), n, e.scale)
-            elif isinstance(e, MappingEstimator):
-                mappings[e.kind] = e
-            else:  # pragma: no cover - StressConfig admits only the estimators above (and rejects AdaptiveMLE)
-                raise TypeError(f"the stress harness cannot run {e!r}")
-        if uniform_gammas:
-            sol = CorrectionProblem.from_prior(sch, None).solve_many(f_top, tuple(uniform_gammas.values()), a_top)
-            fixed.update({e: sol[g] for e, g in uniform_gammas.items()})
+                    pi = mle_adaptive(ad.ranks, ad.sizes, N, max_iter=config.max_iter).probabilities
+                    est[rep, 0] = pi[: config.k_max] @ f_top
+            return StressResult(ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
+                                mean_sample_size=total / config.repeats, seconds=time.perf_counter() - t0,
+                                lower=lower, upper=upper, confidence=config.confidence)
+
         recall_cols = np.flatnonzero(np.asarray(families) == "recall")
-        kr = ks[recall_cols].astype(np.float64)
         maps = {"linear": linear_mapping(N, n).values, "bound": bound_mapping(N, n).values}
+        for e in config.estimators:
+            if isinstance(e, MappingEstimator) and e.kind == "beta":
+                maps[f"beta@{e.a:g}"] = beta_mapping(N, n, e.a).values
+        beta = any(isinstance(e, MappingEstimator) and e.kind == "beta@P" for e in config.estimators)
         hist_sum = np.zeros(n)
         beta_a: list[float] = []
+        cache: dict = {}
+        boot_gen = gen.spawn(1)[0] if config.n_boot else None  # the draws of r stay those of n_boot = 0
         for rep in range(config.repeats):
             r = first if rep == 0 else draw()
-            h = np.bincount(r - 1, minlength=n).astype(np.float64)
+            h = np.bincount(r - 1, minlength=n)
             hist_sum += h
-            p = h / M
-            for e, fh in fixed.items():
-                est[rep, col[e]] = p @ fh
-            for prior, plug_in in fitted.items():
-                d = _fit_prior(prior, r, sch, config.max_iter)
-                for e in plug_in:
-                    est[rep, col[e]] = d.probabilities[: config.k_max] @ f_top
-                gammas = prior_gammas.get(prior)
-                if gammas:
-                    prob = CorrectionProblem(sch, d.probabilities, prior_name=prior.name)
-                    sol = prob.solve_many(f_top, tuple(gammas.values()), a_top)
-                    for e, g in gammas.items():
-                        est[rep, col[e]] = p @ sol[g]
-            for e, w in wmle_weights.items():
-                d = weighted_mle(r, sch, w, max_iter=config.max_iter)
-                est[rep, col[e]] = d.probabilities[: config.k_max] @ f_top
-            if not (mappings and recall_cols.size):
-                continue
-            shr = np.cumsum(h) / M
-            for kind in ("linear", "bound"):
-                if kind in mappings:
-                    est[rep, col[mappings[kind]], recall_cols] = _interp_rows(kr, maps[kind], shr)
-            if "beta@P" in mappings:
+            rows = h[None, :]
+            if config.n_boot:
+                rows = np.vstack([rows, bootstrap_histograms(h, config.n_boot, boot_gen)])
+            vals = estimate_histograms(config.estimators, rows, sch, metrics, max_iter=config.max_iter, cache=cache)
+            est[rep] = vals[0]
+            if config.n_boot:
+                lower[rep], upper[rep] = percentile_interval(vals[1:], config.confidence)
+            if beta and recall_cols.size:
                 try:
-                    fit = fit_beta_mapping(r, N, n)
-                except ValueError:  # every sampled rank is n: a diverges; the estimate is undefined (NaN)
-                    continue
-                beta_a.append(float(fit.a))
-                est[rep, col[mappings["beta@P"]], recall_cols] = _interp_rows(kr, fit.values, shr)
+                    beta_a.append(float(fit_beta_mapping(r, N, n).a))
+                except ValueError:  # every sampled rank is n: a diverges
+                    pass
         if beta_a:
             maps["beta@P"] = beta_mapping(N, n, float(np.mean(beta_a))).values
+        fitted_a = np.asarray(beta_a) if beta else None
     sorted_r = np.sort(ranks.ranks)
     ghr = {k: np.searchsorted(sorted_r, np.floor(f), side="right") / M for k, f in maps.items()}
     return StressResult(
         ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
         shr=np.cumsum(hist_sum) / (M * config.repeats), mapping_values=maps, global_hr_at_f=ghr,
-        mean_sample_size=float(n), seconds=time.perf_counter() - t0,
+        mean_sample_size=float(n), seconds=time.perf_counter() - t0, lower=lower, upper=upper,
+        confidence=config.confidence, fitted_a=fitted_a,
     )

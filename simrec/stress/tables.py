@@ -4,11 +4,23 @@
   the exact metric, the estimate's mean and sd over repeats, bias, relative
   error (mean − exact)/exact and relative RMSE (Li's dissertation Tables 3-4
   format);
+* :func:`coverage_table` — per recommender × scheme × n × estimator × metric
+  × K (with ``StressConfig.n_boot > 0``): the share of repeats whose
+  bootstrap interval contains the exact metric, beside the bias and the
+  mean interval width (which intervals can be trusted);
+* :func:`fitted_a_table` — beta@P's fitted a per recommender × scheme × n
+  (mean, sd over repeats; Li & Jin Table 2);
 * :func:`ordering_table` — per pair of recommenders: the share of repeats in
   which the estimates order the pair as the exact metric does (Krichene &
   Rendle Table 4);
 * :func:`winner_table` — the share of repeats in which the estimator picks the
   exact winner among all recommenders (dissertation Table 5);
+* :func:`relative_error_table` — per recommender × scheme × n × estimator ×
+  metric family: the relative error |mean − exact|/exact averaged over
+  K = 1..k_max, ± its sd over K (the dissertation's Tables 3-4, in %);
+* :func:`mapping_error_table` — per mapping: Li & Jin's Table 7 summary of
+  |HR@f(k) − SHR@k| (absolute and relative, averaged over k = 1..n, at k = 1
+  and averaged over k = 2..10);
 * :func:`hit_ratio_table` — sampled HR@k vs global HR@f(k) per mapping (Li &
   Jin Figure 7);
 * :func:`expected_table` — E[sampled metric] as a function of n (K&R Figure 6).
@@ -29,16 +41,21 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from simrec.sampling import metric_table
+from simrec.sampling import BiasVariance, RankEstimate, metric_table
 from simrec.stress.harness import METRIC_FAMILIES, StressResult, _nan_mean_sd, expected_sampled_metrics, metric_values
 from simrec.stress.sources import RankSource
 
 __all__ = [
     "ESTIMATE_COLUMNS",
     "estimate_table",
+    "COVERAGE_COLUMNS",
+    "coverage_table",
+    "fitted_a_table",
     "ordering_table",
     "winner_table",
     "hit_ratio_table",
+    "relative_error_table",
+    "mapping_error_table",
     "expected_table",
 ]
 
@@ -89,6 +106,70 @@ def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
         warnings.warn(f"{zero} cell(s) have an exact metric of 0: relative errors there are NaN",
                       RuntimeWarning, stacklevel=2)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ESTIMATE_COLUMNS)
+
+
+COVERAGE_COLUMNS = [
+    "recommender", "scheme", "n", "estimator", "metric", "k", "exact", "bias", "coverage", "nominal",
+    "mean_width", "n_repeats",
+]
+
+
+def coverage_table(results: Sequence[StressResult]) -> pd.DataFrame:
+    """Interval coverage of the exact metric and bias of every estimator, one row per cell.
+
+    .. math:: \\mathrm{coverage} = \frac{1}{\\#\\{i\\}} \\#\\{i : L_i \\le T \\le U_i\\},
+              \\qquad \\mathrm{bias} = \bar{T̂} - T
+
+    over the repeats i with a finite interval [L_i, U_i] (``n_repeats``);
+    ``nominal`` is the intervals' level. A coverage far below ``nominal``
+    means the interval cannot be trusted (usually because of the bias: the
+    bootstrap interval is centred on the estimator's expectation). Results
+    without intervals (``n_boot = 0``) are skipped.
+    """
+    frames = []
+    for res in results:
+        if res.lower is None or res.upper is None:
+            continue
+        ok = np.isfinite(res.lower) & np.isfinite(res.upper)
+        cnt = ok.sum(axis=0)  # (E, J)
+        inside = ok & (res.lower <= res.exact) & (res.exact <= res.upper)
+        mean, _, _ = _nan_mean_sd(res.estimates)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            coverage = inside.sum(axis=0) / cnt
+            width = np.where(ok, res.upper - res.lower, 0).sum(axis=0) / cnt
+        E, J = mean.shape
+        frame = pd.DataFrame({
+            "recommender": res.recommender,
+            "scheme": res.scheme,
+            "n": res.n,
+            "estimator": np.repeat(res.estimators, J),
+            "metric": np.tile(res.families, E),
+            "k": np.tile(res.ks, E),
+            "exact": np.broadcast_to(res.exact, (E, J)).ravel(),
+            "bias": (mean - res.exact).ravel(),
+            "coverage": coverage.ravel(),
+            "nominal": res.confidence,
+            "mean_width": width.ravel(),
+            "n_repeats": cnt.ravel(),
+        })
+        frames.append(frame[frame["n_repeats"] > 0])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COVERAGE_COLUMNS)
+
+
+def fitted_a_table(results: Sequence[StressResult]) -> pd.DataFrame:
+    """beta@P's fitted a (Li & Jin §4.1, eq. 19), one row per recommender × scheme × n (their Table 2).
+
+    Columns: recommender, scheme, n, a_mean, a_sd (over repeats, ddof=1),
+    n_repeats (repeats where a was defined). Results without beta@P are skipped.
+    """
+    rows = [
+        {"recommender": r.recommender, "scheme": r.scheme, "n": r.n,
+         "a_mean": float(np.mean(r.fitted_a)) if r.fitted_a.size else np.nan,
+         "a_sd": float(np.std(r.fitted_a, ddof=1)) if r.fitted_a.size > 1 else np.nan,
+         "n_repeats": int(r.fitted_a.size)}
+        for r in results if r.fitted_a is not None
+    ]
+    return pd.DataFrame(rows, columns=["recommender", "scheme", "n", "a_mean", "a_sd", "n_repeats"])
 
 
 def _groups(results: Sequence[StressResult]) -> dict[tuple[str, int], list[StressResult]]:
@@ -198,9 +279,68 @@ def hit_ratio_table(results: Sequence[StressResult]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def expected_table(source: RankSource, families: Sequence[str], k: int, sizes: Sequence[int]) -> pd.DataFrame:
-    """E[naive sampled metric] at cutoff ``k`` vs sample size n, beside the exact metric (K&R Figure 6).
+def relative_error_table(estimates: pd.DataFrame) -> pd.DataFrame:
+    """The dissertation's Tables 3-4: |relative error| averaged over K, ± its sd over K, in %.
 
+    .. math:: \\overline{e} = \frac{1}{|K|} \\sum_K \frac{|\bar T̂_K - T_K|}{T_K} \times 100
+
+    over the cutoffs in ``estimates`` (K = 1..k_max; cells whose exact metric
+    is 0 are left out, as their relative error is undefined).
+
+    Parameters
+    ----------
+    estimates : DataFrame
+        :func:`estimate_table`'s output.
+
+    Returns
+    -------
+    DataFrame with columns recommender, scheme, n, estimator, metric,
+    rel_error_pct (mean over K), rel_error_pct_sd (sd over K, ddof=1), n_k.
+    """
+    keys = ["recommender", "scheme", "n", "estimator", "metric"]
+    ok = estimates.dropna(subset=["rel_error"])
+    pct = ok.assign(abs_rel=ok["rel_error"].abs() * 100)
+    out = pct.groupby(keys, sort=False)["abs_rel"].agg(["mean", "std", "size"]).reset_index()
+    return out.rename(columns={"mean": "rel_error_pct", "std": "rel_error_pct_sd", "size": "n_k"})
+
+
+def mapping_error_table(results: Sequence[StressResult]) -> pd.DataFrame:
+    """Li & Jin's Table 7: how well each mapping aligns the sampled and global hit-ratio curves.
+
+    With e_k = |HR@f(k) − SHR@k| (SHR@k averaged over repeats, HR@⌊f(k)⌋ exact):
+    ``abs_error`` = Σ_k e_k / n, ``rel_error`` = Σ_k (e_k / SHR@k) / n (k with
+    SHR@k = 0 left out), ``abs_at_1``/``rel_at_1`` at k = 1 and
+    ``abs_2_10``/``rel_2_10`` averaged over k = 2..10 (Li & Jin §5, Table 7).
+    beta@P uses the mean fitted a over repeats.
+    """
+    rows = []
+    for res in results:
+        if res.shr is None:
+            continue
+        shr = res.shr
+        for name, ghr in res.global_hr_at_f.items():
+            e = np.abs(ghr - shr)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rel = np.where(shr > 0, e / np.where(shr > 0, shr, 1), np.nan)
+            top = slice(1, min(10, res.n))
+            rows.append({
+                "recommender": res.recommender, "scheme": res.scheme, "n": res.n, "mapping": name,
+                "abs_error": float(e.mean()), "rel_error": float(np.nanmean(rel)),
+                "abs_at_1": float(e[0]), "rel_at_1": float(rel[0]),
+                "abs_2_10": float(e[top].mean()), "rel_2_10": float(np.nanmean(rel[top])),
+            })
+    return pd.DataFrame(rows)
+
+
+#: K&R Figure 6's corrected curves: column -> data-independent correction.
+_CORRECTED_CURVES = {"expected_rank_estimate": RankEstimate(), "expected_bv": BiasVariance(0.1)}
+
+
+def expected_table(source: RankSource, families: Sequence[str], k: int, sizes: Sequence[int]) -> pd.DataFrame:
+    """E[sampled metric] at cutoff ``k`` vs sample size n, naive and corrected, beside the exact metric (K&R Figure 6).
+
+    Columns ``expected_sampled`` (naive), ``expected_rank_estimate`` and
+    ``expected_bv`` (BV γ = 0.1, uniform prior): K&R's corrected curves.
     ``families`` are names of :data:`~simrec.stress.harness.METRIC_FAMILIES`;
     sizes above a recommender's smallest candidate set are skipped.
     """
@@ -211,10 +351,11 @@ def expected_table(source: RankSource, families: Sequence[str], k: int, sizes: S
         if not ok:
             continue
         vals = expected_sampled_metrics(rec, metrics, ok)
+        corrected = {col: expected_sampled_metrics(rec, metrics, ok, est) for col, est in _CORRECTED_CURVES.items()}
         exact = metric_values(rec.ranks, metric_table(metrics, k)).mean(axis=0)
         for i, n in enumerate(ok):
             frames.append(pd.DataFrame({
                 "recommender": rec.name, "n": n, "metric": list(families), "k": k,
-                "expected_sampled": vals[i], "exact": exact,
+                "expected_sampled": vals[i], **{col: v[i] for col, v in corrected.items()}, "exact": exact,
             }))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -13,7 +13,10 @@ as ``simrec run``:
    written to ``DIR/tasks/<j>__<scheme>__n<n>.npz`` as it finishes.
 3. **tables** — ``estimates.parquet`` (every cell), ``summary.csv`` (K in
    {1, 5, 10, 20, 50}), ``ordering.csv``, ``winners.csv``, ``hit_ratio.csv``,
-   ``expected_vs_n.csv``, ``decomposition.csv`` (simulations), ``ranks.parquet``
+   ``expected_vs_n.csv``, ``decomposition.csv`` (simulations), ``coverage.csv``
+   (interval coverage and bias, with ``[estimators] n_boot > 0``),
+   ``mapping_a.csv`` (beta@P's fitted a, Li & Jin Table 2), ``relative_error.csv``
+   (dissertation Tables 3-4), ``mapping_errors.csv`` (Li & Jin Table 7), ``ranks.parquet``
    (the held-out ranks, itself a valid ranks file), ``figures/*.png`` and
    ``manifest.json`` (scenario, seed, digest, versions, sizes, timings).
 
@@ -25,6 +28,7 @@ resumes from the finished shards).
 from __future__ import annotations
 
 import json
+import math
 import time
 import warnings
 from collections.abc import Callable
@@ -50,7 +54,17 @@ from simrec.stress.sources import (
     score_ranks,
     simulate_loo_data,
 )
-from simrec.stress.tables import estimate_table, expected_table, hit_ratio_table, ordering_table, winner_table
+from simrec.stress.tables import (
+    coverage_table,
+    estimate_table,
+    expected_table,
+    fitted_a_table,
+    hit_ratio_table,
+    mapping_error_table,
+    ordering_table,
+    relative_error_table,
+    winner_table,
+)
 from simrec.tasks import Backend, SerialBackend, Task, run_tasks
 
 __all__ = ["StressOutcome", "run_stress_scenario", "build_source_data", "few_users_note", "MIN_USERS", "SUMMARY_KS"]
@@ -131,6 +145,10 @@ def _result_arrays(r: StressResult) -> dict[str, np.ndarray]:
         "mean_sample_size": np.array(r.mean_sample_size), "seconds": np.array(r.seconds),
         "mappings": np.array(list(r.mapping_values)),
     }
+    if r.fitted_a is not None:
+        arrays["fitted_a"] = r.fitted_a
+    if r.lower is not None:
+        arrays.update(lower=r.lower, upper=r.upper, confidence=np.array(r.confidence))
     if r.true is not None:
         arrays["true"] = r.true
     if r.shr is not None:
@@ -150,6 +168,8 @@ def _result_from_npz(path: Path) -> StressResult:
         tuple(str(f) for f in g["families"]), g["ks"], tuple(str(e) for e in g["estimators"]), g["exact"],
         g["estimates"], g.get("true"), g.get("shr"), {m: g[f"map_{m}"] for m in maps},
         {m: g[f"ghr_{m}"] for m in maps}, float(g["mean_sample_size"]), float(g["seconds"]),
+        g.get("lower"), g.get("upper"), float(g["confidence"]) if "confidence" in g else math.nan,
+        g.get("fitted_a"),
     )
 
 
@@ -288,6 +308,10 @@ def run_stress_scenario(
             hr = hit_ratio_table(results)
             expected = expected_table(source, sc.metrics.names, sc.metrics.curve_k, sc.metrics.curve_sizes)
             decomp = decomposition_table(results)
+            coverage = coverage_table(results)
+            fitted_a = fitted_a_table(results)
+            rel_err = relative_error_table(est)
+            map_err = mapping_error_table(results)
         rd.write_parquet("estimates.parquet", est)
         note = few_users_note(source)
         flag = (lambda f: f.assign(warning=note)) if note else (lambda f: f)
@@ -298,6 +322,13 @@ def run_stress_scenario(
         rd.write_csv("expected_vs_n.csv", expected)
         if len(decomp):
             rd.write_csv("decomposition.csv", decomp)
+        if len(coverage):
+            rd.write_csv("coverage.csv", coverage)
+        if len(fitted_a):
+            rd.write_csv("mapping_a.csv", fitted_a)
+        rd.write_csv("relative_error.csv", rel_err)
+        if len(map_err):
+            rd.write_csv("mapping_errors.csv", map_err)
         if figures:
             from simrec.stress.figures import plot_stress
 

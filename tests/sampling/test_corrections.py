@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 from scipy.optimize import lsq_linear
 
 from simrec.sampling import (
@@ -16,15 +15,18 @@ from simrec.sampling import (
     auc,
     average_precision,
     bias_variance,
+    bias_variance_distribution,
+    bias_variance_inverse_users,
     constrained_least_squares,
     least_squares,
+    mes,
     mle,
     mse_optimal,
     naive,
     ndcg,
     rank_estimate,
-    rank_estimates,
     recall,
+    unrounded_rank_estimates,
 )
 
 SCHEMES = [(500, 30, True), (500, 30, False), (2000, 101, True)]
@@ -49,7 +51,7 @@ def test_sampled_auc_is_unbiased_exactly(N, n, replace):
 def test_rank_estimate_is_unbiased_for_the_rank(N, n, replace):
     # K&R §5.1: r̂ = 1 + (N-1)(r-1)/(n-1) has E[r̂ | R] = R exactly
     s = SamplingScheme(N, n, replace=replace, tail_cutoff=0)
-    np.testing.assert_allclose(s.matrix @ rank_estimates(N, n), np.arange(1, N + 1), rtol=1e-11)
+    np.testing.assert_allclose(s.matrix @ unrounded_rank_estimates(N, n), np.arange(1, N + 1), rtol=1e-11)
 
 
 def test_rank_estimate_rounds_down():
@@ -111,7 +113,7 @@ def test_bv_solves_its_normal_equations(n, extra, gamma, replace, seed, metric):
     assert np.linalg.norm(residual) <= 1e-8 * max(np.linalg.norm(h), 1e-300)
 
 
-def test_mn_is_bv_with_gamma_one_over_m_and_matches_eq_45():
+def test_mn_solves_eq_45_and_bv_inverse_users_is_bv_at_one_over_m():
     N, n, M = 600, 20, 250
     s = SamplingScheme(N, n, tail_cutoff=0)
     R = 1 + np.floor((N - 1) * np.random.default_rng(0).random(M) ** 3).astype(int)
@@ -119,13 +121,46 @@ def test_mn_is_bv_with_gamma_one_over_m_and_matches_eq_45():
     prior = mle(r, s, max_iter=50)
     m = recall(20)
     mn = mse_optimal(m, s, M, prior=prior)
-    bv = bias_variance(m, s, 1 / M, prior=prior)
-    np.testing.assert_allclose(mn.values, bv.values, rtol=1e-12)
     assert mn.estimator == "MN_MLE"
-    # dissertation eq. 45: (A^T D A - (1/M) A^T D A + (1/M) Λ)^{-1} A^T D b, Λ = diag(Σ_R P(R) P(r|R))
-    _, g, c, h = _dense_parts(s, prior.probabilities, m)
-    expected = np.linalg.solve(g - g / M + np.diag(c) / M, h)
-    np.testing.assert_allclose(mn.values, expected, rtol=1e-6, atol=1e-9)
+    # dissertation eq. 45 as printed, solved independently on the dense matrices:
+    # (A^T D A - (1/M) A^T A + (1/M) Λ1)^{-1} A^T D b, Λ1 = diag(Σ_R P(r|R)) (no prior weights)
+    a, g, c, h = _dense_parts(s, prior.probabilities, m)
+    expected = np.linalg.solve(g - a.T @ a / M + np.diag(a.sum(axis=0)) / M, h)
+    np.testing.assert_allclose(mn.values, expected, rtol=1e-8, atol=1e-12)
+    # the γ = 1/M variant is K&R's BV at γ = 1/M (variance weighted by the prior), a different estimator
+    bvm = bias_variance_inverse_users(m, s, M, prior=prior)
+    np.testing.assert_allclose(bvm.values, bias_variance(m, s, 1 / M, prior=prior).values, rtol=1e-12)
+    assert bvm.estimator == "BV_MLE(gamma=1/M)"
+    assert np.max(np.abs(bvm.values - mn.values)) > 1e-3
+
+
+def _authors_mn_estimate(sampled_ranks, n_items, n, n_users, prior, metric_values):
+    """MN as the authors' code computes it (``new_PR_gpu`` and its caller in estimator/MN_MES_MLE.ipynb of
+    dli12/AAAI23-Towards-Reliable-Item-Sampling-for-Recommendation-Evaluation), restated in numpy float64:
+    A from scipy.stats.binom.pmf with θ = (R-1)/(N-1) (their utils.A_Nn), W = inv(AᵀDA - AᵀA/H +
+    diag(A.sum(0))/H) AᵀD, P̂(R) = mean over users of W[r_u], estimate = Σ_R P̂(R) F(R)."""
+    x = np.arange(n)
+    theta = (np.arange(1, n_items + 1)[:, None] - 1) / (n_items - 1)
+    a = stats.binom.pmf(np.tile(x, (n_items, 1)), n - 1, np.tile(theta, (1, n)))
+    d = np.diag(prior)
+    w = np.linalg.inv(a.T @ d @ a - a.T @ a / n_users + np.diag(a.sum(0)) / n_users) @ a.T @ d
+    return w[np.asarray(sampled_ranks) - 1].mean(0) @ metric_values
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_mn_matches_the_authors_formula_on_unseen_ranks(seed):
+    # Ranks the authors' code never saw: Beta(0.3)-shaped global ranks, N = 1,500, n = 60, M = 700,
+    # MLE and MES priors; agreement to rounding (their float32 GPU run aside, the formula is the same)
+    N, n, M = 1500, 60, 700
+    rng = np.random.default_rng(seed)
+    R = 1 + np.floor((N - 1) * rng.beta(0.3, 1.0, M)).astype(int)
+    s = SamplingScheme(N, n, tail_cutoff=0)
+    r = s.sample(R, rng=rng)
+    for prior in (mle(r, s, max_iter=200), mes(r, s)):
+        for m in (ndcg(10), recall(20), average_precision(50)):
+            ours = mse_optimal(m, s, M, prior=prior).mean(r)
+            theirs = _authors_mn_estimate(r, N, n, M, prior.probabilities, m.table(N))
+            assert ours == pytest.approx(theirs, rel=1e-8, abs=1e-12)
 
 
 @pytest.mark.parametrize("metric", [recall(10), ndcg(10), average_precision()])
@@ -165,33 +200,6 @@ def test_cls_is_monotone_and_optimal(metric):
     # and between the unconstrained optimum and the (monotone) posterior mean
     assert least_squares(metric, s).bias() <= cls.bias() * (1 + 1e-9) + 1e-15
     assert cls.bias() <= bias_variance(metric, s, 1.0).bias() * (1 + 1e-9)
-
-
-def test_standard_error_matches_repeat_spread():
-    # users drawn i.i.d. from a population rank distribution, then items sampled:
-    # the reported SE sd(F̂(r_u))/sqrt(M) is the sd of the estimate over such repeats
-    N, n, M, repeats = 3000, 50, 400, 400
-    s = SamplingScheme(N, n)
-    rng = np.random.default_rng(5)
-    R = 1 + np.floor((N - 1) * rng.random((repeats, M)) ** 2.5).astype(int)
-    r = s.sample(R, rng=6)
-    corr = bias_variance(ndcg(10), s, 0.1)
-    est = corr.mean(r)
-    se = np.mean([corr.estimate(row).std_error for row in r])
-    # sd of `repeats` estimates has relative error ~ 1/sqrt(2(repeats-1)) = 3.5%: allow 4 of them
-    assert abs(est.std(ddof=1) / se - 1) < 4 / math.sqrt(2 * (repeats - 1))
-    # the repeats average agrees with the exact expectation over the population
-    pop = np.diff(((np.arange(N + 1)) / (N - 1)).clip(0, 1) ** (1 / 2.5))  # P(R) of the draw above
-    assert abs(est.mean() - pop @ corr.conditional_mean()) < 4 * est.std(ddof=1) / math.sqrt(repeats)
-
-
-def test_estimate_object():
-    s = SamplingScheme(100, 10)
-    e = naive(recall(3), s).estimate([1, 2, 3, 4])
-    assert (e.estimator, e.metric, e.k, e.estimate, e.n_users) == ("naive", "Recall@3", 3, 0.75, 4)
-    assert e.std_error == pytest.approx(0.5 / 2)
-    with pytest.warns(RuntimeWarning, match="single user"):
-        assert math.isnan(naive(recall(3), s).estimate([1]).std_error)
 
 
 def test_problem_reuse_and_impossible_ranks():
@@ -257,3 +265,20 @@ def test_solve_many_gamma_zero_and_validation():
         prob.solve_many(np.zeros((401, 2)), [0.1])
     with pytest.raises(ValueError, match="`a_top` must have shape \\(10, 20\\)"):
         prob.solve_many(f_top, [0.1], np.zeros((9, 20)))
+
+
+def test_bv_rank_distribution_is_eq_27():
+    # dissertation eq. 27: P̂(R) = P̂(r)ᵀ (F̂_BV,Recall@R − F̂_BV,Recall@R−1), computed literally for a few R
+    N, n, M, gamma = 400, 25, 300, 0.1
+    s = SamplingScheme(N, n, tail_cutoff=0)
+    r = s.sample(1 + np.floor((N - 1) * np.random.default_rng(3).random(M) ** 2).astype(int), rng=4)
+    d = bias_variance_distribution(r, s, gamma)
+    assert d.estimator == "BV_PR(gamma=0.1)" and d.n_users == M
+    p = np.bincount(r - 1, minlength=n) / M
+    for R in (1, 2, 7, 50, 399):
+        lower = bias_variance(recall(R - 1), s, gamma).values if R > 1 else np.zeros(n)
+        literal = p @ (bias_variance(recall(R), s, gamma).values - lower)
+        assert d.probabilities[R - 1] == pytest.approx(literal, rel=1e-8, abs=1e-13)
+    # by linearity its plug-in estimate of any metric is BV's estimate
+    for m in (recall(10), ndcg(10), average_precision()):
+        assert d.expectation(m) == pytest.approx(bias_variance(m, s, gamma).mean(r), rel=1e-8, abs=1e-13)

@@ -77,8 +77,13 @@ def test_validation_messages():
         MESPrior(-1)
     with pytest.raises(ValueError, match="`scale`"):
         WeightedMLE(0)
-    with pytest.raises(ValueError, match="`kind` must be one of 'linear', 'bound', 'beta@P'; got 'beta'"):
+    with pytest.raises(ValueError, match="`kind` must be one of 'linear', 'bound', 'beta', 'beta@P'; got 'beta@a'"):
+        MappingEstimator("beta@a")
+    with pytest.raises(ValueError, match="`a` must be given for the 'beta' mapping"):
         MappingEstimator("beta")
+    with pytest.raises(ValueError, match="`a` applies to the 'beta' mapping only"):
+        MappingEstimator("bound", a=0.5)
+    assert MappingEstimator("beta", 0.5).name == "mapping:beta@0.5"
 
 
 def test_reexported_from_simrec_sampling():

@@ -95,12 +95,10 @@ def test_hit_ratio_estimate_interpolates():
     N, n = 1000, 10
     m = linear_mapping(N, n)  # f(k) = 111 (k - 1) + 1
     r = np.array([1, 1, 2, 5, 10])
-    e = m.hit_ratio(r, 112)  # = f(2): SHR@2 = 3/5
-    assert e.estimate == pytest.approx(0.6)
-    assert e.estimator == "mapping:linear" and e.metric == "HR@112"
-    assert m.hit_ratio(r, 1).estimate == pytest.approx(0.4)  # f(1) = 1: SHR@1
+    assert m.hit_ratio(r, 112) == pytest.approx(0.6)  # = f(2): SHR@2 = 3/5
+    assert m.hit_ratio(r, 1) == pytest.approx(0.4)  # f(1) = 1: SHR@1
     # halfway between f(2) = 112 and f(3) = 223: between SHR@2 = 0.6 and SHR@3 = 0.6
-    assert m.hit_ratio(r, 167).estimate == pytest.approx(0.6)
+    assert m.hit_ratio(r, 167) == pytest.approx(0.6)
 
 
 def test_beta_p_undefined_when_every_rank_is_last():

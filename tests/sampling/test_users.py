@@ -25,8 +25,8 @@ def test_dissertation_worked_sample_sizes():
     # eq. 51: 1.96² 0.5²/0.03² ≈ 1067 and 1.96² 0.5²/0.01² ≈ 9604 at 95% confidence
     s3 = proportion_sample_size(0.03)
     s1 = proportion_sample_size(0.01)
-    assert round(s3.exact) == 1067 and s3.n_users == 1068  # exact 1067.07 (z = 1.95996), rounded up
-    assert round(s1.exact) == 9604 and s1.n_users == 9604
+    assert s3.n_users == 1067 and s3.n_users_ceil == 1068  # exact 1067.07 (z = 1.95996): as published; rounded up
+    assert s1.n_users == 9604 and s1.n_users_ceil == 9604
     assert s3.z == pytest.approx(1.959964, abs=1e-6)
     # eq. 56: twice the single-model size for a difference of two proportions
     assert two_proportion_sample_size(0.03).exact == pytest.approx(2 * s3.exact)
@@ -43,7 +43,7 @@ def test_hoeffding_worked_numbers():
     assert hoeffding_bound(30_000, 0.01) < 0.005
     # margin and sample size invert each other
     m = hoeffding_sample_size(0.02, confidence=0.99)
-    assert hoeffding_margin(m.n_users, confidence=0.99) <= 0.02 < hoeffding_margin(m.n_users - 1, confidence=0.99)
+    assert hoeffding_margin(m.n_users_ceil, confidence=0.99) <= 0.02 < hoeffding_margin(m.n_users_ceil - 1, confidence=0.99)
 
 
 def test_proportion_sample_size_coverage():

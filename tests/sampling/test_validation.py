@@ -50,9 +50,9 @@ CASES = [
     (lambda: ndcg(-3), ValueError, "`k`"),
     (lambda: precision(2.5), TypeError, "`k`"),
     (lambda: average_precision(0), ValueError, "`k`"),
-    (lambda: naive(recall(3), S).estimate([0, 1]), ValueError, "`sampled_ranks`"),  # r outside [1, n]
-    (lambda: naive(recall(3), S).estimate([11]), ValueError, "`sampled_ranks`"),
-    (lambda: naive(recall(3), S).estimate([]), ValueError, "`sampled_ranks`"),
+    (lambda: naive(recall(3), S).mean([0, 1]), ValueError, "`sampled_ranks`"),  # r outside [1, n]
+    (lambda: naive(recall(3), S).mean([11]), ValueError, "`sampled_ranks`"),
+    (lambda: naive(recall(3), S).mean([]), ValueError, "`sampled_ranks`"),
     (lambda: bias_variance(recall(3), S, 1.5), ValueError, "`gamma`"),  # γ outside [0, 1]
     (lambda: bias_variance(recall(3), S, -0.1), ValueError, "`gamma`"),
     (lambda: bias_variance("recall", S, 0.1), TypeError, "`metric`"),

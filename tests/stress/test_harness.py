@@ -45,10 +45,14 @@ from simrec.stress import (
     RecommenderRanks,
     StressConfig,
     StressResult,
+    coverage_table,
     estimate_table,
     estimator_names,
     expected_sampled_metrics,
+    fitted_a_table,
+    mapping_error_table,
     ordering_table,
+    relative_error_table,
     run_stress,
     true_metric_values,
     winner_table,
@@ -186,8 +190,11 @@ def test_default_estimators_are_the_expanded_default_families():
     gam = ["1", "0.1", "0.01", "0.001"]
     assert [e.name for e in DEFAULT_ESTIMATORS] == (
         ["naive", "rank_estimate", "LS", "CLS"] + [f"BV(gamma={g})" for g in gam]
-        + ["MLE", "WMLE", "MES", "MN_MLE", "MN_MES"] + [f"BV_MLE(gamma={g})" for g in gam]
-        + [f"BV_MES(gamma={g})" for g in gam] + ["mapping:linear", "mapping:bound", "mapping:beta@P"])
+        + ["MLE", "WMLE", "MES", "MN_MLE", "MN_MES", "BV_MLE(gamma=1/M)", "BV_MES(gamma=1/M)"]
+        + [f"BV_MLE(gamma={g})" for g in gam]
+        + [f"BV_MES(gamma={g})" for g in gam]
+        + ["mapping:linear", "mapping:bound", "mapping:beta@1", "mapping:beta@0.5", "mapping:beta@0.2",
+           "mapping:beta@P"])
     assert StressConfig().estimators == DEFAULT_ESTIMATORS
     assert EstimatorsSpec().build() == DEFAULT_ESTIMATORS
 
@@ -197,13 +204,14 @@ def test_estimators_spec_builds_objects_in_the_listed_order():
                           wmle_scale=4.0, mes_eta=0.02)
     assert spec.build() == (
         BiasVariance(0.5, MESPrior(0.02)), BiasVariance(0.0, MESPrior(0.02)),
-        MappingEstimator("linear"), MappingEstimator("bound"), MappingEstimator("beta@P"),
-        Naive(), WeightedMLE(4.0), MSEOptimal(MESPrior(0.02)), MES(0.02),
+        MappingEstimator("linear"), MappingEstimator("bound"), MappingEstimator("beta", 1.0),
+        MappingEstimator("beta", 0.5), MappingEstimator("beta", 0.2), MappingEstimator("beta@P"), Naive(), WeightedMLE(4.0), MSEOptimal(MESPrior(0.02)), MES(0.02),
     )
     assert [e.name for e in spec.build()] == ["BV_MES(gamma=0.5)", "BV_MES(gamma=0)", "mapping:linear",
-                                              "mapping:bound", "mapping:beta@P", "naive", "WMLE", "MN_MES", "MES"]
+                                              "mapping:bound", "mapping:beta@1", "mapping:beta@0.5", "mapping:beta@0.2",
+                                              "mapping:beta@P", "naive", "WMLE", "MN_MES", "MES"]
     every = EstimatorsSpec(names=list(ESTIMATOR_FAMILIES), bv_gammas=[0.1])
-    assert len(every.build()) == 9 + 3 + 3  # 9 single families, BV/BV_MLE/BV_MES at one γ, 3 mappings
+    assert len(every.build()) == 11 + 3 + 6  # 11 single families, BV/BV_MLE/BV_MES at one γ, 6 mappings
     StressConfig(estimators=every.build())  # a valid harness configuration
     with pytest.raises(ValueError, match="names"):
         EstimatorsSpec(names=["nope"])
@@ -352,3 +360,67 @@ def test_exact_ties_give_nan_with_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         estimate_table([a])  # no warning when defined
+
+
+def test_intervals_and_coverage_table_agree_with_a_direct_count(known):
+    ests = (Naive(), BiasVariance(0.1), MSEOptimal(MLEPrior()), MappingEstimator("linear"))
+    cfg = StressConfig(repeats=12, k_max=5, estimators=ests, n_boot=25, max_iter=50)
+    res = run_stress(known, "binomial", 40, cfg, rng=3)
+    assert res.lower.shape == res.upper.shape == res.estimates.shape and res.confidence == 0.95
+    # the sampled ranks are those of a run without intervals (the bootstrap has its own child stream)
+    plain = run_stress(known, "binomial", 40, StressConfig(repeats=12, k_max=5, estimators=ests, max_iter=50), rng=3)
+    np.testing.assert_allclose(plain.estimates, res.estimates, rtol=1e-12, atol=1e-15)
+    assert plain.lower is None
+    table = coverage_table([res])
+    assert len(coverage_table([plain])) == 0
+    for e, name in enumerate(res.estimators):
+        for j, (fam, k) in enumerate(zip(res.families, res.ks)):
+            lo, hi = res.lower[:, e, j], res.upper[:, e, j]
+            ok = np.isfinite(lo)
+            row = table[(table.estimator == name) & (table.metric == fam) & (table.k == k)]
+            if not ok.any():  # the mapping for NDCG/AP: no row
+                assert len(row) == 0
+                continue
+            direct = np.mean((lo[ok] <= res.exact[j]) & (res.exact[j] <= hi[ok]))
+            assert row.coverage.item() == pytest.approx(direct)
+            assert row.bias.item() == pytest.approx(np.nanmean(res.estimates[:, e, j]) - res.exact[j])
+            assert row.n_repeats.item() == ok.sum() and (lo[ok] <= hi[ok]).all()
+
+
+def test_adaptive_scheme_intervals(known):
+    cfg = StressConfig(repeats=2, k_max=3, estimators=(Naive(),), n_boot=5, max_iter=30, adaptive_n_max=200)
+    res = run_stress(known, "adaptive", 20, cfg, rng=0)
+    assert res.estimators == ("adaptive_MLE",) and np.isfinite(res.lower).all()
+    assert (res.lower <= res.upper).all()
+
+
+def test_relative_error_and_mapping_error_tables_by_hand(known):
+    maps = (MappingEstimator("linear"), MappingEstimator("beta", 0.5), MappingEstimator("beta@P"))
+    res = run_stress(known, "binomial", 40, StressConfig(repeats=3, k_max=12, estimators=(Naive(), *maps)), rng=1)
+    est = estimate_table([res])
+    rel = relative_error_table(est)
+    row = rel[(rel.estimator == "naive") & (rel.metric == "ndcg")]
+    cells = est[(est.estimator == "naive") & (est.metric == "ndcg")]
+    by_hand = np.abs((cells["mean"] - cells["exact"]) / cells["exact"]) * 100
+    assert row.rel_error_pct.item() == pytest.approx(by_hand.mean())
+    assert row.rel_error_pct_sd.item() == pytest.approx(by_hand.std(ddof=1)) and row.n_k.item() == 12
+    table = mapping_error_table([res])
+    assert set(table.mapping) == {"linear", "bound", "beta@0.5", "beta@P"}  # bound's curve is always recorded
+    t = table[table.mapping == "beta@0.5"]
+    e = np.abs(res.global_hr_at_f["beta@0.5"] - res.shr)
+    assert t.abs_error.item() == pytest.approx(e.mean()) and t.abs_at_1.item() == pytest.approx(e[0])
+    assert t.abs_2_10.item() == pytest.approx(e[1:10].mean())
+    assert t.rel_at_1.item() == pytest.approx(e[0] / res.shr[0])
+    assert res.fitted_a.shape == (3,) and fitted_a_table([res]).a_mean.item() == pytest.approx(res.fitted_a.mean())
+
+
+def test_corrected_expected_curve_is_the_corrections_exact_expectation(known):
+    # K&R Figure 6's corrected curve: E[(1/M) Σ_u F̂(r_u)] given the users' ranks, one common N here
+    metrics = [recall(10), ndcg(10)]
+    sch = SamplingScheme.cached(1000, 50)
+    for est, corr in ((RankEstimate(), rank_estimate), (BiasVariance(0.1), lambda m, s: bias_variance(m, s, 0.1))):
+        got = expected_sampled_metrics(known, metrics, (50,), est)[0]
+        want = [corr(m, sch).expected(known.ranks) for m in metrics]
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+    with pytest.raises(TypeError, match="data-independent"):
+        expected_sampled_metrics(known, metrics, (50,), MLE())

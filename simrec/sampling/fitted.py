@@ -1,0 +1,495 @@
+"""Fitting an estimator to sampled ranks, with a bootstrap interval over users.
+
+One call shape for every estimator family (issue 10)::
+
+    fitted = BiasVariance(0.1).fit(sampled_ranks, scheme, rng=0)   # or fit(estimator, ...)
+    fitted.estimate(ndcg(10))     # -> Estimate with a 95% percentile interval
+    fitted.estimates([recall(k) for k in range(1, 51)])
+
+M (``n_users``) is the number of sampled ranks; the ranks are checked
+against the scheme (integers in [1, n]).
+
+**Bootstrap over users, on the rank histogram.** Every estimator here depends
+on the sampled ranks only through their histogram h (n counts summing to M).
+Resampling M users with replacement is the same as drawing
+h* ~ Multinomial(M, h/M), so a replicate costs O(n) to draw, not O(M), and
+the estimators whose F̂ does not depend on the data (naive, rank estimate, LS,
+CLS, BV with the uniform prior, MN with the uniform prior) evaluate all B
+replicates in one (B, n) x (n, J) product. Estimators that fit a distribution
+(MLE, WMLE, MES and the linear estimators with an MLE/MES prior, mappings
+with a fitted a) are refitted on every replicate from the same start, with the
+same settings as the point estimate: the percentile interval then describes
+the estimator actually used (the cost is B fits; see bench/bench_estimators.py).
+
+The interval is the percentile interval [q_{α/2}, q_{1-α/2}] of the B
+replicate estimates (Efron & Tibshirani 1993, §13.3). It measures the
+estimator's variability over the sampling of users *and* of items (each
+user's sampled rank is one draw); it does **not** correct for bias: a biased
+estimator's interval is centred on its expectation, not on the metric. The
+stress harness (:func:`simrec.stress.run_stress` with ``n_boot > 0``) reports
+each estimator's interval coverage of the exact metric, so users can see
+which intervals can be trusted.
+
+Decisions
+---------
+* Estimates outside the metric's range [min F, max F] over ranks 1..N warn
+  (:class:`OutOfRangeWarning`); least squares warns at fit time that it is
+  unusable (its F̂ solves an ill-conditioned system; estimates far outside
+  [0, 1] are typical).
+* The mapping estimators are defined for Recall/HR@K only; other metrics
+  give NaN with a warning.
+* :class:`~.estimators.AdaptiveMLE` fits :class:`~.ranks.AdaptiveRanks`
+  (each user's own n_u); its bootstrap resamples the distinct (n_u, r_u)
+  pairs multinomially (again equal to resampling users).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simrec._random import RNGLike, as_generator
+from simrec._validation import check_in_range, check_int
+from simrec.sampling._checks import check_rank_array
+from simrec.sampling._results import Estimate
+from simrec.sampling._threads import single_threaded_blas
+from simrec.sampling.corrections import CorrectionProblem, constrained_least_squares, rank_estimate
+from simrec.sampling.distribution import RankDistribution, decay_weights, mes, mle, mle_adaptive, weighted_mle
+from simrec.sampling.estimators import (
+    MES,
+    MLE,
+    AdaptiveMLE,
+    BiasVariance,
+    BiasVarianceInverseUsers,
+    ConstrainedLeastSquares,
+    Estimator,
+    LeastSquares,
+    MappingEstimator,
+    MESPrior,
+    MLEPrior,
+    MSEOptimal,
+    Naive,
+    RankEstimate,
+    WeightedMLE,
+)
+from simrec.sampling.functions import RankMetric, metric_table, ndcg
+from simrec.sampling.mapping import _fit_beta_counts, beta_mapping, bound_mapping, linear_mapping
+from simrec.sampling.ranks import AdaptiveRanks, SamplingScheme
+
+__all__ = [
+    "FittedEstimator",
+    "OutOfRangeWarning",
+    "fit",
+    "fit_adaptive",
+    "estimate_histograms",
+    "fixed_corrections",
+    "bootstrap_histograms",
+    "percentile_interval",
+]
+
+#: Metric names the mappings estimate (Li & Jin: hit ratio = recall with one held-out item).
+_MAPPABLE = ("Recall", "HR")
+
+
+class OutOfRangeWarning(RuntimeWarning):
+    """An estimate lies outside the range of its metric."""
+
+
+_LS_WARNING = (
+    "LS (least squares, γ → 0) is unusable as an estimator: P(r|R) is a Bernstein basis, so the normal "
+    "equations are severely ill-conditioned and the minimal-bias F̂ oscillates with values far outside the "
+    "metric's range; its estimates have a huge variance (e.g. 612.7 ± 496.6 for a Recall@10 of 0.188). "
+    "Use BV with γ >= 0.01, MN or CLS instead (Krichene & Rendle 2020 §5.2 make the same point)."
+)
+
+
+# ---------------------------------------------------------------------------
+# the engine: estimates of J metrics from B histograms, for several estimators
+# ---------------------------------------------------------------------------
+@dataclass(eq=False)
+class _Metrics:
+    """The metrics' tables on ranks 1..N (and 1..n), with the rows where they can be non-zero."""
+
+    scheme: SamplingScheme
+    metrics: tuple[RankMetric, ...]
+    table: np.ndarray = field(init=False)  # (N, J)
+    k_max: int = field(init=False)
+    _a_top: np.ndarray | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.table = metric_table(self.metrics, self.scheme.n_items)
+        nz = np.flatnonzero(np.any(self.table != 0, axis=1))
+        self.k_max = int(nz[-1]) + 1 if nz.size else 1
+
+    @property
+    def f_top(self) -> np.ndarray:
+        return self.table[: self.k_max]
+
+    @property
+    def a_top(self) -> np.ndarray:
+        if self._a_top is None:
+            self._a_top = np.exp(self.scheme.log_probabilities(np.arange(1, self.k_max + 1)))
+        return self._a_top
+
+    def rhs(self, problem: CorrectionProblem) -> np.ndarray:
+        """A^T D F for every metric, (n, J): through the first k_max rows when that is cheaper."""
+        if self.k_max <= 4 * self.scheme.n:
+            return problem.rhs_top(self.f_top, self.a_top)
+        return self.scheme.blocks.rmatvec(problem.prior[:, None] * self.table)
+
+
+def _linear_corrections(
+    estimators: Sequence[Estimator], problem: CorrectionProblem, ms: _Metrics, n_users: int
+) -> dict[Estimator, np.ndarray]:
+    """F̂ (n, J) of the linear estimators (LS, BV, BV at 1/M, MN) on one problem (one eigendecomposition)."""
+    out: dict[Estimator, np.ndarray] = {}
+    gammas: dict[Estimator, float] = {}
+    rhs = None
+    for e in estimators:
+        if isinstance(e, MSEOptimal):
+            rhs = ms.rhs(problem) if rhs is None else rhs
+            out[e] = problem.solve_eq45(rhs, n_users)
+        else:
+            gammas[e] = 0.0 if isinstance(e, LeastSquares) else (
+                1.0 / n_users if isinstance(e, BiasVarianceInverseUsers) else e.gamma)
+    if gammas:
+        if ms.k_max <= 4 * ms.scheme.n:
+            sol = problem.solve_many(ms.f_top, tuple(set(gammas.values())), ms.a_top)
+            out.update({e: sol[g] for e, g in gammas.items()})
+        else:  # untruncated metrics (AUC): per metric, through the banded P(r|R)
+            for e, g in gammas.items():
+                out[e] = np.column_stack([problem.solve(m, g) for m in ms.metrics])
+    return out
+
+
+def _fixed_correction(e: Estimator, ms: _Metrics) -> np.ndarray:
+    sch = ms.scheme
+    if isinstance(e, Naive):
+        return metric_table(ms.metrics, sch.n)
+    if isinstance(e, RankEstimate):
+        return np.column_stack([rank_estimate(m, sch).values for m in ms.metrics])
+    return np.column_stack([constrained_least_squares(m, sch).values for m in ms.metrics])
+
+
+def fixed_corrections(estimator: Estimator, scheme: SamplingScheme, metrics: Sequence[RankMetric]) -> np.ndarray:
+    """F̂ (n, J) of an estimator whose per-rank correction does not depend on the data.
+
+    Naive, rank estimate, CLS, and LS and BV with the uniform prior
+    (:class:`~.estimators.MSEOptimal` and
+    :class:`~.estimators.BiasVarianceInverseUsers` depend on M and are not
+    accepted). Used for exact expectations such as K&R's corrected curve.
+    """
+    ms = _Metrics(scheme, tuple(metrics))
+    if isinstance(estimator, (Naive, RankEstimate, ConstrainedLeastSquares)):
+        return _fixed_correction(estimator, ms)
+    if isinstance(estimator, (LeastSquares, BiasVariance)) and _prior_of(estimator) is None:
+        uniform = CorrectionProblem.from_prior(scheme, None)
+        return _linear_corrections([estimator], uniform, ms, 1)[estimator]
+    raise TypeError(f"`estimator` must have a data-independent correction (naive, rank estimate, CLS, LS, BV with "
+                    f"the uniform prior); got {estimator.name}")
+
+
+def _prior_of(e: Estimator) -> MLEPrior | MESPrior | None:
+    if isinstance(e, (MLE, MES)):
+        return e.prior
+    return getattr(e, "prior", None)
+
+
+def _fit_prior(prior: MLEPrior | MESPrior, r: np.ndarray, scheme: SamplingScheme, max_iter: int) -> RankDistribution:
+    if isinstance(prior, MLEPrior):
+        return mle(r, scheme, max_iter=max_iter)
+    return mes(r, scheme, eta=prior.eta)
+
+
+def _ranks_of(counts: np.ndarray) -> np.ndarray:
+    return np.repeat(np.arange(1, counts.size + 1), counts)
+
+
+def _mapping_row(e: MappingEstimator, counts: np.ndarray, ms: _Metrics, n_users: int) -> np.ndarray:
+    sch = ms.scheme
+    N, n = sch.n_items, sch.n
+    out = np.full(len(ms.metrics), np.nan)
+    cols = [j for j, m in enumerate(ms.metrics) if m.name in _MAPPABLE and m.k is not None]
+    if not cols:
+        return out
+    if e.kind == "linear":
+        f = linear_mapping(N, n).values
+    elif e.kind == "bound":
+        f = bound_mapping(N, n).values
+    elif e.kind == "beta":
+        f = beta_mapping(N, n, e.a).values
+    else:
+        try:
+            f = _fit_beta_counts(counts, N, n, 1.0, 1e-6, 100).values  # fit_beta_mapping's defaults
+        except ValueError:  # every sampled rank is n: a diverges, the estimate is undefined
+            return out
+    shr = np.cumsum(counts) / n_users
+    ks = np.array([ms.metrics[j].k for j in cols], dtype=np.float64)
+    out[cols] = np.interp(ks, np.r_[0.0, f], np.r_[0.0, shr])
+    return out
+
+
+def estimate_histograms(
+    estimators: Sequence[Estimator],
+    counts: np.ndarray,
+    scheme: SamplingScheme,
+    metrics: Sequence[RankMetric],
+    *,
+    max_iter: int = 300,
+    cache: dict | None = None,
+) -> np.ndarray:
+    """Every estimator's estimate of every metric from each of B sampled-rank histograms.
+
+    The engine behind :meth:`FittedEstimator.estimates` and the stress harness:
+    one fit of each distinct prior (MLE, MES) per histogram serves every
+    estimator using it; F̂ of the data-independent corrections is computed
+    once (kept in ``cache`` across calls) and applied to all histograms in
+    one product.
+
+    Parameters
+    ----------
+    estimators : sequence of Estimator
+        Any of :mod:`.estimators` except :class:`~.estimators.AdaptiveMLE`.
+    counts : ndarray of int, shape (B, n)
+        Histograms of the sampled ranks (row b: how many users have r = 1..n),
+        every row with the same total M.
+    scheme : SamplingScheme
+    metrics : sequence of RankMetric
+    max_iter : int, default 300
+        EM iterations (MLE, WMLE and the MLE prior).
+    cache : dict, optional
+        Reused across calls with the same scheme, metrics and M (the caller's
+        responsibility).
+
+    Returns
+    -------
+    ndarray, shape (B, len(estimators), len(metrics))
+    """
+    counts = np.asarray(counts)
+    if counts.ndim != 2 or counts.shape[1] != scheme.n:
+        raise ValueError(f"`counts` must have shape (B, n = {scheme.n}); got {counts.shape}")
+    totals = counts.sum(axis=1)
+    if (counts < 0).any() or totals.min() < 1 or (totals != totals[0]).any():
+        raise ValueError("`counts` must be non-negative histograms with one common positive total M")
+    n_users = int(totals[0])
+    cache = {} if cache is None else cache
+    ms = cache.get("metrics")
+    if ms is None or ms.metrics != tuple(metrics) or ms.scheme is not scheme:
+        cache.clear()
+        ms = cache["metrics"] = _Metrics(scheme, tuple(metrics))
+    out = np.full((counts.shape[0], len(estimators), len(ms.metrics)), np.nan)
+    p = counts / n_users
+    fixed = cache.setdefault("fixed", {})
+    uniform_linear = [e for e in estimators if isinstance(e, (LeastSquares, BiasVariance, BiasVarianceInverseUsers,
+                                                                MSEOptimal)) and _prior_of(e) is None
+                      and (e, n_users) not in fixed]
+    if uniform_linear:
+        sol = _linear_corrections(uniform_linear, CorrectionProblem.from_prior(scheme, None), ms, n_users)
+        fixed.update({(e, n_users): v for e, v in sol.items()})
+    by_prior: dict[MLEPrior | MESPrior, list[int]] = {}
+    for i, e in enumerate(estimators):
+        if isinstance(e, AdaptiveMLE):
+            raise TypeError("`estimators` must not hold AdaptiveMLE(): it needs each user's sample size "
+                            "(fit it on AdaptiveRanks)")
+        if isinstance(e, (Naive, RankEstimate, ConstrainedLeastSquares)):
+            if (e, None) not in fixed:
+                fixed[(e, None)] = _fixed_correction(e, ms)
+            out[:, i] = p @ fixed[(e, None)]
+        elif (e, n_users) in fixed:
+            out[:, i] = p @ fixed[(e, n_users)]
+        elif isinstance(e, WeightedMLE):
+            w = decay_weights(ndcg(), scheme.n, e.scale)
+            for b in range(counts.shape[0]):
+                d = weighted_mle(_ranks_of(counts[b]), scheme, w, max_iter=max_iter)
+                out[b, i] = d.probabilities @ ms.table
+        elif isinstance(e, MappingEstimator):
+            for b in range(counts.shape[0]):
+                out[b, i] = _mapping_row(e, counts[b], ms, n_users)
+        else:
+            by_prior.setdefault(_prior_of(e), []).append(i)
+    for prior, idx in by_prior.items():
+        linear = [estimators[i] for i in idx if not isinstance(estimators[i], (MLE, MES))]
+        for b in range(counts.shape[0]):
+            d = _fit_prior(prior, _ranks_of(counts[b]), scheme, max_iter)
+            sol = _linear_corrections(linear, CorrectionProblem(scheme, d.probabilities, prior_name=prior.name),
+                                      ms, n_users) if linear else {}
+            for i in idx:
+                e = estimators[i]
+                out[b, i] = d.probabilities @ ms.table if e not in sol else p[b] @ sol[e]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the user-facing result
+# ---------------------------------------------------------------------------
+def bootstrap_histograms(counts: np.ndarray, n_boot: int, rng: RNGLike = None) -> np.ndarray:
+    """B bootstrap histograms h* ~ Multinomial(M, h/M), shape (n_boot, n): resampling the M users.
+
+    Parameters
+    ----------
+    counts : ndarray of int, shape (n,)
+        The histogram h of the sampled ranks.
+    n_boot : int >= 1
+    rng : Generator or seed
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n_boot = check_int("n_boot", n_boot, low=1)
+    m = int(counts.sum())
+    return as_generator(rng).multinomial(m, counts / m, size=n_boot)
+
+
+def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval [q_{α/2}, q_{1-α/2}] of bootstrap replicates along axis 0 (NaN replicates dropped)."""
+    alpha = 1.0 - confidence
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
+        lo, hi = np.nanquantile(replicates, [alpha / 2, 1 - alpha / 2], axis=0)
+    return lo, hi
+
+
+@dataclass(frozen=True, eq=False)
+class FittedEstimator:
+    """An estimator fitted to one set of sampled ranks, with its bootstrap replicates' histograms.
+
+    Build with :meth:`Estimator.fit <.estimators.Estimator.fit>` or :func:`fit`.
+
+    Attributes
+    ----------
+    estimator : Estimator
+    scheme : SamplingScheme
+    counts : ndarray of int, shape (n,)
+        The sampled-rank histogram.
+    n_users : int
+        M (the number of sampled ranks).
+    boot_counts : ndarray of int, shape (n_boot, n)
+        The bootstrap histograms (resampled users).
+    confidence : float
+    max_iter : int
+    """
+
+    estimator: Estimator
+    scheme: SamplingScheme
+    counts: np.ndarray
+    n_users: int
+    boot_counts: np.ndarray
+    confidence: float
+    max_iter: int
+    _cache: dict = field(default_factory=dict, init=False, repr=False)
+
+    def estimates(self, metrics: Sequence[RankMetric]) -> list[Estimate]:
+        """Every metric at once (one fit per bootstrap replicate serves all metrics)."""
+        metrics = list(metrics)
+        if not metrics:
+            raise ValueError("`metrics` must hold at least one RankMetric; got none")
+        for m in metrics:
+            if not isinstance(m, RankMetric):
+                raise TypeError(f"`metrics` must hold RankMetric objects (e.g. ndcg(10)); got {type(m).__name__}")
+        rows = np.vstack([self.counts[None, :], self.boot_counts])
+        with single_threaded_blas():
+            vals = estimate_histograms([self.estimator], rows, self.scheme, metrics, max_iter=self.max_iter,
+                                       cache=self._cache)[:, 0, :]
+        lo, hi = percentile_interval(vals[1:], self.confidence)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sd = np.nanstd(vals[1:], axis=0, ddof=1) if vals.shape[0] > 2 else np.full(len(metrics), np.nan)
+        out = []
+        table = self._cache["metrics"].table
+        for j, m in enumerate(metrics):
+            est = float(vals[0, j])
+            if math.isnan(est):
+                warnings.warn(f"{self.estimator.name} does not estimate {m.label}; returning NaN",
+                              RuntimeWarning, stacklevel=2)
+            else:
+                _warn_out_of_range(self.estimator.name, m.label, est, float(table[:, j].min()),
+                                   float(table[:, j].max()))
+            out.append(Estimate(self.estimator.name, m.label, m.k, est, float(sd[j]), self.n_users,
+                                float(lo[j]), float(hi[j]), self.confidence, int(self.boot_counts.shape[0])))
+        return out
+
+    def estimate(self, metric: RankMetric) -> Estimate:
+        """The estimate of one metric with its bootstrap percentile interval."""
+        return self.estimates([metric])[0]
+
+
+def _warn_out_of_range(name: str, label: str, value: float, low: float, high: float) -> None:
+    tol = 1e-9 * max(1.0, abs(high - low))
+    if value < low - tol or value > high + tol:
+        warnings.warn(f"{name} estimate of {label} is {value:.4g}, outside the metric's range [{low:g}, {high:g}]",
+                      OutOfRangeWarning, stacklevel=3)
+
+
+def fit(
+    estimator: Estimator,
+    sampled_ranks: object,
+    scheme: SamplingScheme,
+    *,
+    n_boot: int = 200,
+    confidence: float = 0.95,
+    max_iter: int = 300,
+    rng: RNGLike = None,
+) -> FittedEstimator:
+    """Fit ``estimator`` to the sampled ranks of M users (see :meth:`Estimator.fit <.estimators.Estimator.fit>`)."""
+    if not isinstance(estimator, Estimator):
+        raise TypeError(f"`estimator` must be an Estimator (e.g. BiasVariance(0.1)); got {type(estimator).__name__}")
+    if isinstance(estimator, AdaptiveMLE):
+        raise TypeError("AdaptiveMLE() is fitted with fit_adaptive(adaptive_ranks, n_items): each user has its own n_u")
+    if not isinstance(scheme, SamplingScheme):
+        raise TypeError(f"`scheme` must be a SamplingScheme; got {type(scheme).__name__}")
+    r = check_rank_array("sampled_ranks", sampled_ranks, scheme.n)
+    n_boot = check_int("n_boot", n_boot, low=2)
+    confidence = check_in_range("confidence", confidence, 0, 1, low_open=True, high_open=True)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    if isinstance(estimator, LeastSquares):
+        warnings.warn(_LS_WARNING, RuntimeWarning, stacklevel=3)
+    counts = np.bincount(r - 1, minlength=scheme.n)
+    boot = bootstrap_histograms(counts, n_boot, rng)
+    return FittedEstimator(estimator, scheme, counts, int(r.size), boot, confidence, max_iter)
+
+
+def fit_adaptive(
+    ranks: AdaptiveRanks,
+    n_items: int,
+    metrics: Sequence[RankMetric],
+    *,
+    replace: bool = True,
+    n_boot: int = 200,
+    confidence: float = 0.95,
+    max_iter: int = 300,
+    rng: RNGLike = None,
+) -> list[Estimate]:
+    """Adaptive MLE (dissertation §2.6.2) of each metric with a bootstrap interval over users.
+
+    The bootstrap resamples the users' (n_u, r_u) pairs with replacement
+    (multinomially over the distinct pairs) and refits the EM on each
+    replicate.
+    """
+    if not isinstance(ranks, AdaptiveRanks):
+        raise TypeError(f"`ranks` must be AdaptiveRanks (from sample_ranks_adaptive); got {type(ranks).__name__}")
+    n_items = check_int("n_items", n_items, low=2)
+    n_boot = check_int("n_boot", n_boot, low=2)
+    confidence = check_in_range("confidence", confidence, 0, 1, low_open=True, high_open=True)
+    metrics = list(metrics)
+    table = metric_table(metrics, n_items)
+    key = np.asarray(ranks.sizes, dtype=np.int64) * (n_items + 1) + np.asarray(ranks.ranks, dtype=np.int64)
+    uniq, counts = np.unique(key, return_counts=True)
+    sizes, rr = uniq // (n_items + 1), uniq % (n_items + 1)
+    m = int(counts.sum())
+    boot = as_generator(rng).multinomial(m, counts / m, size=n_boot)
+
+    def one(c: np.ndarray) -> np.ndarray:
+        keep = c > 0
+        d = mle_adaptive(np.repeat(rr[keep], c[keep]), np.repeat(sizes[keep], c[keep]), n_items,
+                         replace=replace, max_iter=max_iter)
+        return d.probabilities @ table
+
+    point = one(counts)
+    reps = np.array([one(c) for c in boot])
+    lo, hi = percentile_interval(reps, confidence)
+    sd = reps.std(axis=0, ddof=1)
+    name = AdaptiveMLE().name
+    return [Estimate(name, mt.label, mt.k, float(point[j]), float(sd[j]), m, float(lo[j]), float(hi[j]),
+                     confidence, n_boot) for j, mt in enumerate(metrics)]
