@@ -140,7 +140,9 @@ def _beta_log_u(n: int, a: float) -> np.ndarray:
     j = np.arange(n, dtype=np.float64)
     log_t = math.log(a) + gammaln(n) - gammaln(n + a) + gammaln(j + a) - gammaln(j + 1.0)
     log_u = np.logaddexp.accumulate(log_t)
-    return np.minimum(log_u, 0.0)  # Σ_j t_j = 1 exactly; remove rounding above 1
+    # Σ_{j<n} t_j = 1 exactly (Li & Jin, Lemma 3.1): normalise by the computed total, so rounding in the sum
+    # (amplified by the power 1/a in f, e.g. 20 for a = 0.05) cannot move f(n) off N
+    return np.minimum(log_u - log_u[-1], 0.0)
 
 
 def beta_mapping(n_items: int, n: int, a: float) -> Mapping:

@@ -524,7 +524,10 @@ def run_stress(
             maps["beta@P"] = beta_mapping(N, n, float(np.mean(beta_a))).values
         fitted_a = np.asarray(beta_a) if beta else None
     sorted_r = np.sort(ranks.ranks)
-    ghr = {k: np.searchsorted(sorted_r, np.floor(f), side="right") / M for k, f in maps.items()}
+    # HR@f(k) = share of R <= f(k). f(k) is often an integer in exact arithmetic (beta@1: k(N-1)/n + 1), so
+    # floor it with a relative slack of 1e-9: rounding to 36.999999999 must not drop the users at rank 37
+    ghr = {k: np.searchsorted(sorted_r, np.floor(f + 1e-9 * np.maximum(f, 1.0)), side="right") / M
+           for k, f in maps.items()}
     return StressResult(
         ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
         shr=np.cumsum(hist_sum) / (M * config.repeats), mapping_values=maps, global_hr_at_f=ghr,
