@@ -107,3 +107,34 @@ def test_load_timestamped_tables(tmp_path):
         load_timestamped(table)
     with pytest.raises(DatasetError, match="has no timestamps"):
         load_timestamped(FIXTURES / "amazon" / next(p.name for p in (FIXTURES / "amazon").iterdir()), kind="amazon")
+
+
+def test_a_stress_dataset_source_can_hold_out_each_users_latest_item(tmp_path):
+    from simrec.config.stress import load_stress_scenario
+    from simrec.studies.stress import build_source_data
+
+    rng = np.random.default_rng(11)
+    df = _events(rng, n_users=40, n_items=60, n_records=800)
+    df.rename(columns={"time": "timestamp"}).to_csv(tmp_path / "events.csv", index=False)
+    spec = tmp_path / "s.toml"
+    spec.write_text('''
+kind = "stress"
+name = "last"
+seed = 4
+[source]
+type = "dataset"
+name = "events"
+path = "events.csv"
+format = "pairs"
+split = "last"
+recommenders = [{ kind = "popular" }]
+[sampling]
+sizes = [20]
+''')
+    sc, path = load_stress_scenario(spec)
+    data = build_source_data(sc, sc.data_path(path))
+    inter, _ = load_timestamped(tmp_path / "events.csv")
+    latest = _brute_latest(df)
+    for u, target in zip(data.users, data.targets):
+        assert inter.item_ids[target] in latest[inter.user_ids[u]]
+    assert len(data.users) == int((inter.user_counts() >= 2).sum())

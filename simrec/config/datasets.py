@@ -84,7 +84,25 @@ class DatasetSpec(Strict):
         """
         from simrec.datasets import k_core, load_dataset
 
-        options = {k: getattr(self, k) for k in ("min_rating", "user_col", "item_col", "rating_col", "sep")
-                   if getattr(self, k) is not None}
-        inter = load_dataset(data, kind=self.format, **options)
+        inter = load_dataset(data, kind=self.format, **self._options())
         return k_core(inter, self.k_core) if self.k_core else inter
+
+    def read_timestamped(self, data: str | Path):
+        """:meth:`read`, and each stored pair's latest timestamp (:func:`simrec.datasets.load_timestamped`).
+
+        Raises
+        ------
+        simrec.datasets.DatasetError
+            Unreadable data, or a layout without timestamps.
+        """
+        from simrec.datasets import k_core_pairs, keep_pairs, load_timestamped
+
+        inter, times = load_timestamped(data, kind=self.format, **self._options())
+        if not self.k_core:
+            return inter, times
+        keep = k_core_pairs(inter, self.k_core)
+        return keep_pairs(inter, keep), times[keep]
+
+    def _options(self) -> dict:
+        return {k: getattr(self, k) for k in ("min_rating", "user_col", "item_col", "rating_col", "sep")
+                if getattr(self, k) is not None}

@@ -74,9 +74,15 @@ class SimulationSource(Strict):
 
 
 class DatasetSource(DatasetSpec):
-    """A reference dataset (e.g. ML-100K), leave-one-out, recommenders over all candidates."""
+    """A reference dataset (e.g. ML-100K), leave-one-out, recommenders over all candidates.
+
+    ``split``: ``"random"`` (default) holds out a uniformly random item per
+    user; ``"last"`` each user's latest item by timestamp (Krichene &
+    Rendle's protocol; MovieLens, or a table with a ``timestamp`` column).
+    """
 
     type: Literal["dataset"]
+    split: Literal["random", "last"] = "random"
     min_items: int = Field(default=2, ge=1)
     recommenders: list[RecommenderSpec] = Field(min_length=1)
 
@@ -236,6 +242,17 @@ def _data_problems(sc: StressScenario, path: Path) -> tuple[list[str], RankSourc
     if data is None:
         return [], None
     if isinstance(src, DatasetSource):
+        if data.exists() and src.split == "last":
+            from simrec.datasets import DatasetError, detect_kind
+
+            try:
+                kind = src.format or detect_kind(data, **{k: v for k, v in (("user_col", src.user_col),
+                                                                            ("item_col", src.item_col)) if v})
+            except DatasetError as exc:
+                return [f"source.path: {exc}"], None
+            if kind not in ("movielens", "pairs"):
+                return [f"source.split: 'last' needs timestamps, which simrec reads from MovieLens and from tables "
+                        f"with a timestamp column; {data} is a {kind} dataset"], None
         if not data.exists():
             return [f"source.path: dataset {src.name!r} not found at {data}. Download it (e.g. MovieLens 100K from "
                     f"https://grouplens.org/datasets/movielens/100k/), then set SIMREC_DATA to the folder holding "

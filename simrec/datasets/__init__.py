@@ -14,7 +14,7 @@ from .amazon import load_amazon_5core
 from .binarize import binarize, binarize_events
 from .detect import DATASET_KINDS, detect_kind, load_dataset, load_timestamped
 from .errors import DatasetError
-from .kcore import k_core
+from .kcore import k_core, k_core_pairs, keep_pairs
 from .movielens import load_movielens, load_movielens_timestamped
 from .pairs import load_pairs, load_pairs_timestamped
 from .steam import load_steam
@@ -34,6 +34,8 @@ __all__ = [
     "gini",
     "DatasetError",
     "k_core",
+    "k_core_pairs",
+    "keep_pairs",
     "binarize",
     "binarize_events",
     "load_timestamped",

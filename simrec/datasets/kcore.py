@@ -8,7 +8,7 @@ from .._validation import check_int
 from ..interactions import Interactions
 from .binarize import interactions_from_codes
 
-__all__ = ["k_core"]
+__all__ = ["k_core", "k_core_pairs", "keep_pairs"]
 
 
 def k_core(inter: Interactions, k: int) -> Interactions:
@@ -38,6 +38,15 @@ def k_core(inter: Interactions, k: int) -> Interactions:
         remaining pairs, in their original order, ids carried along. It may be
         0 x 0 (nothing survives); that is a result, not an error.
     """
+    return keep_pairs(inter, k_core_pairs(inter, k))
+
+
+def k_core_pairs(inter: Interactions, k: int) -> np.ndarray:
+    """Which stored pairs the k-core keeps: a boolean mask in the matrix's order (see :func:`k_core`).
+
+    With :func:`keep_pairs` it carries per-pair data (e.g. timestamps) through
+    a k-core: ``keep_pairs(inter, mask)`` and ``values[mask]`` stay aligned.
+    """
     if not isinstance(inter, Interactions):
         raise TypeError(f"`inter` must be an Interactions; got {type(inter).__name__}")
     k = check_int("k", k, low=1)
@@ -49,10 +58,23 @@ def k_core(inter: Interactions, k: int) -> Interactions:
         icount = np.bincount(cols[alive], minlength=inter.n_items)
         drop = alive & ((ucount[rows] < k) | (icount[cols] < k))
         if not drop.any():
-            break
+            return alive
         alive &= ~drop
-    keep_users = np.flatnonzero(ucount >= k)
-    keep_items = np.flatnonzero(icount >= k)
+
+
+def keep_pairs(inter: Interactions, keep: np.ndarray) -> Interactions:
+    """The sub-matrix of the stored pairs where ``keep`` is True, without the rows and columns left empty.
+
+    Users and items stay in their original order with their ids, so the kept
+    pairs keep their relative order (per-pair arrays can be filtered with ``keep``).
+    """
+    rows = inter.row_of_pairs()
+    cols = inter.matrix.indices.astype(np.int64)
+    keep = np.asarray(keep, dtype=bool)
+    if keep.shape != cols.shape:
+        raise ValueError(f"`keep` must have one entry per stored pair, shape {cols.shape}; got {keep.shape}")
+    keep_users = np.flatnonzero(np.bincount(rows[keep], minlength=inter.n_users) > 0)
+    keep_items = np.flatnonzero(np.bincount(cols[keep], minlength=inter.n_items) > 0)
     new_user = np.full(inter.n_users, -1, dtype=np.int64)
     new_user[keep_users] = np.arange(len(keep_users))
     new_item = np.full(inter.n_items, -1, dtype=np.int64)
@@ -60,5 +82,5 @@ def k_core(inter: Interactions, k: int) -> Interactions:
     uid = None if inter.user_ids is None else np.asarray(inter.user_ids)[keep_users]
     iid = None if inter.item_ids is None else np.asarray(inter.item_ids)[keep_items]
     return interactions_from_codes(
-        new_user[rows[alive]], new_item[cols[alive]], (len(keep_users), len(keep_items)), uid, iid
+        new_user[rows[keep]], new_item[cols[keep]], (len(keep_users), len(keep_items)), uid, iid
     )

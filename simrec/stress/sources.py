@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from simrec._random import RNGLike, as_generator
 from simrec.experiment import true_relevance
 from simrec.interactions import Interactions
-from simrec.loo import leave_one_out
+from simrec.loo import leave_last_out, leave_one_out
 from simrec.observation import observe
 from simrec.sampling import global_ranks
 
@@ -212,8 +212,13 @@ def loo_data(
     min_items: int = 2,
     truth: Interactions | None = None,
     truth_rows: np.ndarray | None = None,
+    timestamps: np.ndarray | None = None,
 ) -> LooData:
     """Leave-one-out split of ``observed`` (and, with ``truth``, the true relevance).
+
+    With ``timestamps`` (one per stored pair), each user's *latest* item is
+    held out (:func:`simrec.loo.leave_last_out`, Krichene & Rendle's
+    protocol); without, a uniformly random one (:func:`simrec.loo.leave_one_out`).
 
     Parameters
     ----------
@@ -226,7 +231,10 @@ def loo_data(
         The true preferences and the truth row of each observed user
         (:class:`simrec.observation.Observed`); gives ``relevant``.
     """
-    split = leave_one_out(observed, rng, min_items=min_items)
+    if timestamps is None:
+        split = leave_one_out(observed, rng, min_items=min_items)
+    else:
+        split = leave_last_out(observed, timestamps, rng, min_items=min_items)
     users = np.flatnonzero(split.test.user_counts() > 0).astype(np.int64)
     if users.size == 0:
         raise ValueError(f"no user has at least `min_items` = {min_items} observed items; nothing to evaluate")

@@ -184,6 +184,9 @@ def build_source_data(sc: StressScenario, data_path: Path | None, max_pairs: int
     if isinstance(src, SimulationSource):
         world = src.world.build(src.population, name=src.world.name or "world", max_pairs=max_pairs)
         return simulate_loo_data(world, seed, min_items=src.min_items)
+    if src.split == "last":  # type: ignore[union-attr]
+        inter, times = src.read_timestamped(data_path)  # type: ignore[union-attr]
+        return loo_data(inter, seed, min_items=src.min_items, timestamps=times)  # type: ignore[union-attr]
     return loo_data(src.read(data_path), seed, min_items=src.min_items)  # type: ignore[union-attr]
 
 
