@@ -16,6 +16,7 @@ from simrec.interactions import Interactions
 from simrec.metrics import (
     UndefinedMetricWarning,
     auc,
+    auc_many,
     average_precision,
     hit,
     hits,
@@ -183,6 +184,29 @@ def test_auc_and_pap_match_brute_force(seed, k, monkeypatch):
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         np.testing.assert_allclose(auc(S, rel_csr), brute_auc_pap(S, rel, None), rtol=1e-12)
         np.testing.assert_allclose(pap_at_k(S, rel_csr, k), brute_auc_pap(S, rel, k), rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_auc_many_matches_auc_and_brute_force(seed, monkeypatch):
+    """One sort shared by several relevance sets: each value equals the double loop.
+
+    Blocks without ties (continuous scores: the h = l + 1 shortcut) and with
+    ties and +inf scores (the second binary search) are both covered.
+    """
+    rng = np.random.default_rng(seed)
+    n_users, n_items = 30, 13
+    S = rng.random((n_users, n_items))
+    S[15:] = rng.integers(0, 4, (15, n_items))  # ties in the second half only
+    S[rng.random(S.shape) < 0.2] = -np.inf
+    S[20:, 0] = np.inf
+    rels = [rng.random(S.shape) < q for q in (0.1, 0.5)]
+    monkeypatch.setattr(common, "BLOCK_ELEMENTS", 15 * 16)  # two blocks: tie-free, then tied
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        many = auc_many(S, [sp.csr_array(r.astype(np.int8)) for r in rels])
+        for got, r in zip(many, rels):
+            np.testing.assert_allclose(got, brute_auc_pap(S, r, None), rtol=1e-12)
+            np.testing.assert_array_equal(got, auc(S, sp.csr_array(r.astype(np.int8))))
 
 
 def test_pap_equals_auc_when_k_covers_everything():
