@@ -175,7 +175,11 @@ def _subsets_bitmap(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
 
 def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
     n_rows = len(sizes)
-    acc = np.zeros(0, dtype=np.int64)  # sorted global cell keys drawn so far
+    # The keys accepted so far, as one sorted run per round: a round's new keys
+    # are checked against every run (binary searches, O(new log total)) and
+    # the runs are merged once at the end, so a late round with a few pending
+    # rows costs O(its draws), not a re-sort of every accepted key.
+    runs: list[np.ndarray] = []
     got = np.zeros(n_rows, dtype=np.int64)
     while True:
         need = targets - got
@@ -184,11 +188,13 @@ def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
             break
         rr = np.repeat(rows_need, need[rows_need])
         key = _dedup_sorted(np.sort(cum[rr] + rng.integers(0, pops[rr])))
-        if len(acc):
-            at = np.minimum(np.searchsorted(acc, key), len(acc) - 1)
-            key = key[acc[at] != key]
+        for run in runs:
+            at = np.minimum(np.searchsorted(run, key), len(run) - 1)
+            key = key[run[at] != key]
         got += np.bincount(_row_of(cum, key), minlength=n_rows)
-        acc = np.sort(np.concatenate((acc, key)), kind="stable")  # merge of two sorted runs
+        if len(key):
+            runs.append(key)
+    acc = np.sort(np.concatenate(runs)) if len(runs) > 1 else (runs[0] if runs else np.zeros(0, dtype=np.int64))
     in_flip = flip[_row_of(cum, acc)]
     keys = acc[~in_flip]
     fr = np.flatnonzero(flip & (pops > 0))
