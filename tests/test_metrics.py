@@ -186,6 +186,20 @@ def test_auc_and_pap_match_brute_force(seed, k, monkeypatch):
         np.testing.assert_allclose(pap_at_k(S, rel_csr, k), brute_auc_pap(S, rel, k), rtol=1e-12)
 
 
+@pytest.mark.parametrize("cells", [7, 40, 2**22])
+def test_membership_matches_brute_force_in_blocks(cells, monkeypatch):
+    """The block bitmap (one block, or blocks of 1 and 4 users) against a set look-up per user, with padding."""
+    rng = np.random.default_rng(cells)
+    n_users, n_items, N = 23, 9, 5
+    rel = rng.random((n_users, n_items)) < 0.3
+    lists = np.argsort(rng.random((n_users, n_items)), axis=1)[:, :N]
+    lists[rng.random(n_users) < 0.3, 3:] = -1
+    monkeypatch.setattr(common, "MEMBERSHIP_CELLS", cells)
+    got = common.membership(lists, sp.csr_array(rel.astype(np.int8)))
+    want = np.array([[i >= 0 and bool(rel[u, i]) for i in row] for u, row in enumerate(lists)])
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_auc_many_matches_auc_and_brute_force(seed, monkeypatch):
     """One sort shared by several relevance sets: each value equals the double loop.
