@@ -115,7 +115,7 @@ def top_n(scores: np.ndarray, n: int) -> np.ndarray:
         else:
             idx = np.broadcast_to(np.arange(n_items), neg.shape)
         vals = np.take_along_axis(neg, idx, axis=1)
-        o = np.argsort(vals, axis=1, kind="stable")
+        o = np.argsort(vals, axis=1)
         idx = np.take_along_axis(idx, o, axis=1)
         vals = np.take_along_axis(vals, o, axis=1)
         out[blk, :m] = np.where(vals < np.inf, idx, -1)
