@@ -194,7 +194,11 @@ def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
         if len(rows_need) == 0:
             break
         rr = np.repeat(rows_need, need[rows_need])
-        key = _dedup_sorted(np.sort(cum[rr] + rng.integers(0, pops[rr])))
+        key = rng.integers(0, pops[rr])
+        key += cum[rr]
+        del rr  # in-place steps: the first round holds about all keys at once
+        key.sort()
+        key = _dedup_sorted(key)
         for run in runs:
             at = np.minimum(np.searchsorted(run, key), len(run) - 1)
             key = key[run[at] != key]
@@ -203,10 +207,16 @@ def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
             runs.append(key)
     if len(runs) > 2:  # the later rounds are small: sort them, then merge with the first (timsort: two runs)
         runs = [runs[0], np.sort(np.concatenate(runs[1:]))]
-    acc = np.sort(np.concatenate(runs), kind="stable") if len(runs) > 1 else (runs[0] if runs else np.zeros(0, np.int64))
+    if len(runs) > 1:
+        acc = np.concatenate(runs)
+        del runs
+        acc.sort(kind="stable")
+    else:
+        acc = runs[0] if runs else np.zeros(0, np.int64)
     fr = np.flatnonzero(flip & (pops > 0))
     if not len(fr):
-        return acc - np.repeat(cum[:-1], sizes)
+        acc -= np.repeat(cum[:-1], sizes)
+        return acc
     in_flip = np.repeat(flip, _counts_per_row(cum, acc))
     excluded = acc[in_flip]
     lens = pops[fr]
@@ -222,7 +232,9 @@ def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
     keys = np.empty(len(slot_flipped), dtype=np.int64)
     keys[~slot_flipped] = acc[~in_flip]
     keys[slot_flipped] = full
-    return keys - np.repeat(cum[:-1], sizes)
+    del acc, full
+    keys -= np.repeat(cum[:-1], sizes)
+    return keys
 
 
 def interactions_from_rows(counts: np.ndarray, indices: np.ndarray, shape: tuple[int, int]) -> Interactions:
