@@ -14,7 +14,8 @@ Sizes (users x items, observed pairs): ML-100K 943 x 1,682 (100K), ML-1M
 (20M). IBP's c is solved so that E[items] = the size's items; the Pareto
 shape so that E[observed pairs] = the target (as in bench_generators.py).
 
-The exponent column is the growth exponent of each step from ML-1M to ML-20M
+A second table gives the peak RSS reached by the end of each step (where
+the memory goes). The exponent column is the growth exponent of each step from ML-1M to ML-20M
 size, log(t_20M / t_1M) / log(pairs_20M / pairs_1M), with pairs the
 observed pairs (the truth step: the true pairs). The reference line is numpy
 drawing and sorting as many random int64 keys as the size's true pairs
@@ -69,11 +70,13 @@ def _child(name: str) -> dict:
     seed = 20240613
     children = spawn_seeds(seed, 6)
     cpu: dict[str, float] = {}
+    rss: dict[str, float] = {}
 
     def step(label, fn, *args):
         t0 = time.process_time()
         out = fn(*args)
         cpu[label] = time.process_time() - t0
+        rss[label] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
         return out
 
     truth = step("truth", model.generate, as_generator(children[0]))
@@ -117,7 +120,7 @@ def _child(name: str) -> dict:
         res = run_replicate(World(name, model, profile, sampler), ev, seed).results
         got = {(r.recommender, r.metric, r.truth): r.value for r in res.itertuples()}
         check = "identical" if all(math.isclose(got[k], v, rel_tol=1e-12) for k, v in means.items()) else "DIFFERENT"
-    return dict(cpu=cpu, peak_gib=peak, truth_pairs=int(truth.n_pairs), observed_pairs=int(obs.observed.n_pairs),
+    return dict(cpu=cpu, rss=rss, peak_gib=peak, truth_pairs=int(truth.n_pairs), observed_pairs=int(obs.observed.n_pairs),
                 ref=ref, check=check)
 
 
@@ -156,6 +159,10 @@ def main() -> None:
                      ("ref: sort true keys", lambda r: r["ref"]), ("true pairs (M)", lambda r: r["truth_pairs"] / 1e6),
                      ("observed pairs (M)", lambda r: r["observed_pairs"] / 1e6)):
         print(f"{label:<20}" + "".join(f"{f(out[n]):>{w}.2f}" for n in names))
+    print("\npeak RSS (GiB) reached by the end of each step:")
+    print(f"{'step':<20}" + "".join(f"{n:>{w}}" for n in names))
+    for s in STEPS:
+        print(f"{s:<20}" + "".join(f"{out[n]['rss'][s]:>{w}.2f}" for n in names))
     print("steps reproduce run_replicate: " + ", ".join(f"{n} {out[n]['check'] or 'not checked'}" for n in names))
     print(f"load after: {os.getloadavg()[0]:.2f}")
 

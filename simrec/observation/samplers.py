@@ -135,7 +135,8 @@ class PopularitySampler:
             w = truth.item_counts()[indices[sel]].astype(np.float64)  # >= 1: every truth item has a liker
             if self.exponent != 1.0:
                 w **= self.exponent
-            x = gen.standard_exponential(len(sel)) / w
+            x = gen.standard_exponential(len(sel))
+            x /= w
             keep[sel[_smallest_per_row(x, lens[part], eff[part], w)]] = True
         return _subset(truth, keep, eff)
 

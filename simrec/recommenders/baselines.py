@@ -379,8 +379,13 @@ class Oracle:
         rows, pos, items = _shuffled_prefix(rel, t, gen)
         out = lists_from_entries(rows, pos, items, n_users, n)
         f = np.minimum(n - t, n_items - train.user_counts() - r)
-        excl = _union_rows(train.matrix, rel)
-        frows, fitems = _random_allowed(excl, f, n_items, gen)
+        # Only users with fewer than n relevant candidates get random fill
+        # items: their excluded pairs alone are gathered (rows with f = 0 draw
+        # nothing, so the draws are those of the full-matrix version).
+        need = np.flatnonzero(f > 0)
+        excl = _union_rows(train.matrix[need], rel[need])
+        frows, fitems = _random_allowed(excl, f[need], n_items, gen)
+        frows = need[frows]
         out[frows, t[frows] + rank_within_rows(frows, n_users)] = fitems
         return out
 
