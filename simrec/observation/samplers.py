@@ -132,7 +132,7 @@ class PopularitySampler:
         keep[~full_pairs] = True
         if part.any():
             sel = np.flatnonzero(full_pairs)  # pairs of partial rows, row-major
-            w = truth.item_counts()[indices[sel]].astype(np.float64)  # >= 1: every truth item has a liker
+            w = truth.item_counts().astype(np.float64)[indices[sel]]  # >= 1: every truth item has a liker
             if self.exponent != 1.0:
                 w **= self.exponent
             x = gen.standard_exponential(len(sel))
@@ -167,7 +167,7 @@ def _smallest_per_row(
         Positions into ``x`` of the kept keys (grouped by row, unordered within).
     """
     n_rows = len(lens)
-    row = np.repeat(np.arange(n_rows, dtype=np.int64), lens)
+    row = np.repeat(np.arange(n_rows, dtype=np.int32 if n_rows < 2**31 else np.int64), lens)
     target = k + 4.0 * np.sqrt(k) + 8.0
     filt = target < lens
     if prefilter and filt.any():
