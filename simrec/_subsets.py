@@ -217,15 +217,18 @@ def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
     if not len(fr):
         acc -= np.repeat(cum[:-1], sizes)
         return acc
-    in_flip = np.repeat(flip, _counts_per_row(cum, acc))
-    excluded = acc[in_flip]
+    per_row = _counts_per_row(cum, acc)
+    in_flip = np.repeat(flip, per_row)
+    # flipped rows keep the complement of their drawn (excluded) cells: mark
+    # those in a bitmap over the flipped rows' cells, laid out back to back
     lens = pops[fr]
     starts = np.zeros(len(fr), dtype=np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
-    full = np.repeat(cum[fr] - starts, lens) + np.arange(int(lens.sum()), dtype=np.int64)
-    if len(excluded):
-        at = np.minimum(np.searchsorted(excluded, full), len(excluded) - 1)
-        full = full[excluded[at] != full]
+    drawn = np.zeros(int(lens.sum()), dtype=bool)
+    drawn[acc[in_flip] + np.repeat(starts - cum[fr], per_row[fr])] = True
+    full = np.flatnonzero(~drawn)
+    full += np.repeat(cum[fr] - starts, lens - per_row[fr])
+    del drawn
     # rows are contiguous and in order in the output: plain rows take their
     # accepted keys, flipped rows the complement of theirs
     slot_flipped = np.repeat(flip, sizes)
