@@ -105,7 +105,8 @@ def _auc_values(s: np.ndarray, rels: list[sp.csr_array]) -> list[tuple[np.ndarra
     candidates is then :math:`(\ell_p + h_p + 1)/2 - n^-_u`, with
     :math:`\ell_p` and :math:`h_p` the numbers of scores below and up to
     :math:`s_{up}` in its row (:func:`_count_less`) and :math:`n^-_u` the
-    non-candidates. Without ties in the block :math:`h_p = \ell_p + 1`.
+    non-candidates; :math:`h_p = \ell_p + 1` unless the entry after
+    :math:`s_{up}` in the sorted row equals it (a second search for those).
     Mid-ranks are half-integers, so their sums are exact in any order.
     """
     n_users, n_items = s.shape
@@ -114,25 +115,29 @@ def _auc_values(s: np.ndarray, rels: list[sp.csr_array]) -> list[tuple[np.ndarra
     for blk in user_blocks(n_users, width):
         S = np.asarray(s[blk], dtype=np.float64)
         rows = S.shape[0]
-        padded = np.full((rows, width), np.inf)
+        padded = np.empty((rows, width))
         padded[:, :n_items] = S
+        padded[:, n_items:] = np.inf
         padded.sort(axis=1)
-        srt = padded[:, :n_items]
-        n_non = np.count_nonzero(srt == -np.inf, axis=1)
-        n_cand = n_items - n_non
-        ties = bool(((srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] > -np.inf)).any())
         flat = padded.ravel()
+        row_base = np.arange(rows, dtype=np.int64) * width
+        n_non = _count_less(flat, row_base, width, np.full(rows, -np.finfo(np.float64).max))
+        n_cand = n_items - n_non
         for rel, (out, undefined) in zip(rels, outs):
             R = rel[blk]
             prow = np.repeat(np.arange(rows, dtype=np.int64), np.diff(R.indptr))
             v = S[prow, R.indices]
             keep = v > -np.inf  # relevant non-candidates are ignored
             prow, v = prow[keep], v[keep]
-            below = _count_less(flat, prow * width, width, v)
-            if ties:
-                upto = np.where(v == np.inf, n_items, _count_less(flat, prow * width, width, np.nextafter(v, np.inf)))
-            else:
-                upto = below + 1
+            base = row_base[prow]
+            below = _count_less(flat, base, width, v)
+            # v sits at sorted position `below`; it is tied iff the next entry equals it
+            upto = below + 1
+            tied = np.flatnonzero(flat[base + below + 1] == v)
+            if len(tied):
+                vt = v[tied]
+                upto[tied] = np.where(vt == np.inf, n_items,
+                                      _count_less(flat, base[tied], width, np.nextafter(vt, np.inf)))
             npos = np.bincount(prow, minlength=rows)
             nneg = n_cand - npos
             rank_sum = np.bincount(prow, weights=(below + upto + 1) / 2.0 - n_non[prow], minlength=rows)
