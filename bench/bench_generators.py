@@ -20,6 +20,7 @@ Usage: python bench/bench_generators.py [--quick]   (--quick: ML-1M scale only)
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import tracemalloc
 
@@ -112,6 +113,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="ML-1M scale only")
     args = ap.parse_args()
     scales = ["ML-1M"] if args.quick else ["ML-1M", "Steam"]
+    print("load: {:.2f} {:.2f} {:.2f} (1/5/15 min)".format(*os.getloadavg()))
     rows = []
     for scale in scales:
         p = SCALES[scale]
@@ -163,6 +165,7 @@ def main() -> None:
               f"{r['vs_from_pairs']:>10.2f}{r['vs_sort']:>12.2f}")
     print("seconds = best of 3 of generate + observe; gen s / obs s = best of 3 of each step alone;")
     print("peak MiB = tracemalloc peak of one generate + observe; x ref = slowdown in true pairs/s vs the reference line.")
+    print(f"load after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -173,9 +173,20 @@ def _subsets_bitmap(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
     return np.concatenate(out) if len(out) > 1 else out[0]
 
 
+def _counts_per_row(cum: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Keys per row given row start offsets ``cum``: one binary search per row, not per key."""
+    return np.diff(np.searchsorted(sorted_keys, cum))
+
+
 def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
     n_rows = len(sizes)
-    acc = np.zeros(0, dtype=np.int64)  # sorted global cell keys drawn so far
+    # The keys accepted so far, as one sorted run per round: a round's new keys
+    # are checked against every run (binary searches, O(new log total)) and
+    # the runs are merged once at the end, so a late round with a few pending
+    # rows costs O(its draws), not a re-sort of every accepted key. Rows are
+    # located by searching the row offsets in the sorted keys (O(rows log
+    # keys)), never each key in the offsets.
+    runs: list[np.ndarray] = []
     got = np.zeros(n_rows, dtype=np.int64)
     while True:
         need = targets - got
@@ -183,26 +194,50 @@ def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
         if len(rows_need) == 0:
             break
         rr = np.repeat(rows_need, need[rows_need])
-        key = _dedup_sorted(np.sort(cum[rr] + rng.integers(0, pops[rr])))
-        if len(acc):
-            at = np.minimum(np.searchsorted(acc, key), len(acc) - 1)
-            key = key[acc[at] != key]
-        got += np.bincount(_row_of(cum, key), minlength=n_rows)
-        acc = np.sort(np.concatenate((acc, key)), kind="stable")  # merge of two sorted runs
-    in_flip = flip[_row_of(cum, acc)]
-    keys = acc[~in_flip]
+        key = rng.integers(0, pops[rr])
+        key += cum[rr]
+        del rr  # in-place steps: the first round holds about all keys at once
+        key.sort()
+        key = _dedup_sorted(key)
+        for run in runs:
+            at = np.minimum(np.searchsorted(run, key), len(run) - 1)
+            key = key[run[at] != key]
+        got += _counts_per_row(cum, key)
+        if len(key):
+            runs.append(key)
+    if len(runs) > 2:  # the later rounds are small: sort them, then merge with the first (timsort: two runs)
+        runs = [runs[0], np.sort(np.concatenate(runs[1:]))]
+    if len(runs) > 1:
+        acc = np.concatenate(runs)
+        del runs
+        acc.sort(kind="stable")
+    else:
+        acc = runs[0] if runs else np.zeros(0, np.int64)
     fr = np.flatnonzero(flip & (pops > 0))
-    if len(fr):
-        excluded = acc[in_flip]
-        lens = pops[fr]
-        starts = np.zeros(len(fr), dtype=np.int64)
-        np.cumsum(lens[:-1], out=starts[1:])
-        full = np.repeat(cum[fr] - starts, lens) + np.arange(int(lens.sum()), dtype=np.int64)
-        if len(excluded):
-            at = np.minimum(np.searchsorted(excluded, full), len(excluded) - 1)
-            full = full[excluded[at] != full]
-        keys = np.sort(np.concatenate((keys, full)), kind="stable")
-    return keys - np.repeat(cum[:-1], sizes)
+    if not len(fr):
+        acc -= np.repeat(cum[:-1], sizes)
+        return acc
+    per_row = _counts_per_row(cum, acc)
+    in_flip = np.repeat(flip, per_row)
+    # flipped rows keep the complement of their drawn (excluded) cells: mark
+    # those in a bitmap over the flipped rows' cells, laid out back to back
+    lens = pops[fr]
+    starts = np.zeros(len(fr), dtype=np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    drawn = np.zeros(int(lens.sum()), dtype=bool)
+    drawn[acc[in_flip] + np.repeat(starts - cum[fr], per_row[fr])] = True
+    full = np.flatnonzero(~drawn)
+    full += np.repeat(cum[fr] - starts, lens - per_row[fr])
+    del drawn
+    # rows are contiguous and in order in the output: plain rows take their
+    # accepted keys, flipped rows the complement of theirs
+    slot_flipped = np.repeat(flip, sizes)
+    keys = np.empty(len(slot_flipped), dtype=np.int64)
+    keys[~slot_flipped] = acc[~in_flip]
+    keys[slot_flipped] = full
+    del acc, full
+    keys -= np.repeat(cum[:-1], sizes)
+    return keys
 
 
 def interactions_from_rows(counts: np.ndarray, indices: np.ndarray, shape: tuple[int, int]) -> Interactions:

@@ -215,10 +215,10 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
             for start in range(0, len(evaluated), _SCORE_BLOCK):
                 users = evaluated[start : start + _SCORE_BLOCK]
                 block = rec.score(train, true_rel, rec_rng, users=users)
-                for kind, rel in rel_sets.items():
-                    rel_block = sp.csr_array(rel[start : start + len(users)])
-                    for m in score_metrics:
-                        parts[m.name, kind].append(_quietly(m.per_user, block, rel_block))
+                rel_blocks = [sp.csr_array(rel[start : start + len(users)]) for rel in rel_sets.values()]
+                for m in score_metrics:
+                    for kind, v in zip(rel_sets, _quietly(m.per_user_many, block, rel_blocks)):
+                        parts[m.name, kind].append(v)
             values.update({key: np.concatenate(v) if v else np.empty(0) for key, v in parts.items()})
         for m in (m.name for m in evaluation.metrics):
             for kind in rel_sets:

@@ -8,10 +8,13 @@ currency").
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Interactions"]
 
@@ -158,6 +161,8 @@ class Interactions:
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy (user, item) index pairs, one row per stored pair."""
+        import pandas as pd  # only here: importing simrec stays free of pandas
+
         return pd.DataFrame({"user": self.row_of_pairs(), "item": self.matrix.indices.astype(np.int64)})
 
     def __repr__(self) -> str:

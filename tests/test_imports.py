@@ -19,6 +19,8 @@ note of a structural change).
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -192,6 +194,25 @@ def test_library_never_imports_the_pipeline():
     assert not bad, "\n".join(bad)
     assert graph  # the graph was built
 
+
+
+def test_the_command_line_help_loads_no_numerical_stack():
+    """``simrec --help`` stays fast (issue 13: <= 0.5 s CPU): importing the CLI
+    and the package loads neither numpy, scipy nor pandas (lazy re-exports in
+    ``simrec/__init__.py``, pandas imported inside ``Interactions.to_frame``)."""
+    code = ("import sys, simrec.cli; heavy = [m for m in ('numpy', 'scipy', 'pandas') if m in sys.modules]; "
+            "print(','.join(heavy))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_lazy_top_level_names_resolve():
+    import simrec
+
+    assert set(simrec.__all__) <= set(dir(simrec))
+    for name in simrec.__all__:
+        assert getattr(simrec, name) is not None
 
 if __name__ == "__main__":  # pragma: no cover - prints the package-level graph
     g = import_graph()

@@ -16,6 +16,7 @@ from simrec.interactions import Interactions
 from simrec.metrics import (
     UndefinedMetricWarning,
     auc,
+    auc_many,
     average_precision,
     hit,
     hits,
@@ -183,6 +184,43 @@ def test_auc_and_pap_match_brute_force(seed, k, monkeypatch):
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         np.testing.assert_allclose(auc(S, rel_csr), brute_auc_pap(S, rel, None), rtol=1e-12)
         np.testing.assert_allclose(pap_at_k(S, rel_csr, k), brute_auc_pap(S, rel, k), rtol=1e-12)
+
+
+@pytest.mark.parametrize("cells", [7, 40, 2**22])
+def test_membership_matches_brute_force_in_blocks(cells, monkeypatch):
+    """The block bitmap (one block, or blocks of 1 and 4 users) against a set look-up per user, with padding."""
+    rng = np.random.default_rng(cells)
+    n_users, n_items, N = 23, 9, 5
+    rel = rng.random((n_users, n_items)) < 0.3
+    lists = np.argsort(rng.random((n_users, n_items)), axis=1)[:, :N]
+    lists[rng.random(n_users) < 0.3, 3:] = -1
+    monkeypatch.setattr(common, "MEMBERSHIP_CELLS", cells)
+    got = common.membership(lists, sp.csr_array(rel.astype(np.int8)))
+    want = np.array([[i >= 0 and bool(rel[u, i]) for i in row] for u, row in enumerate(lists)])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_auc_many_matches_auc_and_brute_force(seed, monkeypatch):
+    """One sort shared by several relevance sets: each value equals the double loop.
+
+    Blocks without ties (continuous scores: the h = l + 1 shortcut) and with
+    ties and +inf scores (the second binary search) are both covered.
+    """
+    rng = np.random.default_rng(seed)
+    n_users, n_items = 30, 13
+    S = rng.random((n_users, n_items))
+    S[15:] = rng.integers(0, 4, (15, n_items))  # ties in the second half only
+    S[rng.random(S.shape) < 0.2] = -np.inf
+    S[20:, 0] = np.inf
+    rels = [rng.random(S.shape) < q for q in (0.1, 0.5)]
+    monkeypatch.setattr(common, "BLOCK_ELEMENTS", 15 * 16)  # two blocks: tie-free, then tied
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        many = auc_many(S, [sp.csr_array(r.astype(np.int8)) for r in rels])
+        for got, r in zip(many, rels):
+            np.testing.assert_allclose(got, brute_auc_pap(S, r, None), rtol=1e-12)
+            np.testing.assert_array_equal(got, auc(S, sp.csr_array(r.astype(np.int8))))
 
 
 def test_pap_equals_auc_when_k_covers_everything():

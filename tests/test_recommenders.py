@@ -480,6 +480,19 @@ def test_sample_distinct_uniform_ordered_subsets(k, a):
         assert np.all(np.abs(first - 1 / a) < 4.5 * math.sqrt(1 / a * (1 - 1 / a) / n_rows))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=200), st.booleans())
+def test_first_occurrences_matches_numpy_unique(keys, huge):
+    """The packed-sort first-occurrence mask equals np.unique's return_index (the
+    previous implementation), also when the keys are too large to pack."""
+    from simrec._sampling import first_occurrences
+
+    k = np.array(keys, dtype=np.int64) + (2**62 if huge else 0)
+    want = np.zeros(len(k), dtype=bool)
+    want[np.unique(k, return_index=True)[1]] = True
+    np.testing.assert_array_equal(first_occurrences(k), want)
+
+
 def test_popular_without_ties_is_deterministic_and_equals_top_n_of_scores():
     # item i is in the train of the first i users: popularities 0..n_items-1, all distinct
     n_users, n_items = 60, 40

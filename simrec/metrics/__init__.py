@@ -40,7 +40,7 @@ from simrec.metrics.measures import (
     ReciprocalRank,
     measure_lists,
 )
-from simrec.metrics.rankings import auc, pap_at_k
+from simrec.metrics.rankings import auc, auc_many, pap_at_k
 
 __all__ = [
     # metric objects
@@ -65,6 +65,7 @@ __all__ = [
     "UndefinedMetricWarning",
     "average_precision",
     "auc",
+    "auc_many",
     "hit",
     "hits",
     "list_metrics",

@@ -28,6 +28,8 @@ __all__ = ["UndefinedMetricWarning"]
 #: Elements of a dense (users x items) block processed at once by the
 #: full-ranking metrics (2**21 float64 = 16 MiB per temporary).
 BLOCK_ELEMENTS = 2**21
+#: Cells (bytes) of the reusable (users x items) bitmap of :func:`membership`.
+MEMBERSHIP_CELLS = 2**22
 
 
 class UndefinedMetricWarning(RuntimeWarning):
@@ -74,10 +76,25 @@ def check_lists(lists: object, n_items: int | None = None) -> np.ndarray:
         real = arr >= 0
         if (real[:, 1:] & ~real[:, :-1]).any():
             raise ValueError("`lists` must use -1 only as trailing padding; found an item after a -1")
-        srt = np.sort(arr, axis=1)
-        if ((srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)).any():
+        if _repeats_in_rows(arr, hi + 1):
             raise ValueError("`lists` must not repeat an item within a user's list")
     return arr
+
+
+def _repeats_in_rows(lists: np.ndarray, width: int) -> bool:
+    """Does some row of ``lists`` (entries in [-1, width)) hold an item twice?
+
+    Rows sorted block by block as int32 when the items fit (numpy's SIMD sort
+    is several times faster on 32-bit than on 64-bit keys: the int64 row sort
+    of a full-ranking list array cost more than all the metrics), then
+    neighbours compared.
+    """
+    dtype = np.int32 if width <= np.iinfo(np.int32).max else np.int64
+    for blk in user_blocks(len(lists), lists.shape[1]):
+        srt = np.sort(lists[blk].astype(dtype), axis=1)
+        if ((srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)).any():
+            return True
+    return False
 
 
 def check_evaluated(evaluated: object, n_users: int) -> np.ndarray:
@@ -95,24 +112,31 @@ def check_evaluated(evaluated: object, n_users: int) -> np.ndarray:
 def membership(lists: np.ndarray, rel: sp.csr_array) -> np.ndarray:
     """Boolean (n_users, N): is ``lists[u, i]`` in the relevance set of user u.
 
-    Vectorized look-up: the relevant pairs of a canonical CSR, keyed
-    ``u * n_items + i``, are already sorted; the list keys, sorted within each
-    row (hence globally), are found by one ``np.searchsorted`` (sorted needles
-    keep it cache-friendly) and scattered back: O(n_users N log nnz).
+    Vectorized look-up through a reusable bitmap: for a block of users whose
+    (users x n_items) cells fit :data:`MEMBERSHIP_CELLS` bytes, the relevant
+    cells are set, the list cells read, and the same cells cleared again, so
+    each block costs O(its relevant pairs + its list entries), never
+    O(cells). Five to seven times faster at ML-20M size than the binary search
+    of every list key in the sorted relevant keys that it replaces (the
+    bitmap stays in cache; the keys did not).
     """
     n_users, n_items = rel.shape
+    out = np.zeros(lists.shape, dtype=bool)
     if rel.nnz == 0 or lists.size == 0:
-        return np.zeros(lists.shape, dtype=bool)
-    rows = np.repeat(np.arange(n_users, dtype=np.int64), np.diff(rel.indptr))
-    rel_keys = rows * n_items + rel.indices.astype(np.int64)
-    order = np.argsort(lists, axis=1)
-    keys = np.arange(n_users, dtype=np.int64)[:, None] * n_items + np.take_along_axis(lists, order, axis=1)
-    pos = np.searchsorted(rel_keys, keys)
-    pos[pos == len(rel_keys)] = 0
-    found = rel_keys[pos] == keys
-    out = np.empty(lists.shape, dtype=bool)
-    np.put_along_axis(out, order, found, axis=1)
-    return out & (lists >= 0)
+        return out
+    step = max(1, MEMBERSHIP_CELLS // max(n_items, 1))
+    bitmap = np.zeros(min(step, n_users) * n_items, dtype=bool)
+    ptr = rel.indptr
+    for u0 in range(0, n_users, step):
+        u1 = min(u0 + step, n_users)
+        offsets = np.arange(u1 - u0, dtype=np.int64) * n_items
+        cells = np.repeat(offsets, np.diff(ptr[u0 : u1 + 1])) + rel.indices[ptr[u0] : ptr[u1]]
+        bitmap[cells] = True
+        block = lists[u0:u1]
+        real = block >= 0
+        out[u0:u1] = bitmap[np.where(real, offsets[:, None] + block, 0)] & real
+        bitmap[cells] = False
+    return out
 
 
 def finish(

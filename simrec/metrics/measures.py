@@ -23,7 +23,7 @@ import numpy as np
 
 from simrec._validation import check_int
 from simrec.metrics.lists import list_metrics
-from simrec.metrics.rankings import auc, pap_at_k
+from simrec.metrics.rankings import auc, auc_many, pap_at_k
 
 __all__ = [
     "Metric",
@@ -58,6 +58,10 @@ class RankingMetric:
 
     name: ClassVar[str]
     needs_scores: ClassVar[bool] = True
+
+    def per_user_many(self, scores: np.ndarray, relevants: Sequence) -> list[np.ndarray]:
+        """``[self.per_user(scores, r) for r in relevants]``, sharing work across relevance sets where it can."""
+        return [self.per_user(scores, r) for r in relevants]
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,10 @@ class AUC(RankingMetric):
 
     def per_user(self, scores: np.ndarray, relevant) -> np.ndarray:
         return auc(scores, relevant)
+
+    def per_user_many(self, scores: np.ndarray, relevants: Sequence) -> list[np.ndarray]:
+        """AUC against each relevance set, the scores sorted once (:func:`simrec.metrics.rankings.auc_many`)."""
+        return auc_many(scores, relevants)
 
 
 @dataclass(frozen=True)

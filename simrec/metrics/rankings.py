@@ -11,6 +11,8 @@ tie-break. Users are processed in blocks so that dense temporaries stay small.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -18,7 +20,7 @@ from simrec._validation import check_int
 from simrec.interactions import Interactions
 from simrec.metrics._common import as_relevance, check_evaluated, finish, user_blocks
 
-__all__ = ["auc", "pap_at_k"]
+__all__ = ["auc", "auc_many", "pap_at_k"]
 
 Relevance = sp.csr_array | Interactions
 
@@ -29,12 +31,17 @@ def _check_scores(scores: object, relevant: object) -> tuple[np.ndarray, sp.csr_
         raise ValueError(f"`scores` must be 2-d (n_users, n_items); got shape {s.shape}")
     if not np.issubdtype(s.dtype, np.floating):
         raise TypeError(f"`scores` must be a float array; got dtype {s.dtype}")
-    rel = as_relevance(relevant, s.shape[0])
-    if rel.shape != s.shape:
-        raise ValueError(f"`relevant` must have the shape of `scores` {s.shape}; got {rel.shape}")
+    rel = _check_scores_rel(s, relevant)
     if np.isnan(s).any():
         raise ValueError("`scores` must not contain NaN (use -inf for non-candidates)")
     return s, rel
+
+
+def _check_scores_rel(s: np.ndarray, relevant: object) -> sp.csr_array:
+    rel = as_relevance(relevant, s.shape[0])
+    if rel.shape != s.shape:
+        raise ValueError(f"`relevant` must have the shape of `scores` {s.shape}; got {rel.shape}")
+    return rel
 
 
 def auc(scores: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
@@ -66,35 +73,95 @@ def auc(scores: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None
     """
     s, rel = _check_scores(scores, relevant)
     mask = check_evaluated(evaluated, s.shape[0])
+    values, undefined = _auc_values(s, [rel])[0]
+    return finish(values, undefined, mask, "auc", "no relevant or no non-relevant candidate")
+
+
+def auc_many(
+    scores: np.ndarray, relevants: Sequence[Relevance], *, evaluated: np.ndarray | None = None
+) -> list[np.ndarray]:
+    """:func:`auc` of the same scores against several relevance sets, sorting the scores once.
+
+    ``[auc(scores, r, evaluated=evaluated) for r in relevants]`` with identical
+    values (e.g. observed and true relevance in one replicate); each relevance
+    set gets its own warning about undefined users.
+    """
+    if not relevants:
+        return []
+    s, first = _check_scores(scores, relevants[0])
+    rels = [first] + [_check_scores_rel(s, r) for r in relevants[1:]]
+    mask = check_evaluated(evaluated, s.shape[0])
+    return [finish(values, undefined, mask, "auc", "no relevant or no non-relevant candidate")
+            for values, undefined in _auc_values(s, rels)]
+
+
+def _auc_values(s: np.ndarray, rels: list[sp.csr_array]) -> list[tuple[np.ndarray, np.ndarray]]:
+    r"""The work of :func:`auc_many` without checks or NaN policy.
+
+    Returns, per relevance set, ``(values, undefined)`` with ``values`` 0
+    where ``undefined`` (no positive or no negative candidate). Each block of
+    rows is sorted once (``np.sort``, several times faster than an argsort)
+    and shared by every relevance set; the mid-rank of a positive p among the
+    candidates is then :math:`(\ell_p + h_p + 1)/2 - n^-_u`, with
+    :math:`\ell_p` and :math:`h_p` the numbers of scores below and up to
+    :math:`s_{up}` in its row (:func:`_count_less`) and :math:`n^-_u` the
+    non-candidates; :math:`h_p = \ell_p + 1` unless the entry after
+    :math:`s_{up}` in the sorted row equals it (a second search for those).
+    Mid-ranks are half-integers, so their sums are exact in any order.
+    """
     n_users, n_items = s.shape
-    out = np.zeros(n_users)
-    n_pos = np.zeros(n_users, dtype=np.int64)
-    n_neg = np.zeros(n_users, dtype=np.int64)
-    cols = np.arange(n_items)
-    for blk in user_blocks(n_users, n_items):
+    outs = [(np.zeros(n_users), np.zeros(n_users, dtype=bool)) for _ in rels]
+    width = 1 << n_items.bit_length()  # > n_items: padding of +inf after each sorted row
+    for blk in user_blocks(n_users, width):
         S = np.asarray(s[blk], dtype=np.float64)
-        R = rel[blk].toarray() != 0
-        cand = S > -np.inf
-        R &= cand
-        n_non = n_items - cand.sum(axis=1)
-        order = np.argsort(S, axis=1)  # order among equal scores is irrelevant (mid-ranks)
-        Ss = np.take_along_axis(S, order, axis=1)
-        starts = np.ones(S.shape, dtype=bool)
-        starts[:, 1:] = Ss[:, 1:] != Ss[:, :-1]
-        ends = np.ones(S.shape, dtype=bool)
-        ends[:, :-1] = starts[:, 1:]
-        first = np.maximum.accumulate(np.where(starts, cols, 0), axis=1)
-        last = np.minimum.accumulate(np.where(ends, cols, n_items)[:, ::-1], axis=1)[:, ::-1]
-        midrank = (first + last) / 2.0 + 1.0 - n_non[:, None]  # 1-based among candidates
-        Rs = np.take_along_axis(R, order, axis=1)
-        npos = Rs.sum(axis=1)
-        nneg = cand.sum(axis=1) - npos
-        rank_sum = np.where(Rs, midrank, 0.0).sum(axis=1)
-        den = npos * nneg
-        val = np.zeros(len(npos))
-        np.divide(rank_sum - npos * (npos + 1) / 2.0, den, out=val, where=den > 0)
-        out[blk], n_pos[blk], n_neg[blk] = val, npos, nneg
-    return finish(out, (n_pos == 0) | (n_neg == 0), mask, "auc", "no relevant or no non-relevant candidate")
+        rows = S.shape[0]
+        padded = np.empty((rows, width))
+        padded[:, :n_items] = S
+        padded[:, n_items:] = np.inf
+        padded.sort(axis=1)
+        flat = padded.ravel()
+        row_base = np.arange(rows, dtype=np.int64) * width
+        n_non = _count_less(flat, row_base, width, np.full(rows, -np.finfo(np.float64).max))
+        n_cand = n_items - n_non
+        for rel, (out, undefined) in zip(rels, outs):
+            R = rel[blk]
+            prow = np.repeat(np.arange(rows, dtype=np.int64), np.diff(R.indptr))
+            v = S[prow, R.indices]
+            keep = v > -np.inf  # relevant non-candidates are ignored
+            prow, v = prow[keep], v[keep]
+            base = row_base[prow]
+            below = _count_less(flat, base, width, v)
+            # v sits at sorted position `below`; it is tied iff the next entry equals it
+            upto = below + 1
+            tied = np.flatnonzero(flat[base + below + 1] == v)
+            if len(tied):
+                vt = v[tied]
+                upto[tied] = np.where(vt == np.inf, n_items,
+                                      _count_less(flat, base[tied], width, np.nextafter(vt, np.inf)))
+            npos = np.bincount(prow, minlength=rows)
+            nneg = n_cand - npos
+            rank_sum = np.bincount(prow, weights=(below + upto + 1) / 2.0 - n_non[prow], minlength=rows)
+            den = npos * nneg
+            val = np.zeros(rows)
+            np.divide(rank_sum - npos * (npos + 1) / 2.0, den, out=val, where=den > 0)
+            out[blk], undefined[blk] = val, den == 0
+    return outs
+
+
+def _count_less(flat: np.ndarray, base: np.ndarray, width: int, v: np.ndarray) -> np.ndarray:
+    """Per needle, how many entries of its sorted row are < v.
+
+    ``flat`` holds sorted rows of ``width`` (a power of 2, each row padded
+    with +inf so that the answer is < width) back to back; needle j's row
+    starts at ``base[j]``. A branchless binary search run on every needle at
+    once: log2(width) gathers, each adding the step where the probe is below.
+    """
+    pos = base.copy()
+    step = width >> 1
+    while step:
+        pos += (flat[pos + (step - 1)] < v) * step
+        step >>= 1
+    return pos - base
 
 
 def _top_values(V: np.ndarray, k: int) -> np.ndarray:

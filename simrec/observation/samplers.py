@@ -102,12 +102,14 @@ class PopularitySampler:
     -----
     Only rows that keep part of their likes are ranked, and in them only the
     keys below a threshold that almost surely holds the n_u smallest (exact
-    fallback otherwise, see ``_smallest_per_row``). Candidates are ranked in
-    one stable ``argsort`` of ``row + key'`` with key' = 0.5·x/(1 + x) ∈ [0, 0.5),
+    fallback otherwise, see ``_smallest_per_row``). Candidates are ranked by
+    ``row + key'`` with key' = 0.5·x/(1 + x) ∈ [0, 0.5),
     x = E/w (a monotone map, so each row's order is its key order and rows
-    never mix). Keys closer than the float64 spacing at ``n_users`` (~1e-11
-    for 1e5 users) tie; a tie straddling a row's cut has probability far below
-    anything measurable.
+    never mix); the kept keys are those up to each row's k-th smallest, read
+    from one ``np.sort`` of the keys (the stable argsort decides only when a
+    tie straddles a row's cut). Keys closer than the float64 spacing at
+    ``n_users`` (~1e-11 for 1e5 users) tie; a tie straddling a row's cut has
+    probability far below anything measurable.
     """
 
     exponent: float = 1.0
@@ -130,10 +132,11 @@ class PopularitySampler:
         keep[~full_pairs] = True
         if part.any():
             sel = np.flatnonzero(full_pairs)  # pairs of partial rows, row-major
-            w = truth.item_counts()[indices[sel]].astype(np.float64)  # >= 1: every truth item has a liker
+            w = truth.item_counts().astype(np.float64)[indices[sel]]  # >= 1: every truth item has a liker
             if self.exponent != 1.0:
                 w **= self.exponent
-            x = gen.standard_exponential(len(sel)) / w
+            x = gen.standard_exponential(len(sel))
+            x /= w
             keep[sel[_smallest_per_row(x, lens[part], eff[part], w)]] = True
         return _subset(truth, keep, eff)
 
@@ -164,7 +167,7 @@ def _smallest_per_row(
         Positions into ``x`` of the kept keys (grouped by row, unordered within).
     """
     n_rows = len(lens)
-    row = np.repeat(np.arange(n_rows, dtype=np.int64), lens)
+    row = np.repeat(np.arange(n_rows, dtype=np.int32 if n_rows < 2**31 else np.int64), lens)
     target = k + 4.0 * np.sqrt(k) + 8.0
     filt = target < lens
     if prefilter and filt.any():
@@ -178,10 +181,20 @@ def _smallest_per_row(
         c = np.arange(len(x), dtype=np.int64)
     crow = row[c]
     xc = x[c]
-    order = np.argsort(crow + 0.5 * (xc / (1.0 + xc)), kind="stable")
+    keys = crow + 0.5 * (xc / (1.0 + xc))
     clens = np.bincount(crow, minlength=n_rows)
     starts = np.zeros(n_rows, dtype=np.int64)
     np.cumsum(clens[:-1], out=starts[1:])
+    # The k-th smallest key of each row from one value sort (SIMD, no argsort);
+    # keys up to it are kept. Only an exact tie at a row's cut keeps more than
+    # k, and then the stable argsort decides, as it always did.
+    has = k > 0
+    cut = np.full(n_rows, -np.inf)
+    cut[has] = np.sort(keys)[starts[has] + k[has] - 1]
+    kept = keys <= cut[crow]
+    if np.array_equal(np.bincount(crow[kept], minlength=n_rows), k):
+        return c[kept]
+    order = np.argsort(keys, kind="stable")
     rank = np.arange(len(c), dtype=np.int64) - np.repeat(starts, clens)
     return c[order[rank < np.repeat(k, clens)]]
 

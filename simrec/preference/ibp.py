@@ -137,7 +137,10 @@ class IBP:
         is_first = np.zeros(len(rows), dtype=bool)
         is_first[col_ptr[:-1]] = True
         rows[is_first] = first
-        rows[~is_first] = pos + 1 + np.repeat(first, later)
+        pos += 1
+        pos += np.repeat(first, later)
+        rows[~is_first] = pos
+        del pos
         csc = sp.csc_array((np.ones(len(rows), dtype=np.int8), rows, col_ptr), shape=(U, n_items))
         csr = csc.tocsr()
         return Interactions.from_csr(csr.indptr, csr.indices, (U, n_items), sort=False)

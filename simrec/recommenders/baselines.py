@@ -37,13 +37,13 @@ def _csr_rows(m: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     return rows, m.indices.astype(np.int64)
 
 
-def _union_rows(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], n_items: int):
-    """Union of two disjoint (row, item) sets sorted by (row, item), sorted likewise.
+def _union_rows(a: sp.csr_array, b: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
+    """(row, item) pairs of the union of two disjoint binary CSR matrices, sorted by (row, item).
 
-    Both inputs are sorted, so the stable sort (timsort on two runs) is a linear merge.
+    One sparse sum: scipy merges each row's sorted indices in C++ (linear
+    time), several times faster than a stable sort of (row, item) keys.
     """
-    keys = np.sort(np.concatenate((a[0] * n_items + a[1], b[0] * n_items + b[1])), kind="stable")
-    return np.divmod(keys, n_items)
+    return _csr_rows(sp.csr_array(a + b))
 
 
 def _random_allowed(
@@ -312,7 +312,7 @@ class ProbabilisticOracle:
         out = np.full((n_users, n), -1, dtype=np.int64)
         rr, _, ritems = _shuffled_prefix(rel, n_rel, gen)
         out[kinds == 1] = ritems  # row-major slots match the row-grouped items
-        excl = _union_rows(_csr_rows(train.matrix), _csr_rows(rel), n_items)
+        excl = _union_rows(train.matrix, rel)
         _, nitems = _random_allowed(excl, n_non, n_items, gen)
         out[kinds == 0] = nitems
         return out
@@ -423,8 +423,13 @@ class Oracle:
         rows, pos, items = _shuffled_prefix(rel, t, gen)
         out = lists_from_entries(rows, pos, items, n_users, n)
         f = np.minimum(n - t, n_items - train.user_counts() - r)
-        excl = _union_rows(_csr_rows(train.matrix), _csr_rows(rel), n_items)
-        frows, fitems = _random_allowed(excl, f, n_items, gen)
+        # Only users with fewer than n relevant candidates get random fill
+        # items: their excluded pairs alone are gathered (rows with f = 0 draw
+        # nothing, so the draws are those of the full-matrix version).
+        need = np.flatnonzero(f > 0)
+        excl = _union_rows(train.matrix[need], rel[need])
+        frows, fitems = _random_allowed(excl, f[need], n_items, gen)
+        frows = need[frows]
         out[frows, t[frows] + rank_within_rows(frows, n_users)] = fitems
         return out
 

@@ -23,6 +23,7 @@ workers or the completion order; re-running into the same folder resumes.
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,6 +170,9 @@ def run_scenario(
                 table3 = table3.assign(warning=note)
             rd.write_csv("table3.csv", table3)
         if figures:
+            if progress:  # the bar has ended; say what the last seconds are spent on
+                print(f"drawing {2 * results['metric'].nunique()} figures into {rd.path('figures')} ...",
+                      file=sys.stderr, flush=True)
             plot_results(results, rd.path("figures"))
         info_cols = [c for c in full.columns if c.startswith("info_")]
         sizes = full.drop_duplicates(["replicate", "world"])[["world", *info_cols]].groupby("world").mean()

@@ -127,6 +127,17 @@ def test_prefilter_selects_exactly_the_smallest_keys(lens, frac, seed):
         assert set(want) == set(fast[(fast >= starts[r]) & (fast < starts[r] + lens[r])])
 
 
+def test_ties_at_the_cut_keep_exactly_k_by_the_stable_order():
+    """Equal keys straddling a row's cut: the value-sort shortcut would keep too
+    many, so the stable argsort decides (the earlier key of a tie wins)."""
+    x = np.array([0.5, 0.2, 0.2, 0.9, 0.1, 0.3, 0.3, 0.3])
+    lens, k = np.array([4, 4]), np.array([2, 1])
+    got = np.sort(_smallest_per_row(x, lens, k, np.ones(8), prefilter=False))
+    np.testing.assert_array_equal(got, [1, 2, 4])
+    got = np.sort(_smallest_per_row(x, lens, np.array([1, 2]), np.ones(8), prefilter=False))
+    np.testing.assert_array_equal(got, [1, 4, 5])  # row 0: 0.2 tie -> first; row 1: 0.1, then first 0.3
+
+
 def test_popularity_sampler_favours_popular_items_uniform_does_not():
     truth = IBP(2000, 60.0, 1.0, 0.5).generate(3)
     sizes = TruncatedPareto(2.0, 1.0, 1000.0).sample(truth.user_counts(), 4)

@@ -1,0 +1,171 @@
+"""Benchmark: one IBP-Pop replicate per step, from ML-100K to ML-20M size.
+
+Each size runs in a fresh subprocess (so its peak RSS, ``ru_maxrss``, is its
+own) and times, in CPU seconds, every step of
+:func:`simrec.experiment.run_replicate`, in its order and with its seeds:
+truth (``IBP.generate``), observe (popularity sampler, truncated Pareto),
+split, true relevance, then per recommender (Oracle, Popular, Random) its
+``recommend`` and the measurement of its lists (precision, recall, nDCG,
+reciprocal rank) against observed and true relevance — 24 measurements.
+A final line checks that the steps reproduce ``run_replicate``'s results.
+
+Sizes (users x items, observed pairs): ML-100K 943 x 1,682 (100K), ML-1M
+6,040 x 3,706 (1M), Steam 70,912 x 10,978 (5M), ML-20M 138,493 x 26,744
+(20M). IBP's c is solved so that E[items] = the size's items; the Pareto
+shape so that E[observed pairs] = the target (as in bench_generators.py).
+
+A second table gives the peak RSS reached by the end of each step (where
+the memory goes). The exponent column is the growth exponent of each step from ML-1M to ML-20M
+size, log(t_20M / t_1M) / log(pairs_20M / pairs_1M), with pairs the
+observed pairs (the truth step: the true pairs). The reference line is numpy
+drawing and sorting as many random int64 keys as the size's true pairs
+(``np.sort(rng.integers(...))``, the least a generator of that many pairs does).
+
+Usage: python bench/bench_scale.py [--sizes ML-100K,ML-1M,Steam,ML-20M]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SIZES = {
+    # name: users, items, observed target, Pareto bounds, IBP alpha and sigma
+    "ML-100K": dict(n_users=943, n_items=1682, target=100_000, m_low=20.0, m_high=737.0, alpha=300.0, sigma=0.1),
+    "ML-1M": dict(n_users=6040, n_items=3706, target=1_000_000, m_low=20.0, m_high=2314.0, alpha=400.0, sigma=0.1),
+    "Steam": dict(n_users=70912, n_items=10978, target=5_000_000, m_low=1.0, m_high=7000.0, alpha=150.0, sigma=0.3),
+    "ML-20M": dict(n_users=138493, n_items=26744, target=20_000_000, m_low=20.0, m_high=9254.0, alpha=300.0,
+                   sigma=0.3),
+}
+STEPS = ["truth", "observe", "split", "true relevance", "Oracle recommend", "Oracle measure", "Popular recommend",
+         "Popular measure", "Random recommend", "Random measure"]
+
+
+def _child(name: str) -> dict:
+    """One replicate at one size, step by step, in this (fresh) process."""
+    import warnings
+
+    import numpy as np
+    import scipy.sparse as sp
+    from scipy.optimize import brentq
+
+    from simrec import as_generator, metrics, spawn_seeds
+    from simrec.experiment import Evaluation, World, run_replicate, true_relevance
+    from simrec.observation import PopularitySampler, TruncatedPareto, observe
+    from simrec.preference import IBP
+    from simrec.recommenders import Oracle, Popular, RandomRecommender
+    from simrec.split import holdout
+
+    p = SIZES[name]
+    c = brentq(lambda c: IBP(p["n_users"], p["alpha"], c, p["sigma"]).expected_items() - p["n_items"],
+               -p["sigma"] + 1e-9, 1e4, xtol=1e-10)
+    model = IBP(p["n_users"], p["alpha"], c, p["sigma"])
+    seed = 20240613
+    children = spawn_seeds(seed, 6)
+    cpu: dict[str, float] = {}
+    rss: dict[str, float] = {}
+
+    def step(label, fn, *args):
+        t0 = time.process_time()
+        out = fn(*args)
+        cpu[label] = time.process_time() - t0
+        rss[label] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+        return out
+
+    truth = step("truth", model.generate, as_generator(children[0]))
+    # Pareto shape for the target (setup, not timed): E[sum_u min(S_u, |truth_u|)] = target
+    caps = truth.user_counts()
+    k = np.arange(2, int(caps.max()) + 1)
+
+    def expected(a):
+        d = TruncatedPareto(p["m_low"], a, p["m_high"])
+        return float(np.concatenate(([0.0, 1.0], 1.0 + np.cumsum(1.0 - d.cdf(k))))[caps].sum())
+
+    profile = TruncatedPareto(p["m_low"], brentq(lambda a: expected(a) - p["target"], 0.01, 50.0, xtol=1e-6),
+                              p["m_high"])
+    sampler = PopularitySampler()
+    recs = (Oracle(), Popular(), RandomRecommender())
+    ev = Evaluation(recommenders=recs)
+    obs = step("observe", observe, truth, profile, sampler, as_generator(children[1]))
+    split = step("split", holdout, obs.observed, ev.test_fraction, as_generator(children[2]))
+    true_rel = step("true relevance", true_relevance, truth, obs.truth_rows, split.train)
+    evaluated = np.flatnonzero(split.test.user_counts() > 0)
+    rels = [sp.csr_array(split.test.matrix[evaluated]), sp.csr_array(true_rel[evaluated])]
+    means = {}
+    for j, rec in enumerate(recs):
+        lists = step(f"{rec.name} recommend", rec.recommend, split.train, true_rel, ev.n, as_generator(children[3 + j]))
+
+        def measure(lists=lists):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", metrics.UndefinedMetricWarning)
+                return [metrics.measure_lists(lists[evaluated], rel, ev.metrics) for rel in rels]
+
+        for kind, vals in zip(("observed", "true"), step(f"{rec.name} measure", measure)):
+            for m, v in vals.items():
+                means[rec.name, m, kind] = float(np.nanmean(v))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+    # the reference line: draw and sort as many random keys as there are true pairs
+    t0 = time.process_time()
+    np.sort(np.random.default_rng(0).integers(0, p["n_users"] * truth.n_items, truth.n_pairs))
+    ref = time.process_time() - t0
+    check = ""
+    if name != "ML-20M":  # the same replicate through run_replicate (not at ML-20M: it would double the time)
+        res = run_replicate(World(name, model, profile, sampler), ev, seed).results
+        got = {(r.recommender, r.metric, r.truth): r.value for r in res.itertuples()}
+        check = "identical" if all(math.isclose(got[k], v, rel_tol=1e-12) for k, v in means.items()) else "DIFFERENT"
+    return dict(cpu=cpu, rss=rss, peak_gib=peak, truth_pairs=int(truth.n_pairs), observed_pairs=int(obs.observed.n_pairs),
+                ref=ref, check=check)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default=",".join(SIZES))
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(_child(args.child)))
+        return
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
+          f"{os.cpu_count()} CPUs")
+    out = {}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for name in args.sizes.split(","):
+        t0 = time.perf_counter()
+        res = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True, env=env)
+        if res.returncode:
+            sys.exit(res.stderr)
+        out[name] = json.loads(res.stdout.strip().splitlines()[-1])
+        out[name]["wall"] = time.perf_counter() - t0
+    names = list(out)
+    w = 9
+    print(f"{'step (CPU s)':<20}" + "".join(f"{n:>{w}}" for n in names) + f"{'exponent':>{w + 1}}")
+    for s in STEPS + ["total"]:
+        row = [out[n]["cpu"].get(s, sum(out[n]["cpu"].values())) if s == "total" else out[n]["cpu"][s] for n in names]
+        line = f"{s:<20}" + "".join(f"{v:>{w}.2f}" for v in row)
+        if "ML-1M" in out and "ML-20M" in out:
+            a, b = out["ML-1M"], out["ML-20M"]
+            key = "truth_pairs" if s == "truth" else "observed_pairs"
+            ta, tb = (sum(x["cpu"].values()) if s == "total" else x["cpu"][s] for x in (a, b))
+            line += f"{math.log(tb / ta) / math.log(b[key] / a[key]):>{w + 1}.2f}" if ta > 0 else ""
+        print(line)
+    for label, f in (("wall s (process)", lambda r: r["wall"]), ("peak RSS GiB", lambda r: r["peak_gib"]),
+                     ("ref: sort true keys", lambda r: r["ref"]), ("true pairs (M)", lambda r: r["truth_pairs"] / 1e6),
+                     ("observed pairs (M)", lambda r: r["observed_pairs"] / 1e6)):
+        print(f"{label:<20}" + "".join(f"{f(out[n]):>{w}.2f}" for n in names))
+    print("\npeak RSS (GiB) reached by the end of each step:")
+    print(f"{'step':<20}" + "".join(f"{n:>{w}}" for n in names))
+    for s in STEPS:
+        print(f"{s:<20}" + "".join(f"{out[n]['rss'][s]:>{w}.2f}" for n in names))
+    print("steps reproduce run_replicate: " + ", ".join(f"{n} {out[n]['check'] or 'not checked'}" for n in names))
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
