@@ -35,12 +35,13 @@ Backends (:func:`make_backend` builds one from the command-line options)
     the cluster's token (``~/.ray/auth_token`` or ``RAY_AUTH_TOKEN``);
     otherwise connecting fails with a :class:`BackendError` that says so.
     Measured on the 2-core reference machine (``bench/bench_backends.py``,
-    load average 0.3-1.4): a local cluster starts in 3-4.5 s and costs about
-    1.3 ms of wall time per no-op task (processes: 0.5 s and 0.1-0.14 ms;
-    serial: 1 us); 0.3 s numpy tasks ran 1.7-1.8x faster than serially on
-    Ray and 1.9x on processes, and ``simrec run quickstart --jobs 2`` (30 tasks
-    of 0.5 s) took 16 s on Ray, 11 s on processes and 17 s serially. Ray pays
-    off for longer tasks or for more CPUs than one machine has.
+    load average 0.6-1.4): a local cluster starts in about 7 s and costs about
+    2 ms of wall time per no-op task (processes: 0.3 s and 0.3 ms; serial:
+    2 us); 0.5 s numpy tasks ran 1.87x faster than serially on Ray and 1.94x
+    on processes, and ``simrec run quickstart --jobs 2 --no-figures`` (30
+    tasks of about 0.3 s) took 18.3 s on Ray, 9.8 s on processes and 10.7 s
+    serially. Ray pays off for longer tasks or for more CPUs than one machine
+    has.
 
 A backend is a context manager, starts lazily (on the first
 :func:`run_tasks` or :meth:`Backend.start`), serves any number of
