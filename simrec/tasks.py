@@ -94,6 +94,7 @@ backends, i.e. with 1 BLAS thread in workers and the default in the caller.
 
 from __future__ import annotations
 
+import abc
 import importlib
 import importlib.util
 import logging
@@ -315,7 +316,7 @@ def _init_worker(parent_pid: int, parent_start: int | None) -> None:
 _Outcome = tuple[Literal["ok", "error", "broken"], Any]
 
 
-class Backend:
+class Backend(abc.ABC):
     """Where tasks run; a context manager that starts lazily.
 
     Attributes
@@ -380,14 +381,17 @@ class Backend:
     def _close(self) -> None:
         pass
 
+    @abc.abstractmethod
     def _submit(self, fn: Callable[[Any], Any], payload: Any) -> Hashable:
-        raise NotImplementedError
+        """Start ``fn(payload)``; return a handle."""
 
+    @abc.abstractmethod
     def _wait(self, handles: Iterable[Hashable], timeout: float) -> list[Hashable]:
-        raise NotImplementedError
+        """Handles among ``handles`` finished within ``timeout`` seconds."""
 
+    @abc.abstractmethod
     def _outcome(self, handle: Hashable) -> _Outcome:
-        raise NotImplementedError
+        """The finished task's result or error."""
 
     def _abort(self, handles: Sequence[Hashable]) -> None:
         """Cancel ``handles`` and stop the workers running them, without waiting."""
@@ -740,8 +744,7 @@ def _start_reaper() -> subprocess.Popen | None:
     proc = subprocess.Popen([sys.executable, "-I", "-c", _REAPER_SOURCE, str(os.getpid())],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             start_new_session=True)  # no Ctrl-C from the terminal
-    assert proc.stdout is not None  # for the type checker: stdout=PIPE
-    if proc.stdout.readline() != b"ready\n":  # pragma: no cover - the interpreter failed to start
+    if proc.stdout is None or proc.stdout.readline() != b"ready\n":  # pragma: no cover - the interpreter failed to start
         _stop_reaper(proc)
         return None
     return proc

@@ -140,14 +140,16 @@ def load_dataset(path: str | os.PathLike, *, kind: str | None = None, **options:
     else:
         cols = {k: options[k] for k in ("user_col", "item_col") if k in options}
         kind = detect_kind(path, **cols)
-    loader = _LOADERS[kind]
+    return _call(_LOADERS[kind], path, options, f"the {kind!r} loader")
+
+
+def _call(loader: Callable[..., Any], path: str | os.PathLike, options: dict[str, Any], what: str) -> Any:
+    """``loader(path, **options)``, or a TypeError naming the options ``loader`` does not take."""
     accepted = [n for n, prm in inspect.signature(loader).parameters.items() if prm.kind is prm.KEYWORD_ONLY]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
-        raise TypeError(
-            f"option(s) {', '.join(map(repr, unknown))} not accepted by the {kind!r} loader; "
-            f"it takes {', '.join(map(repr, accepted))}"
-        )
+        raise TypeError(f"option(s) {', '.join(map(repr, unknown))} not accepted by {what}; it takes "
+                        f"{', '.join(map(repr, accepted))}")
     return loader(path, **options)
 
 
@@ -176,10 +178,4 @@ def load_timestamped(path: str | os.PathLike, *, kind: str | None = None, **opti
     if kind not in loaders:
         raise DatasetError(path, f"a {kind} dataset has no timestamps in simrec's loader; a leave-last-out split "
                                  "needs MovieLens or a table with a timestamp column")
-    loader = loaders[kind]
-    accepted = [n for n, prm in inspect.signature(loader).parameters.items() if prm.kind is prm.KEYWORD_ONLY]
-    unknown = sorted(set(options) - set(accepted))
-    if unknown:
-        raise TypeError(f"option(s) {', '.join(map(repr, unknown))} not accepted by the {kind!r} loader with "
-                        f"timestamps; it takes {', '.join(map(repr, accepted))}")
-    return loader(path, **options)
+    return _call(loaders[kind], path, options, f"the {kind!r} loader with timestamps")
