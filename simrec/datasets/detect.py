@@ -135,12 +135,15 @@ def load_dataset(path: str | os.PathLike, *, kind: str | None = None, **options:
     TypeError
         An option the chosen loader does not take.
     """
-    if kind is not None:
-        check_choice("kind", kind, DATASET_KINDS)
-    else:
-        cols = {k: options[k] for k in ("user_col", "item_col") if k in options}
-        kind = detect_kind(path, **cols)
+    kind = _kind(path, kind, options)
     return _call(_LOADERS[kind], path, options, f"the {kind!r} loader")
+
+
+def _kind(path: str | os.PathLike, kind: str | None, options: dict[str, Any]) -> str:
+    """``kind`` checked, or the layout detected (with the column names among ``options``)."""
+    if kind is not None:
+        return check_choice("kind", kind, DATASET_KINDS)
+    return detect_kind(path, **{k: options[k] for k in ("user_col", "item_col") if k in options})
 
 
 def _call(loader: Callable[..., Any], path: str | os.PathLike, options: dict[str, Any], what: str) -> Any:
@@ -169,11 +172,7 @@ def load_timestamped(path: str | os.PathLike, *, kind: str | None = None, **opti
     TypeError
         An option the chosen loader does not take.
     """
-    if kind is not None:
-        check_choice("kind", kind, DATASET_KINDS)
-    else:
-        cols = {k: options[k] for k in ("user_col", "item_col") if k in options}
-        kind = detect_kind(path, **cols)
+    kind = _kind(path, kind, options)
     loaders = {"movielens": load_movielens_timestamped, "pairs": load_pairs_timestamped}
     if kind not in loaders:
         raise DatasetError(path, f"a {kind} dataset has no timestamps in simrec's loader; a leave-last-out split "

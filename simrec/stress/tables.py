@@ -65,6 +65,13 @@ ESTIMATE_COLUMNS = [
 ]
 
 
+def _cell_keys(res: StressResult, n_estimators: int, n_columns: int) -> dict[str, object]:
+    """The key columns of one stress cell's (estimator x family-and-K) rows, estimator-major."""
+    return {"recommender": res.recommender, "scheme": res.scheme, "n": res.n,
+            "estimator": np.repeat(res.estimators, n_columns), "metric": np.tile(res.families, n_estimators),
+            "k": np.tile(res.ks, n_estimators)}
+
+
 def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
     """Mean ± sd, bias and relative error of every estimator, one row per cell (see module docstring).
 
@@ -86,12 +93,7 @@ def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
             rel = np.where(bad, np.nan, (mean - exact) / np.where(bad, 1, exact))
             rel_rmse = np.where(bad, np.nan, np.sqrt(mse) / np.where(bad, 1, exact))
         frame = pd.DataFrame({
-            "recommender": res.recommender,
-            "scheme": res.scheme,
-            "n": res.n,
-            "estimator": np.repeat(res.estimators, J),
-            "metric": np.tile(res.families, E),
-            "k": np.tile(res.ks, E),
+            **_cell_keys(res, E, J),
             "exact": exact.ravel(),
             "mean": mean.ravel(),
             "sd": sd.ravel(),
@@ -139,12 +141,7 @@ def coverage_table(results: Sequence[StressResult]) -> pd.DataFrame:
             width = np.where(ok, res.upper - res.lower, 0).sum(axis=0) / cnt
         E, J = mean.shape
         frame = pd.DataFrame({
-            "recommender": res.recommender,
-            "scheme": res.scheme,
-            "n": res.n,
-            "estimator": np.repeat(res.estimators, J),
-            "metric": np.tile(res.families, E),
-            "k": np.tile(res.ks, E),
+            **_cell_keys(res, E, J),
             "exact": np.broadcast_to(res.exact, (E, J)).ravel(),
             "bias": (mean - res.exact).ravel(),
             "coverage": coverage.ravel(),
