@@ -9,14 +9,14 @@ __all__ = ["progress_bar"]
 
 
 @contextmanager
-def progress_bar(name: str, total: int, label: str, enabled: bool = True) -> Iterator[Callable[[], None]]:
-    """A rich progress bar of ``total`` steps; yields ``advance()``.
+def progress_bar(name: str, total: int, label: str, enabled: bool = True) -> Iterator[Callable[..., None]]:
+    """A rich progress bar of ``total`` steps; yields ``advance(steps=1)``.
 
     Nothing is shown (and ``advance`` does nothing) when ``enabled`` is false
     or there is nothing to do; the bar is stopped however the block exits.
     """
     if not enabled or total == 0:
-        yield lambda: None
+        yield lambda steps=1: None
         return
     from rich.progress import (
         BarColumn,
@@ -32,6 +32,6 @@ def progress_bar(name: str, total: int, label: str, enabled: bool = True) -> Ite
     task = bar.add_task(label, total=total)
     bar.start()
     try:
-        yield lambda: bar.advance(task)
+        yield lambda steps=1: bar.advance(task, steps)
     finally:
         bar.stop()

@@ -81,13 +81,43 @@ class BlockMatrix:
 
         Each row block is read once for both products.
         """
-        pi_new = np.empty_like(pi)
+        pi_new = np.zeros_like(pi)  # rows outside every block: 0 (A is 0 there)
         q_new = np.zeros(self.shape[1])
         for r0, r1, c0, c1, v in self.blocks:
             p = pi[r0:r1] * (v @ ratio[c0:c1])
             pi_new[r0:r1] = p
             q_new[c0:c1] += v.T @ p
         return pi_new, q_new
+
+    def restrict_columns(self, cols: np.ndarray) -> BlockMatrix:
+        """The sub-matrix of the columns ``cols`` (sorted, distinct), shape (n_rows, len(cols)).
+
+        Keeps only the blocks whose window meets ``cols`` (entries copied,
+        exact); rows of the other blocks are 0 on ``cols``. When one dense
+        block over the kept rows and every column of ``cols`` is at most twice
+        as large as the kept windows (few columns), that single block is
+        returned instead: a product then costs one BLAS call. One pass over
+        the stored entries.
+        """
+        cols = np.asarray(cols, dtype=np.int64)
+        blocks = []
+        for r0, r1, c0, c1, v in self.blocks:
+            lo, hi = np.searchsorted(cols, [c0, c1])
+            if lo == hi:
+                continue
+            blocks.append((r0, r1, int(lo), int(hi), np.ascontiguousarray(v[:, cols[lo:hi] - c0])))
+        shape = (self.shape[0], int(cols.size))
+        if not blocks:
+            return BlockMatrix(shape, ())
+        r_lo, r_hi = blocks[0][0], blocks[-1][1]
+        if (r_hi - r_lo) * cols.size <= 2 * sum(b[4].size for b in blocks):
+            dense = np.zeros((r_hi - r_lo, cols.size))
+            for r0, r1, lo, hi, v in blocks:
+                dense[r0 - r_lo : r1 - r_lo, lo:hi] = v
+            blocks = [(r_lo, r_hi, 0, int(cols.size), dense)]
+        for b in blocks:
+            b[4].setflags(write=False)
+        return BlockMatrix(shape, tuple(blocks))
 
 
 def build_blocks(

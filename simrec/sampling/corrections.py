@@ -304,17 +304,27 @@ class CorrectionProblem:
             out[g] = self._fill((q @ (phi[:, None] * y)) / sc[:, None])
         return out
 
-    @cached_property
+    @property
     @blas_single_thread
     def gram_unweighted(self) -> np.ndarray:
-        """A^T A (no prior weights), shape (n, n): the variance term of eq. 44 as printed."""
-        return _readonly(self.scheme.blocks.gram(np.ones(self.scheme.n_items)))
+        """A^T A (no prior weights), shape (n, n): the variance term of eq. 44 as printed.
 
-    @cached_property
+        Independent of the prior: computed once per scheme (cached on it) and
+        shared by every problem of that scheme.
+        """
+        g = self.scheme._cache.get("gram_unweighted")
+        if g is None:
+            g = self.scheme._cache["gram_unweighted"] = _readonly(self.scheme.blocks.gram(np.ones(self.scheme.n_items)))
+        return g
+
+    @property
     @blas_single_thread
     def column_sums(self) -> np.ndarray:
-        """Λ₁'s diagonal Σ_R P(r|R) (no prior weights), shape (n,)."""
-        return _readonly(self.scheme.blocks.rmatvec(np.ones(self.scheme.n_items)))
+        """Λ₁'s diagonal Σ_R P(r|R) (no prior weights), shape (n,); cached on the scheme."""
+        c = self.scheme._cache.get("column_sums")
+        if c is None:
+            c = self.scheme._cache["column_sums"] = _readonly(self.scheme.blocks.rmatvec(np.ones(self.scheme.n_items)))
+        return c
 
     @blas_single_thread
     def solve_eq45(self, rhs: np.ndarray, n_users: int) -> np.ndarray:

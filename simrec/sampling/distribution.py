@@ -131,12 +131,35 @@ def _check_iter(max_iter: int, tol: float) -> tuple[int, float]:
 
 
 @blas_single_thread
-def _em(a: BlockMatrix, p: np.ndarray, max_iter: int, tol: float) -> tuple[np.ndarray, int, bool, np.ndarray]:
-    """EM for mixture weights π over the rows of ``a`` given column frequencies ``p`` (sum 1)."""
+def _em(
+    a: BlockMatrix, p: np.ndarray, max_iter: int, tol: float, history: list | None = None
+) -> tuple[np.ndarray, int, bool, np.ndarray]:
+    """EM for mixture weights π over the rows of ``a`` given column frequencies ``p`` (sum 1).
+
+    ``history`` (a list, optional) receives what differentiating the iterates
+    needs (:mod:`._linearize`): first ``(matrix, columns, p)`` as used (the
+    restricted matrix and the original indices of its columns), then
+    ``(π_t, q_t, total_t)`` for every iteration t (π and q = A^T π before
+    the update, the normaliser after it).
+
+    Only the observed columns (p > 0) enter the update and the likelihood, so
+    when they are few (at most half the columns: few users, or many more
+    sample ranks than users) the EM runs on the sub-matrix of those columns
+    (:meth:`BlockMatrix.restrict_columns`, built once): an iteration then
+    costs O(rows x observed columns in the band) instead of O(rows x band),
+    with the same iterates up to the order of floating-point sums.
+    """
     n_rows = a.shape[0]
     pi = np.full(n_rows, 1.0 / n_rows)
-    q = a.rmatvec(pi)
     obs = np.flatnonzero(p > 0)
+    columns = np.arange(a.shape[1])
+    if 2 * obs.size <= a.shape[1]:
+        a = a.restrict_columns(obs)
+        p, columns = p[obs], obs
+        obs = np.arange(obs.size)
+    if history is not None:
+        history.append((a, columns, p))
+    q = a.rmatvec(pi)
     po = p[obs]
     ll = float(po @ np.log(q[obs]))
     trace = [ll]
@@ -145,8 +168,11 @@ def _em(a: BlockMatrix, p: np.ndarray, max_iter: int, tol: float) -> tuple[np.nd
     it = 0
     for it in range(1, max_iter + 1):
         ratio[obs] = po / q[obs]
+        prev, q_prev = pi, q
         pi, q = a.em_pass(pi, ratio)
         total = pi.sum()
+        if history is not None:
+            history.append((prev, q_prev, total))
         pi /= total
         q /= total
         new = float(po @ np.log(q[obs]))

@@ -399,6 +399,20 @@ def expected_sampled_metrics(
     return out
 
 
+#: Per-process caches of :func:`~simrec.sampling.estimate_histograms` (data-independent F̂ such as CLS), one per
+#: (scheme, metrics): tasks of one process with the same scheme and metrics (other recommenders) reuse them.
+_CACHES: dict[tuple, dict] = {}
+
+
+def _shared_cache(scheme: SamplingScheme, metrics: tuple[RankMetric, ...]) -> dict:
+    key = (scheme.n_items, scheme.n, scheme.replace, scheme.tail_cutoff, metrics)
+    if key not in _CACHES:
+        if len(_CACHES) >= 4:
+            _CACHES.pop(next(iter(_CACHES)))
+        _CACHES[key] = {}
+    return _CACHES[key]
+
+
 def _sampler(ranks: RecommenderRanks, scheme: str, n: int, gen: np.random.Generator) -> Callable[[], np.ndarray]:
     """One draw of the sampled ranks (M,) per call under a fixed-size ``scheme``, each user with its own N_u."""
     if scheme == "binomial":
@@ -414,6 +428,7 @@ def run_stress(
     n: int,
     config: StressConfig | None = None,
     rng: RNGLike = None,
+    progress: Callable[[int], None] | None = None,
 ) -> StressResult:
     """Repeat sampled evaluation of one recommender and run every estimator.
 
@@ -430,6 +445,10 @@ def run_stress(
     config : StressConfig, optional
     rng : Generator or seed
         Used for the draws only, repeat after repeat.
+    progress : callable, optional
+        Called as ``progress(repeats_done)`` after every repeat (e.g. to
+        advance a progress bar from inside a task); it must not draw random
+        numbers. Nothing it does changes the results.
 
     Returns
     -------
@@ -490,6 +509,8 @@ def run_stress(
                 else:
                     pi = mle_adaptive(ad.ranks, ad.sizes, N, max_iter=config.max_iter).probabilities
                     est[rep, 0] = pi[: config.k_max] @ f_top
+                if progress is not None:
+                    progress(rep + 1)
             return StressResult(ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
                                 mean_sample_size=total / config.repeats, seconds=time.perf_counter() - t0,
                                 lower=lower, upper=upper, confidence=config.confidence)
@@ -502,7 +523,7 @@ def run_stress(
         beta = any(isinstance(e, MappingEstimator) and e.kind == "beta@P" for e in config.estimators)
         hist_sum = np.zeros(n)
         beta_a: list[float] = []
-        cache: dict = {}
+        cache = _shared_cache(sch, tuple(metrics))
         boot_gen = gen.spawn(1)[0] if config.n_boot else None  # the draws of r stay those of n_boot = 0
         for rep in range(config.repeats):
             r = first if rep == 0 else draw()
@@ -520,6 +541,8 @@ def run_stress(
                     beta_a.append(float(fit_beta_mapping(r, N, n).a))
                 except ValueError:  # every sampled rank is n: a diverges
                     pass
+            if progress is not None:
+                progress(rep + 1)
         if beta_a:
             maps["beta@P"] = beta_mapping(N, n, float(np.mean(beta_a))).values
         fitted_a = np.asarray(beta_a) if beta else None

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -38,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from simrec._io import write_text
 from simrec._progress import progress_bar
 from simrec._random import task_seed
 from simrec.config.stress import DatasetSource, FileSource, SimulationSource, StressScenario
@@ -199,9 +202,77 @@ def _ranks_task(task: tuple[StressScenario, Path | None, int, int | None]) -> tu
     return j, ranks, data.info, time.perf_counter() - t0
 
 
+@dataclass(frozen=True)
+class _RepeatCounter:
+    """``progress(repeats_done)`` of a task: the count, written atomically to ``path`` at most every 0.2 s.
+
+    Best effort: a folder that does not exist here (a remote Ray worker) or a
+    failed write is ignored (the bar then advances when the task finishes).
+    """
+
+    path: Path
+    repeats: int
+
+    def __call__(self, done: int) -> None:
+        now = time.monotonic()
+        if done < self.repeats and now - _LAST_WRITE.get(self.path, -1.0) < 0.2:
+            return
+        _LAST_WRITE[self.path] = now
+        if not self.path.parent.is_dir():
+            return
+        try:
+            write_text(self.path, str(done))
+        except OSError:
+            pass
+
+
+_LAST_WRITE: dict[Path, float] = {}
+
+
+class _RepeatProgress:
+    """Advances a progress bar of tasks x repeats from the tasks' counter files (polled by a thread)."""
+
+    def __init__(self, folder: Path, keys: list[str], repeats: int, advance: Callable[..., None]) -> None:
+        self.folder, self.keys, self.repeats, self.advance = folder, keys, repeats, advance
+        self.seen = dict.fromkeys(keys, 0)
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def counter(self, key: str) -> _RepeatCounter | None:
+        return _RepeatCounter(self.folder / f"{key}.txt", self.repeats) if self.folder.is_dir() else None
+
+    def _set(self, key: str, done: int) -> None:
+        with self.lock:
+            step = min(done, self.repeats) - self.seen[key]
+            if step > 0:
+                self.seen[key] += step
+                self.advance(step)
+
+    def finished(self, key: str) -> None:
+        self._set(key, self.repeats)
+
+    def _poll(self) -> None:
+        while not self.stop.wait(0.5):
+            for key in self.keys:
+                if self.seen[key] < self.repeats:
+                    try:
+                        self._set(key, int((self.folder / f"{key}.txt").read_text()))
+                    except (OSError, ValueError):
+                        pass
+
+    def __enter__(self) -> _RepeatProgress:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
 def _stress_task(task: tuple) -> StressResult:
-    ranks, scheme, n, config, seed = task
-    return run_stress(ranks, scheme, n, config, rng=seed)
+    ranks, scheme, n, config, seed, counter = task
+    return run_stress(ranks, scheme, n, config, rng=seed, progress=counter)
 
 
 def run_stress_scenario(
@@ -287,18 +358,27 @@ def run_stress_scenario(
                         reused += 1
                     else:
                         seed = task_seed(sc.seed, 2, j, s, i)
-                        todo2.append(Task(f"recommender {rec.name!r}, scheme {scheme}, n = {n}", seed,
-                                          (rec, scheme, n, config, seed)))
+                        todo2.append((f"recommender {rec.name!r}, scheme {scheme}, n = {n}", seed,
+                                      (rec, scheme, n, config, seed)))
                         keys.append(key)
         task_seconds: list[float] = []
-        with progress_bar(sc.name, len(todo2), "stress", progress) as advance:
+        # the bar counts repeats: each task writes its count to progress/<key>.txt, polled here
+        counts = rd.path("progress")
+        shutil.rmtree(counts, ignore_errors=True)  # stale counts of an interrupted run
+        if progress and todo2:
+            counts.mkdir()
+        with progress_bar(sc.name, len(todo2) * config.repeats, "stress repeats", progress) as advance, \
+                _RepeatProgress(counts, keys, config.repeats, advance) as repeats_done:
+            tasks2 = [Task(label, seed, (*payload, repeats_done.counter(k) if progress else None))
+                      for (label, seed, payload), k in zip(todo2, keys)]
 
             def record(i: int, res: StressResult) -> None:
                 tshards.write(keys[i], _npz_writer(**_result_arrays(res)))
                 task_seconds.append(res.seconds)
-                advance()
+                repeats_done.finished(keys[i])
 
-            run_tasks(_stress_task, todo2, backend=backend, on_result=record)
+            run_tasks(_stress_task, tasks2, backend=backend, on_result=record)
+        shutil.rmtree(counts, ignore_errors=True)
         computed += len(todo2)
         results = [_result_from_npz(tshards.path(k)) for k in cells]
 

@@ -39,6 +39,31 @@ def test_fast_em_update_equals_the_per_user_update():
 
 
 @pytest.mark.parametrize("replace", [True, False])
+def test_em_on_few_observed_ranks_equals_the_per_user_update(replace):
+    # few users: the EM runs on the observed columns of P(r|R) only (issue 13); same iterates as eq. 32
+    N, n, M = 500, 60, 6
+    s = SamplingScheme(N, n, replace=replace)
+    r = s.sample(_top_heavy(N, M, 0.5, np.random.default_rng(4)), rng=5)
+    assert 2 * np.unique(r).size <= n  # the restricted path
+    a = s.matrix
+    pi = np.full(N, 1 / N)
+    for _ in range(40):
+        like = a[:, r - 1] * pi[:, None]
+        pi = (like / like.sum(axis=0)).mean(axis=1)
+    d = mle(r, s, max_iter=40, tol=0)
+    np.testing.assert_allclose(d.probabilities, pi, rtol=1e-9, atol=1e-300)
+    # weighted MLE (eq. 35) on the dense matrix, every column
+    w = decay_weights(ndcg(), n, 5)
+    pw = np.bincount(r - 1, minlength=n) * w
+    pw /= pw.sum()
+    pi = np.full(N, 1 / N)
+    for _ in range(40):
+        pi = pi * (a @ np.where(pw > 0, pw / np.maximum(a.T @ pi, 1e-300), 0.0))
+        pi /= pi.sum()
+    np.testing.assert_allclose(weighted_mle(r, s, w, max_iter=40, tol=0).probabilities, pi, rtol=1e-9, atol=1e-300)
+
+
+@pytest.mark.parametrize("replace", [True, False])
 def test_em_log_likelihood_never_decreases(replace):
     N, n = 3000, 60
     s = SamplingScheme(N, n, replace=replace)
