@@ -93,6 +93,7 @@ class Estimator(abc.ABC):
         confidence: float = 0.95,
         max_iter: int = 300,
         rng: RNGLike = None,
+        refit: bool = False,
     ) -> FittedEstimator:
         """Fit to the sampled ranks of M users; ``.estimate(metric)`` then gives an estimate with an interval.
 
@@ -117,6 +118,10 @@ class Estimator(abc.ABC):
             EM iterations (MLE, WMLE and the MLE prior).
         rng : Generator or seed
             Draws the bootstrap replicates.
+        refit : bool, default False
+            MLE and WMLE only: refit the EM on every replicate instead of the
+            linearised bootstrap (exact gradient of the EM iterates; see
+            :func:`~.fitted.fit`).
 
         Returns
         -------
@@ -124,7 +129,8 @@ class Estimator(abc.ABC):
         """
         from simrec.sampling.fitted import fit  # the fitting engine imports this module
 
-        return fit(self, sampled_ranks, scheme, n_boot=n_boot, confidence=confidence, max_iter=max_iter, rng=rng)
+        return fit(self, sampled_ranks, scheme, n_boot=n_boot, confidence=confidence, max_iter=max_iter, rng=rng,
+                   refit=refit)
 
 
 # ---------------------------------------------------------------------------

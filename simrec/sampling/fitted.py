@@ -55,10 +55,19 @@ import numpy as np
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_in_range, check_int
 from simrec.sampling._checks import check_rank_array
+from simrec.sampling._linearize import em_gradient
 from simrec.sampling._results import Estimate
 from simrec.sampling._threads import single_threaded_blas
 from simrec.sampling.corrections import CorrectionProblem, constrained_least_squares, rank_estimate
-from simrec.sampling.distribution import RankDistribution, decay_weights, mes, mle, mle_adaptive, weighted_mle
+from simrec.sampling.distribution import (
+    RankDistribution,
+    _em,
+    decay_weights,
+    mes,
+    mle,
+    mle_adaptive,
+    weighted_mle,
+)
 from simrec.sampling.estimators import (
     MES,
     MLE,
@@ -323,6 +332,37 @@ def estimate_histograms(
     return out
 
 
+def _linearized_replicates(
+    e: MLE | WeightedMLE, counts: np.ndarray, boot: np.ndarray, scheme: SamplingScheme, table: np.ndarray,
+    max_iter: int,
+) -> np.ndarray:
+    """Point estimate and linearised bootstrap replicates of MLE / WMLE, shape (1 + B, J).
+
+    .. math:: T^*_b = \\hat T + \nabla_h \\hat T \\cdot (h^*_b - h)
+
+    with the exact gradient of the EM estimate (the iterates actually run,
+    :mod:`._linearize`) with respect to the histogram h: for MLE p = h/M, so
+    ∇_h = ∇_p / M; for WMLE p = (w ⊙ h)/(w^T h), so
+    ∇_h = w ⊙ (∇_p - p^T ∇_p) / (w^T h).
+    """
+    if isinstance(e, WeightedMLE):
+        w = decay_weights(ndcg(), scheme.n, e.scale)
+        wh = counts * w
+        p = wh / wh.sum()
+    else:
+        w = None
+        p = counts / counts.sum()
+    hist: list = []
+    pi, *_ = _em(scheme.blocks, p, max_iter, 1e-9, history=hist)  # mle()/weighted_mle()'s defaults
+    grad = em_gradient(hist, pi, table, scheme.n)
+    if w is None:
+        grad_h = grad / counts.sum()
+    else:
+        grad_h = w[:, None] * (grad - p @ grad) / wh.sum()
+    point = pi @ table
+    return np.vstack([point[None, :], point + (boot - counts[None, :]) @ grad_h])
+
+
 # ---------------------------------------------------------------------------
 # the user-facing result
 # ---------------------------------------------------------------------------
@@ -369,6 +409,8 @@ class FittedEstimator:
         The bootstrap histograms (resampled users).
     confidence : float
     max_iter : int
+    refit : bool
+        True: every replicate refitted (see :func:`fit`).
     """
 
     estimator: Estimator
@@ -378,6 +420,7 @@ class FittedEstimator:
     boot_counts: np.ndarray
     confidence: float
     max_iter: int
+    refit: bool = False
     _cache: dict = field(default_factory=dict, init=False, repr=False)
 
     def estimates(self, metrics: Sequence[RankMetric]) -> list[Estimate]:
@@ -390,8 +433,16 @@ class FittedEstimator:
                 raise TypeError(f"`metrics` must hold RankMetric objects (e.g. ndcg(10)); got {type(m).__name__}")
         rows = np.vstack([self.counts[None, :], self.boot_counts])
         with single_threaded_blas():
-            vals = estimate_histograms([self.estimator], rows, self.scheme, metrics, max_iter=self.max_iter,
-                                       cache=self._cache)[:, 0, :]
+            if not self.refit and isinstance(self.estimator, (MLE, WeightedMLE)):
+                ms = self._cache.get("metrics")
+                if ms is None or ms.metrics != tuple(metrics):
+                    self._cache.clear()
+                    ms = self._cache["metrics"] = _Metrics(self.scheme, tuple(metrics))
+                vals = _linearized_replicates(self.estimator, self.counts, self.boot_counts, self.scheme, ms.table,
+                                              self.max_iter)
+            else:
+                vals = estimate_histograms([self.estimator], rows, self.scheme, metrics, max_iter=self.max_iter,
+                                           cache=self._cache)[:, 0, :]
         lo, hi = percentile_interval(vals[1:], self.confidence)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -431,8 +482,19 @@ def fit(
     confidence: float = 0.95,
     max_iter: int = 300,
     rng: RNGLike = None,
+    refit: bool = False,
 ) -> FittedEstimator:
-    """Fit ``estimator`` to the sampled ranks of M users (see :meth:`Estimator.fit <.estimators.Estimator.fit>`)."""
+    """Fit ``estimator`` to the sampled ranks of M users (see :meth:`Estimator.fit <.estimators.Estimator.fit>`).
+
+    ``refit`` (default False) applies to MLE and WMLE: False gives the
+    linearised bootstrap (each replicate T̂ + ∇_h T̂ · (h* − h), the exact
+    gradient of the EM iterates actually run; about 2-3x the cost of the
+    estimate instead of n_boot + 1 fits), True refits the EM on every
+    replicate (the plain percentile bootstrap). The two agree to first order
+    in 1/sqrt(M) (tested); with very few users prefer ``refit=True``. The
+    other estimators ignore it (their replicates are exact and cheap, or,
+    for MES and the linear estimators with an estimated prior, refitted).
+    """
     if not isinstance(estimator, Estimator):
         raise TypeError(f"`estimator` must be an Estimator (e.g. BiasVariance(0.1)); got {type(estimator).__name__}")
     if isinstance(estimator, AdaptiveMLE):
@@ -445,9 +507,11 @@ def fit(
     max_iter = check_int("max_iter", max_iter, low=1)
     if isinstance(estimator, LeastSquares):
         warnings.warn(_LS_WARNING, RuntimeWarning, stacklevel=3)
+    if not isinstance(refit, bool):
+        raise TypeError(f"`refit` must be True or False; got {refit!r}")
     counts = np.bincount(r - 1, minlength=scheme.n)
     boot = bootstrap_histograms(counts, n_boot, rng)
-    return FittedEstimator(estimator, scheme, counts, int(r.size), boot, confidence, max_iter)
+    return FittedEstimator(estimator, scheme, counts, int(r.size), boot, confidence, max_iter, refit)
 
 
 def fit_adaptive(
