@@ -324,6 +324,35 @@ def test_same_seed_same_result(known):
     np.testing.assert_array_equal(a.estimates, b.estimates)
 
 
+
+@pytest.mark.parametrize("scheme", ["binomial", "adaptive"])
+def test_progress_is_reported_after_every_repeat_and_changes_nothing(known, scheme):
+    cfg = StressConfig(repeats=3, k_max=10, estimators=(Naive(), MLE()))
+    seen: list[int] = []
+    a = run_stress(known, scheme, 50, cfg, rng=9, progress=seen.append)
+    b = run_stress(known, scheme, 50, cfg, rng=9)
+    assert seen == [1, 2, 3]
+    np.testing.assert_array_equal(a.estimates, b.estimates)
+
+
+def test_few_users_fixed_scheme_matches_the_plain_estimators():
+    # 2 users (the README's ranks file): the EM runs on the observed sampled ranks only; same estimates
+    # as simrec.sampling's MLE / WMLE on every repeat's sampled ranks
+    N, n = 20_720, 100
+    ranks = _ranks("MyModel", np.array([12, 3]), N)
+    cfg = StressConfig(repeats=3, k_max=10, estimators=(MLE(), WeightedMLE(10.0)))
+    res = run_stress(ranks, "binomial", n, cfg, rng=4)
+    gen = np.random.default_rng(4)
+    s = SamplingScheme(N, n)
+    table = metric_table(cfg.rank_metrics(), N)
+    w = decay_weights(ndcg(), n, 10.0)
+    for rep in range(3):
+        r = sample_ranks_binomial(ranks.ranks, ranks.n_candidates, n, rng=gen)
+        np.testing.assert_allclose(res.estimates[rep, 0], mle(r, s).probabilities @ table, rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(res.estimates[rep, 1], weighted_mle(r, s, w).probabilities @ table, rtol=1e-9,
+                                   atol=1e-15)
+
+
 def _result(name, exact, est):
     est = np.asarray(est, dtype=float)[:, None, None]
     return StressResult(name, "binomial", 10, 100, 5, ("recall",), np.array([1]), ("naive",), np.array([exact]), est)
