@@ -60,7 +60,16 @@ Decisions
   histogram (n counts), so a repeat costs O(M) to draw plus the fits, all
   done by :func:`simrec.sampling.estimate_histograms` (one fit per distinct
   prior serves every estimator using it; the data-independent F̂ are computed
-  once per task; linear estimators of one prior share one eigendecomposition).
+  once per process for each scheme and metric list and shared by its tasks;
+  linear estimators of one prior share one eigendecomposition). With few
+  users (few distinct sampled ranks) the EM fits run on the observed columns
+  of P(r|R) only (:func:`simrec.sampling.mle`), so a repeat costs about the
+  number of distinct sampled ranks times N, not n times N.
+* No warm starts across repeats: with N > n the EM's limit depends on its
+  start (the mixture is not identifiable) and 300 iterations do not reach it,
+  so starting a repeat from the previous repeat's fit would change its
+  estimate and tie the repeats together; every repeat starts from the
+  uniform π, as :func:`simrec.sampling.mle` does.
 * Intervals (``n_boot > 0``): each repeat's histogram is resampled
   ``n_boot`` times (users with replacement, :func:`simrec.sampling.bootstrap_histograms`)
   and every estimator is rerun on each replicate; the percentile interval is
