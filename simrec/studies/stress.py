@@ -221,6 +221,7 @@ def _user_sampling_task(task: tuple) -> UserSamplingResult:
 
 def user_sampling_phase(
     sc: StressScenario, source: RankSource, results: list[StressResult], rd: RunDir, backend: Backend, progress: bool,
+    figures: bool = True,
 ) -> tuple[int, int]:
     """Run the ``[user_sampling]`` experiment (if any) into ``rd``; (tasks computed, tasks reused).
 
@@ -229,7 +230,7 @@ def user_sampling_phase(
     then ``user_sampling.csv`` (per K: estimates, intervals, coverage),
     ``user_sampling_tests.csv`` (pairwise tests at the summary cutoffs),
     ``user_sampling_errors.csv`` (Tables 6-7, tidy) and
-    ``user_sampling_table.csv`` (Tables 6-7 as printed).
+    ``user_sampling_table.csv`` (Tables 6-7 as printed) and ``figures/user_sampling.png``.
     """
     config = sc.user_sampling_config()
     if config is None:
@@ -254,10 +255,15 @@ def user_sampling_phase(
     us = sc.user_sampling
     errors = user_sampling_errors(loaded, results, item_estimator=us.item_estimator or None,  # type: ignore[union-attr]
                                   item_scheme=us.item_scheme)  # type: ignore[union-attr]
-    rd.write_csv("user_sampling.csv", user_sampling_table(loaded))
+    table = user_sampling_table(loaded)
+    rd.write_csv("user_sampling.csv", table)
     rd.write_csv("user_sampling_tests.csv", user_sampling_tests(loaded, ks=SUMMARY_KS))
     rd.write_csv("user_sampling_errors.csv", errors)
     rd.write_csv("user_sampling_table.csv", user_sampling_wide(errors, source.name))
+    if figures:
+        from simrec.stress.figures import plot_user_sampling
+
+        plot_user_sampling(rd.path("figures"), table)
     return len(todo), len(keys) - len(todo)
 
 
@@ -359,7 +365,7 @@ def run_stress_scenario(
         computed += len(todo2)
         results = [_result_from_npz(tshards.path(k)) for k in cells]
 
-        us_computed, us_reused = user_sampling_phase(sc, source, results, rd, backend, progress)
+        us_computed, us_reused = user_sampling_phase(sc, source, results, rd, backend, progress, figures)
         computed, reused = computed + us_computed, reused + us_reused
 
         # -- phase 3: tables and figures ----------------------------------------

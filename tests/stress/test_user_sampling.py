@@ -229,3 +229,15 @@ def test_errors_table_has_the_dissertations_columns():
     assert len(wide) == 4 and wide["user1K"].str.fullmatch(r"\d+\.\d\d±\d+\.\d\d").all()
     assert size_label("user", 10000) == "user10K" and size_label("user", 943) == "user943"
     assert size_label("item", 500) == "item500"
+
+
+def test_figure_is_written(tmp_path):
+    from simrec.stress.figures import plot_user_sampling
+
+    rng = np.random.default_rng(5)
+    recs = _recs({"A": _geometric_ranks(rng, 200, 20)})
+    cfg = UserSamplingConfig(sizes=(50, 200), repeats=3, k_max=5)
+    table = user_sampling_table([run_user_sampling(recs, m, cfg, rng=m) for m in cfg.sizes])
+    path = plot_user_sampling(tmp_path, table)
+    assert path == tmp_path / "user_sampling.png" and path.stat().st_size > 0
+    assert plot_user_sampling(tmp_path, table.iloc[:0]) is None
