@@ -106,6 +106,8 @@ __all__ = [
     "user_sampling_errors",
     "user_sampling_wide",
     "size_label",
+    "TEST_COLUMNS",
+    "ERROR_COLUMNS",
 ]
 
 
@@ -229,7 +231,7 @@ class UserSamplingResult:
     def from_arrays(cls, a: dict[str, np.ndarray]) -> UserSamplingResult:
         return cls(int(a["size"]), int(a["n_population"]), tuple(str(r) for r in a["recommenders"]),
                    a["pairs"].reshape(-1, 2), tuple(str(f) for f in a["families"]), a["ks"], a["exact"], a["mean"],
-                   a["mean_sq"], a["mean_cross"].reshape(a["mean"].shape[0], -1, a["exact"].shape[1]),
+                   a["mean_sq"], a["mean_cross"].reshape(a["mean"].shape[0], a["pairs"].size // 2, a["exact"].shape[1]),
                    float(a["confidence"]))
 
 
@@ -443,6 +445,11 @@ def user_sampling_table(results: Sequence[UserSamplingResult]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+TEST_COLUMNS = ["size", "metric", "k", "recommender_a", "recommender_b", "test", "statistic", "exact_difference",
+                "mean_difference", "reject_rate", "reject_rate_bonferroni", "correct_rate_bonferroni",
+                "wrong_sign_rate_bonferroni", "alpha", "n_pairs", "n_repeats"]
+
+
 def user_sampling_tests(results: Sequence[UserSamplingResult], ks: Sequence[int] | None = None) -> pd.DataFrame:
     """Per size × metric × K × pair × test: how often a sample of m users tells the two models apart.
 
@@ -485,7 +492,7 @@ def user_sampling_tests(results: Sequence[UserSamplingResult], ks: Sequence[int]
                 "alpha": alpha, "n_pairs": n_pairs, "n_repeats": res.mean.shape[0],
             })
             rows.append(frame[np.tile(keep, P)])
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=TEST_COLUMNS)
 
 
 def _abs_rel_errors(estimates: np.ndarray, exact: np.ndarray) -> np.ndarray:

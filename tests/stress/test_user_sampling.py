@@ -241,3 +241,19 @@ def test_figure_is_written(tmp_path):
     path = plot_user_sampling(tmp_path, table)
     assert path == tmp_path / "user_sampling.png" and path.stat().st_size > 0
     assert plot_user_sampling(tmp_path, table.iloc[:0]) is None
+
+
+@pytest.mark.parametrize("n_recommenders", [1, 3])
+def test_shard_round_trip(tmp_path, n_recommenders):
+    rng = np.random.default_rng(6)
+    recs = _recs({name: _geometric_ranks(rng, 100, 10) for name in "ABC"[:n_recommenders]})
+    res = run_user_sampling(recs, 30, UserSamplingConfig(sizes=(30,), repeats=2, k_max=5), rng=0)
+    np.savez(tmp_path / "s.npz", **res.to_arrays())
+    with np.load(tmp_path / "s.npz") as z:
+        back = UserSamplingResult.from_arrays({k: z[k] for k in z.files})
+    for name in ("mean", "mean_sq", "mean_cross", "exact", "pairs", "ks"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(res, name))
+    assert (back.size, back.n_population, back.recommenders, back.families) == (
+        res.size, res.n_population, res.recommenders, res.families)
+    tests = user_sampling_tests([back])
+    assert len(tests) == (0 if n_recommenders == 1 else 2 * 3 * 15)
