@@ -326,6 +326,10 @@ def _user_sampling_problems(sc: StressScenario) -> list[str]:
     if us is None:
         return []
     problems = []
+    try:
+        sc.user_sampling_config().f_table()  # type: ignore[union-attr]
+    except ValueError as exc:
+        problems.append(f"metrics.names: {exc} (drop it from metrics.names to run [user_sampling])")
     if us.item_estimator:
         names = [e.name for e in sc.estimators.build()]
         if us.item_estimator not in names:

@@ -165,9 +165,21 @@ class UserSamplingConfig:
         return np.tile(np.arange(1, self.k_max + 1), len(self.metrics))
 
     def f_table(self) -> np.ndarray:
-        """F_j(R) for R = 1..k_max and a last row of zeros for R > k_max, shape (k_max + 1, J)."""
+        """F_j(R) for R = 1..k_max and a last row of zeros for R > k_max, shape (k_max + 1, J).
+
+        Raises
+        ------
+        ValueError
+            A family whose F@K does not vanish beyond K (e.g. an untruncated
+            metric): the histograms of capped ranks cannot represent it.
+        """
         ms = [METRIC_FAMILIES[f](k) for f in self.metrics for k in range(1, self.k_max + 1)]
-        return np.vstack([metric_table(ms, self.k_max), np.zeros((1, len(ms)))])
+        table = metric_table(ms, self.k_max + 1)
+        beyond = [f for f, v in zip(self.families, table[-1]) if v != 0]
+        if beyond:
+            raise ValueError(f"user sampling needs top-K metrics (F@K = 0 for ranks > K); "
+                             f"{', '.join(dict.fromkeys(beyond))} is not")
+        return table
 
 
 @dataclass(frozen=True, eq=False)
