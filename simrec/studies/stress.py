@@ -68,6 +68,7 @@ from simrec.stress.tables import (
 )
 from simrec.stress.user_sampling import (
     UserSamplingResult,
+    common_users,
     run_user_sampling,
     user_sampling_errors,
     user_sampling_table,
@@ -235,6 +236,11 @@ def user_sampling_phase(
     config = sc.user_sampling_config()
     if config is None:
         return 0, 0
+    n_users = common_users(source.recommenders).shape[0]
+    big = [m for m in config.sizes if m > n_users]
+    if big:  # simulations: validation knows only population.n_users, not how many users are evaluated
+        raise ValueError(f"user_sampling.sizes: must be <= the number of users evaluated by every recommender "
+                         f"({n_users}); got {big}")
     shards = rd.shards("user_sampling", ".npz")
     keys = [f"m{m}" for m in config.sizes]
     todo = [Task(f"user sampling, m = {m}", task_seed(sc.seed, 3, i),

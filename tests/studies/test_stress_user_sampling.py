@@ -120,8 +120,7 @@ def test_invalid_user_sampling_is_reported_with_its_key(tmp_path, old, new, patt
         load_stress_scenario(_scenario(tmp_path, old, new))
 
 
-def test_simulation_sizes_are_checked_against_the_population(tmp_path):
-    text = """
+SIM_SCENARIO = """
 kind = "stress"
 name = "sim-users"
 seed = 1
@@ -140,8 +139,11 @@ curve_sizes = [10]
 [user_sampling]
 sizes = [10, 51]
 """
+
+
+def test_simulation_sizes_are_checked_against_the_population(tmp_path):
     p = tmp_path / "sim.toml"
-    p.write_text(text)
+    p.write_text(SIM_SCENARIO)
     with pytest.raises(ScenarioError, match=r"user_sampling.sizes: must be <= the number of users "
                                             r"\(population.n_users = 50\); got \[51\]"):
         load_stress_scenario(p)
@@ -153,3 +155,14 @@ def test_cli_refuses_a_size_above_the_population_in_one_line(tmp_path):
     assert code == 2
     assert "user_sampling.sizes" in out + err and "Traceback" not in out + err
     assert not (tmp_path / "o").exists()
+
+
+def test_simulation_with_fewer_evaluated_users_fails_in_one_line(tmp_path):
+    """Validation knows population.n_users; users with too few items are not evaluated, found at run time."""
+    text = SIM_SCENARIO.replace("sizes = [10, 51]", "sizes = [50]").replace(
+        'recommenders = [{ kind = "popular" }]', 'recommenders = [{ kind = "popular" }]\nmin_items = 6')
+    p = tmp_path / "sim.toml"
+    p.write_text(text)
+    code, out, err = invoke(["stress", str(p), "--out", str(tmp_path / "o"), "--no-figures", "--quiet"])
+    assert code != 0 and "Traceback" not in out + err
+    assert "user_sampling.sizes: must be <= the number of users evaluated by every recommender" in out + err
