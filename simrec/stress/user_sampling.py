@@ -89,7 +89,7 @@ from scipy import stats
 
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_in_range, check_int
-from simrec.sampling import metric_table
+from simrec.sampling import hoeffding_margin, metric_table
 from simrec.stress.harness import METRIC_FAMILIES, StressResult
 from simrec.stress.sources import RecommenderRanks
 
@@ -427,8 +427,11 @@ def user_sampling_table(results: Sequence[UserSamplingResult]) -> pd.DataFrame:
     sd of T̂ over repeats, mean_abs_rel_error (mean of |T̂ − T|/T, NaN where
     T = 0), mean_se, mean_half_width, coverage (share of repeats whose
     interval holds T; 1 − the rejection rate of H0: E T̂ = T), coverage_bonferroni
-    (simultaneous over the recommenders: the Bonferroni z), nominal, z,
-    z_bonferroni, n_repeats.
+    (simultaneous over the recommenders: the Bonferroni z),
+    hoeffding_half_width and coverage_hoeffding (the distribution-free
+    interval T̂ ± sqrt(ln(2/α)/(2m)) of eq. 52 for metrics in [0, 1]; it also
+    holds for sampling without replacement, Hoeffding 1963 §6, so no
+    finite-population correction), nominal, z, z_bonferroni, n_repeats.
     """
     frames = []
     for res in results:
@@ -441,6 +444,8 @@ def user_sampling_table(results: Sequence[UserSamplingResult]) -> pd.DataFrame:
         tol = 1e-12 * np.maximum(1.0, np.abs(res.exact))
         cover = (err <= z * se + tol).mean(axis=0)
         cover_b = (err <= zb * se + tol).mean(axis=0)
+        hoeffding = hoeffding_margin(res.size, confidence=res.confidence)
+        cover_h = (err <= hoeffding + tol).mean(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
             rel = np.where(res.exact > 0, err / np.where(res.exact > 0, res.exact, 1.0), np.nan).mean(axis=0)
         reps = res.mean.shape[0]
@@ -451,7 +456,8 @@ def user_sampling_table(results: Sequence[UserSamplingResult]) -> pd.DataFrame:
             "sd": (res.mean.std(axis=0, ddof=1) if reps > 1 else np.full((R, J), np.nan)).ravel(),
             "mean_abs_rel_error": rel.ravel(), "mean_se": se.mean(axis=0).ravel(),
             "mean_half_width": (z * se).mean(axis=0).ravel(), "coverage": cover.ravel(),
-            "coverage_bonferroni": cover_b.ravel(), "nominal": res.confidence, "z": z, "z_bonferroni": zb,
+            "coverage_bonferroni": cover_b.ravel(), "hoeffding_half_width": hoeffding,
+            "coverage_hoeffding": cover_h.ravel(), "nominal": res.confidence, "z": z, "z_bonferroni": zb,
             "n_repeats": reps,
         }))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

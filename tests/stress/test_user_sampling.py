@@ -144,6 +144,9 @@ def test_a_null_difference_is_rejected_at_about_the_nominal_rate(null_and_shift)
     cell = table[(table["metric"] == "ndcg") & (table["k"] == 10)]
     assert (abs(cell["coverage"] - 0.95) <= _binomial_tolerance(0.95, n)).all(), cell["coverage"].tolist()
     assert (cell["coverage_bonferroni"] >= cell["coverage"]).all()
+    # Hoeffding's interval (eq. 52): half-width sqrt(ln(2/alpha)/(2m)), conservative
+    assert cell["hoeffding_half_width"].iloc[0] == pytest.approx(math.sqrt(math.log(2 / 0.05) / 800))
+    assert (cell["coverage_hoeffding"] >= 0.95).all()
 
 
 def test_a_true_difference_is_detected(null_and_shift):
