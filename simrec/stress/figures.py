@@ -8,7 +8,10 @@
 * ``hit_ratio_<scheme>_n<n>.png`` — sampled HR@k and global HR@f(k) for each
   mapping (Li & Jin Figure 7), one panel per recommender;
 * ``decomposition.png`` — sampling, missing-data and total error at K = 10
-  (simulations).
+  (simulations);
+* ``user_sampling.png`` — user sampling (dissertation §2.7): mean |relative
+  error| of one sample of m users vs K, and the coverage of its intervals vs
+  K beside the nominal level, one line per m (mean over recommenders).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import pandas as pd
 
 from simrec._io import atomic_write
 
-__all__ = ["plot_stress", "FIGURE_ESTIMATORS"]
+__all__ = ["plot_stress", "plot_user_sampling", "FIGURE_ESTIMATORS"]
 
 #: Estimators drawn in the error figures (when present).
 FIGURE_ESTIMATORS = ("naive", "rank_estimate", "CLS", "BV(gamma=0.1)", "MLE", "MES", "MN_MLE", "mapping:beta@P",
@@ -112,3 +115,28 @@ def plot_stress(
         fig.suptitle(f"error decomposition ({first['scheme'].iloc[0]}, n = {first['n'].iloc[0]})")
         written.append(_save(fig, out / "decomposition.png"))
     return written
+
+
+def plot_user_sampling(out: str | Path, table: pd.DataFrame) -> Path | None:
+    """``user_sampling.png`` from :func:`simrec.stress.user_sampling.user_sampling_table`'s output (None if empty)."""
+    if not len(table):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fams = list(dict.fromkeys(table["metric"]))
+    fig, axes = plt.subplots(2, len(fams), figsize=(4.5 * len(fams), 6.4), squeeze=False)
+    for j, fam in enumerate(fams):
+        sub = table[table["metric"] == fam]
+        for size, grp in sub.groupby("size", sort=True):
+            curve = grp.groupby("k")[["mean_abs_rel_error", "coverage"]].mean()
+            axes[0][j].plot(curve.index, 100 * curve["mean_abs_rel_error"], label=f"m = {size}")
+            axes[1][j].plot(curve.index, curve["coverage"], label=f"m = {size}")
+        axes[0][j].set(title=fam, xlabel="K", ylabel="mean |relative error| (%)")
+        axes[1][j].axhline(float(sub["nominal"].iloc[0]), color="k", ls="--", lw=0.8)
+        axes[1][j].set(xlabel="K", ylabel="interval coverage", ylim=(0, 1.02))
+    axes[0][-1].legend(fontsize=7)
+    fig.suptitle("user sampling (mean over recommenders; dashed: nominal level)")
+    return _save(fig, Path(out) / "user_sampling.png")
