@@ -3,6 +3,7 @@
 ``simrec run SCENARIO --out DIR``      run a missing-data scenario (resumable)
 ``simrec stress SCENARIO --out DIR``   stress-test sampled-metric estimators (resumable)
 ``simrec calibrate SPEC --out DIR``    calibrate the simulators to reference datasets (resumable)
+``simrec ranks DATASET -r REC --out F`` a ranks file (rank, n_candidates, popularity_share) for ``simrec stress``
 ``simrec scenarios``                   list the scenarios shipped with the package
 ``simrec datasets describe PATH``      summarise a reference dataset
 
@@ -280,6 +281,117 @@ def _print_stress_summary(outcome) -> None:
 
 
 @app.command()
+def ranks(
+    dataset: Annotated[Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")],
+    recommender: Annotated[list[str], typer.Option(
+        "--recommender", "-r", metavar="SPEC",
+        help="A recommender (repeat for several): item_knn | user_knn | implicit_mf | popular, a "
+             "'package.module:Class' LensKit scorer (imported from the current folder or the installed packages), "
+             "or a TOML inline table as in a scenario, e.g. '{ kind = \"lenskit\", algorithm = \"item_knn\", "
+             "params = { max_nbrs = 20 } }'.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Ranks file to write (.csv, or .parquet/.pq).")],
+    split: Annotated[str, typer.Option("--split", help="last: hold out each user's latest item by timestamp "
+                                                       "(leave-last-out); random: one random item per user.")] = "random",
+    min_items: Annotated[int, typer.Option("--min-items", min=1, help="Users with fewer items are not "
+                                                                      "evaluated.")] = 2,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the split, training and tie-breaking "
+                                                            "(as a stress scenario's seed).")] = 0,
+    overwrite: Annotated[bool, typer.Option("--overwrite", metavar="", help="Replace an existing ranks file.")] = False,
+    kind: _Kind = None,
+    user_col: _UserCol = None,
+    item_col: _ItemCol = None,
+    rating_col: _RatingCol = None,
+    sep: _Sep = None,
+    min_rating: _MinRating = None,
+    k_core: _KCore = None,
+    quiet: _Quiet = False,
+) -> None:
+    """Train recommenders on a leave-one-out split of a dataset and write their ranks file for `simrec stress`."""
+    import time
+
+    from .config import ScenarioError
+    from .config.recommenders import parse_recommender_option, recommender_problems
+    from .studies.ranks import RANKS_SUFFIXES, dataset_ranks, write_ranks_file
+
+    problems: list[str] = []
+    if split not in ("last", "random"):
+        problems.append(f"--split: must be 'last' or 'random'; got {split!r}")
+    if out.suffix.lower() not in RANKS_SUFFIXES:
+        problems.append(f"--out: must end in {', '.join(RANKS_SUFFIXES)}; got {str(out)!r}")
+    elif out.is_dir():
+        problems.append(f"--out: {out} is a folder; give a file name such as {out / 'ranks.csv'}")
+    elif out.exists() and not overwrite:
+        problems.append(f"--out: {out} exists; use --overwrite to replace it")
+    specs = []
+    for value in recommender:
+        try:
+            specs.append(parse_recommender_option(value))
+        except ScenarioError as exc:
+            problems.append(str(exc))
+    if len(specs) == len(recommender):
+        problems += [p.replace("recommenders[", "--recommender[", 1)
+                     for p in recommender_problems(specs, "recommenders", truth=False, base=Path.cwd())]
+    if problems:
+        _fail("\n".join(problems))
+    inter, times = _read_dataset(dataset, kind, split == "last", user_col=user_col, item_col=item_col,
+                                 rating_col=rating_col, sep=sep, min_rating=min_rating, k_core=k_core)
+    recs = [r.build() for r in specs]
+    current = {"name": ""}
+    t0 = time.perf_counter()
+    with _ranks_progress(not quiet) as show:
+        def on_progress(name: str, done: int, total: int) -> None:
+            current["name"] = name
+            show(name, done, total)
+
+        try:
+            frame = dataset_ranks(inter, recs, seed, timestamps=times, min_items=min_items, on_progress=on_progress)
+        except ValueError as exc:  # e.g. no user with min_items items
+            _fail(f"{dataset}: {exc}")
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except Exception as exc:  # the user's scorer (or LensKit) failed while training or scoring
+            if _DEBUG["on"]:
+                raise
+            _fail(f"recommender {current['name']!r} failed: {type(exc).__name__}: {exc} (nothing was written; "
+                  "re-run with --debug for the traceback)", code=1)
+    try:
+        write_ranks_file(out, frame)
+    except OSError as exc:
+        if _DEBUG["on"]:
+            raise
+        from .rundir import os_error_line
+
+        _fail(os_error_line(exc, out), code=1)
+    if not quiet:
+        n_users = frame["user"].nunique()
+        typer.echo(f"{len(frame)} ranks ({n_users} users x {len(recs)} recommender(s)), "
+                   f"{time.perf_counter() - t0:.1f} s -> {out}")
+
+
+@contextmanager
+def _ranks_progress(enabled: bool) -> Iterator:
+    """``show(name, done, total)``: one progress bar per recommender (users scored)."""
+    if not enabled:
+        yield lambda name, done, total: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("[bold]ranks[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("users"), TimeElapsedColumn())
+    tasks: dict[str, int] = {}
+    bar.start()
+    try:
+        def show(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(f"{name} (training, then scoring)", total=total)
+            bar.update(tasks[name], completed=done)
+
+        yield show
+    finally:
+        bar.stop()
+
+
+@app.command()
 def calibrate(
     spec: Annotated[Path, typer.Argument(help="Sweep spec TOML (e.g. calibration/ml-100k.toml).")],
     out: _Out = Path("runs/calibration"),
@@ -356,36 +468,52 @@ def scenarios() -> None:
         typer.echo(f"{command:14s} {name:24s} {raw.get('description', '')}")
 
 
+#: Options of a dataset named on the command line (``datasets describe``, ``ranks``).
+_Kind = Annotated[Optional[str], typer.Option("--kind", help="Force the layout: movielens | amazon | steam | pairs.")]
+_UserCol = Annotated[Optional[str], typer.Option("--user-col", help="User column of a CSV/Parquet table "
+                                                                   "(default: user).")]
+_ItemCol = Annotated[Optional[str], typer.Option("--item-col", help="Item column of a CSV/Parquet table "
+                                                                   "(default: item).")]
+_RatingCol = Annotated[Optional[str], typer.Option("--rating-col", help="Rating column of a CSV/Parquet table "
+                                                                       "(needed by --min-rating).")]
+_Sep = Annotated[Optional[str], typer.Option("--sep", help="Field separator of a CSV table (default: detected; "
+                                                         "use '\\t' for tabs).")]
+_MinRating = Annotated[Optional[float], typer.Option("--min-rating", help="Keep ratings >= this (MovieLens, "
+                                                                          "Amazon, CSV with a rating column).")]
+_KCore = Annotated[Optional[int], typer.Option("--k-core", min=1, help="Reduce to the k-core (every user and item "
+                                                                      "with >= k pairs).")]
+
+
 @datasets_app.command("describe")
 def datasets_describe(
     path: Annotated[Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")],
-    kind: Annotated[Optional[str], typer.Option("--kind", help="Force the layout: movielens | amazon | steam | pairs.")] = None,
-    user_col: Annotated[Optional[str], typer.Option("--user-col", help="User column of a CSV/Parquet table "
-                                                                       "(default: user).")] = None,
-    item_col: Annotated[Optional[str], typer.Option("--item-col", help="Item column of a CSV/Parquet table "
-                                                                       "(default: item).")] = None,
-    rating_col: Annotated[Optional[str], typer.Option("--rating-col", help="Rating column of a CSV/Parquet table "
-                                                                           "(needed by --min-rating).")] = None,
-    sep: Annotated[Optional[str], typer.Option("--sep", help="Field separator of a CSV table (default: detected; "
-                                                             "use '\\t' for tabs).")] = None,
-    min_rating: Annotated[Optional[float], typer.Option("--min-rating", help="Keep ratings >= this (MovieLens, "
-                                                                              "Amazon, CSV with a rating column).")] = None,
-    k_core: Annotated[Optional[int], typer.Option("--k-core", min=1, help="Reduce to the k-core (every user and item "
-                                                                          "with >= k pairs).")] = None,
+    kind: _Kind = None,
+    user_col: _UserCol = None,
+    item_col: _ItemCol = None,
+    rating_col: _RatingCol = None,
+    sep: _Sep = None,
+    min_rating: _MinRating = None,
+    k_core: _KCore = None,
 ) -> None:
     """Print users, items, pairs, density, activity and popularity summaries."""
+    from .datasets import describe
+
+    inter, _ = _read_dataset(path, kind, False, user_col=user_col, item_col=item_col, rating_col=rating_col, sep=sep,
+                             min_rating=min_rating, k_core=k_core)
+    typer.echo(describe(inter).to_text())
+
+
+def _read_dataset(path: Path, kind: str | None, timestamps: bool, **options):
+    """A dataset named on the command line, and its pairs' timestamps (None unless asked); exit 2 if unreadable."""
     from .config import ScenarioError
     from .config.datasets import DatasetSpec
-    from .datasets import DatasetError, describe
+    from .datasets import DatasetError
 
-    options = {"user_col": user_col, "item_col": item_col, "rating_col": rating_col, "sep": sep,
-               "min_rating": min_rating, "k_core": k_core}
     try:
         spec = DatasetSpec.from_options(path, kind, **options)
-        inter = spec.read(path)
+        return spec.read_timestamped(path) if timestamps else (spec.read(path), None)
     except (DatasetError, ScenarioError, ValueError, TypeError) as exc:
         _fail(str(exc))
-    typer.echo(describe(inter).to_text())
 
 
 def main(argv: list[str] | None = None) -> None:
