@@ -179,7 +179,7 @@ def run(
                                max_pairs=budget.max_pairs)
     _print_warnings(outcome.warnings)
     if not quiet:
-        _print_run_summary(outcome)
+        _print_run_summary(outcome, sc.evaluation.n)
 
 
 def _print_warnings(warnings: tuple[str, ...]) -> None:
@@ -192,7 +192,8 @@ _SHORT = {"precision": "P@N", "recall": "R@N", "recall_truncated": "Rt@N", "reci
           "average_precision": "AP", "auc": "AUC", "pap_at_k": "pAp@k", "hits": "hits", "hit": "HR"}
 
 
-def _print_run_summary(outcome) -> None:
+def _print_run_summary(outcome, n: int) -> None:
+    """The mean error table; ``n`` is the list length N (headers say P@50, not P@N)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -200,11 +201,12 @@ def _print_run_summary(outcome) -> None:
     s = outcome.summary
     err = s[s["kind"] == "error"]
     metrics = list(dict.fromkeys(outcome.results["metric"]))
-    table = Table(title="Mean missing-data error (observed − true) over replicates", title_justify="left")
+    table = Table(title=f"Mean missing-data error (observed − true) over replicates; @N: top-N lists, N = {n}",
+                  title_justify="left")
     table.add_column("world")
     table.add_column("recommender")
     for m in metrics:
-        table.add_column(_SHORT.get(m, m), justify="right")
+        table.add_column(_SHORT.get(m, m).replace("@N", f"@{n}"), justify="right")
     means = err.set_index(["world", "recommender", "metric"])["mean"]
     for world in dict.fromkeys(outcome.results["world"]):
         for rec in dict.fromkeys(outcome.results["recommender"]):
@@ -263,6 +265,28 @@ def _stress_summary_frame(outcome):
     return pd.DataFrame(table), k
 
 
+def _stress_summary_notes(frame) -> list[str]:
+    """Footnotes for what a reader of the stress summary would otherwise stumble on (—, huge errors)."""
+    import numpy as np
+
+    notes = []
+    metric_cols = [c for c in frame.columns if c != "winner_share"]
+    values = frame[metric_cols].to_numpy(dtype=float)
+    if np.isnan(values).any():
+        notes.append("—: not defined. Li & Jin's mappings (mapping:*) map a sampled cutoff k to a global one and "
+                     "estimate recall / hit ratio only, not NDCG or AP; a relative error is also undefined where "
+                     "the exact metric is 0.")
+    huge = sorted({str(est) for (_, _, est), row in zip(frame.index, values) if np.nanmax(row, initial=0) > 10})
+    if huge:
+        why = {"naive": "naive applies the metric to the sampled rank as if it were the global rank",
+               "LS": "LS (Krichene & Rendle's unconstrained least squares, eqs. 21-23) puts no bound on its per-rank "
+                     "values; CLS is LS with the ordering constraint"}
+        notes.append(f"{', '.join(huge)}: mean |relative error| above 10 (1000%) in a column: relative errors divide "
+                     "by the exact metric, which is small at small K. "
+                     + " ".join(f"{v}." for k, v in why.items() if k in huge))
+    return notes
+
+
 def _print_stress_summary(outcome) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -274,8 +298,10 @@ def _print_stress_summary(outcome) -> None:
     for col in ("scheme", "n", "estimator", *frame.columns):
         table.add_column(str(col), justify="left" if col in ("scheme", "estimator") else "right")
     for (scheme, n, est), row in frame.iterrows():
-        table.add_row(str(scheme), str(n), str(est), *[f"{v:.3f}" for v in row.to_numpy(dtype=float)])
+        table.add_row(str(scheme), str(n), str(est), *["—" if v != v else f"{v:.3f}" for v in row.to_numpy(dtype=float)])
     console.print(table)
+    for note in _stress_summary_notes(frame):
+        console.print(note, soft_wrap=True)
     console.print(f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> "
                   f"{outcome.out}")
 
@@ -426,16 +452,15 @@ def calibrate(
     def on_cell(cell) -> None:
         done["n"] += 1
         if not quiet:
-            searched = (f"trial {cell.best.index} of {cell.n_trials}; {cell.n_refused} refused as too large or "
-                        f"undefined; the search resumed after trial {cell.resumed_from}")
+            searched = _search_note(cell)
             if cell.denoised:
                 p = cell.denoised[0]
                 typer.echo(f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: de-noised best {p.mean:.4g} ± "
                            f"{p.sd:.2g} over {p.n} fresh simulations (trial {p.trial}); best single value "
-                           f"{cell.best.value:.4g} ({searched})")
+                           f"{cell.best.value:.4g}, {searched}")
             else:
                 typer.echo(f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: best {cell.best.value:.4g} "
-                           f"({searched})")
+                           f"{searched}")
 
     with _backend(backend, jobs, address) as b, _job(out):
         try:
@@ -452,6 +477,22 @@ def calibrate(
         cols = ["dataset", "cell", "objective", "average_loss"]
         typer.echo(result.table[cols].to_string(index=False))
         typer.echo(f"presets: {', '.join(sorted(result.presets))} -> {out}")
+
+
+def _search_note(cell) -> str:
+    """Where a calibrated cell's best trial is, what "refused" trials are, and what was resumed, in words."""
+    n = cell.n_trials
+    note = f"at trial {cell.best.index} (0-based, as in trials.jsonl) of {n}"
+    if cell.n_refused:
+        note += (f"; {cell.n_refused} of the {n} trials were refused, i.e. not simulated: their parameters would "
+                 "exceed the size guard (max_pairs, items) or gave an undefined statistic (reasons in trials.jsonl); "
+                 "the search scores them as worse than the worst evaluated trial")
+    if cell.resumed_from >= n:
+        note += f"; all {n} trials were read from the trial log of an earlier run (nothing recomputed)"
+    elif cell.resumed_from:
+        note += (f"; resumed: trials 0-{cell.resumed_from - 1} were read from the trial log of an earlier run, "
+                 f"{cell.resumed_from}-{n - 1} computed now")
+    return note
 
 
 @app.command()
