@@ -462,7 +462,8 @@ def calibrate(
                 typer.echo(f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: best {cell.best.value:.4g} "
                            f"{searched}")
 
-    with _backend(backend, jobs, address) as b, _job(out):
+    total = len(sweep.dataset) * len(sweep.cells()) * len(sweep.objectives) * (n_calls or sweep.n_calls)
+    with _backend(backend, jobs, address) as b, _job(out), _trial_progress(out, total, not quiet):
         try:
             result = calibrate_sweep(sweep, spec, out, n_calls=n_calls, backend=b, figures=not no_figures,
                                      on_cell=on_cell)
@@ -477,6 +478,59 @@ def calibrate(
         cols = ["dataset", "cell", "objective", "average_loss"]
         typer.echo(result.table[cols].to_string(index=False))
         typer.echo(f"presets: {', '.join(sorted(result.presets))} -> {out}")
+
+
+def count_trials(out: Path) -> int:
+    """GP trials logged so far under a calibration folder (``<dataset>/cells/<cell>/<objective>/trials.jsonl``,
+    one header line then one line per trial; resumed trials included)."""
+    n = 0
+    for log in Path(out).glob("*/cells/*/*/trials.jsonl"):
+        try:
+            with open(log, "rb") as fh:
+                n += max(0, sum(1 for _ in fh) - 1)
+        except OSError:  # being replaced or removed: counted at the next poll
+            continue
+    return n
+
+
+@contextmanager
+def _trial_progress(out: Path, total: int, enabled: bool, every: float = 1.0) -> Iterator[None]:
+    """A progress bar of the GP trials of a sweep (every call of every cell), polled from the trial logs.
+
+    Cells run as tasks (in other processes or on Ray workers), so the bar
+    counts the lines of their trial logs every ``every`` seconds; it works
+    with every backend whose workers write into ``out`` (local ones, or a
+    cluster with a shared file system). The de-noising re-evaluations that
+    follow a search are not counted.
+    """
+    if not enabled or total <= 0:
+        yield
+        return
+    import threading
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("[bold]calibrate[/bold] GP trials"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn())
+    task = bar.add_task("trials", total=total)
+    stop = threading.Event()
+
+    def poll() -> None:
+        while True:
+            bar.update(task, completed=min(total, count_trials(out)))
+            if stop.wait(every):
+                return
+
+    bar.start()
+    thread = threading.Thread(target=poll, name="simrec-trial-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        bar.update(task, completed=min(total, count_trials(out)))
+        bar.stop()
 
 
 def _search_note(cell) -> str:

@@ -76,6 +76,9 @@ def test_calibrate_small_sweep_end_to_end(tmp_path):
     assert (out / "sim" / "table.csv").is_file() and (out / "sim" / "summary.md").is_file()
     assert (out / "sim" / "figures" / "uniform-unif.png").is_file()
     assert (presets / "sim" / "uniform-unif.toml").is_file()
+    from simrec.cli import count_trials
+
+    assert count_trials(out) == 5 * 3  # the progress bar's count: 5 objectives x 3 GP calls of the one cell
 
 
 def test_run_bad_backend_is_refused(tmp_path):
