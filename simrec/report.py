@@ -208,9 +208,9 @@ def plot_results(results: pd.DataFrame, out_dir: str | Path, *, n: int | None = 
         fig, axes = figs[name]
         fig.suptitle(title, x=0.02, ha="left", fontsize=11)  # left: the legend sits top right
         drawn = []
-        for ax, world in zip(axes, worlds):
+        for i, (ax, world) in enumerate(zip(axes, worlds)):
             drawn += fill(ax, world)
-            ax.set_ylabel(ylabel)
+            ax.set_ylabel(ylabel if i % ncol == 0 else "")  # the first column only: labels never reach a neighbour
             ax.autoscale_view(scalex=False)
         path = atomic_write(out / f"{name}_{metric}.png", lambda p: fig.savefig(p, format="png", dpi=110))
         for artist in drawn:
