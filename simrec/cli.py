@@ -371,15 +371,14 @@ def ranks(
 
         try:
             frame = dataset_ranks(inter, recs, seed, timestamps=times, min_items=min_items, on_progress=on_progress)
-        except ValueError as exc:  # e.g. no user with min_items items
+        except ValueError as exc:  # before any recommender started: the split (e.g. no user with min_items items)
+            if current["name"]:
+                _ranks_failed(current["name"], exc)
             _fail(f"{dataset}: {exc}")
         except (KeyboardInterrupt, MemoryError):
             raise
         except Exception as exc:  # the user's scorer (or LensKit) failed while training or scoring
-            if _DEBUG["on"]:
-                raise
-            _fail(f"recommender {current['name']!r} failed: {type(exc).__name__}: {exc} (nothing was written; "
-                  "re-run with --debug for the traceback)", code=1)
+            _ranks_failed(current["name"], exc)
     try:
         write_ranks_file(out, frame)
     except OSError as exc:
@@ -392,6 +391,14 @@ def ranks(
         n_users = frame["user"].nunique()
         typer.echo(f"{len(frame)} ranks ({n_users} users x {len(recs)} recommender(s)), "
                    f"{time.perf_counter() - t0:.1f} s -> {out}")
+
+
+def _ranks_failed(name: str, exc: Exception) -> None:
+    """A recommender failed while training or scoring (its code, or LensKit's): one line, exit 1."""
+    if _DEBUG["on"]:
+        raise exc
+    _fail(f"recommender {name!r} failed: {type(exc).__name__}: {exc} (nothing was written; re-run with --debug for "
+          "the traceback)", code=1)
 
 
 @contextmanager

@@ -128,3 +128,13 @@ def test_existing_output_and_missing_data(timestamped, tmp_path):
     assert code == 2 and "no user has at least `min_items` = 99" in err, err
     code, _, err = invoke(["ranks", str(timestamped), "-r", "popular", "-o", str(out), "--overwrite", "-q"])
     assert code == 0 and read_ranks_file(out).recommenders[0].name == "popular"
+
+
+def test_a_failing_scorer_is_named_in_one_line_and_nothing_is_written(timestamped, tmp_path, monkeypatch):
+    monkeypatch.chdir(BYO)
+    out = tmp_path / "r.csv"
+    code, _, err = invoke(["ranks", str(timestamped), "-r", "popular", "-r", "simrec_test_scorers:FailingScorer",
+                           "-o", str(out), "-q"])
+    assert code == 1 and "Traceback" not in err, err
+    assert "recommender 'FailingScorer' failed: ValueError: boom while training (nothing was written" in err
+    assert not out.exists()
