@@ -119,8 +119,20 @@ def pairwise_wins(results: pd.DataFrame, winner: str, loser: str, level: float =
     return tab
 
 
-def plot_results(results: pd.DataFrame, out_dir: str | Path) -> list[Path]:
+#: Metrics of the full ranking of candidates (every other metric reads the top-N list).
+_FULL_RANKING = ("auc", "pap_at_k")
+
+
+def _metric_label(metric: str, n: int | None) -> str:
+    """``precision@50`` for a list metric when N is known; full-ranking metrics keep their name."""
+    return metric if n is None or metric in _FULL_RANKING else f"{metric}@{n}"
+
+
+def plot_results(results: pd.DataFrame, out_dir: str | Path, *, n: int | None = None) -> list[Path]:
     """Figures in the style of the thesis's Figures 21-28.
+
+    ``n`` (the list length N) is shown in titles and axis labels
+    (``precision@50``; AUC and pAp@k are of full rankings and say so).
 
     For every metric: ``values_<metric>.png`` (box plots of the per-replicate
     metric against observed and true relevance, per recommender, one panel per
@@ -194,11 +206,11 @@ def plot_results(results: pd.DataFrame, out_dir: str | Path) -> list[Path]:
 
     def draw(name: str, metric: str, title: str, ylabel: str, fill) -> Path:
         fig, axes = figs[name]
-        fig.suptitle(title)
+        fig.suptitle(title, x=0.02, ha="left", fontsize=11)  # left: the legend sits top right
         drawn = []
-        for ax, world in zip(axes, worlds):
+        for i, (ax, world) in enumerate(zip(axes, worlds)):
             drawn += fill(ax, world)
-            ax.set_ylabel(ylabel)
+            ax.set_ylabel(ylabel if i % ncol == 0 else "")  # the first column only: labels never reach a neighbour
             ax.autoscale_view(scalex=False)
         path = atomic_write(out / f"{name}_{metric}.png", lambda p: fig.savefig(p, format="png", dpi=110))
         for artist in drawn:
@@ -210,11 +222,15 @@ def plot_results(results: pd.DataFrame, out_dir: str | Path) -> list[Path]:
     for metric in dict.fromkeys(results["metric"]):
         sub = results[results["metric"] == metric]
         sub_e = err[err["metric"] == metric]
-        written.append(draw("values", metric, f"{metric}: observed vs true relevance", metric, lambda ax, world: [
+        label = _metric_label(metric, n)
+        where = ("full ranking of the candidates" if metric in _FULL_RANKING
+                 else f"top-N lists, N = {n}" if n is not None else "top-N lists")
+        written.append(draw("values", metric, f"{label}: observed vs true relevance\n({where})", label,
+                            lambda ax, world: [
             a for j, (kind, color) in enumerate(kinds.items())
             for a in boxes(ax, sub[(sub["world"] == world) & (sub["truth"] == kind)], "value", (j - 0.5) * 0.4, 0.35,
                            color)]))
-        written.append(draw("error", metric, f"{metric}: missing-data error", f"{metric} error (observed − true)",
+        written.append(draw("error", metric, f"{label}: missing-data error\n({where})", f"{label} error (observed − true)",
                             lambda ax, world: boxes(ax, sub_e[sub_e["world"] == world], "error", 0.0, 0.5, "tab:red")))
     for fig, _ in figs.values():
         plt.close(fig)

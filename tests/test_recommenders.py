@@ -437,8 +437,10 @@ def test_lenskit_scorer_resolution():
 
     assert LensKitRecommender("lenskit.basic:PopScorer").name == "PopScorer"
     assert LensKitRecommender(PopScorer, name="pop").name == "pop"
-    with pytest.raises(ValueError, match="could not be imported"):
+    with pytest.raises(ValueError, match="module 'lenskit.knn' has no attribute 'NoSuchScorer'"):
         LensKitRecommender("lenskit.knn:NoSuchScorer")
+    with pytest.raises(ValueError, match="or a 'package.module:Class' import path; got 'lenskit.basic.PopScorer'"):
+        LensKitRecommender("lenskit.basic.PopScorer")  # a dotted path without ':' is refused
     with pytest.raises(ValueError, match="`scorer` must be one of 'ItemKNNScorer'"):
         LensKitRecommender("NoSuchScorer")
     with pytest.raises(TypeError, match="`scorer` must be a name or a callable"):

@@ -242,7 +242,7 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True,
         problems += world_problems(src.world, src.population, "source.world")
     if not isinstance(src, FileSource):
         problems += recommender_problems(src.recommenders, "source.recommenders",
-                                         truth=not isinstance(src, DatasetSource))
+                                         truth=not isinstance(src, DatasetSource), base=path.resolve().parent)
     if sc.metrics.curve_k > sc.metrics.k_max:
         problems.append(f"metrics.curve_k: must be <= metrics.k_max ({sc.metrics.k_max}); got {sc.metrics.curve_k}")
     if "adaptive" in sc.sampling.schemes and min(sc.sampling.sizes) > sc.sampling.adaptive_n_max:

@@ -2,7 +2,8 @@
 
 * :mod:`.run` — ``simrec run``: missing-data error of recommenders in simulated worlds;
 * :mod:`.stress` — ``simrec stress``: sampled-metric estimators against exact metrics (and the truth);
-* :mod:`.calibrate` — ``simrec calibrate``: fit the simulators to reference datasets.
+* :mod:`.calibrate` — ``simrec calibrate``: fit the simulators to reference datasets;
+* :mod:`.ranks` — ``simrec ranks``: a ranks file from a dataset and trained recommenders.
 
 Each takes a validated spec (:mod:`simrec.config`), an output folder
 (:class:`simrec.rundir.RunDir`) and a task backend (:mod:`simrec.tasks`), and
@@ -10,6 +11,7 @@ returns a typed outcome; :mod:`simrec.cli` is the only place that prints.
 """
 
 from simrec.studies.calibrate import DatasetLoadError, calibrate_sweep, load_targets, run_sweep
+from simrec.studies.ranks import dataset_ranks, write_ranks_file
 from simrec.studies.run import RunOutcome, run_scenario
 from simrec.studies.stress import StressOutcome, build_source_data, run_stress_scenario
 
@@ -23,4 +25,6 @@ __all__ = [
     "load_targets",
     "run_sweep",
     "calibrate_sweep",
+    "dataset_ranks",
+    "write_ranks_file",
 ]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -407,6 +408,8 @@ def run_stress_scenario(
         if figures:
             from simrec.stress.figures import plot_stress
 
+            if progress:  # the bar has ended; say what the last seconds are spent on (as simrec run does)
+                print(f"drawing figures into {rd.path('figures')} ...", file=sys.stderr, flush=True)
             plot_stress(rd.path("figures"), est, expected, hr, decomp)
         seconds = time.perf_counter() - t_start
         rd.complete(
