@@ -94,3 +94,16 @@ def test_memory_budget_refuses_before_work(tmp_path, tiny_data):
     path = _write(tmp_path, assessment_toml(tiny_data))
     with pytest.raises(ScenarioError, match="too large for the memory limit"):
         load_assessment(path, budget=Budget(10_000_000, 1))
+
+
+def test_a_preset_set_shipped_later_is_found_by_name(tmp_path, tiny_data, monkeypatch):
+    """``presets = "ml-1m"`` resolves through the package's preset folder (as ml-1m's presets will ship)."""
+    import shutil
+
+    import simrec.config.files as files
+
+    root = tmp_path / "presets"
+    shutil.copytree(REPO / "simrec" / "presets" / "ml-100k", root / "ml-1m")
+    monkeypatch.setattr(files, "_presets_root", lambda: root)
+    a = load_assessment(_write(tmp_path, assessment_toml(tiny_data, presets='presets = "ml-1m"')))
+    assert [c.cell for c in a.cells] == list(CELLS)
