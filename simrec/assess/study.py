@@ -157,7 +157,9 @@ def run_assessment(
             sweep = assessment.sweep_spec()
             say("calibration", f"calibrating the six models to {spec.dataset.name} ({sweep.n_calls} calls per "
                                f"search) into {rd.path('calibration')}")
-            result = calibrate_sweep(sweep, assessment.path, rd.path("calibration"), backend=backend, figures=figures)
+            result = calibrate_sweep(sweep, assessment.path, rd.path("calibration"), backend=backend, figures=figures,
+                                     on_cell=lambda c: say("calibration", f"{c.cell} {c.objective}: best "
+                                                                          f"{c.best.value:.4g} ({c.n_trials} trials)"))
             cells = _cells_from_sweep(result.presets, spec.dataset.name)
         chosen = assessment.best_cells(cells)
         worlds = _worlds_table(cells, chosen)
@@ -209,7 +211,7 @@ def run_assessment(
         rd.write_csv("estimators.csv", best)
         rd.write_csv("advice.csv", advice)
         pooled = errors[(errors["source"] == "all worlds") | (errors["component"] != "missing data")]
-        pngs = {"errors": error_figure(pooled[pooled["metric"].isin(assessment.sampled_metrics)]),
+        pngs = {"errors": error_figure(pooled),
                 "ranking": ranking_figure(ranking),
                 "estimators": estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)}
         for name, png in pngs.items():

@@ -121,3 +121,24 @@ def test_interrupted_run_resumes_with_identical_results(tmp_path, tiny_assessmen
     assert again.computed == 2 and again.reused == first.computed + first.reused - 2
     pd.testing.assert_frame_equal(again.errors, first.errors)
     pd.testing.assert_frame_equal(again.ranking, first.ranking)
+
+
+def test_without_presets_the_six_models_are_calibrated_first(tmp_path, tiny_data):
+    """No ``presets``: a (tiny) calibration sweep into ``calibration/`` chooses the worlds."""
+    from tests.assess.conftest import assessment_toml
+
+    text = assessment_toml(tiny_data, presets="n_calls = 8\nn_initial = 8\ndenoise_seeds = 0",
+                           sizes="sizes = [20]", estimators='estimators = ["naive"]', n_boot="n_boot = 0",
+                           replicates="replicates = 1")
+    path = tmp_path / "cal.toml"
+    path.write_text(text)
+    phases = []
+    outcome = run_assessment(load_assessment(path), tmp_path / "out", progress=False, figures=False,
+                             on_phase=lambda phase, message: phases.append(phase))
+    assert (tmp_path / "out" / "calibration" / "manifest.json").is_file()
+    worlds = outcome.worlds
+    assert len(worlds) == 6 and worlds["used"].sum() == 1
+    assert worlds.loc[worlds["used"], "loss"].item() == worlds["loss"].min()
+    assert phases.count("calibration") > 1 and phases[0] == "dataset" and phases[-1] == "report"
+    run_pop = __import__("json").loads((tmp_path / "out" / "worlds" / "manifest.json").read_text())
+    assert run_pop["scenario_content"]["population"] == {"n_users": 120, "n_items": 150}
