@@ -372,9 +372,14 @@ def assess(
         if not quiet:
             typer.echo(f"[{PHASES.index(phase) + 1}/{len(PHASES)}] {phase}: {message}", err=True)
 
+    from .calibration import CalibrationLogError
+
     with _backend(backend, jobs, address) as b, _job(out):
-        outcome = run_assessment(spec, out, backend=b, progress=not quiet, figures=not no_figures, budget=budget,
-                                 on_phase=on_phase)
+        try:
+            outcome = run_assessment(spec, out, backend=b, progress=not quiet, figures=not no_figures, budget=budget,
+                                     on_phase=on_phase)
+        except CalibrationLogError as exc:
+            _fail(str(exc))
     _print_warnings(outcome.warnings)
     if not quiet:
         print_assessment(outcome, typer.echo)

@@ -56,7 +56,8 @@ def error_figure(errors: pd.DataFrame) -> bytes:
             y = part["mean"].to_numpy(dtype=float)
             lo = y - part["lower"].to_numpy(dtype=float)
             hi = part["upper"].to_numpy(dtype=float) - y
-            ax.errorbar(x, y, yerr=np.vstack([lo, hi]), fmt="o", color=color, capsize=3, label=component)
+            yerr = np.clip(np.nan_to_num(np.vstack([lo, hi])), 0, None)  # rounding can make a zero width negative
+            ax.errorbar(x, y, yerr=yerr, fmt="o", color=color, capsize=3, label=component)
         ax.axhline(0, color="black", lw=0.8)
         ax.set_xticks(np.arange(len(recs)), recs, rotation=20, ha="right")
         ax.set_title(metric)
@@ -77,7 +78,7 @@ def ranking_figure(ranking: pd.DataFrame) -> bytes:
         p = part["probability"].to_numpy(dtype=float)
         x = np.arange(len(metrics)) + (s - (len(sources) - 1) / 2) * w
         err = np.vstack([p - part["lower"].to_numpy(dtype=float), part["upper"].to_numpy(dtype=float) - p])
-        ax.bar(x, p, w, yerr=err, capsize=3, label=source)
+        ax.bar(x, p, w, yerr=np.clip(np.nan_to_num(err), 0, None), capsize=3, label=source)
     ax.set_xticks(np.arange(len(metrics)), metrics)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("P(observed ranking = true ranking)")

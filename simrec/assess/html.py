@@ -19,13 +19,14 @@ import pandas as pd
 __all__ = ["Section", "format_value", "table_html", "figure_html", "render_page"]
 
 _CSS = """
-body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
+body { font-family: system-ui, sans-serif; max-width: 1250px; margin: 2em auto; padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.8em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.88em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f2f2f2; } td.text { text-align: left; }
 img { max-width: 100%; height: auto; display: block; margin: 0.8em 0; }
 p.note { color: #555; font-size: 0.92em; }
+div.scroll { overflow-x: auto; }
 """
 
 
@@ -66,8 +67,8 @@ def table_html(frame: pd.DataFrame, table_id: str, caption: str = "") -> str:
             cells.append(f"<td{cls}>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return (f'<table id="{html.escape(table_id)}">{cap}<thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>")
+    return (f'<div class="scroll"><table id="{html.escape(table_id)}">{cap}<thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def figure_html(png: bytes, alt: str) -> str:
