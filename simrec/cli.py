@@ -373,13 +373,16 @@ def assess(
             typer.echo(f"[{PHASES.index(phase) + 1}/{len(PHASES)}] {phase}: {message}", err=True)
 
     from .calibration import CalibrationLogError
+    from .studies import DatasetLoadError
 
     with _backend(backend, jobs, address) as b, _job(out):
         try:
             outcome = run_assessment(spec, out, backend=b, progress=not quiet, figures=not no_figures, budget=budget,
                                      on_phase=on_phase)
-        except CalibrationLogError as exc:
-            _fail(str(exc))
+        except (CalibrationLogError, ScenarioError, DatasetLoadError) as exc:  # ScenarioError: a calibrated world
+            _fail(str(exc))                                                   # too large for the budget
+        except ValueError as exc:  # e.g. a sample size impossible for some user's candidate set
+            _fail(f"{spec.path}: {exc}")
     _print_warnings(outcome.warnings)
     if not quiet:
         print_assessment(outcome, typer.echo)

@@ -171,7 +171,7 @@ class AssessSamplingSpec(Strict):
     """
 
     schemes: list[Literal[SCHEMES]] = Field(default_factory=lambda: ["hypergeometric"], min_length=1)  # type: ignore[valid-type]
-    sizes: list[Annotated[int, Field(ge=2)]] = Field(default_factory=lambda: [50, 100, 500])
+    sizes: list[Annotated[int, Field(ge=2)]] = Field(default_factory=lambda: [50, 100, 500], min_length=1)
     repeats: int = Field(default=30, ge=2)
     estimators: list[Literal[ESTIMATOR_FAMILIES]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: list(ESTIMATOR_FAMILIES), min_length=1)

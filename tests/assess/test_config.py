@@ -46,6 +46,7 @@ def test_presets_by_folder_path_equal_the_shipped_ones(tmp_path, tiny_data):
     ({"n": "n = 500"}, "protocol.n: the list length must be <= the dataset's number of items (150); got 500"),
     ({"negatives": "negatives = 1"}, "`negatives` must be 0 (full ranking) or >= 2; got 1"),
     ({"sizes": "sizes = [20, 400]"}, "must be smaller than the dataset's number of items (150); got [400]"),
+    ({"sizes": "sizes = []"}, "sampling.sizes: List should have at least 1 item after validation, not 0"),
     ({"dataset_path": 'path = "/no/such/data"'}, "dataset.path: dataset 'tiny' not found at /no/such/data"),
     ({"presets": 'presets = "ml-99k"'}, "calibration.presets: no shipped presets named 'ml-99k' (shipped: "),
     ({"presets": 'presets = "./nowhere/presets"'}, "calibration.presets: preset folder not found at"),
