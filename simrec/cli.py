@@ -366,7 +366,7 @@ def assess(
         spec = load_assessment(assessment, budget=budget)
     except ScenarioError as exc:
         _fail(str(exc))
-    from .assess import PHASES, run_assessment
+    from .studies import PHASES, run_assessment
 
     def on_phase(phase: str, message: str) -> None:
         if not quiet:

@@ -6,14 +6,15 @@ One concept per module:
 * :mod:`.ranking` — the probability that the observed ranking of the algorithms is the true one;
 * :mod:`.advice` — which estimator and sample size to report (the rule);
 * :mod:`.figures`, :mod:`.html` — the self-contained report page;
-* :mod:`.study` — the phases, over the run, stress and calibrate studies and one resumable folder.
+
+The phases themselves (over the run, stress and calibrate studies, in one resumable folder) are
+:mod:`simrec.studies.assess`: this package is library code and knows nothing of the config layer.
 """
 
 from simrec.assess.advice import EXCLUDED_ESTIMATORS, best_estimators, recommend
 from simrec.assess.errors import ERROR_COLUMNS, missing_data_errors, sampling_errors, total_errors
 from simrec.assess.html import Section, figure_html, format_value, render_page, table_html
 from simrec.assess.ranking import RANKING_COLUMNS, ranking_agreement
-from simrec.assess.study import PHASES, AssessOutcome, run_assessment
 
 __all__ = [
     "EXCLUDED_ESTIMATORS",
@@ -30,7 +31,4 @@ __all__ = [
     "table_html",
     "RANKING_COLUMNS",
     "ranking_agreement",
-    "PHASES",
-    "AssessOutcome",
-    "run_assessment",
 ]

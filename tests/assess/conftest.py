@@ -83,8 +83,8 @@ def tiny_data(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_assessment(tmp_path_factory, tiny_data) -> tuple[Path, Path, object]:
     """(assessment file, output folder, outcome) of the small synthetic assessment, run once per session."""
-    from simrec.assess import run_assessment
     from simrec.config.assess import load_assessment
+    from simrec.studies import run_assessment
 
     folder = tmp_path_factory.mktemp("tiny-assess")
     path = folder / "tiny.toml"

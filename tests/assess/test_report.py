@@ -8,8 +8,8 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
-from simrec.assess import run_assessment
 from simrec.config.assess import load_assessment
+from simrec.studies import run_assessment
 
 
 class _Tables(HTMLParser):

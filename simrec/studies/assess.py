@@ -45,7 +45,9 @@ from simrec.config.base import read_toml
 from simrec.config.budget import Budget, run_needs
 from simrec.config.run import world_problems
 from simrec.rundir import RunDir
-from simrec.studies import DatasetLoadError, calibrate_sweep, run_scenario, run_stress_scenario
+from simrec.studies.calibrate import DatasetLoadError, calibrate_sweep
+from simrec.studies.run import run_scenario
+from simrec.studies.stress import run_stress_scenario
 from simrec.tasks import Backend, SerialBackend
 
 __all__ = ["AssessOutcome", "run_assessment", "PHASES"]
