@@ -427,7 +427,8 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
         spec = AssessmentSpec.model_validate(raw)
     except ValidationError as exc:
         raise ScenarioError(format_validation(path, exc, "assessment")) from None
-    problems = recommender_problems(spec.protocol.recommenders, "protocol.recommenders", truth=False)
+    problems = recommender_problems(spec.protocol.recommenders, "protocol.recommenders", truth=False,
+                                    base=path.resolve().parent)
     if not any(m in SAMPLED_METRICS for m in spec.protocol.metrics):
         problems.append(f"protocol.metrics: the sampled evaluation needs at least one of {', '.join(SAMPLED_METRICS)}; "
                         f"got {spec.protocol.metrics}")

@@ -142,3 +142,20 @@ def test_without_presets_the_six_models_are_calibrated_first(tmp_path, tiny_data
     assert phases.count("calibration") > 1 and phases[0] == "dataset" and phases[-1] == "report"
     run_pop = __import__("json").loads((tmp_path / "out" / "worlds" / "manifest.json").read_text())
     assert run_pop["scenario_content"]["population"] == {"n_users": 120, "n_items": 150}
+
+
+def test_a_users_own_scorer_by_import_path(tmp_path, tiny_data):
+    """A LensKit scorer of the user's, imported from the assessment file's folder, runs in both phases."""
+    import shutil
+
+    from tests.assess.conftest import REPO, assessment_toml
+
+    shutil.copy(REPO / "tests" / "fixtures" / "byo" / "simrec_test_scorers.py", tmp_path / "my_scorers_14b.py")
+    recs = ('recommenders = [{ kind = "lenskit", scorer = "my_scorers_14b:ShrunkPopScorer", name = "ShrunkPop", '
+            'params = { shrinkage = 5.0 } }, { kind = "random" }]')
+    path = tmp_path / "byo.toml"
+    path.write_text(assessment_toml(tiny_data, recommenders=recs, sizes="sizes = [20]", estimators='estimators = ["naive"]',
+                                    n_boot="n_boot = 0", replicates="replicates = 1"))
+    outcome = run_assessment(load_assessment(path), tmp_path / "out", progress=False, figures=False)
+    assert set(outcome.errors["recommender"]) == {"ShrunkPop", "Random"}
+    assert outcome.errors.loc[outcome.errors["component"] == "sampling", "mean"].notna().all()
