@@ -3,6 +3,7 @@
 ``simrec run SCENARIO --out DIR``      run a missing-data scenario (resumable)
 ``simrec stress SCENARIO --out DIR``   stress-test sampled-metric estimators (resumable)
 ``simrec calibrate SPEC --out DIR``    calibrate the simulators to reference datasets (resumable)
+``simrec assess FILE --out DIR``       assess an evaluation protocol on a dataset (HTML report; resumable)
 ``simrec ranks DATASET -r REC --out F`` a ranks file (rank, n_candidates, popularity_share) for ``simrec stress``
 ``simrec scenarios``                   list the scenarios shipped with the package
 ``simrec datasets describe PATH``      summarise a reference dataset
@@ -554,6 +555,51 @@ def _search_note(cell) -> str:
         note += (f"; resumed: trials 0-{cell.resumed_from - 1} were read from the trial log of an earlier run, "
                  f"{cell.resumed_from}-{n - 1} computed now")
     return note
+
+
+@app.command()
+def assess(
+    assessment: Annotated[str, typer.Argument(help="Assessment TOML file, or the name of a shipped one "
+                                                   "(e.g. ml100k-assess).")],
+    out: _Out = Path("runs/assess"),
+    jobs: _Jobs = 1,
+    backend: _Backend = None,
+    address: _Address = None,
+    quiet: _Quiet = False,
+    no_figures: Annotated[bool, typer.Option("--no-figures", metavar="", help="Skip the sub-runs' own figures (the "
+                                                                              "report's are always drawn).")] = False,
+    max_memory: _MaxMemory = None,
+) -> None:
+    """Assess an evaluation: dataset + algorithms + protocol -> expected missing-data and sampling error (HTML report)."""
+    from .assess.cli_text import print_assessment
+    from .config import ScenarioError
+    from .config.assess import load_assessment
+
+    budget = _budget(max_memory, jobs, backend, address)
+    try:
+        spec = load_assessment(assessment, budget=budget)
+    except ScenarioError as exc:
+        _fail(str(exc))
+    from .studies import PHASES, run_assessment
+
+    def on_phase(phase: str, message: str) -> None:
+        if not quiet:
+            typer.echo(f"[{PHASES.index(phase) + 1}/{len(PHASES)}] {phase}: {message}", err=True)
+
+    from .calibration import CalibrationLogError
+    from .studies import DatasetLoadError
+
+    with _backend(backend, jobs, address) as b, _job(out):
+        try:
+            outcome = run_assessment(spec, out, backend=b, progress=not quiet, figures=not no_figures, budget=budget,
+                                     on_phase=on_phase)
+        except (CalibrationLogError, ScenarioError, DatasetLoadError) as exc:  # ScenarioError: a calibrated world
+            _fail(str(exc))                                                   # too large for the budget
+        except ValueError as exc:  # e.g. a sample size impossible for some user's candidate set
+            _fail(f"{spec.path}: {exc}")
+    _print_warnings(outcome.warnings)
+    if not quiet:
+        print_assessment(outcome, typer.echo)
 
 
 @app.command()
