@@ -5,8 +5,10 @@ own) and times, in CPU seconds, every step of
 :func:`simrec.experiment.run_replicate`, in its order and with its seeds:
 truth (``IBP.generate``), observe (popularity sampler, truncated Pareto),
 split, true relevance, then per recommender (Oracle, Popular, Random) its
-``recommend`` and the measurement of its lists (precision, recall, nDCG,
-reciprocal rank) against observed and true relevance — 24 measurements.
+``recommend``, and the measurement of the three recommenders' lists
+(precision, recall, nDCG, reciprocal rank) against observed and true
+relevance — 24 measurements, each relevance set looked up once for all
+lists (:func:`simrec.metrics.measure_lists_many`, as ``run_replicate``).
 A final line checks that the steps reproduce ``run_replicate``'s results.
 
 Sizes (users x items, observed pairs): ML-100K 943 x 1,682 (100K), ML-1M
@@ -44,8 +46,8 @@ SIZES = {
     "ML-20M": dict(n_users=138493, n_items=26744, target=20_000_000, m_low=20.0, m_high=9254.0, alpha=300.0,
                    sigma=0.3),
 }
-STEPS = ["truth", "observe", "split", "true relevance", "Oracle recommend", "Oracle measure", "Popular recommend",
-         "Popular measure", "Random recommend", "Random measure"]
+STEPS = ["truth", "observe", "split", "true relevance", "Oracle recommend", "Popular recommend", "Random recommend",
+         "measure (3 recs)"]
 
 
 def _child(name: str) -> dict:
@@ -99,15 +101,17 @@ def _child(name: str) -> dict:
     evaluated = np.flatnonzero(split.test.user_counts() > 0)
     rels = [sp.csr_array(split.test.matrix[evaluated]), sp.csr_array(true_rel[evaluated])]
     means = {}
-    for j, rec in enumerate(recs):
-        lists = step(f"{rec.name} recommend", rec.recommend, split.train, true_rel, ev.n, as_generator(children[3 + j]))
+    all_lists = [step(f"{rec.name} recommend", rec.recommend, split.train, true_rel, ev.n,
+                      as_generator(children[3 + j]))[evaluated] for j, rec in enumerate(recs)]
 
-        def measure(lists=lists):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", metrics.UndefinedMetricWarning)
-                return [metrics.measure_lists(lists[evaluated], rel, ev.metrics) for rel in rels]
+    def measure():
+        # as run_replicate: each relevance set looked up once for every recommender's lists
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", metrics.UndefinedMetricWarning)
+            return [metrics.measure_lists_many(all_lists, rel, ev.metrics) for rel in rels]
 
-        for kind, vals in zip(("observed", "true"), step(f"{rec.name} measure", measure)):
+    for kind, per_rec in zip(("observed", "true"), step("measure (3 recs)", measure)):
+        for rec, vals in zip(recs, per_rec):
             for m, v in vals.items():
                 means[rec.name, m, kind] = float(np.nanmean(v))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB

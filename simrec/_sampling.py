@@ -102,6 +102,40 @@ def first_occurrences(keys: np.ndarray) -> np.ndarray:
     return keep
 
 
+def _order_in_rows(rows: np.ndarray, pos: np.ndarray, u: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    r"""``np.lexsort((u, rows))`` for row-grouped entries, through one ``np.sort`` of packed int64 keys.
+
+    ``rows`` ascending (row r's entries at ``starts[r]:starts[r+1]``), ``pos``
+    the position of each entry in its row, ``u`` floats in [0, 1). Each key
+    packs the row, the top bits of :math:`u\,2^{53}` and the position, so a
+    plain (SIMD) sort orders every row by u, then by position; rows where two
+    keys share row and top bits (a tie of u, or of its dropped low bits) are
+    re-sorted exactly by ``np.lexsort``. The same permutation as the lexsort,
+    which it replaces (the lexsort was a third of the Oracle's lists at
+    ML-20M size).
+    """
+    n = len(rows)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    pb = int(pos.max()).bit_length()
+    rb = int(rows[-1]).bit_length()
+    ub = 63 - rb - pb
+    if ub < 24:  # too few bits left for u: ties would be common
+        return np.lexsort((u, rows))
+    packed = (np.ldexp(u, 53).astype(np.int64) >> (53 - ub)) << pb
+    packed |= rows << (ub + pb)
+    packed |= pos
+    packed.sort()
+    order = packed & ((1 << pb) - 1)
+    order += starts[rows]  # the sort keeps every row's segment in place
+    packed >>= pb
+    tied = np.flatnonzero(packed[1:] == packed[:-1])
+    if len(tied):
+        redo = np.flatnonzero(np.isin(rows, np.unique(rows[tied])))
+        order[redo] = redo[np.lexsort((u[redo], rows[redo]))]
+    return order
+
+
 def sample_distinct(k: np.ndarray, a: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Per row r, ``k[r]`` distinct integers drawn uniformly from ``[0, a[r])``.
 
@@ -139,7 +173,7 @@ def sample_distinct(k: np.ndarray, a: np.ndarray, rng: np.random.Generator) -> t
         sizes = a[dense]
         frow = np.repeat(np.arange(len(dense), dtype=np.int64), sizes)
         fval = np.arange(sizes.sum(), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-        order = np.lexsort((rng.random(len(fval)), frow))
+        order = _order_in_rows(frow, fval, rng.random(len(fval)), np.cumsum(sizes) - sizes)
         rank = np.arange(len(fval), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         take = rank < k[dense][frow]
         r = dense[frow[take]]

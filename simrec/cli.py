@@ -3,6 +3,8 @@
 ``simrec run SCENARIO --out DIR``      run a missing-data scenario (resumable)
 ``simrec stress SCENARIO --out DIR``   stress-test sampled-metric estimators (resumable)
 ``simrec calibrate SPEC --out DIR``    calibrate the simulators to reference datasets (resumable)
+``simrec assess FILE --out DIR``       assess an evaluation protocol on a dataset (HTML report; resumable)
+``simrec ranks DATASET -r REC --out F`` a ranks file (rank, n_candidates, popularity_share) for ``simrec stress``
 ``simrec scenarios``                   list the scenarios shipped with the package
 ``simrec datasets describe PATH``      summarise a reference dataset
 
@@ -178,7 +180,7 @@ def run(
                                max_pairs=budget.max_pairs)
     _print_warnings(outcome.warnings)
     if not quiet:
-        _print_run_summary(outcome)
+        _print_run_summary(outcome, sc.evaluation.n)
 
 
 def _print_warnings(warnings: tuple[str, ...]) -> None:
@@ -191,7 +193,8 @@ _SHORT = {"precision": "P@N", "recall": "R@N", "recall_truncated": "Rt@N", "reci
           "average_precision": "AP", "auc": "AUC", "pap_at_k": "pAp@k", "hits": "hits", "hit": "HR"}
 
 
-def _print_run_summary(outcome) -> None:
+def _print_run_summary(outcome, n: int) -> None:
+    """The mean error table; ``n`` is the list length N (headers say P@50, not P@N)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -199,11 +202,12 @@ def _print_run_summary(outcome) -> None:
     s = outcome.summary
     err = s[s["kind"] == "error"]
     metrics = list(dict.fromkeys(outcome.results["metric"]))
-    table = Table(title="Mean missing-data error (observed − true) over replicates", title_justify="left")
+    table = Table(title=f"Mean missing-data error (observed − true) over replicates; @N: top-N lists, N = {n}",
+                  title_justify="left")
     table.add_column("world")
     table.add_column("recommender")
     for m in metrics:
-        table.add_column(_SHORT.get(m, m), justify="right")
+        table.add_column(_SHORT.get(m, m).replace("@N", f"@{n}"), justify="right")
     means = err.set_index(["world", "recommender", "metric"])["mean"]
     for world in dict.fromkeys(outcome.results["world"]):
         for rec in dict.fromkeys(outcome.results["recommender"]):
@@ -262,6 +266,28 @@ def _stress_summary_frame(outcome):
     return pd.DataFrame(table), k
 
 
+def _stress_summary_notes(frame) -> list[str]:
+    """Footnotes for what a reader of the stress summary would otherwise stumble on (—, huge errors)."""
+    import numpy as np
+
+    notes = []
+    metric_cols = [c for c in frame.columns if c != "winner_share"]
+    values = frame[metric_cols].to_numpy(dtype=float)
+    if np.isnan(values).any():
+        notes.append("—: not defined. Li & Jin's mappings (mapping:*) map a sampled cutoff k to a global one and "
+                     "estimate recall / hit ratio only, not NDCG or AP; a relative error is also undefined where "
+                     "the exact metric is 0.")
+    huge = sorted({str(est) for (_, _, est), row in zip(frame.index, values) if np.nanmax(row, initial=0) > 10})
+    if huge:
+        why = {"naive": "naive applies the metric to the sampled rank as if it were the global rank",
+               "LS": "LS (Krichene & Rendle's unconstrained least squares, eqs. 21-23) puts no bound on its per-rank "
+                     "values; CLS is LS with the ordering constraint"}
+        notes.append(f"{', '.join(huge)}: mean |relative error| above 10 (1000%) in a column: relative errors divide "
+                     "by the exact metric, which is small at small K. "
+                     + " ".join(f"{v}." for k, v in why.items() if k in huge))
+    return notes
+
+
 def _print_stress_summary(outcome) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -273,10 +299,130 @@ def _print_stress_summary(outcome) -> None:
     for col in ("scheme", "n", "estimator", *frame.columns):
         table.add_column(str(col), justify="left" if col in ("scheme", "estimator") else "right")
     for (scheme, n, est), row in frame.iterrows():
-        table.add_row(str(scheme), str(n), str(est), *[f"{v:.3f}" for v in row.to_numpy(dtype=float)])
+        table.add_row(str(scheme), str(n), str(est), *["—" if v != v else f"{v:.3f}" for v in row.to_numpy(dtype=float)])
     console.print(table)
+    for note in _stress_summary_notes(frame):
+        console.print(note, soft_wrap=True)
     console.print(f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> "
                   f"{outcome.out}")
+
+
+@app.command()
+def ranks(
+    dataset: Annotated[Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")],
+    recommender: Annotated[list[str], typer.Option(
+        "--recommender", "-r", metavar="SPEC",
+        help="A recommender (repeat for several): item_knn | user_knn | implicit_mf | popular, a "
+             "'package.module:Class' LensKit scorer (imported from the current folder or the installed packages), "
+             "or a TOML inline table as in a scenario, e.g. '{ kind = \"lenskit\", algorithm = \"item_knn\", "
+             "params = { max_nbrs = 20 } }'.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Ranks file to write (.csv, or .parquet/.pq).")],
+    split: Annotated[str, typer.Option("--split", help="last: hold out each user's latest item by timestamp "
+                                                       "(leave-last-out); random: one random item per user.")] = "random",
+    min_items: Annotated[int, typer.Option("--min-items", min=1, help="Users with fewer items are not "
+                                                                      "evaluated.")] = 2,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the split, training and tie-breaking "
+                                                            "(as a stress scenario's seed).")] = 0,
+    overwrite: Annotated[bool, typer.Option("--overwrite", metavar="", help="Replace an existing ranks file.")] = False,
+    kind: _Kind = None,
+    user_col: _UserCol = None,
+    item_col: _ItemCol = None,
+    rating_col: _RatingCol = None,
+    sep: _Sep = None,
+    min_rating: _MinRating = None,
+    k_core: _KCore = None,
+    quiet: _Quiet = False,
+) -> None:
+    """Train recommenders on a leave-one-out split of a dataset and write their ranks file for `simrec stress`."""
+    import time
+
+    from .config import ScenarioError
+    from .config.recommenders import parse_recommender_option, recommender_problems
+    from .studies.ranks import RANKS_SUFFIXES, dataset_ranks, write_ranks_file
+
+    problems: list[str] = []
+    if split not in ("last", "random"):
+        problems.append(f"--split: must be 'last' or 'random'; got {split!r}")
+    if out.suffix.lower() not in RANKS_SUFFIXES:
+        problems.append(f"--out: must end in {', '.join(RANKS_SUFFIXES)}; got {str(out)!r}")
+    elif out.is_dir():
+        problems.append(f"--out: {out} is a folder; give a file name such as {out / 'ranks.csv'}")
+    elif out.exists() and not overwrite:
+        problems.append(f"--out: {out} exists; use --overwrite to replace it")
+    specs = []
+    for value in recommender:
+        try:
+            specs.append(parse_recommender_option(value))
+        except ScenarioError as exc:
+            problems.append(str(exc))
+    if len(specs) == len(recommender):
+        problems += [p.replace("recommenders[", "--recommender[", 1)
+                     for p in recommender_problems(specs, "recommenders", truth=False, base=Path.cwd())]
+    if problems:
+        _fail("\n".join(problems))
+    inter, times = _read_dataset(dataset, kind, split == "last", user_col=user_col, item_col=item_col,
+                                 rating_col=rating_col, sep=sep, min_rating=min_rating, k_core=k_core)
+    recs = [r.build() for r in specs]
+    current = {"name": ""}
+    t0 = time.perf_counter()
+    with _ranks_progress(not quiet) as show:
+        def on_progress(name: str, done: int, total: int) -> None:
+            current["name"] = name
+            show(name, done, total)
+
+        try:
+            frame = dataset_ranks(inter, recs, seed, timestamps=times, min_items=min_items, on_progress=on_progress)
+        except ValueError as exc:  # before any recommender started: the split (e.g. no user with min_items items)
+            if current["name"]:
+                _ranks_failed(current["name"], exc)
+            _fail(f"{dataset}: {exc}")
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except Exception as exc:  # the user's scorer (or LensKit) failed while training or scoring
+            _ranks_failed(current["name"], exc)
+    try:
+        write_ranks_file(out, frame)
+    except OSError as exc:
+        if _DEBUG["on"]:
+            raise
+        from .rundir import os_error_line
+
+        _fail(os_error_line(exc, out), code=1)
+    if not quiet:
+        n_users = frame["user"].nunique()
+        typer.echo(f"{len(frame)} ranks ({n_users} users x {len(recs)} recommender(s)), "
+                   f"{time.perf_counter() - t0:.1f} s -> {out}")
+
+
+def _ranks_failed(name: str, exc: Exception) -> None:
+    """A recommender failed while training or scoring (its code, or LensKit's): one line, exit 1."""
+    if _DEBUG["on"]:
+        raise exc
+    _fail(f"recommender {name!r} failed: {type(exc).__name__}: {exc} (nothing was written; re-run with --debug for "
+          "the traceback)", code=1)
+
+
+@contextmanager
+def _ranks_progress(enabled: bool) -> Iterator:
+    """``show(name, done, total)``: one progress bar per recommender (users scored)."""
+    if not enabled:
+        yield lambda name, done, total: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("[bold]ranks[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("users"), TimeElapsedColumn())
+    tasks: dict[str, int] = {}
+    bar.start()
+    try:
+        def show(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(f"{name} (training, then scoring)", total=total)
+            bar.update(tasks[name], completed=done)
+
+        yield show
+    finally:
+        bar.stop()
 
 
 @app.command()
@@ -314,18 +460,18 @@ def calibrate(
     def on_cell(cell) -> None:
         done["n"] += 1
         if not quiet:
-            searched = (f"trial {cell.best.index} of {cell.n_trials}; {cell.n_refused} refused as too large or "
-                        f"undefined; the search resumed after trial {cell.resumed_from}")
+            searched = _search_note(cell)
             if cell.denoised:
                 p = cell.denoised[0]
                 typer.echo(f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: de-noised best {p.mean:.4g} ± "
                            f"{p.sd:.2g} over {p.n} fresh simulations (trial {p.trial}); best single value "
-                           f"{cell.best.value:.4g} ({searched})")
+                           f"{cell.best.value:.4g}, {searched}")
             else:
                 typer.echo(f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: best {cell.best.value:.4g} "
-                           f"({searched})")
+                           f"{searched}")
 
-    with _backend(backend, jobs, address) as b, _job(out):
+    total = len(sweep.dataset) * len(sweep.cells()) * len(sweep.objectives) * (n_calls or sweep.n_calls)
+    with _backend(backend, jobs, address) as b, _job(out), _trial_progress(out, total, not quiet):
         try:
             result = calibrate_sweep(sweep, spec, out, n_calls=n_calls, backend=b, figures=not no_figures,
                                      on_cell=on_cell)
@@ -342,6 +488,120 @@ def calibrate(
         typer.echo(f"presets: {', '.join(sorted(result.presets))} -> {out}")
 
 
+def count_trials(out: Path) -> int:
+    """GP trials logged so far under a calibration folder (``<dataset>/cells/<cell>/<objective>/trials.jsonl``,
+    one header line then one line per trial; resumed trials included)."""
+    n = 0
+    for log in Path(out).glob("*/cells/*/*/trials.jsonl"):
+        try:
+            with open(log, "rb") as fh:
+                n += max(0, sum(1 for _ in fh) - 1)
+        except OSError:  # being replaced or removed: counted at the next poll
+            continue
+    return n
+
+
+@contextmanager
+def _trial_progress(out: Path, total: int, enabled: bool, every: float = 1.0) -> Iterator[None]:
+    """A progress bar of the GP trials of a sweep (every call of every cell), polled from the trial logs.
+
+    Cells run as tasks (in other processes or on Ray workers), so the bar
+    counts the lines of their trial logs every ``every`` seconds; it works
+    with every backend whose workers write into ``out`` (local ones, or a
+    cluster with a shared file system). The de-noising re-evaluations that
+    follow a search are not counted.
+    """
+    if not enabled or total <= 0:
+        yield
+        return
+    import threading
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("[bold]calibrate[/bold] GP trials"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn())
+    task = bar.add_task("trials", total=total)
+    stop = threading.Event()
+
+    def poll() -> None:
+        while True:
+            bar.update(task, completed=min(total, count_trials(out)))
+            if stop.wait(every):
+                return
+
+    bar.start()
+    thread = threading.Thread(target=poll, name="simrec-trial-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        bar.update(task, completed=min(total, count_trials(out)))
+        bar.stop()
+
+
+def _search_note(cell) -> str:
+    """Where a calibrated cell's best trial is, what "refused" trials are, and what was resumed, in words."""
+    n = cell.n_trials
+    note = f"at trial {cell.best.index} (0-based, as in trials.jsonl) of {n}"
+    if cell.n_refused:
+        note += (f"; {cell.n_refused} of the {n} trials were refused, i.e. not simulated: their parameters would "
+                 "exceed the size guard (max_pairs, items) or gave an undefined statistic (reasons in trials.jsonl); "
+                 "the search scores them as worse than the worst evaluated trial")
+    if cell.resumed_from >= n:
+        note += f"; all {n} trials were read from the trial log of an earlier run (nothing recomputed)"
+    elif cell.resumed_from:
+        note += (f"; resumed: trials 0-{cell.resumed_from - 1} were read from the trial log of an earlier run, "
+                 f"{cell.resumed_from}-{n - 1} computed now")
+    return note
+
+
+@app.command()
+def assess(
+    assessment: Annotated[str, typer.Argument(help="Assessment TOML file, or the name of a shipped one "
+                                                   "(e.g. ml100k-assess).")],
+    out: _Out = Path("runs/assess"),
+    jobs: _Jobs = 1,
+    backend: _Backend = None,
+    address: _Address = None,
+    quiet: _Quiet = False,
+    no_figures: Annotated[bool, typer.Option("--no-figures", metavar="", help="Skip the sub-runs' own figures (the "
+                                                                              "report's are always drawn).")] = False,
+    max_memory: _MaxMemory = None,
+) -> None:
+    """Assess an evaluation: dataset + algorithms + protocol -> expected missing-data and sampling error (HTML report)."""
+    from .assess.cli_text import print_assessment
+    from .config import ScenarioError
+    from .config.assess import load_assessment
+
+    budget = _budget(max_memory, jobs, backend, address)
+    try:
+        spec = load_assessment(assessment, budget=budget)
+    except ScenarioError as exc:
+        _fail(str(exc))
+    from .studies import PHASES, run_assessment
+
+    def on_phase(phase: str, message: str) -> None:
+        if not quiet:
+            typer.echo(f"[{PHASES.index(phase) + 1}/{len(PHASES)}] {phase}: {message}", err=True)
+
+    from .calibration import CalibrationLogError
+    from .studies import DatasetLoadError
+
+    with _backend(backend, jobs, address) as b, _job(out):
+        try:
+            outcome = run_assessment(spec, out, backend=b, progress=not quiet, figures=not no_figures, budget=budget,
+                                     on_phase=on_phase)
+        except (CalibrationLogError, ScenarioError, DatasetLoadError) as exc:  # ScenarioError: a calibrated world
+            _fail(str(exc))                                                   # too large for the budget
+        except ValueError as exc:  # e.g. a sample size impossible for some user's candidate set
+            _fail(f"{spec.path}: {exc}")
+    _print_warnings(outcome.warnings)
+    if not quiet:
+        print_assessment(outcome, typer.echo)
+
+
 @app.command()
 def scenarios() -> None:
     """List the scenarios shipped with the package (run them by name with `simrec run` or `simrec stress`)."""
@@ -356,36 +616,52 @@ def scenarios() -> None:
         typer.echo(f"{command:14s} {name:24s} {raw.get('description', '')}")
 
 
+#: Options of a dataset named on the command line (``datasets describe``, ``ranks``).
+_Kind = Annotated[Optional[str], typer.Option("--kind", help="Force the layout: movielens | amazon | steam | pairs.")]
+_UserCol = Annotated[Optional[str], typer.Option("--user-col", help="User column of a CSV/Parquet table "
+                                                                   "(default: user).")]
+_ItemCol = Annotated[Optional[str], typer.Option("--item-col", help="Item column of a CSV/Parquet table "
+                                                                   "(default: item).")]
+_RatingCol = Annotated[Optional[str], typer.Option("--rating-col", help="Rating column of a CSV/Parquet table "
+                                                                       "(needed by --min-rating).")]
+_Sep = Annotated[Optional[str], typer.Option("--sep", help="Field separator of a CSV table (default: detected; "
+                                                         "use '\\t' for tabs).")]
+_MinRating = Annotated[Optional[float], typer.Option("--min-rating", help="Keep ratings >= this (MovieLens, "
+                                                                          "Amazon, CSV with a rating column).")]
+_KCore = Annotated[Optional[int], typer.Option("--k-core", min=1, help="Reduce to the k-core (every user and item "
+                                                                      "with >= k pairs).")]
+
+
 @datasets_app.command("describe")
 def datasets_describe(
     path: Annotated[Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")],
-    kind: Annotated[Optional[str], typer.Option("--kind", help="Force the layout: movielens | amazon | steam | pairs.")] = None,
-    user_col: Annotated[Optional[str], typer.Option("--user-col", help="User column of a CSV/Parquet table "
-                                                                       "(default: user).")] = None,
-    item_col: Annotated[Optional[str], typer.Option("--item-col", help="Item column of a CSV/Parquet table "
-                                                                       "(default: item).")] = None,
-    rating_col: Annotated[Optional[str], typer.Option("--rating-col", help="Rating column of a CSV/Parquet table "
-                                                                           "(needed by --min-rating).")] = None,
-    sep: Annotated[Optional[str], typer.Option("--sep", help="Field separator of a CSV table (default: detected; "
-                                                             "use '\\t' for tabs).")] = None,
-    min_rating: Annotated[Optional[float], typer.Option("--min-rating", help="Keep ratings >= this (MovieLens, "
-                                                                              "Amazon, CSV with a rating column).")] = None,
-    k_core: Annotated[Optional[int], typer.Option("--k-core", min=1, help="Reduce to the k-core (every user and item "
-                                                                          "with >= k pairs).")] = None,
+    kind: _Kind = None,
+    user_col: _UserCol = None,
+    item_col: _ItemCol = None,
+    rating_col: _RatingCol = None,
+    sep: _Sep = None,
+    min_rating: _MinRating = None,
+    k_core: _KCore = None,
 ) -> None:
     """Print users, items, pairs, density, activity and popularity summaries."""
+    from .datasets import describe
+
+    inter, _ = _read_dataset(path, kind, False, user_col=user_col, item_col=item_col, rating_col=rating_col, sep=sep,
+                             min_rating=min_rating, k_core=k_core)
+    typer.echo(describe(inter).to_text())
+
+
+def _read_dataset(path: Path, kind: str | None, timestamps: bool, **options):
+    """A dataset named on the command line, and its pairs' timestamps (None unless asked); exit 2 if unreadable."""
     from .config import ScenarioError
     from .config.datasets import DatasetSpec
-    from .datasets import DatasetError, describe
+    from .datasets import DatasetError
 
-    options = {"user_col": user_col, "item_col": item_col, "rating_col": rating_col, "sep": sep,
-               "min_rating": min_rating, "k_core": k_core}
     try:
         spec = DatasetSpec.from_options(path, kind, **options)
-        inter = spec.read(path)
+        return spec.read_timestamped(path) if timestamps else (spec.read(path), None)
     except (DatasetError, ScenarioError, ValueError, TypeError) as exc:
         _fail(str(exc))
-    typer.echo(describe(inter).to_text())
 
 
 def main(argv: list[str] | None = None) -> None:

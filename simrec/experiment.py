@@ -201,14 +201,18 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
     list_metrics = [m for m in evaluation.metrics if not m.needs_scores]
 
     rows: list[tuple] = []
-    for j, rec in enumerate(evaluation.recommenders):
-        rec_rng = as_generator(children[3 + j])
-        values: dict[tuple[str, str], np.ndarray] = {}
-        if list_metrics:
-            lists = rec.recommend(train, true_rel, evaluation.n, rec_rng)[evaluated]
-            for kind, rel in rel_sets.items():
-                for m, v in _quietly(_metrics.measure_lists, lists, rel, list_metrics).items():
-                    values[m, kind] = v
+    rec_rngs = [as_generator(children[3 + j]) for j in range(len(evaluation.recommenders))]
+    measured: dict[str, list[dict[str, np.ndarray]]] = {}
+    if list_metrics:
+        # every recommender's lists first, then each relevance set looked up once for all of them
+        all_lists = [rec.recommend(train, true_rel, evaluation.n, rec_rng)[evaluated]
+                     for rec, rec_rng in zip(evaluation.recommenders, rec_rngs)]
+        measured = {kind: _quietly(_metrics.measure_lists_many, all_lists, rel, list_metrics)
+                    for kind, rel in rel_sets.items()}
+        del all_lists
+    for j, (rec, rec_rng) in enumerate(zip(evaluation.recommenders, rec_rngs)):
+        values: dict[tuple[str, str], np.ndarray] = {
+            (m, kind): v for kind, per_rec in measured.items() for m, v in per_rec[j].items()}
         if score_metrics:
             # Dense scores only for a block of users at a time.
             parts: dict[tuple[str, str], list[np.ndarray]] = {(m.name, k): [] for m in score_metrics for k in rel_sets}

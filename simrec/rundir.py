@@ -7,7 +7,12 @@ A run directory holds a job's outputs and everything needed to resume it:
 * ``scenario.toml`` — a copy of the file that was run;
 * per-task shards, written atomically as each task finishes (:class:`Shards`),
   so an interrupted job keeps its work and re-running resumes from them;
-* the tables and figures, written atomically (never a half-written file).
+* the tables and figures, written atomically (never a half-written file);
+  in CSV tables a float of magnitude below :data:`NOISE` (1e-12) is written
+  as 0 — the rounding noise of differences of equal quantities, e.g. an error
+  observed − true of 3.47e-16 where both are equal (decision, issue 14:
+  nothing simrec measures is meaningful at that scale; Parquet files keep
+  every value as computed).
 
 Opening a run directory checks it (a file in the way, or the results of a
 *different* job, is refused with a one-line message naming the folder) and
@@ -36,13 +41,31 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from simrec._io import atomic_write, write_csv, write_json, write_parquet, write_text
 
-__all__ = ["RunDir", "RunDirError", "Shards", "package_versions", "os_error_line"]
+__all__ = ["RunDir", "RunDirError", "Shards", "package_versions", "os_error_line", "NOISE", "snap_noise"]
 
 _LOCK = ".simrec.lock"
+
+
+#: Magnitude below which a float in a CSV table is written as 0 (floating-point noise).
+NOISE = 1e-12
+
+
+def snap_noise(frame: pd.DataFrame, atol: float = NOISE) -> pd.DataFrame:
+    """A copy of ``frame`` with every float of magnitude below ``atol`` set to 0 (NaN and ±inf kept)."""
+    cols = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    if not cols:
+        return frame
+    out = frame.copy()
+    for c in cols:
+        v = out[c].to_numpy(dtype=np.float64, copy=True)
+        v[np.abs(v) < atol] = 0.0
+        out[c] = v
+    return out
 
 
 class RunDirError(RuntimeError):
@@ -215,7 +238,8 @@ class RunDir:
         return self.out / rel
 
     def write_csv(self, rel: str, frame: pd.DataFrame) -> Path:
-        return write_csv(self.out / rel, frame)
+        """Write a table for people to read: floating-point noise (\\|x\\| < :data:`NOISE`) is written as 0."""
+        return write_csv(self.out / rel, snap_noise(frame))
 
     def write_parquet(self, rel: str, frame: pd.DataFrame) -> Path:
         return write_parquet(self.out / rel, frame)

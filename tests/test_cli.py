@@ -76,6 +76,9 @@ def test_calibrate_small_sweep_end_to_end(tmp_path):
     assert (out / "sim" / "table.csv").is_file() and (out / "sim" / "summary.md").is_file()
     assert (out / "sim" / "figures" / "uniform-unif.png").is_file()
     assert (presets / "sim" / "uniform-unif.toml").is_file()
+    from simrec.cli import count_trials
+
+    assert count_trials(out) == 5 * 3  # the progress bar's count: 5 objectives x 3 GP calls of the one cell
 
 
 def test_run_bad_backend_is_refused(tmp_path):
@@ -92,3 +95,34 @@ def test_version():
 
     res = runner.invoke(app, ["--version"])
     assert res.exit_code == 0 and res.output.strip() == f"simrec {simrec.__version__}"
+
+
+def test_calibrate_lines_explain_refused_and_resumed_trials():
+    from types import SimpleNamespace
+
+    from simrec.cli import _search_note
+
+    def cell(refused, resumed):
+        return SimpleNamespace(n_trials=150, best=SimpleNamespace(index=104), n_refused=refused, resumed_from=resumed)
+
+    assert _search_note(cell(0, 0)) == "at trial 104 (0-based, as in trials.jsonl) of 150"
+    note = _search_note(cell(3, 40))
+    assert "3 of the 150 trials were refused, i.e. not simulated" in note and "size guard" in note
+    assert "resumed: trials 0-39 were read from the trial log of an earlier run, 40-149 computed now" in note
+    assert "all 150 trials were read from the trial log" in _search_note(cell(0, 150))
+
+
+def test_stress_summary_notes_explain_dashes_and_huge_errors():
+    import numpy as np
+    import pandas as pd
+
+    from simrec.cli import _stress_summary_notes
+
+    idx = pd.MultiIndex.from_tuples([("binomial", 100, "CLS"), ("binomial", 100, "LS"),
+                                     ("binomial", 100, "mapping:beta@P")], names=["scheme", "n", "estimator"])
+    frame = pd.DataFrame({"recall": [0.1, 2400.0, 0.2], "ndcg": [0.1, 3.0, np.nan], "winner_share": [1.0, 0.5, 1.0]},
+                         index=idx)
+    notes = _stress_summary_notes(frame)
+    assert notes[0].startswith("—: not defined. Li & Jin's mappings") and "not NDCG or AP" in notes[0]
+    assert notes[1].startswith("LS: mean |relative error| above 10") and "unconstrained least squares" in notes[1]
+    assert _stress_summary_notes(frame.iloc[:1]) == []

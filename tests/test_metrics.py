@@ -21,6 +21,7 @@ from simrec.metrics import (
     hit,
     hits,
     list_metrics,
+    list_metrics_many,
     ndcg,
     pap_at_k,
     precision,
@@ -277,6 +278,31 @@ def test_list_metrics_equals_individual_calls():
         list_metrics(lists, rel, ["precision", "auc"])
     with pytest.raises(TypeError, match="not a string"):
         list_metrics(lists, rel, "precision")
+
+
+def test_list_metrics_many_equals_one_call_per_array():
+    """One relevance look-up for several list arrays (of different lengths) gives each
+    array's list_metrics, with the same warnings."""
+    lists, rel = random_case(3)
+    other, _ = random_case(4)
+    other = other[: len(lists), :3]
+    evaluated = np.arange(len(lists)) % 3 != 0
+    names = [m.__name__ for m in LIST_METRICS]
+    with warnings.catch_warnings(record=True) as rec_many:
+        warnings.simplefilter("always")
+        got = list_metrics_many([lists, other, lists], rel, names, evaluated=evaluated)
+    with warnings.catch_warnings(record=True) as rec_one:
+        warnings.simplefilter("always")
+        want = [list_metrics(a, rel, names, evaluated=evaluated) for a in (lists, other, lists)]
+    assert [str(w.message) for w in rec_many] == [str(w.message) for w in rec_one]
+    for g, w in zip(got, want):
+        assert list(g) == names
+        for name in names:
+            np.testing.assert_array_equal(g[name], w[name])
+    with pytest.raises(ValueError, match="rows"):
+        list_metrics_many([lists, lists[:-1]], rel, names)
+    with pytest.raises(ValueError, match="`lists` must not repeat an item"):
+        list_metrics_many([lists, np.zeros((len(lists), 2), dtype=int)], rel, names)
 
 
 def test_precision_of_empty_list_is_nan():

@@ -437,8 +437,10 @@ def test_lenskit_scorer_resolution():
 
     assert LensKitRecommender("lenskit.basic:PopScorer").name == "PopScorer"
     assert LensKitRecommender(PopScorer, name="pop").name == "pop"
-    with pytest.raises(ValueError, match="could not be imported"):
+    with pytest.raises(ValueError, match="module 'lenskit.knn' has no attribute 'NoSuchScorer'"):
         LensKitRecommender("lenskit.knn:NoSuchScorer")
+    with pytest.raises(ValueError, match="or a 'package.module:Class' import path; got 'lenskit.basic.PopScorer'"):
+        LensKitRecommender("lenskit.basic.PopScorer")  # a dotted path without ':' is refused
     with pytest.raises(ValueError, match="`scorer` must be one of 'ItemKNNScorer'"):
         LensKitRecommender("NoSuchScorer")
     with pytest.raises(TypeError, match="`scorer` must be a name or a callable"):
@@ -478,6 +480,24 @@ def test_sample_distinct_uniform_ordered_subsets(k, a):
         first = np.bincount(V[:, 0], minlength=a) / n_rows
         assert np.all(np.abs(incl - k / a) < 4.5 * math.sqrt(k / a * (1 - k / a) / n_rows) + 1e-12)
         assert np.all(np.abs(first - 1 / a) < 4.5 * math.sqrt(1 / a * (1 - 1 / a) / n_rows))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 30), min_size=1, max_size=40), st.sampled_from(["random", "ties", "tiny"]),
+       st.integers(0, 2**32))
+def test_order_in_rows_is_the_lexsort(sizes, kind, seed):
+    """The packed-key sort gives np.lexsort's permutation (the previous implementation),
+    also where u ties exactly ("ties") or only in the bits kept in the key ("tiny")."""
+    from simrec._sampling import _order_in_rows
+
+    rng = np.random.default_rng(seed)
+    sizes = np.array(sizes, dtype=np.int64)
+    starts = np.cumsum(sizes) - sizes
+    rows = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    pos = np.arange(sizes.sum(), dtype=np.int64) - np.repeat(starts, sizes)
+    u = {"random": rng.random(len(rows)), "ties": rng.integers(0, 3, len(rows)) / 4.0,
+         "tiny": rng.random(len(rows)) * 2.0**-40}[kind]
+    assert np.array_equal(_order_in_rows(rows, pos, u, starts), np.lexsort((u, rows)))
 
 
 @settings(max_examples=60, deadline=None)

@@ -67,3 +67,20 @@ def test_lock_refuses_a_second_job_and_dies_with_its_process(tmp_path):
     """)
     subprocess.run([sys.executable, "-c", code], check=True)
     _open(out).close()
+
+
+def test_csv_tables_write_floating_point_noise_as_zero(tmp_path):
+    import numpy as np
+
+    from simrec.rundir import NOISE, snap_noise
+
+    frame = pd.DataFrame({"error": [0.3 - 0.1 - 0.2, -3.47e-16, 0.25, np.nan, np.inf, 2e-12],
+                          "name": list("abcdef"), "count": [0, 1, 2, 3, 4, 5]})
+    assert frame["error"].iloc[0] != 0  # 0.3 - 0.1 - 0.2 is -2.8e-17 in binary floating point
+    with RunDir.open(tmp_path / "o", kind="run", name="t", digest="d", manifest={}) as rd:
+        rd.write_csv("t.csv", frame)
+        rd.write_parquet("t.parquet", frame)
+    text = (tmp_path / "o" / "t.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in text[1:]] == ["0.0", "0.0", "0.25", "", "inf", "2e-12"]
+    assert pd.read_parquet(tmp_path / "o" / "t.parquet")["error"].iloc[1] == -3.47e-16  # Parquet: as computed
+    assert snap_noise(frame)["count"].tolist() == list(range(6)) and NOISE == 1e-12

@@ -10,7 +10,15 @@ figures (:mod:`.figures`). Sweeps run with ``simrec calibrate``
 """
 
 from .denoise import DENOISE_KEY, Denoised, denoise
-from .objective import AVERAGE_LOSS, OBJECTIVES, CalibrationTarget, Objective
+from .objective import (
+    AVERAGE_LOSS,
+    OBJECTIVES,
+    SUM_KL,
+    THESIS_OBJECTIVES,
+    CalibrationTarget,
+    Objective,
+    objective_column,
+)
 from .search import CalibrationLogError, SearchResult, Trial, TrialOutcome, gp_search, read_log
 from .space import Cell, Dim, ReferenceShape, sample_points
 from .sweep import CellResult, SweepResult, calibrate_cell, cell_result, log_header, summary_markdown, sweep_table
@@ -21,6 +29,9 @@ __all__ = [
     "denoise",
     "AVERAGE_LOSS",
     "OBJECTIVES",
+    "SUM_KL",
+    "THESIS_OBJECTIVES",
+    "objective_column",
     "CalibrationTarget",
     "Objective",
     "CalibrationLogError",

@@ -5,9 +5,11 @@ of its search space (the cell is a typed object, e.g.
 :class:`simrec.config.models.CellSpec`: it knows its models' parameters),
 generate the truth, observe it, compute the four key statistics
 on the reference's bins and their KL divergences from the reference
-(:mod:`simrec.stats`). The objective is either one statistic's KL, or the
+(:mod:`simrec.stats`). The objective is one statistic's KL, the
 average relative loss over the four (Tian 2019, §3.4: relative loss = KL / the
-best KL the family reached on that statistic for that dataset).
+best KL the family reached on that statistic for that dataset), or the sum of
+the four KLs (``"sum_kl"``: the thesis authors' code's ``'all'`` objective,
+"Linear Combined" in their notebooks).
 
 Memory guard: a point whose expected number of true pairs exceeds
 ``max_pairs`` is refused before anything is generated; the search logs the
@@ -40,13 +42,22 @@ from ..stats import (
 from .search import TrialOutcome
 from .space import Cell, ReferenceShape
 
-__all__ = ["CalibrationTarget", "Objective", "AVERAGE_LOSS", "OBJECTIVES", "STATISTICS_VARIANTS",
-           "DEFAULT_CALIBRATION_MAX_PAIRS"]
+__all__ = ["CalibrationTarget", "Objective", "AVERAGE_LOSS", "SUM_KL", "OBJECTIVES", "THESIS_OBJECTIVES",
+           "STATISTICS_VARIANTS", "DEFAULT_CALIBRATION_MAX_PAIRS", "objective_column"]
 
-#: Name of the combined objective (mean relative loss over the four statistics).
+#: Name of the thesis's combined objective (mean relative loss over the four statistics, Tian 2019 §3.4).
 AVERAGE_LOSS = "average_loss"
-#: Every objective name: the four statistics, then the average loss.
-OBJECTIVES: tuple[str, ...] = (*STATISTICS, AVERAGE_LOSS)
+#: Name of the authors' code's combined objective: the plain sum of the four KLs
+#: (``score('all')`` in BoiseState/chiir2020-est-error, ``simulation_utils/calibration.py``;
+#: "Linear Combined" in their notebooks). It needs no single-statistic searches first,
+#: but weighs the statistics by their KLs' scales (item popularity's KL is typically
+#: 10-100x the similarity KLs), which the thesis's relative loss avoids.
+SUM_KL = "sum_kl"
+#: The objectives of the thesis (Tian 2019, §3.4 and Table 2): the four statistics, then the average loss.
+#: The default of a sweep file.
+THESIS_OBJECTIVES: tuple[str, ...] = (*STATISTICS, AVERAGE_LOSS)
+#: Every objective name. Its order fixes each search's seed (``OBJECTIVES.index``): new names go at the end.
+OBJECTIVES: tuple[str, ...] = (*THESIS_OBJECTIVES, SUM_KL)
 #: How the key statistics and their KLs are computed: as the thesis text says (default, :mod:`simrec.stats`) or as
 #: the thesis authors' code does (:mod:`simrec.stats.authors_code`).
 STATISTICS_VARIANTS: tuple[str, ...] = ("thesis", "authors_code")
@@ -54,6 +65,11 @@ STATISTICS_VARIANTS: tuple[str, ...] = ("thesis", "authors_code")
 #: must stay cheap (a 150-call search evaluates 150 of them), so this is far
 #: below the generators' own limit: 3e7 pairs take a few seconds to generate.
 DEFAULT_CALIBRATION_MAX_PAIRS = 30_000_000
+
+
+def objective_column(objective: str) -> str:
+    """The column of a sweep table holding ``objective``'s value: ``kl_<statistic>``, ``average_loss`` or ``sum_kl``."""
+    return objective if objective in (AVERAGE_LOSS, SUM_KL) else f"kl_{objective}"
 
 
 @dataclass(frozen=True)
@@ -130,7 +146,9 @@ class Objective:
         point of ``cell.search_space(shape)``; e.g. a
         :class:`simrec.config.models.CellSpec`.
     objective : str
-        A statistic name (minimise its KL) or ``"average_loss"``.
+        A statistic name (minimise its KL), ``"average_loss"`` (the thesis's mean
+        relative loss) or ``"sum_kl"`` (the authors' code's sum of the four KLs,
+        :data:`SUM_KL`).
     best_kl : dict, optional
         Best KL per statistic over the family (required for ``"average_loss"``).
     max_pairs : int, default 30_000_000
@@ -215,12 +233,15 @@ class Objective:
             return TrialOutcome(float("nan"), refused="the simulation observed no pair")
         details = {**kls, "observed_pairs": float(observed.n_pairs), "observed_items": float((observed.item_counts() > 0).sum())}
         undefined = [k for k, v in kls.items() if not math.isfinite(v)]
-        if undefined and (self.objective == AVERAGE_LOSS or self.objective in undefined):
+        if undefined and (self.objective in (AVERAGE_LOSS, SUM_KL) or self.objective in undefined):
             return TrialOutcome(float("nan"), details,
                                 refused=f"statistics undefined on the simulated data: {', '.join(undefined)}")
         if self.objective == AVERAGE_LOSS:
             value = average_loss(kls, self.best_kl)  # type: ignore[arg-type]
             details[AVERAGE_LOSS] = value
+        elif self.objective == SUM_KL:
+            value = sum(kls[s] for s in STATISTICS)
+            details[SUM_KL] = value
         else:
             value = kls[self.objective]
         return TrialOutcome(float(value), details)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..stats import STATISTICS
 from .denoise import Denoised
-from .objective import AVERAGE_LOSS, Objective
+from .objective import AVERAGE_LOSS, SUM_KL, Objective, objective_column
 from .search import SearchResult, Trial, gp_search
 
 __all__ = [
@@ -175,7 +175,8 @@ def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, fl
     With de-noising (any cell has ``denoised`` points) the KLs are the means
     over the de-noising seeds, with their standard deviations (``sd_kl_*``),
     the number of evaluations (``n_denoise``) and the search's best single
-    value (``single_best_value``) beside them.
+    value (``single_best_value``) beside them. A ``sum_kl`` column (the sum of
+    the four KLs) is added when a cell was searched on that objective.
     """
     rows = []
     denoised = any(c.denoised for c in cells)
@@ -191,6 +192,8 @@ def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, fl
             row.update({f"sd_kl_{s}": v for s, v in c.kl_sds().items()})
         row.update({f"rel_{s}": rel[s] for s in STATISTICS})
         row["average_loss"] = sum(rel.values()) / len(rel)
+        if any(x.objective == SUM_KL for x in cells):
+            row[SUM_KL] = sum(kls[s] for s in STATISTICS)
         if denoised:
             row["n_denoise"] = c.denoised[0].n if c.denoised else 0
             row["single_best_value"] = c.best.value
@@ -209,12 +212,13 @@ def summary_markdown(table: pd.DataFrame, dataset: str) -> str:
     """
     lines = [f"# Calibration sweep: {dataset}", ""]
     cells = list(dict.fromkeys(table["cell"]))
-    lines.append("## Best value per objective (KL for a statistic, mean relative loss for average_loss)")
+    sum_kl = ", sum of the four KLs for sum_kl" if (table["objective"] == SUM_KL).any() else ""
+    lines.append(f"## Best value per objective (KL for a statistic, mean relative loss for average_loss{sum_kl})")
     lines.append("")
     lines.append("| objective | " + " | ".join(cells) + " |")
     lines.append("|---|" + "---:|" * len(cells))
     for obj, grp in table.groupby("objective", sort=False):
-        key = "average_loss" if obj == AVERAGE_LOSS else f"kl_{obj}"
+        key = objective_column(obj)
         vals = grp.set_index("cell")[key]
         best = vals.min()
         fmt = [(f"**{vals[c]:.4g}**" if vals[c] == best else f"{vals[c]:.4g}") if c in vals else "" for c in cells]

@@ -147,7 +147,7 @@ def world_problems(world: WorldSpec, population: PopulationSpec, where: str) -> 
     return problems
 
 
-def _semantic_problems(sc: Scenario) -> list[str]:
+def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
     problems: list[str] = []
     names = sc.world_names()
     for i, name in enumerate(names):
@@ -155,7 +155,8 @@ def _semantic_problems(sc: Scenario) -> list[str]:
             problems.append(f"world[{i}].name: world names must be unique; {name!r} repeats")
     for i, w in enumerate(sc.world):
         problems += world_problems(w, sc.population, f"world[{i}]")
-    problems += recommender_problems(sc.evaluation.recommenders, "evaluation.recommenders")
+    problems += recommender_problems(sc.evaluation.recommenders, "evaluation.recommenders",
+                                     base=path.resolve().parent)
     if problems:
         return problems
     items = min(w.item_count(sc.population) for w in sc.world)
@@ -198,7 +199,7 @@ def load_scenario(scenario: str | Path, *, budget: Budget | None = None) -> tupl
         sc = Scenario.model_validate(raw)
     except ValidationError as exc:
         raise ScenarioError(format_validation(path, exc)) from None
-    problems = _semantic_problems(sc)
+    problems = _semantic_problems(sc, path)
     if problems:
         raise problems_error(path, problems)
     (budget or Budget()).check(path, run_needs(sc))

@@ -48,6 +48,7 @@ from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.config.run import content_digest, world_problems
 from simrec.stress.harness import METRIC_FAMILIES, SCHEMES, StressConfig
+from simrec.stress.user_sampling import UserSamplingConfig
 
 if TYPE_CHECKING:
     from simrec.stress.sources import RankSource
@@ -59,6 +60,7 @@ __all__ = [
     "FileSource",
     "SamplingSpec",
     "MetricsSpec",
+    "UserSamplingSpec",
     "load_stress_scenario",
 ]
 
@@ -122,6 +124,29 @@ class MetricsSpec(Strict):
         return self
 
 
+class UserSamplingSpec(Strict):
+    """The user-sampling experiment (dissertation §2.7, Tables 6-7; :mod:`simrec.stress.user_sampling`).
+
+    ``sizes``: users per sample (each <= the users evaluated by every
+    recommender, checked against the data); ``repeats``: samples per size
+    (default: the scenario's ``repeats``); ``confidence``: level of the
+    intervals and 1 - α of the tests; ``item_estimator``/``item_scheme``: the
+    item-sampling estimator and scheme whose repeats fill the table's item
+    columns ("" for none).
+    """
+
+    sizes: list[Annotated[int, Field(ge=2)]] = Field(min_length=1)
+    repeats: int | None = Field(default=None, ge=1)
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    item_estimator: str = "MN_MES"
+    item_scheme: Literal[tuple(s for s in SCHEMES if s != "adaptive")] = "binomial"  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _unique(self) -> UserSamplingSpec:
+        no_repeats(self, "sizes")
+        return self
+
+
 class StressScenario(Strict):
     """A validated stress scenario (the parsed TOML)."""
 
@@ -134,6 +159,7 @@ class StressScenario(Strict):
     sampling: SamplingSpec = Field(default_factory=SamplingSpec)
     estimators: EstimatorsSpec = Field(default_factory=EstimatorsSpec)
     metrics: MetricsSpec = Field(default_factory=MetricsSpec)
+    user_sampling: UserSamplingSpec | None = None
 
     def digest(self) -> str:
         return content_digest(self)
@@ -145,6 +171,15 @@ class StressScenario(Strict):
                             estimators=self.estimators.build(), max_iter=self.estimators.max_iter,
                             adaptive_n_max=self.sampling.adaptive_n_max, n_boot=self.estimators.n_boot,
                             confidence=self.estimators.confidence)
+
+    def user_sampling_config(self) -> UserSamplingConfig | None:
+        """The user-sampling experiment's configuration, or None when the scenario has no ``[user_sampling]``."""
+        us = self.user_sampling
+        if us is None:
+            return None
+        return UserSamplingConfig(sizes=tuple(us.sizes), repeats=us.repeats or self.repeats,
+                                  metrics=tuple(self.metrics.names), k_max=self.metrics.k_max,
+                                  confidence=us.confidence)
 
     def data_path(self, scenario_path: str | Path) -> Path | None:
         """Where the source's data is: dataset folder/file or ranks file (None for simulations)."""
@@ -207,7 +242,7 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True,
         problems += world_problems(src.world, src.population, "source.world")
     if not isinstance(src, FileSource):
         problems += recommender_problems(src.recommenders, "source.recommenders",
-                                         truth=not isinstance(src, DatasetSource))
+                                         truth=not isinstance(src, DatasetSource), base=path.resolve().parent)
     if sc.metrics.curve_k > sc.metrics.k_max:
         problems.append(f"metrics.curve_k: must be <= metrics.k_max ({sc.metrics.k_max}); got {sc.metrics.curve_k}")
     if "adaptive" in sc.sampling.schemes and min(sc.sampling.sizes) > sc.sampling.adaptive_n_max:
@@ -215,10 +250,13 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True,
                         f"got {sc.sampling.adaptive_n_max}")
     if isinstance(src, SimulationSource):
         _check_sizes(problems, sc, src.world.item_count(src.population), "the number of items of source.world")
+    problems += _user_sampling_problems(sc)
     ranks = None
     if check_data and not problems:
         more, ranks = _data_problems(sc, path)
         problems += more
+        if not more:
+            problems += _user_population_problems(sc, path, ranks)
     if problems:
         raise problems_error(path, problems, "stress scenario")
     sizes = {} if ranks is None else {"n_candidates": ranks.info["max_candidates"],
@@ -279,3 +317,62 @@ def _data_problems(sc: StressScenario, path: Path) -> tuple[list[str], RankSourc
         problems.append(f"sampling.sizes: sampling without replacement ('hypergeometric') needs every size <= the "
                         f"smallest n_candidates ({smallest}); got {max(sc.sampling.sizes)}")
     return problems, source
+
+
+def _user_sampling_problems(sc: StressScenario) -> list[str]:
+    """Rules of ``[user_sampling]`` that need no data: the item columns name a run estimator and scheme, and
+    (simulations) the sizes fit the population."""
+    us = sc.user_sampling
+    if us is None:
+        return []
+    problems = []
+    try:
+        sc.user_sampling_config().f_table()  # type: ignore[union-attr]
+    except ValueError as exc:
+        problems.append(f"metrics.names: {exc} (drop it from metrics.names to run [user_sampling])")
+    if us.item_estimator:
+        names = [e.name for e in sc.estimators.build()]
+        if us.item_estimator not in names:
+            problems.append(f"user_sampling.item_estimator: must be one of the scenario's estimators "
+                            f"({', '.join(names)}) or \"\" for no item columns; got {us.item_estimator!r}")
+        if us.item_scheme not in sc.sampling.schemes:
+            problems.append(f"user_sampling.item_scheme: must be one of sampling.schemes "
+                            f"({', '.join(sc.sampling.schemes)}); got {us.item_scheme!r}")
+    if isinstance(sc.source, SimulationSource):
+        _check_user_sizes(problems, us.sizes, sc.source.population.n_users, "population.n_users")
+    return problems
+
+
+def _check_user_sizes(problems: list[str], sizes: list[int], n_users: int, what: str) -> None:
+    big = [m for m in sizes if m > n_users]
+    if big:
+        problems.append(f"user_sampling.sizes: must be <= the number of users ({what} = {n_users}); got {big}")
+
+
+def _user_population_problems(sc: StressScenario, path: Path, ranks: RankSource | None) -> list[str]:
+    """User-sample sizes against the users the data holds: a ranks file's users common to every recommender,
+    a dataset's users with at least ``min_items`` items (those leave-one-out evaluates)."""
+    if sc.user_sampling is None or isinstance(sc.source, SimulationSource):
+        return []
+    problems: list[str] = []
+    if isinstance(sc.source, FileSource) and ranks is not None:
+        from simrec.stress.user_sampling import common_users
+
+        try:
+            n_users = common_users(ranks.recommenders).shape[0]
+        except ValueError as exc:
+            return [f"user_sampling: {exc}"]
+        _check_user_sizes(problems, sc.user_sampling.sizes, n_users,
+                          f"users common to every recommender of {sc.data_path(path)}")
+    elif isinstance(sc.source, DatasetSource):
+        from simrec.datasets import DatasetError
+
+        data = sc.data_path(path)
+        try:
+            inter = sc.source.read(data)  # type: ignore[arg-type]
+        except (DatasetError, OSError, TypeError, ValueError) as exc:
+            return [f"source.path: cannot read {data}: {exc}"]
+        n_users = int((inter.user_counts() >= sc.source.min_items).sum())
+        _check_user_sizes(problems, sc.user_sampling.sizes, n_users,
+                          f"users of {sc.source.name} with >= source.min_items = {sc.source.min_items} items")
+    return problems

@@ -15,6 +15,7 @@ from simrec.metrics.lists import (
     hit,
     hits,
     list_metrics,
+    list_metrics_many,
     ndcg,
     ndcg_lenskit07,
     precision,
@@ -39,6 +40,7 @@ from simrec.metrics.measures import (
     RecallTruncated,
     ReciprocalRank,
     measure_lists,
+    measure_lists_many,
 )
 from simrec.metrics.rankings import auc, auc_many, pap_at_k
 
@@ -60,6 +62,7 @@ __all__ = [
     "PapAtK",
     "METRICS",
     "measure_lists",
+    "measure_lists_many",
     # functions
     "LIST_METRICS",
     "UndefinedMetricWarning",
@@ -69,6 +72,7 @@ __all__ = [
     "hit",
     "hits",
     "list_metrics",
+    "list_metrics_many",
     "ndcg",
     "ndcg_lenskit07",
     "pap_at_k",

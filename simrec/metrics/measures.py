@@ -22,7 +22,7 @@ from typing import ClassVar
 import numpy as np
 
 from simrec._validation import check_int
-from simrec.metrics.lists import list_metrics
+from simrec.metrics.lists import list_metrics, list_metrics_many
 from simrec.metrics.rankings import auc, auc_many, pap_at_k
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "PapAtK",
     "METRICS",
     "measure_lists",
+    "measure_lists_many",
 ]
 
 
@@ -151,3 +152,8 @@ METRICS: dict[str, Callable[..., Metric]] = {
 def measure_lists(lists: np.ndarray, relevant, metrics: Sequence[ListMetric]) -> dict[str, np.ndarray]:
     """Several list metrics of the same lists at once (one relevance look-up), by name."""
     return list_metrics(lists, relevant, [m.name for m in metrics])
+
+
+def measure_lists_many(lists_seq: Sequence[np.ndarray], relevant, metrics: Sequence[ListMetric]) -> list[dict[str, np.ndarray]]:
+    """:func:`measure_lists` of several list arrays of the same users, one relevance look-up for all."""
+    return list_metrics_many(lists_seq, relevant, [m.name for m in metrics])

@@ -9,9 +9,14 @@ candidates) is read only by the oracles.
 
 from simrec.recommenders._base import Recommender, top_n
 from simrec.recommenders.baselines import Oracle, Popular, ProbabilisticOracle, RandomRecommender
+from simrec.recommenders.import_path import ImportPathError, check_import_path, import_component, param_problems
 from simrec.recommenders.lenskit_adapter import LENSKIT_SCORERS, LensKitRecommender
 
 __all__ = [
+    "ImportPathError",
+    "check_import_path",
+    "import_component",
+    "param_problems",
     "LENSKIT_SCORERS",
     "LensKitRecommender",
     "Oracle",

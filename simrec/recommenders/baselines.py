@@ -67,6 +67,21 @@ def _shuffled_prefix(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator)
     return rows, rank_within_rows(rows, rel.shape[0]), items
 
 
+def _scatter_rows(out: np.ndarray, m: sp.csr_array, users: np.ndarray, value: float, *, add: bool = False) -> None:
+    """Set (or add ``value`` to) ``out[k, i]`` for every stored pair (users[k], i) of ``m``.
+
+    O(stored pairs of those users), no dense (users x n_items) mask: the
+    dense masks (``toarray() != 0`` then a boolean assignment) cost several
+    passes over every cell of the score block. Identical values.
+    """
+    sub = m[users]
+    rows = np.repeat(np.arange(len(users), dtype=np.int64), np.diff(sub.indptr))
+    if add:
+        out[rows, sub.indices] += value
+    else:
+        out[rows, sub.indices] = value
+
+
 def _check_n(n: object) -> int:
     return check_int("n", n, low=1)
 
@@ -110,8 +125,7 @@ class RandomRecommender:
         users = check_users(users, train.n_users)
         gen = as_generator(rng)
         out = gen.random((len(users), train.n_items))
-        for blk in user_blocks(len(users), train.n_items):
-            out[blk][train_mask(train, users[blk])] = -np.inf
+        _scatter_rows(out, train.matrix, users, -np.inf)
         return out
 
 
@@ -225,8 +239,7 @@ class Popular:
         out = gen.random((len(users), train.n_items))
         out *= 0.5
         out += train.item_counts().astype(np.float64)
-        for blk in user_blocks(len(users), train.n_items):
-            out[blk][train_mask(train, users[blk])] = -np.inf
+        _scatter_rows(out, train.matrix, users, -np.inf)
         return out
 
 
@@ -452,9 +465,6 @@ class Oracle:
             out = np.repeat(np.where(train.item_counts() > 0, tie, -np.inf)[None, :], len(users), axis=0)
         else:
             out = gen.random((len(users), train.n_items))
-        for blk in user_blocks(len(users), train.n_items):
-            u = users[blk]
-            S = out[blk]
-            S += rel[u].toarray() != 0
-            S[train_mask(train, u)] = -np.inf
+        _scatter_rows(out, rel, users, 1.0, add=True)
+        _scatter_rows(out, train.matrix, users, -np.inf)
         return out

@@ -11,7 +11,6 @@ LensKit user would run. Tested against LensKit 2025.8.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +22,7 @@ from simrec._random import RNGLike, as_generator
 from simrec._validation import check_int
 from simrec.interactions import Interactions
 from simrec.recommenders._base import check_relevant, check_train, check_users
+from simrec.recommenders.import_path import import_component
 
 __all__ = ["LensKitRecommender", "LENSKIT_SCORERS"]
 
@@ -47,18 +47,12 @@ UNSCORED = -np.finfo(np.float64).max
 
 def _resolve(scorer: object) -> Callable[..., Any]:
     if isinstance(scorer, str):
-        target = LENSKIT_SCORERS.get(scorer, scorer)
-        mod, sep, attr = target.partition(":")
-        if not sep:
-            mod, _, attr = target.rpartition(".")
-        if not mod or not attr:
-            raise ValueError(
-                f"`scorer` must be one of {', '.join(map(repr, LENSKIT_SCORERS))} or a 'module:Class' path; got {scorer!r}"
-            )
-        try:
-            return getattr(importlib.import_module(mod), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"`scorer` {scorer!r} could not be imported ({exc})") from None
+        if scorer in LENSKIT_SCORERS:
+            return import_component(LENSKIT_SCORERS[scorer])
+        if ":" not in scorer:
+            raise ValueError(f"`scorer` must be one of {', '.join(map(repr, LENSKIT_SCORERS))} or a "
+                             f"'package.module:Class' import path; got {scorer!r}")
+        return import_component(scorer)
     if callable(scorer):
         return scorer
     raise TypeError(f"`scorer` must be a name or a callable returning a LensKit component; got {type(scorer).__name__}")
@@ -71,8 +65,11 @@ class LensKitRecommender:
     ----------
     scorer : str or callable
         A LensKit scorer: a short name from :data:`LENSKIT_SCORERS`
-        (``"ItemKNNScorer"``, ``"ImplicitMFScorer"``, ...), a ``"module:Class"``
-        path, or a callable (class or factory) returning a component.
+        (``"ItemKNNScorer"``, ``"ImplicitMFScorer"``, ...), a
+        ``"package.module:Class"`` import path (checked and imported by
+        :func:`simrec.recommenders.import_path.import_component`; a module
+        must be importable from ``sys.path``), or a callable (a LensKit
+        ``Component`` class or a factory returning one).
     name : str, optional
         Label; default the scorer's name.
     n_jobs : int, default 1

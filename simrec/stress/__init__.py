@@ -4,7 +4,8 @@ Global ranks of held-out items (:mod:`.sources`: a simulation, a real dataset
 or a user's ranks file) -> repeated sampled evaluation under several schemes
 and sizes with every estimator of :mod:`simrec.sampling` (:mod:`.harness`) ->
 tidy tables (:mod:`.tables`), the total-error decomposition in simulations
-(:mod:`.decomposition`) and figures (:mod:`.figures`). Stress scenarios
+(:mod:`.decomposition`) and figures (:mod:`.figures`); the user-sampling
+experiment of Li's dissertation §2.7 (Tables 6-7) is :mod:`.user_sampling`. Stress scenarios
 (``kind = "stress"``, :mod:`simrec.config.stress`) run with ``simrec stress
 SCENARIO --out DIR`` (:mod:`simrec.studies.stress`).
 
@@ -55,6 +56,20 @@ from simrec.stress.tables import (
     relative_error_table,
     winner_table,
 )
+from simrec.stress.user_sampling import (
+    PairTests,
+    UserSamplingConfig,
+    UserSamplingResult,
+    bonferroni_z,
+    common_users,
+    pair_tests,
+    run_user_sampling,
+    size_label,
+    user_sampling_errors,
+    user_sampling_table,
+    user_sampling_tests,
+    user_sampling_wide,
+)
 
 __all__ = [
     # sources
@@ -92,4 +107,17 @@ __all__ = [
     "expected_table",
     "decomposition_table",
     "DECOMPOSITION_COLUMNS",
+    # user sampling
+    "UserSamplingConfig",
+    "UserSamplingResult",
+    "PairTests",
+    "common_users",
+    "run_user_sampling",
+    "pair_tests",
+    "bonferroni_z",
+    "size_label",
+    "user_sampling_table",
+    "user_sampling_tests",
+    "user_sampling_errors",
+    "user_sampling_wide",
 ]

@@ -8,7 +8,11 @@
 * ``hit_ratio_<scheme>_n<n>.png`` — sampled HR@k and global HR@f(k) for each
   mapping (Li & Jin Figure 7), one panel per recommender;
 * ``decomposition.png`` — sampling, missing-data and total error at K = 10
-  (simulations).
+  (simulations), for the first scheme and size (named in the title, with the
+  others it leaves out; every one is in ``decomposition.csv``);
+* ``user_sampling.png`` — user sampling (dissertation §2.7): mean |relative
+  error| of one sample of m users vs K, and the coverage of its intervals vs
+  K beside the nominal level, one line per m (mean over recommenders).
 """
 
 from __future__ import annotations
@@ -20,19 +24,60 @@ import pandas as pd
 
 from simrec._io import atomic_write
 
-__all__ = ["plot_stress", "FIGURE_ESTIMATORS"]
+__all__ = ["plot_stress", "plot_user_sampling", "FIGURE_ESTIMATORS"]
 
 #: Estimators drawn in the error figures (when present).
 FIGURE_ESTIMATORS = ("naive", "rank_estimate", "CLS", "BV(gamma=0.1)", "MLE", "MES", "MN_MLE", "mapping:beta@P",
                      "adaptive_MLE")
 
 
+#: One colour per estimator, the same in every panel and figure (tab10, then tab20's light shades).
+_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
+           "tab:cyan", "#aec7e8")
+
+#: Linear range of the symlog y-axis of the relative-error figures: |relative error| <= 1 is drawn linearly,
+#: larger values on a log scale, so an estimator off by 7x or 1000x stays visible beside those near 0.
+_LINTHRESH = 1.0
+
+
 def _save(fig, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
-    out = atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=100, bbox_inches="tight"))
+    out = atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=100))
     plt.close(fig)
     return out
+
+
+def _figure_legend(fig, axes, loc: str = "outside right upper", **kwargs) -> None:
+    """One legend for the whole figure (default right of the panels) with every label drawn in any panel, once."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc=loc, fontsize=8, **kwargs)
+
+
+def _symlog_axis(ax, top: float) -> None:
+    """Symlog y from −1 (an estimate of 0) to above ``top``: ticks at 0, ±0.5, ±1 and powers of ten, as plain numbers."""
+    from matplotlib.ticker import NullLocator
+
+    ax.set_yscale("symlog", linthresh=_LINTHRESH)
+    ax.set_ylim(-1.05, top * 1.3)
+    ticks = [-1.0, -0.5, 0.0, 0.5, 1.0] + [10.0**p for p in range(1, int(np.ceil(np.log10(top * 1.3))) + 1)]
+    ticks = [t for t in ticks if t <= top * 1.3]
+    ax.set_yticks(ticks, [f"{t:g}".replace("-", "−") for t in ticks])
+    ax.yaxis.set_minor_locator(NullLocator())
+
+
+def _size_ticks(ax, sizes) -> None:
+    """Ticks at the sample sizes used, as plain numbers (no 10^k labels, no minor labels); rotated when many."""
+    from matplotlib.ticker import NullFormatter, NullLocator
+
+    sizes = sorted({int(v) for v in sizes})
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(sizes, [str(v) for v in sizes], rotation=45 if len(sizes) > 5 else 0, fontsize=8)
 
 
 def plot_stress(
@@ -42,73 +87,135 @@ def plot_stress(
     hit_ratio: pd.DataFrame,
     decomposition: pd.DataFrame,
 ) -> list[Path]:
-    """Write every figure into ``out``; returns the files written."""
+    """Write every figure into ``out``; returns the files written.
+
+    Layout decisions (issue 14): panels, titles and labels are placed by
+    matplotlib's constrained layout (no overlaps); each figure has one legend
+    right of its panels holding every line drawn in any panel; estimators keep
+    one colour across panels; the relative-error axis is symlog (linear for
+    |error| <= 1), so no estimator is off the chart; the size axis has a tick
+    at every size used; the decomposition figure names the scheme, size and K
+    it shows and the ones in ``decomposition.csv`` it does not.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     out = Path(out)
     written: list[Path] = []
     families = list(dict.fromkeys(estimates["metric"])) if len(estimates) else []
+    colors = dict(zip(FIGURE_ESTIMATORS, _COLORS))
     for (scheme, n), grp in estimates.groupby(["scheme", "n"], sort=False):
-        fig, axes = plt.subplots(1, len(families), figsize=(4.5 * len(families), 3.6), squeeze=False)
+        fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families) + 2.2, 3.8), squeeze=False,
+                                 layout="constrained")
+        n_recs = grp["recommender"].nunique() if "recommender" in grp else 0
         for ax, fam in zip(axes[0], families):
             sub = grp[grp["metric"] == fam]
+            top = 1.0
             for est in FIGURE_ESTIMATORS:
                 e = sub[sub["estimator"] == est]
-                if len(e):
-                    curve = e.groupby("k")["rel_error"].mean()
-                    ax.plot(curve.index, curve.values, label=est)
-            ax.axhline(0, color="k", lw=0.6)
-            ax.set(title=f"{fam}", xlabel="K", ylabel="mean relative error", ylim=(-1, 2))
-        axes[0][-1].legend(fontsize=7)
-        fig.suptitle(f"{scheme}, n = {n} (mean over recommenders)")
+                curve = e.groupby("k")["rel_error"].mean().dropna() if len(e) else e
+                if len(curve):
+                    ax.plot(curve.index, curve.values, label=est, color=colors[est])
+                    top = max(top, float(np.nanmax(curve.values[np.isfinite(curve.values)], initial=1.0)))
+            ax.axhline(0, color="k", lw=0.6, label="0 = unbiased")
+            _symlog_axis(ax, top)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set(title=fam, xlabel="K")
+            ax.grid(axis="y", alpha=0.3)
+        axes[0][0].set_ylabel("mean relative error (estimate − exact) / exact\n(symlog: linear in [−1, 1])")
+        _figure_legend(fig, axes[0], title="estimator")
+        fig.suptitle(f"Sampled {scheme}, n = {n} negatives: relative error of each estimator vs K "
+                     f"(mean over {n_recs} recommenders and the repeats)", fontsize=10)
         written.append(_save(fig, out / f"relative_error_{scheme}_n{n}.png"))
     if len(expected):
         fams = list(dict.fromkeys(expected["metric"]))
-        fig, axes = plt.subplots(1, len(fams), figsize=(4.5 * len(fams), 3.6), squeeze=False)
+        fig, axes = plt.subplots(1, len(fams), figsize=(4.2 * len(fams) + 1.8, 3.8), squeeze=False,
+                                 layout="constrained")
         for ax, fam in zip(axes[0], fams):
             sub = expected[expected["metric"] == fam]
-            for i, (rec, e) in enumerate(sub.groupby("recommender", sort=False)):
+            for rec, e in sub.groupby("recommender", sort=False):
                 line = ax.plot(e["n"], e["expected_sampled"], marker="o", ms=3, label=rec)[0]
                 ax.axhline(float(e["exact"].iloc[0]), color=line.get_color(), ls="--", lw=0.8)
-            ax.set(xscale="log", title=f"{fam}@{int(sub['k'].iloc[0])}", xlabel="sample size n",
-                   ylabel="E[sampled metric] (dashed: exact)")
-        axes[0][-1].legend(fontsize=7)
+            ax.set(xscale="log", title=f"{fam}@{int(sub['k'].iloc[0])}", xlabel="sample size n")
+            _size_ticks(ax, sub["n"])
+            ax.plot([], [], color="grey", ls="--", lw=0.8, label="exact metric (dashed, recommender's colour)")
+        axes[0][0].set_ylabel("E[sampled metric]")
+        _figure_legend(fig, axes[0], title="recommender")
+        fig.suptitle("Expected sampled metric vs sample size n (solid) and the exact metric (dashed)", fontsize=10)
         written.append(_save(fig, out / "expected_vs_n.png"))
     if len(hit_ratio):
         for (scheme, n), grp in hit_ratio.groupby(["scheme", "n"], sort=False):
             recs = list(dict.fromkeys(grp["recommender"]))
-            fig, axes = plt.subplots(1, len(recs), figsize=(4 * len(recs), 3.4), squeeze=False)
+            fig, axes = plt.subplots(1, len(recs), figsize=(3.8 * len(recs) + 2.2, 3.6), squeeze=False,
+                                     layout="constrained")
             for ax, rec in zip(axes[0], recs):
                 sub = grp[grp["recommender"] == rec]
                 first = sub[sub["mapping"] == sub["mapping"].iloc[0]]
                 ax.plot(first["k"], first["sampled_hr"], color="k", lw=2, label="sampled HR@k")
                 for m, e in sub.groupby("mapping", sort=False):
                     ax.plot(e["k"], e["global_hr_at_f"], lw=1, label=f"HR@f(k), {m}")
-                ax.set(xscale="log", title=rec, xlabel="k", ylabel="hit ratio")
-            axes[0][-1].legend(fontsize=7)
-            fig.suptitle(f"Li & Jin Fig. 7: {scheme}, n = {n}")
+                ax.set(xscale="log", title=rec, xlabel="k (sampled list)")
+            axes[0][0].set_ylabel("hit ratio")
+            _figure_legend(fig, axes[0])
+            fig.suptitle(f"Sampled HR@k and global HR@f(k) per mapping (Li & Jin Fig. 7): {scheme}, n = {n}",
+                         fontsize=10)
             written.append(_save(fig, out / f"hit_ratio_{scheme}_n{n}.png"))
     if len(decomposition):
-        d = decomposition[(decomposition["k"] == min(10, int(decomposition["k"].max())))]
-        first = d[(d["scheme"] == d["scheme"].iloc[0]) & (d["n"] == d["n"].iloc[0])]
+        k = min(10, int(decomposition["k"].max()))
+        d = decomposition[decomposition["k"] == k]
+        scheme, n = d["scheme"].iloc[0], d["n"].iloc[0]
+        first = d[(d["scheme"] == scheme) & (d["n"] == n)]
         ests = [e for e in FIGURE_ESTIMATORS if e in set(first["estimator"])][:4]
         fams = list(dict.fromkeys(first["metric"]))
-        fig, axes = plt.subplots(len(ests), len(fams), figsize=(4.5 * len(fams), 2.8 * len(ests)), squeeze=False)
+        fig, axes = plt.subplots(len(ests), len(fams), figsize=(4.2 * len(fams) + 1.8, 2.8 * len(ests) + 0.6),
+                                 squeeze=False, layout="constrained")
+        parts = (("sampling_error", "sampling (estimate − exact observed)"),
+                 ("missing_data_error", "missing data (exact observed − true)"), ("total_error", "total (sum)"))
         for i, est in enumerate(ests):
             for j, fam in enumerate(fams):
                 ax = axes[i][j]
                 sub = first[(first["estimator"] == est) & (first["metric"] == fam)]
                 x = np.arange(len(sub))
-                for o, (col, lab) in enumerate((("sampling_error", "sampling"), ("missing_data_error", "missing data"),
-                                                ("total_error", "total"))):
-                    ax.bar(x + (o - 1) * 0.27, sub[col], width=0.27, label=lab)
+                for o, (col, lab) in enumerate(parts):
+                    ax.bar(x + (o - 1) * 0.27, sub[col], width=0.27, label=lab, color=_COLORS[o])
                 ax.set_xticks(x, sub["recommender"], fontsize=7)
                 ax.axhline(0, color="k", lw=0.6)
-                ax.set_title(f"{est}, {fam}@{int(sub['k'].iloc[0]) if len(sub) else ''}", fontsize=9)
-        axes[0][-1].legend(fontsize=7)
-        fig.suptitle(f"error decomposition ({first['scheme'].iloc[0]}, n = {first['n'].iloc[0]})")
+                ax.set_title(f"{est}, {fam}@{k}", fontsize=9)
+            axes[i][0].set_ylabel("error")
+        _figure_legend(fig, axes.flat, loc="outside lower center", ncols=3)
+        others = sorted({(str(s), int(m)) for s, m in zip(d["scheme"], d["n"])} - {(str(scheme), int(n))})
+        rest = (f"\nnot shown: {', '.join(f'{s} n = {m}' for s, m in others)} (all in decomposition.csv)"
+                if others else "")
+        fig.suptitle(f"Error decomposition at K = {k}, shown for {scheme} sampling with n = {n} "
+                     f"(rows: estimators, columns: metrics){rest}",
+                     fontsize=10)
         written.append(_save(fig, out / "decomposition.png"))
     return written
+
+
+def plot_user_sampling(out: str | Path, table: pd.DataFrame) -> Path | None:
+    """``user_sampling.png`` from :func:`simrec.stress.user_sampling.user_sampling_table`'s output (None if empty)."""
+    if not len(table):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fams = list(dict.fromkeys(table["metric"]))
+    fig, axes = plt.subplots(2, len(fams), figsize=(4.5 * len(fams) + 1.2, 6.4), squeeze=False, layout="constrained")
+    for j, fam in enumerate(fams):
+        sub = table[table["metric"] == fam]
+        for size, grp in sub.groupby("size", sort=True):
+            curve = grp.groupby("k")[["mean_abs_rel_error", "coverage"]].mean()
+            axes[0][j].plot(curve.index, 100 * curve["mean_abs_rel_error"], label=f"m = {size}")
+            axes[1][j].plot(curve.index, curve["coverage"], label=f"m = {size}")
+        axes[0][j].set(title=fam, xlabel="K", ylabel="mean |relative error| (%)")
+        axes[1][j].axhline(float(sub["nominal"].iloc[0]), color="k", ls="--", lw=0.8)
+        axes[1][j].set(xlabel="K", ylabel="interval coverage", ylim=(0, 1.02))
+    _figure_legend(fig, axes.flat)
+    fig.suptitle("user sampling (mean over recommenders; dashed: nominal level)")
+    return _save(fig, Path(out) / "user_sampling.png")

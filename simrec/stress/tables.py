@@ -31,6 +31,17 @@ exact winner tied with another recommender, has no correct answer: its share
 is NaN, with one warning per table. Relative errors where the exact metric is
 0 are NaN, with one warning per table. Repeats where an estimator is NaN (a
 failed fit) are left out of that cell (``n_repeats`` counts the rest).
+
+Reading the columns (issue 14): ``rel_error`` is (mean estimate − exact) /
+exact, so it is unbounded above and can be huge where the exact metric is
+small (small K): ``naive`` (the sampled rank read as the global rank) and
+``LS`` (Krichene & Rendle's unconstrained least squares, eqs. 21-23, which
+bounds no per-rank value; ``CLS`` is its constrained form) reach relative
+errors in the hundreds or thousands there. Li & Jin's mappings
+(``mapping:*``) estimate recall / hit ratio only: they have no NDCG or AP
+rows in :func:`estimate_table`, and the tables that put metric families side
+by side show NaN for them. CSV tables are written with floating-point noise
+(|x| < 1e-12) as 0 (:func:`simrec.rundir.snap_noise`).
 """
 
 from __future__ import annotations

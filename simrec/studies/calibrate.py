@@ -36,6 +36,7 @@ from simrec._random import task_seed
 from simrec.calibration import (
     AVERAGE_LOSS,
     OBJECTIVES,
+    THESIS_OBJECTIVES,
     CalibrationLogError,
     CalibrationTarget,
     CellResult,
@@ -45,6 +46,7 @@ from simrec.calibration import (
     cell_result,
     denoise,
     log_header,
+    objective_column,
     read_log,
     summary_markdown,
     sweep_table,
@@ -106,7 +108,7 @@ def run_sweep(
     seed: int,
     preferences: Sequence[str] = tuple(PREFERENCE_SPECS),
     observations: Sequence[str] = SAMPLERS,
-    objectives: Sequence[str] = OBJECTIVES,
+    objectives: Sequence[str] = THESIS_OBJECTIVES,
     n_calls: int = 150,
     n_initial: int = 25,
     max_pairs: int | None = None,
@@ -211,7 +213,7 @@ def _family_best(target: CalibrationTarget, results: Sequence[CellResult], all_c
     single-statistic objective; each trial measures all four statistics).
     """
     if denoised:
-        points = [p for c in results if c.dataset == target.name for p in c.denoised]
+        points = [p for c in results if c.dataset == target.name and c.objective in STATISTICS for p in c.denoised]
         return {s: min((p.details_mean.get(s, math.inf) for p in points), default=math.inf) for s in STATISTICS}
     best = {s: math.inf for s in STATISTICS}
     for cell in all_cells:
@@ -262,7 +264,7 @@ def _write_dataset_tables(folder: Path, sub: pd.DataFrame, dataset: str) -> None
     write_csv(folder / "table.csv", sub)
     winners = []
     for obj, grp in sub.groupby("objective", sort=False):
-        key = "average_loss" if obj == AVERAGE_LOSS else f"kl_{obj}"
+        key = objective_column(obj)
         w = grp.loc[grp[key].idxmin()]
         winners.append({"objective": obj, "best_cell": w["cell"], "value": w[key]})
     write_csv(folder / "best.csv", pd.DataFrame(winners))

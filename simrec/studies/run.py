@@ -173,7 +173,7 @@ def run_scenario(
             if progress:  # the bar has ended; say what the last seconds are spent on
                 print(f"drawing {2 * results['metric'].nunique()} figures into {rd.path('figures')} ...",
                       file=sys.stderr, flush=True)
-            plot_results(results, rd.path("figures"))
+            plot_results(results, rd.path("figures"), n=evaluation.n, n_jobs=backend.n_workers)
         info_cols = [c for c in full.columns if c.startswith("info_")]
         sizes = full.drop_duplicates(["replicate", "world"])[["world", *info_cols]].groupby("world").mean()
         seconds = time.perf_counter() - t_start

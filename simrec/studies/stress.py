@@ -16,7 +16,8 @@ as ``simrec run``:
    ``expected_vs_n.csv``, ``decomposition.csv`` (simulations), ``coverage.csv``
    (interval coverage and bias, with ``[estimators] n_boot > 0``),
    ``mapping_a.csv`` (beta@P's fitted a, Li & Jin Table 2), ``relative_error.csv``
-   (dissertation Tables 3-4), ``mapping_errors.csv`` (Li & Jin Table 7), ``ranks.parquet``
+   (dissertation Tables 3-4), ``mapping_errors.csv`` (Li & Jin Table 7), with ``[user_sampling]``
+   ``user_sampling*.csv`` (dissertation Tables 6-7, see :func:`user_sampling_phase`), ``ranks.parquet``
    (the held-out ranks, itself a valid ranks file), ``figures/*.png`` and
    ``manifest.json`` (scenario, seed, digest, versions, sizes, timings).
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import sys
 import threading
 import time
 import warnings
@@ -68,9 +70,19 @@ from simrec.stress.tables import (
     relative_error_table,
     winner_table,
 )
+from simrec.stress.user_sampling import (
+    UserSamplingResult,
+    common_users,
+    run_user_sampling,
+    user_sampling_errors,
+    user_sampling_table,
+    user_sampling_tests,
+    user_sampling_wide,
+)
 from simrec.tasks import Backend, SerialBackend, Task, run_tasks
 
-__all__ = ["StressOutcome", "run_stress_scenario", "build_source_data", "few_users_note", "MIN_USERS", "SUMMARY_KS"]
+__all__ = ["StressOutcome", "run_stress_scenario", "build_source_data", "few_users_note", "user_sampling_phase",
+           "MIN_USERS", "SUMMARY_KS"]
 
 #: Cutoffs kept in summary.csv (the dissertation's table columns).
 SUMMARY_KS = (1, 5, 10, 20, 50)
@@ -275,6 +287,64 @@ def _stress_task(task: tuple) -> StressResult:
     return run_stress(ranks, scheme, n, config, rng=seed, progress=counter)
 
 
+def _user_sampling_task(task: tuple) -> UserSamplingResult:
+    recommenders, size, config, seed = task
+    return run_user_sampling(recommenders, size, config, rng=seed)
+
+
+def user_sampling_phase(
+    sc: StressScenario, source: RankSource, results: list[StressResult], rd: RunDir, backend: Backend, progress: bool,
+    figures: bool = True,
+) -> tuple[int, int]:
+    """Run the ``[user_sampling]`` experiment (if any) into ``rd``; (tasks computed, tasks reused).
+
+    One task per size i with seed ``task_seed(seed, 3, i)`` (all recommenders
+    share its samples of users), written to ``DIR/user_sampling/m<size>.npz``;
+    then ``user_sampling.csv`` (per K: estimates, intervals, coverage),
+    ``user_sampling_tests.csv`` (pairwise tests at the summary cutoffs),
+    ``user_sampling_errors.csv`` (Tables 6-7, tidy) and
+    ``user_sampling_table.csv`` (Tables 6-7 as printed) and ``figures/user_sampling.png``.
+    """
+    config = sc.user_sampling_config()
+    if config is None:
+        return 0, 0
+    n_users = common_users(source.recommenders).shape[0]
+    big = [m for m in config.sizes if m > n_users]
+    if big:  # simulations: validation knows only population.n_users, not how many users are evaluated
+        raise ValueError(f"user_sampling.sizes: must be <= the number of users evaluated by every recommender "
+                         f"({n_users}); got {big}")
+    shards = rd.shards("user_sampling", ".npz")
+    keys = [f"m{m}" for m in config.sizes]
+    todo = [Task(f"user sampling, m = {m}", task_seed(sc.seed, 3, i),
+                 (source.recommenders, m, config, task_seed(sc.seed, 3, i)))
+            for i, m in enumerate(config.sizes) if not shards.exists(keys[i])]
+    todo_keys = [keys[i] for i, m in enumerate(config.sizes) if not shards.exists(keys[i])]
+    with progress_bar(sc.name, len(todo), "users", progress) as advance:
+
+        def record(i: int, res: UserSamplingResult) -> None:
+            shards.write(todo_keys[i], _npz_writer(**res.to_arrays()))
+            advance()
+
+        run_tasks(_user_sampling_task, todo, backend=backend, on_result=record)
+    loaded = []
+    for k in keys:
+        with np.load(shards.path(k)) as z:
+            loaded.append(UserSamplingResult.from_arrays({f: z[f] for f in z.files}))
+    us = sc.user_sampling
+    errors = user_sampling_errors(loaded, results, item_estimator=us.item_estimator or None,  # type: ignore[union-attr]
+                                  item_scheme=us.item_scheme)  # type: ignore[union-attr]
+    table = user_sampling_table(loaded)
+    rd.write_csv("user_sampling.csv", table)
+    rd.write_csv("user_sampling_tests.csv", user_sampling_tests(loaded, ks=SUMMARY_KS))
+    rd.write_csv("user_sampling_errors.csv", errors)
+    rd.write_csv("user_sampling_table.csv", user_sampling_wide(errors, source.name))
+    if figures:
+        from simrec.stress.figures import plot_user_sampling
+
+        plot_user_sampling(rd.path("figures"), table)
+    return len(todo), len(keys) - len(todo)
+
+
 def run_stress_scenario(
     sc: StressScenario,
     path: Path | None,
@@ -382,6 +452,9 @@ def run_stress_scenario(
         computed += len(todo2)
         results = [_result_from_npz(tshards.path(k)) for k in cells]
 
+        us_computed, us_reused = user_sampling_phase(sc, source, results, rd, backend, progress, figures)
+        computed, reused = computed + us_computed, reused + us_reused
+
         # -- phase 3: tables and figures ----------------------------------------
         with warnings.catch_warnings():  # NaN cells (exact 0, exact ties) are expected at small K; counted in the tables
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -415,6 +488,8 @@ def run_stress_scenario(
         if figures:
             from simrec.stress.figures import plot_stress
 
+            if progress:  # the bar has ended; say what the last seconds are spent on (as simrec run does)
+                print(f"drawing figures into {rd.path('figures')} ...", file=sys.stderr, flush=True)
             plot_stress(rd.path("figures"), est, expected, hr, decomp)
         seconds = time.perf_counter() - t_start
         rd.complete(

@@ -1,0 +1,34 @@
+"""``simrec assess``: the expected error of *my* evaluation, on *my* data, for *my* algorithms.
+
+One concept per module:
+
+* :mod:`.errors` — missing-data error, sampling error after the chosen estimator, their sum (with intervals);
+* :mod:`.ranking` — the probability that the observed ranking of the algorithms is the true one;
+* :mod:`.advice` — which estimator and sample size to report (the rule);
+* :mod:`.figures`, :mod:`.html` — the self-contained report page;
+
+The phases themselves (over the run, stress and calibrate studies, in one resumable folder) are
+:mod:`simrec.studies.assess`: this package is library code and knows nothing of the config layer.
+"""
+
+from simrec.assess.advice import EXCLUDED_ESTIMATORS, best_estimators, recommend
+from simrec.assess.errors import ERROR_COLUMNS, missing_data_errors, sampling_errors, total_errors
+from simrec.assess.html import Section, figure_html, format_value, render_page, table_html
+from simrec.assess.ranking import RANKING_COLUMNS, ranking_agreement
+
+__all__ = [
+    "EXCLUDED_ESTIMATORS",
+    "best_estimators",
+    "recommend",
+    "ERROR_COLUMNS",
+    "missing_data_errors",
+    "sampling_errors",
+    "total_errors",
+    "Section",
+    "figure_html",
+    "format_value",
+    "render_page",
+    "table_html",
+    "RANKING_COLUMNS",
+    "ranking_agreement",
+]

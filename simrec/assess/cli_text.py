@@ -1,0 +1,39 @@
+"""The closing text of ``simrec assess`` (plain lines; the command line prints them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+__all__ = ["assessment_lines", "print_assessment"]
+
+
+def assessment_lines(outcome) -> list[str]:
+    """What the assessment says, in a few lines: errors per algorithm x metric, ranking, advice, where the report is."""
+    lines = ["Expected error of one evaluation (mean [interval]): missing data | sampling | total"]
+    e = outcome.errors
+    pooled = e[(e["source"] == "all worlds") | (e["component"] != "missing data")]
+    for (rec, metric), g in pooled.groupby(["recommender", "metric"], sort=False):
+        parts = []
+        for comp in ("missing data", "sampling", "total"):
+            r = g[g["component"] == comp]
+            parts.append("n/a" if r.empty or r["mean"].isna().all() else
+                         f"{r['mean'].iloc[0]:+.4f} [{r['lower'].iloc[0]:+.4f}, {r['upper'].iloc[0]:+.4f}]")
+        lines.append(f"  {rec:>12} {metric:>18}: " + " | ".join(parts))
+    lines.append("P(observed ranking of the algorithms = true ranking), all worlds:")
+    for _, r in outcome.ranking[outcome.ranking["source"] == "all worlds"].iterrows():
+        lines.append(f"  {r['metric']:>18}: {r['probability']:.2f} [{r['lower']:.2f}, {r['upper']:.2f}] "
+                     f"({r['agree']}/{r['n']}; true order mostly {r['true_order']})")
+    lines.append("Report:")
+    for _, r in outcome.advice.iterrows():
+        what = (f"n = {int(r['n'])} sampled ({r['scheme']}), estimator {r['estimator']}" if r["report"] == "sampled"
+                else "the full-ranking metric")
+        lines.append(f"  {r['metric']:>18}: {what}")
+    lines.append(f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> "
+                 f"{outcome.out / 'report.html'}")
+    return lines
+
+
+def print_assessment(outcome, echo: Callable[[str], None]) -> None:
+    """Print :func:`assessment_lines` with ``echo``."""
+    for line in assessment_lines(outcome):
+        echo(line)

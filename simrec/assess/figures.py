@@ -1,0 +1,110 @@
+"""The assessment report's figures, as PNG bytes (embedded base64 in the HTML page, also written as files).
+
+* :func:`error_figure` — per metric, per algorithm: the missing-data error,
+  the sampling error after the chosen estimator and their sum, each with its
+  interval (:mod:`simrec.assess.errors`);
+* :func:`ranking_figure` — per metric: the probability that the observed
+  ranking of the algorithms is the true one, with its Wilson interval
+  (:mod:`simrec.assess.ranking`);
+* :func:`estimator_figure` — per metric: the worst relative RMSE over the
+  algorithms vs sample size, for the best estimator at each size and for the
+  naive sampled metric, with the acceptance threshold
+  (:mod:`simrec.assess.advice`).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["error_figure", "ranking_figure", "estimator_figure"]
+
+_COMPONENTS = (("missing data", "tab:blue"), ("sampling", "tab:orange"), ("total", "tab:red"))
+
+
+def _png(fig) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _axes(n_panels: int, width: float = 4.2, height: float = 3.2):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, n_panels, figsize=(width * n_panels, height), squeeze=False, layout="constrained")
+    return fig, axes[0]
+
+
+def error_figure(errors: pd.DataFrame) -> bytes:
+    """Points with interval bars, one panel per metric (``errors``: the report's ``errors.csv``, pooled rows)."""
+    metrics = list(dict.fromkeys(errors["metric"]))
+    recs = list(dict.fromkeys(errors["recommender"]))
+    fig, axes = _axes(len(metrics))
+    for ax, metric in zip(axes, metrics):
+        sub = errors[errors["metric"] == metric]
+        for c, (component, color) in enumerate(_COMPONENTS):
+            part = sub[sub["component"] == component].set_index("recommender").reindex(recs)
+            x = np.arange(len(recs)) + (c - 1) * 0.22
+            y = part["mean"].to_numpy(dtype=float)
+            lo = y - part["lower"].to_numpy(dtype=float)
+            hi = part["upper"].to_numpy(dtype=float) - y
+            yerr = np.clip(np.nan_to_num(np.vstack([lo, hi])), 0, None)  # rounding can make a zero width negative
+            ax.errorbar(x, y, yerr=yerr, fmt="o", color=color, capsize=3, label=component)
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_xticks(np.arange(len(recs)), recs, rotation=20, ha="right")
+        ax.set_title(metric)
+        ax.set_ylabel("error (reported − true)")
+    axes[0].legend(fontsize=8)
+    return _png(fig)
+
+
+def ranking_figure(ranking: pd.DataFrame) -> bytes:
+    """Bars of P(observed order = true order) per metric and world (``ranking``: ``ranking.csv``)."""
+    metrics = list(dict.fromkeys(ranking["metric"]))
+    sources = list(dict.fromkeys(ranking["source"]))
+    fig, axes = _axes(1, width=max(4.5, 1.3 * len(metrics) * len(sources) / 2))
+    ax = axes[0]
+    w = 0.8 / len(sources)
+    for s, source in enumerate(sources):
+        part = ranking[ranking["source"] == source].set_index("metric").reindex(metrics)
+        p = part["probability"].to_numpy(dtype=float)
+        x = np.arange(len(metrics)) + (s - (len(sources) - 1) / 2) * w
+        err = np.vstack([p - part["lower"].to_numpy(dtype=float), part["upper"].to_numpy(dtype=float) - p])
+        ax.bar(x, p, w, yerr=np.clip(np.nan_to_num(err), 0, None), capsize=3, label=source)
+    ax.set_xticks(np.arange(len(metrics)), metrics)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("P(observed ranking = true ranking)")
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def estimator_figure(best: pd.DataFrame, estimates: pd.DataFrame, *, k: int, max_rel_rmse: float) -> bytes:
+    """Worst relative RMSE vs n: best estimator per size (labelled) and the naive sampled metric."""
+    metrics = list(dict.fromkeys(best["metric"]))
+    fig, axes = _axes(len(metrics))
+    for ax, metric in zip(axes, metrics):
+        b = best[best["metric"] == metric].sort_values("n")
+        ax.plot(b["n"], b["worst_rel_rmse"], "o-", color="tab:green", label="best estimator")
+        for _, r in b.iterrows():
+            ax.annotate(str(r["estimator"]), (r["n"], r["worst_rel_rmse"]), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")
+        naive = estimates[(estimates["metric"] == metric) & (estimates["k"] == k) & (estimates["estimator"] == "naive")]
+        if len(naive):
+            nv = naive.groupby("n")["rel_rmse"].max()
+            ax.plot(nv.index, nv.to_numpy(), "s--", color="tab:gray", label="naive (sampled metric)")
+        ax.axhline(max_rel_rmse, color="tab:red", lw=0.8, ls=":", label=f"threshold {max_rel_rmse:g}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("sampled items n")
+        ax.set_ylabel(f"worst relative RMSE at K = {k}")
+        ax.set_title(metric)
+    axes[0].legend(fontsize=8)
+    return _png(fig)

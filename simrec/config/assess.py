@@ -1,0 +1,475 @@
+"""Assessment files (``simrec assess``): dataset + algorithms + protocol in one TOML file.
+
+:func:`load_assessment` parses the file, validates all of it before any work
+(schema; the dataset exists and loads; the presets exist; the recommenders'
+parameters; N and the sample sizes against the dataset; the memory the
+calibrated worlds, the sampled evaluation and a calibration would need,
+:mod:`simrec.config.budget`) and returns an :class:`Assessment`: the spec and
+the typed pieces derived from it, the sub-studies' own specs
+(:class:`~simrec.config.run.Scenario` for the calibrated worlds,
+:class:`~simrec.config.stress.StressScenario` for the sampled evaluation on
+the real data, :class:`~simrec.config.sweep.SweepSpec` when the file asks for
+a calibration), so the assessment reuses those studies unchanged.
+
+Example (``simrec/assessments/ml100k-assess.toml``, shipped: ``simrec assess ml100k-assess``):
+
+.. code-block:: toml
+
+    kind = "assess"
+    name = "ml100k-assess"
+    seed = 14
+
+    [dataset]                              # the keys of a stress source's dataset
+    name = "ml-100k"
+    path = "../../../shared/data/ml-100k"  # relative to this file; $SIMREC_DATA/ml-100k first
+
+    [calibration]
+    presets = "ml-100k"       # shipped presets (simrec/presets/ml-100k/) or a folder of <cell>.toml files
+    worlds = 2                # the best-fitting calibrated worlds the algorithms run in
+
+    [protocol]
+    split = "holdout"         # or "last": leave-last-out on the real data
+    test_fraction = 0.2
+    n = 10                    # list length N (metrics at K = N)
+    negatives = 100           # sampled negatives per user; 0 = full ranking
+    metrics = ["recall", "ndcg", "precision"]
+    recommenders = [{ kind = "lenskit", algorithm = "item_knn", name = "ItemKNN" },
+                    { kind = "lenskit", algorithm = "implicit_mf", name = "ImplicitMF" },
+                    { kind = "popular", name = "Popular" }]
+
+    [simulation]
+    replicates = 3
+
+    [sampling]
+    sizes = [50, 100, 500]    # sample sizes to choose among (the protocol's `negatives` is always included)
+    repeats = 30
+
+Decisions (recorded here, where the keys are defined):
+
+* **Presets.** ``calibration.presets`` names shipped presets by dataset
+  (``"ml-100k"`` → ``simrec/presets/ml-100k/<cell>.toml``, resolved with
+  :func:`simrec.config.files.load_preset`, so presets shipped later, e.g.
+  ``ml-1m``, work by name) or, when it contains a path separator or exists as
+  a folder beside the file, a folder holding the six ``<cell>.toml`` files
+  (e.g. a committed calibration's ``calibration/ml-100k/presets``). Without
+  ``presets`` the six models are calibrated to the dataset first
+  (``simrec calibrate`` with ``n_calls`` etc. from ``[calibration]``).
+* **Best-fitting worlds.** Cells are ranked by the preset's
+  ``fit.average_loss`` (Tian's average relative loss over the four key
+  statistics, lower is better), else by the mean of its four KL divergences;
+  the best ``calibration.worlds`` are used.
+* **Protocol in simulation.** Simulated worlds have no timestamps: the
+  calibrated worlds always hold out ``test_fraction`` of each user's observed
+  items (the run study); ``split = "last"`` applies to the real data.
+* **Sampled evaluation is leave-one-out.** The sampled-metric estimators
+  (Krichene & Rendle 2020; Li 2020) are defined for one held-out item per
+  user, so step 4 holds out one item per user (random, or the latest with
+  ``split = "last"``) and covers the protocol's metrics that have a sampled
+  estimator (recall, ndcg, average_precision) at K = N.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from simrec.config.base import (
+    SafeName,
+    ScenarioError,
+    Strict,
+    check_safe_name,
+    format_validation,
+    no_repeats,
+    problems_error,
+    read_toml,
+)
+from simrec.config.budget import Budget, run_needs, stress_needs, sweep_needs
+from simrec.config.datasets import DatasetSpec
+from simrec.config.estimators import ESTIMATOR_FAMILIES, EstimatorsSpec
+from simrec.config.files import load_preset
+from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, PopulationSpec, WorldSpec, cell_name
+from simrec.config.recommenders import RecommenderSpec, recommender_problems
+from simrec.config.run import METRIC_NAMES, EvaluationSpec, Scenario, content_digest, world_problems
+from simrec.config.stress import DatasetSource, MetricsSpec, SamplingSpec, StressScenario
+from simrec.config.sweep import SweepSpec
+from simrec.stress.harness import METRIC_FAMILIES, SCHEMES
+
+__all__ = [
+    "AssessmentSpec",
+    "CalibrationSpec",
+    "ProtocolSpec",
+    "SimulationSpec",
+    "AssessSamplingSpec",
+    "Assessment",
+    "CalibratedCell",
+    "CELLS",
+    "load_assessment",
+    "resolve_assessment_path",
+    "shipped_assessments",
+]
+
+#: The six preference x observation cells, in the calibration's order.
+CELLS: tuple[str, ...] = tuple(cell_name(p, o) for p in PREFERENCE_SPECS for o in SAMPLERS)
+
+#: Metrics of the protocol that the sampled evaluation (step 4) covers.
+SAMPLED_METRICS: tuple[str, ...] = tuple(METRIC_FAMILIES)
+
+
+class CalibrationSpec(Strict):
+    """``[calibration]``: reuse presets, or calibrate (GP search) with these settings."""
+
+    presets: str | None = Field(default=None, min_length=1)
+    worlds: int = Field(default=2, ge=1, le=len(CELLS), description="best-fitting worlds used")
+    n_calls: int = Field(default=30, ge=1)
+    n_initial: int = Field(default=10, ge=1)
+    denoise_top: int = Field(default=3, ge=1)
+    denoise_seeds: int = Field(default=3, ge=0)
+    statistics: Literal["thesis", "authors_code"] = "thesis"
+
+    @model_validator(mode="after")
+    def _calls(self) -> CalibrationSpec:
+        if self.n_initial > self.n_calls:
+            raise ValueError(f"`n_initial` ({self.n_initial}) must not exceed `n_calls` ({self.n_calls})")
+        return self
+
+
+class ProtocolSpec(Strict):
+    """``[protocol]``: the user's evaluation protocol and algorithms."""
+
+    split: Literal["holdout", "last"] = "holdout"
+    test_fraction: float = Field(default=0.2, gt=0, lt=1)
+    n: int = Field(default=10, ge=1, description="list length N; metrics at K = N")
+    negatives: int = Field(default=0, ge=0, description="sampled negatives per user; 0 = full ranking")
+    metrics: list[Literal[METRIC_NAMES]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["recall", "ndcg"], min_length=1)
+    pap_k: int = Field(default=10, ge=1)
+    recommenders: list[RecommenderSpec] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _checks(self) -> ProtocolSpec:
+        no_repeats(self, "metrics")
+        if self.negatives == 1:
+            raise ValueError("`negatives` must be 0 (full ranking) or >= 2; got 1")
+        return self
+
+
+class SimulationSpec(Strict):
+    """``[simulation]``: replicates of every calibrated world."""
+
+    replicates: int = Field(default=5, ge=1)
+
+
+class AssessSamplingSpec(Strict):
+    """``[sampling]``: the sampled evaluation on the real data (step 4) and the estimator choice.
+
+    ``max_rel_rmse`` and ``min_coverage`` are the recommendation rule's
+    thresholds (:func:`simrec.assess.recommend_estimator`).
+    """
+
+    schemes: list[Literal[SCHEMES]] = Field(default_factory=lambda: ["hypergeometric"], min_length=1)  # type: ignore[valid-type]
+    sizes: list[Annotated[int, Field(ge=2)]] = Field(default_factory=lambda: [50, 100, 500], min_length=1)
+    repeats: int = Field(default=30, ge=2)
+    estimators: list[Literal[ESTIMATOR_FAMILIES]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: list(ESTIMATOR_FAMILIES), min_length=1)
+    n_boot: int = Field(default=20, ge=0, description="bootstrap replicates per repeat (coverage); 0: none")
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    max_rel_rmse: float = Field(default=0.1, gt=0)
+    min_coverage: float = Field(default=0.85, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> AssessSamplingSpec:
+        no_repeats(self, "schemes", "sizes", "estimators")
+        return self
+
+
+class AssessmentSpec(Strict):
+    """A validated assessment file (the parsed TOML)."""
+
+    kind: Literal["assess"] = "assess"
+    name: SafeName
+    description: str = ""
+    seed: int = Field(ge=0)
+    dataset: DatasetSpec
+    calibration: CalibrationSpec = Field(default_factory=CalibrationSpec)
+    protocol: ProtocolSpec
+    simulation: SimulationSpec = Field(default_factory=SimulationSpec)
+    sampling: AssessSamplingSpec = Field(default_factory=AssessSamplingSpec)
+
+    def digest(self) -> str:
+        return content_digest(self)
+
+
+@dataclass(frozen=True)
+class CalibratedCell:
+    """One calibrated model: its cell name, world spec, reference sizes and fit (lower ``loss`` = better)."""
+
+    cell: str
+    world: WorldSpec
+    population: PopulationSpec
+    fit: dict[str, float]
+
+    @property
+    def loss(self) -> float:
+        """``fit.average_loss``, else the mean of the KL divergences, else +inf (see the module docstring)."""
+        if math.isfinite(self.fit.get("average_loss", math.nan)):
+            return float(self.fit["average_loss"])
+        kls = [v for k, v in self.fit.items() if k.startswith("kl_") and math.isfinite(v)]
+        return sum(kls) / len(kls) if kls else math.inf
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """A validated assessment and what is derived from it (see :func:`load_assessment`).
+
+    Attributes
+    ----------
+    spec : AssessmentSpec
+    path : Path
+        The file.
+    data_path : Path
+        Where the dataset is.
+    n_users, n_items : int
+        The dataset's sizes (as loaded, filters applied).
+    cells : tuple of CalibratedCell or None
+        The six calibrated cells from the named presets; None when the file
+        asks for a calibration (they come from it).
+    """
+
+    spec: AssessmentSpec
+    path: Path
+    data_path: Path
+    n_users: int
+    n_items: int
+    cells: tuple[CalibratedCell, ...] | None
+
+    @property
+    def sampled_metrics(self) -> list[str]:
+        """The protocol's metrics with a sampled estimator (step 4), in the protocol's order."""
+        return [m for m in self.spec.protocol.metrics if m in SAMPLED_METRICS]
+
+    @property
+    def sample_sizes(self) -> list[int]:
+        """Sizes of the sampled evaluation: ``sampling.sizes`` and the protocol's ``negatives``, ascending."""
+        neg = self.spec.protocol.negatives
+        return sorted(set(self.spec.sampling.sizes) | ({neg} if neg else set()))
+
+    def best_cells(self, cells: tuple[CalibratedCell, ...] | None = None) -> tuple[CalibratedCell, ...]:
+        """The ``calibration.worlds`` best-fitting cells (lowest :attr:`CalibratedCell.loss`; ties by cell order)."""
+        cells = self.cells if cells is None else cells
+        if cells is None:
+            raise ValueError("no calibrated cells yet: the assessment calibrates first")
+        order = sorted(range(len(cells)), key=lambda i: (cells[i].loss, i))
+        return tuple(cells[i] for i in order[: self.spec.calibration.worlds])
+
+    def run_scenario(self, cells: tuple[CalibratedCell, ...]) -> Scenario:
+        """The run study's scenario: the user's algorithms and protocol in the given calibrated worlds."""
+        sp, pr = self.spec, self.spec.protocol
+        return Scenario(
+            name=f"{sp.name}-worlds", seed=sp.seed, replicates=sp.simulation.replicates,
+            population=cells[0].population, world=[c.world for c in cells],
+            evaluation=EvaluationSpec(n=pr.n, test_fraction=pr.test_fraction, metrics=list(pr.metrics),
+                                      pap_k=pr.pap_k, recommenders=list(pr.recommenders)),
+        )
+
+    def stress_scenario(self) -> StressScenario:
+        """The stress study's scenario: the protocol on the real data, exact and sampled, every estimator."""
+        sp, pr, sa = self.spec, self.spec.protocol, self.spec.sampling
+        ds = sp.dataset.model_dump(exclude_defaults=True)
+        ds["path"] = str(self.data_path)
+        curve = sorted({s for s in (10, 20, 50, 100, 200, 500, 1000, *self.sample_sizes) if 2 <= s <= self.n_items})
+        return StressScenario(
+            kind="stress", name=f"{sp.name}-sampling", seed=sp.seed, repeats=sa.repeats,
+            source=DatasetSource(type="dataset", split="last" if pr.split == "last" else "random",
+                                 recommenders=list(pr.recommenders), **ds),
+            sampling=SamplingSpec(schemes=list(sa.schemes), sizes=self.sample_sizes,
+                                  adaptive_n_max=max(3200, max(self.sample_sizes))),
+            estimators=EstimatorsSpec(names=list(sa.estimators), n_boot=sa.n_boot, confidence=sa.confidence),
+            metrics=MetricsSpec(names=self.sampled_metrics, k_max=pr.n, curve_k=pr.n, curve_sizes=curve),
+        )
+
+    def sweep_spec(self) -> SweepSpec:
+        """The calibration's sweep (when no presets are named): the six cells on the dataset, objective
+        ``average_loss``."""
+        sp, ca = self.spec, self.spec.calibration
+        ds = sp.dataset.model_dump(exclude_defaults=True)
+        ds["path"] = str(self.data_path)
+        return SweepSpec(name=f"{sp.name}-calibration", seed=sp.seed, n_calls=ca.n_calls, n_initial=ca.n_initial,
+                         objectives=["item_popularity", "user_activity", "item_similarity", "user_similarity",
+                                     "average_loss"],
+                         denoise_top=ca.denoise_top, denoise_seeds=ca.denoise_seeds, statistics=ca.statistics,
+                         dataset=[DatasetSpec(**ds)])
+
+
+_SHIPPED = Path(__file__).resolve().parents[1] / "assessments"
+
+
+def shipped_assessments() -> dict[str, Path]:
+    """Assessment files shipped inside the package (``simrec/assessments/NAME.toml``), by name."""
+    return {p.stem: p for p in sorted(_SHIPPED.glob("*.toml"))} if _SHIPPED.is_dir() else {}
+
+
+def resolve_assessment_path(assessment: str | Path) -> Path:
+    """An existing path as is; otherwise the shipped assessment of that name; ScenarioError if neither."""
+    p = Path(assessment)
+    if p.exists():
+        return p
+    shipped = shipped_assessments()
+    name = p.stem if p.suffix == ".toml" and len(p.parts) == 1 else str(assessment)
+    if name in shipped:
+        return shipped[name]
+    raise ScenarioError(f"{assessment}: no such file, and no shipped assessment of that name (shipped: "
+                        f"{', '.join(sorted(shipped)) or 'none'})")
+
+
+def cell_from_tables(cell: str, tables: dict[str, Any], where: str) -> CalibratedCell:
+    """A :class:`CalibratedCell` from a preset's TOML tables; ValueError naming ``where`` if malformed."""
+    try:
+        ref = tables["reference"]
+        world = WorldSpec(name=cell, preference=tables["preference"], observation=tables["observation"])
+        population = PopulationSpec(n_users=ref["n_users"], n_items=ref["n_items"])
+    except KeyError as exc:
+        raise ValueError(f"{where}: the preset lacks the table or key {exc.args[0]!r}") from None
+    except (ValidationError, TypeError) as exc:
+        raise ValueError(f"{where}: not a valid preset ({str(exc).splitlines()[0]})") from None
+    fit = {k: float(v) for k, v in tables.get("fit", {}).items() if isinstance(v, (int, float))}
+    return CalibratedCell(cell, world, population, fit)
+
+
+def _preset_cells(presets: str, path: Path) -> tuple[tuple[CalibratedCell, ...] | None, list[str]]:
+    """The six cells of the named presets, or the problems found (key ``calibration.presets``)."""
+    key = "calibration.presets"
+    folder = Path(presets).expanduser()
+    folder = folder if folder.is_absolute() else (path.resolve().parent / folder)
+    by_path = "/" in presets or "\\" in presets or folder.is_dir()
+    cells, problems = [], []
+    for cell in CELLS:
+        if by_path:
+            f = folder / f"{cell}.toml"  # the file names are ours (CELLS), never from the assessment file
+            if not folder.is_dir():
+                return None, [f"{key}: preset folder not found at {folder}; name a folder holding the six "
+                              f"<cell>.toml files ({', '.join(CELLS)}) or a shipped preset set; got {presets!r}"]
+            if not f.is_file():
+                problems.append(f"{key}: preset {cell}.toml not found in {folder}")
+                continue
+            try:
+                tables = read_toml(f)
+            except ScenarioError as exc:
+                problems.append(f"{key}: {exc}")
+                continue
+        else:
+            try:
+                check_safe_name(presets)
+                tables = load_preset(f"{presets}/{cell}")
+            except ValueError as exc:
+                return None, [f"{key}: a shipped preset set's name {exc}; got {presets!r}"]
+            except KeyError:
+                from simrec.config.files import _presets_root
+
+                root = _presets_root()
+                shipped = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+                return None, [f"{key}: no shipped presets named {presets!r} (shipped: {', '.join(shipped) or 'none'}) "
+                              f"and no folder of that name beside the file; got {presets!r}"]
+        try:
+            cells.append(cell_from_tables(cell, tables, f"{key} ({cell})"))
+        except ValueError as exc:
+            problems.append(str(exc))
+    return (tuple(cells) if not problems else None), problems
+
+
+def _dataset_sizes(spec: AssessmentSpec, data: Path, path: Path) -> tuple[int, int] | str:
+    """The dataset's (n_users, n_items) as the assessment will load it, or the problem."""
+    from simrec.datasets import DatasetError
+
+    if not data.exists():
+        return (f"dataset.path: dataset {spec.dataset.name!r} not found at {data}. Download it, then set "
+                f"SIMREC_DATA to the folder holding {spec.dataset.name}/ or edit dataset.path (relative to "
+                f"{path.resolve().parent})")
+    try:
+        if spec.protocol.split == "last":
+            inter, _ = spec.dataset.read_timestamped(data)
+        else:
+            inter = spec.dataset.read(data)
+    except (DatasetError, TypeError, ValueError) as exc:
+        return f"dataset: cannot load {data}: {exc}"
+    return int(inter.n_users), int(inter.n_items)
+
+
+def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> Assessment:
+    """Read and validate an assessment file completely, before any work.
+
+    Parameters
+    ----------
+    assessment : str or Path
+        A TOML file, or the name of a shipped assessment (e.g. ``"ml100k-assess"``).
+    budget : Budget, optional
+        The memory the job may use (default: 75% of the machine's memory, one
+        worker); the calibrated worlds, the sampled evaluation and a
+        calibration are each checked against it (:mod:`simrec.config.budget`).
+
+    Raises
+    ------
+    ScenarioError
+        Unreadable TOML, unknown keys, wrong types, impossible values,
+        missing dataset, unknown presets, bad recommender parameters, N or
+        sample sizes above the number of items, or a size over the budget;
+        the message names the file and every offending key.
+    """
+    path = resolve_assessment_path(assessment)
+    raw = read_toml(path)
+    if raw.get("kind") != "assess":
+        raise ScenarioError(f"{path}: not an assessment file (needs the top-level key kind = \"assess\"; got "
+                            f"{raw.get('kind')!r})")
+    try:
+        spec = AssessmentSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise ScenarioError(format_validation(path, exc, "assessment")) from None
+    problems = recommender_problems(spec.protocol.recommenders, "protocol.recommenders", truth=False,
+                                    base=path.resolve().parent)
+    if not any(m in SAMPLED_METRICS for m in spec.protocol.metrics):
+        problems.append(f"protocol.metrics: the sampled evaluation needs at least one of {', '.join(SAMPLED_METRICS)}; "
+                        f"got {spec.protocol.metrics}")
+    cells = None
+    if spec.calibration.presets is not None:
+        cells, more = _preset_cells(spec.calibration.presets, path)
+        problems += more
+    data = spec.dataset.resolve(path)
+    if problems:
+        raise problems_error(path, problems, "assessment")
+    sizes = _dataset_sizes(spec, data, path)
+    if isinstance(sizes, str):
+        raise problems_error(path, [sizes], "assessment")
+    n_users, n_items = sizes
+    a = Assessment(spec, path, data, n_users, n_items, cells)
+    pr = spec.protocol
+    if pr.n > n_items:
+        problems.append(f"protocol.n: the list length must be <= the dataset's number of items ({n_items}); got {pr.n}")
+    if "pap_at_k" in pr.metrics and pr.pap_k > n_items:
+        problems.append(f"protocol.pap_k: must be <= the dataset's number of items ({n_items}); got {pr.pap_k}")
+    big = [s for s in a.sample_sizes if s >= n_items]
+    if big:
+        problems.append(f"sampling.sizes / protocol.negatives: a sample of negatives must be smaller than the "
+                        f"dataset's number of items ({n_items}); got {big}")
+    run = None
+    if cells is not None and not problems:
+        run = a.run_scenario(a.best_cells())
+        for i, w in enumerate(run.world):
+            problems += [p.replace(f"world[{i}]", f"calibration.presets ({w.label})")
+                         for p in world_problems(w, run.population, f"world[{i}]")]
+        smallest = min(w.item_count(run.population) for w in run.world) if not problems else n_items
+        if pr.n > smallest:
+            problems.append(f"protocol.n: the list length must be <= the number of items of every calibrated world "
+                            f"(smallest: {smallest}); got {pr.n}")
+    if problems:
+        raise problems_error(path, problems, "assessment")
+    budget = budget or Budget()
+    if run is not None:
+        budget.check(f"{path} (calibrated worlds)", run_needs(run))
+    budget.check(f"{path} (sampled evaluation)", stress_needs(a.stress_scenario(), n_candidates=float(n_items),
+                                                              n_users=float(n_users)))
+    if cells is None:
+        budget.check(f"{path} (calibration)", sweep_needs(a.sweep_spec()))
+    return a

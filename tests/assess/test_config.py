@@ -1,0 +1,110 @@
+"""Assessment files: bad ones are refused before any work with the boundary's clear messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simrec.config import ScenarioError
+from simrec.config.assess import CELLS, load_assessment, shipped_assessments
+from tests.assess.conftest import REPO, assessment_toml
+from tests.cli_helpers import invoke
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "a.toml"
+    p.write_text(text)
+    return p
+
+
+def test_valid_file_derives_the_sub_studies(tmp_path, tiny_data):
+    a = load_assessment(_write(tmp_path, assessment_toml(tiny_data)))
+    assert (a.n_users, a.n_items) == (120, 150)
+    assert a.sample_sizes == [20, 50]
+    best = a.best_cells()
+    assert len(best) == 1 and best[0].loss == min(c.loss for c in a.cells)
+    run = a.run_scenario(best)
+    assert run.evaluation.n == 5 and run.replicates == 2 and run.population.n_users == 943
+    stress = a.stress_scenario()
+    assert stress.metrics.names == ["recall", "ndcg"]  # precision has no sampled estimator
+    assert stress.metrics.k_max == 5 and stress.sampling.sizes == [20, 50]
+    assert stress.source.path == str(tiny_data)
+
+
+def test_presets_by_folder_path_equal_the_shipped_ones(tmp_path, tiny_data):
+    by_name = load_assessment(_write(tmp_path, assessment_toml(tiny_data)))
+    folder = REPO / "calibration" / "ml-100k" / "presets"
+    by_path = load_assessment(_write(tmp_path, assessment_toml(tiny_data, presets=f'presets = "{folder}"')))
+    assert [c.cell for c in by_path.cells] == list(CELLS)
+    assert [c.world.preference for c in by_path.cells] == [c.world.preference for c in by_name.cells]
+
+
+@pytest.mark.parametrize("override, expected", [
+    ({"n": "n = 5\nfoo = 1"}, "protocol.foo: unknown key"),
+    ({"n": "n = 0"}, "protocol.n: Input should be greater than or equal to 1; got 0"),
+    ({"n": "n = 500"}, "protocol.n: the list length must be <= the dataset's number of items (150); got 500"),
+    ({"negatives": "negatives = 1"}, "`negatives` must be 0 (full ranking) or >= 2; got 1"),
+    ({"sizes": "sizes = [20, 400]"}, "must be smaller than the dataset's number of items (150); got [400]"),
+    ({"sizes": "sizes = []"}, "sampling.sizes: List should have at least 1 item after validation, not 0"),
+    ({"dataset_path": 'path = "/no/such/data"'}, "dataset.path: dataset 'tiny' not found at /no/such/data"),
+    ({"presets": 'presets = "ml-99k"'}, "calibration.presets: no shipped presets named 'ml-99k' (shipped: "),
+    ({"presets": 'presets = "./nowhere/presets"'}, "calibration.presets: preset folder not found at"),
+    ({"recommenders": 'recommenders = [{ kind = "oracle" }, { kind = "popular" }]'},
+     "protocol.recommenders[0]: oracle needs the true preferences"),
+    ({"metrics": 'metrics = ["precision"]'}, "protocol.metrics: the sampled evaluation needs at least one of"),
+    ({"recommenders": 'recommenders = [{ kind = "lenskit", algorithm = "item_knn", params = { max_nbrz = 2 } }, '
+                      '{ kind = "popular" }]'}, "protocol.recommenders[0].params.max_nbrz: unknown parameter"),
+])
+def test_bad_files_are_refused_with_the_key_and_value(tmp_path, tiny_data, override, expected):
+    path = _write(tmp_path, assessment_toml(tiny_data, **override))
+    with pytest.raises(ScenarioError) as err:
+        load_assessment(path)
+    assert str(path) in str(err.value) and expected in str(err.value)
+
+
+def test_command_line_error_is_one_message_and_nothing_is_written(tmp_path, tiny_data):
+    path = _write(tmp_path, assessment_toml(tiny_data, presets='presets = "ml-99k"'))
+    code, out, err = invoke(["assess", str(path), "--out", str(tmp_path / "out")])
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith(f"simrec: error: {path}: invalid assessment (1 problem):")
+    assert not (tmp_path / "out").exists()
+
+
+def test_not_an_assessment_and_unknown_name(tmp_path):
+    p = _write(tmp_path, 'name = "x"\nseed = 1\n')
+    with pytest.raises(ScenarioError, match="not an assessment file"):
+        load_assessment(p)
+    with pytest.raises(ScenarioError, match="no shipped assessment of that name"):
+        load_assessment("no-such-assessment")
+
+
+def test_shipped_assessments_validate_without_their_data():
+    """Every shipped file parses (schema) even where its dataset is absent."""
+    from simrec.config.assess import AssessmentSpec
+    from simrec.config.base import read_toml
+
+    assert {"ml100k-assess", "ml1m-assess"} <= set(shipped_assessments())
+    for path in shipped_assessments().values():
+        AssessmentSpec.model_validate(read_toml(path))
+
+
+def test_memory_budget_refuses_before_work(tmp_path, tiny_data):
+    from simrec.config.budget import Budget
+
+    path = _write(tmp_path, assessment_toml(tiny_data))
+    with pytest.raises(ScenarioError, match="too large for the memory limit"):
+        load_assessment(path, budget=Budget(10_000_000, 1))
+
+
+def test_a_preset_set_shipped_later_is_found_by_name(tmp_path, tiny_data, monkeypatch):
+    """``presets = "ml-1m"`` resolves through the package's preset folder (as ml-1m's presets will ship)."""
+    import shutil
+
+    import simrec.config.files as files
+
+    root = tmp_path / "presets"
+    shutil.copytree(REPO / "simrec" / "presets" / "ml-100k", root / "ml-1m")
+    monkeypatch.setattr(files, "_presets_root", lambda: root)
+    a = load_assessment(_write(tmp_path, assessment_toml(tiny_data, presets='presets = "ml-1m"')))
+    assert [c.cell for c in a.cells] == list(CELLS)

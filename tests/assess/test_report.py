@@ -1,0 +1,161 @@
+"""A finished assessment: its folder, the report's numbers equal the tidy tables', resuming reuses work."""
+
+from __future__ import annotations
+
+import math
+from html.parser import HTMLParser
+
+import pandas as pd
+import pytest
+
+from simrec.config.assess import load_assessment
+from simrec.studies import run_assessment
+
+
+class _Tables(HTMLParser):
+    """Every ``<table id=...>`` of a page as rows of cell texts; counts ``<img>`` and ``<script>``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self.imgs: list[dict] = []
+        self.scripts = 0
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self._table = a.get("id", "")
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table is not None:
+            self.tables[self._table].append([])
+        elif tag in ("td", "th") and self._table is not None:
+            self._cell = []
+        elif tag == "img":
+            self.imgs.append(a)
+        elif tag == "script":
+            self.scripts += 1
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[self._table][-1].append("".join(self._cell))
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+
+def _parse(out) -> _Tables:
+    p = _Tables()
+    p.feed((out / "report.html").read_text(encoding="utf-8"))
+    return p
+
+
+def _same(cell: str, value) -> bool:
+    if isinstance(value, float) or (isinstance(value, (int,)) and not isinstance(value, bool)):
+        v = float(value)
+        if math.isnan(v):
+            return cell == "nan"
+        return math.isclose(float(cell), v, rel_tol=1e-5, abs_tol=1e-12)
+    return cell == str(value)
+
+
+def test_folder_holds_the_tables_the_sub_runs_and_a_self_contained_page(tiny_assessment):
+    _, out, outcome = tiny_assessment
+    for f in ("dataset.csv", "worlds.csv", "errors.csv", "headline.csv", "ranking.csv", "estimators.csv",
+              "advice.csv", "report.html", "manifest.json", "figures/errors.png"):
+        assert (out / f).is_file(), f
+    for sub in ("worlds", "sampling"):
+        assert (out / sub / "manifest.json").is_file()
+    page = _parse(out)
+    assert page.scripts == 0 and len(page.imgs) == 3
+    assert all(i["src"].startswith("data:image/png;base64,") for i in page.imgs)
+    text = (out / "report.html").read_text()
+    assert "http://" not in text and "https://" not in text  # no external asset
+    e = outcome.errors
+    assert set(e["component"]) == {"missing data", "sampling", "total"}
+    assert set(outcome.advice["metric"]) == {"recall", "ndcg"}
+
+
+@pytest.mark.parametrize("table", ["headline", "ranking", "advice", "estimators", "worlds", "errors"])
+def test_report_numbers_equal_the_tidy_tables(tiny_assessment, table):
+    _, out, _ = tiny_assessment
+    rows = _parse(out).tables[table]
+    frame = pd.read_csv(out / f"{table}.csv")
+    assert rows[0] == list(frame.columns)
+    assert len(rows) - 1 == len(frame)
+    for html_row, (_, csv_row) in zip(rows[1:], frame.iterrows()):
+        for cell, col in zip(html_row, frame.columns):
+            assert _same(cell, csv_row[col]), (table, col, cell, csv_row[col])
+
+
+def test_sampling_error_is_the_stress_bias_of_the_chosen_estimator(tiny_assessment):
+    _, out, outcome = tiny_assessment
+    est = pd.read_parquet(out / "sampling" / "estimates.parquet")
+    best = pd.read_csv(out / "estimators.csv")
+    s = outcome.errors[outcome.errors["component"] == "sampling"]
+    for _, r in s.iterrows():
+        pick = best[(best["metric"] == r["metric"]) & (best["n"] == 20)].iloc[0]
+        cell = est[(est["recommender"] == r["recommender"]) & (est["metric"] == r["metric"]) & (est["k"] == 5)
+                   & (est["n"] == 20) & (est["estimator"] == pick["estimator"])].iloc[0]
+        assert r["mean"] == pytest.approx(cell["bias"]) and r["sd"] == pytest.approx(cell["sd"])
+
+
+def test_interrupted_run_resumes_with_identical_results(tmp_path, tiny_assessment):
+    """Delete some finished shards (as a crash would leave them missing): the re-run recomputes only those."""
+    import shutil
+
+    path, out, first = tiny_assessment
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    (copy / "manifest.json").write_text((copy / "manifest.json").read_text().replace('"complete"', '"running"'))
+    removed = [next((copy / "worlds" / "replicates").glob("*.parquet")), next((copy / "sampling" / "tasks").glob("*.npz"))]
+    for f in removed:
+        f.unlink()
+    (copy / "report.html").unlink()
+    again = run_assessment(load_assessment(path), copy, progress=False, figures=False)
+    assert again.computed == 2 and again.reused == first.computed + first.reused - 2
+    pd.testing.assert_frame_equal(again.errors, first.errors)
+    pd.testing.assert_frame_equal(again.ranking, first.ranking)
+
+
+def test_without_presets_the_six_models_are_calibrated_first(tmp_path, tiny_data):
+    """No ``presets``: a (tiny) calibration sweep into ``calibration/`` chooses the worlds."""
+    from tests.assess.conftest import assessment_toml
+
+    text = assessment_toml(tiny_data, presets="n_calls = 8\nn_initial = 8\ndenoise_seeds = 0",
+                           sizes="sizes = [20]", estimators='estimators = ["naive"]', n_boot="n_boot = 0",
+                           replicates="replicates = 1")
+    path = tmp_path / "cal.toml"
+    path.write_text(text)
+    phases = []
+    outcome = run_assessment(load_assessment(path), tmp_path / "out", progress=False, figures=False,
+                             on_phase=lambda phase, message: phases.append(phase))
+    assert (tmp_path / "out" / "calibration" / "manifest.json").is_file()
+    worlds = outcome.worlds
+    assert len(worlds) == 6 and worlds["used"].sum() == 1
+    assert worlds.loc[worlds["used"], "loss"].item() == worlds["loss"].min()
+    assert phases.count("calibration") > 1 and phases[0] == "dataset" and phases[-1] == "report"
+    run_pop = __import__("json").loads((tmp_path / "out" / "worlds" / "manifest.json").read_text())
+    assert run_pop["scenario_content"]["population"] == {"n_users": 120, "n_items": 150}
+
+
+def test_a_users_own_scorer_by_import_path(tmp_path, tiny_data):
+    """A LensKit scorer of the user's, imported from the assessment file's folder, runs in both phases."""
+    import shutil
+
+    from tests.assess.conftest import REPO, assessment_toml
+
+    shutil.copy(REPO / "tests" / "fixtures" / "byo" / "simrec_test_scorers.py", tmp_path / "my_scorers_14b.py")
+    recs = ('recommenders = [{ kind = "lenskit", scorer = "my_scorers_14b:ShrunkPopScorer", name = "ShrunkPop", '
+            'params = { shrinkage = 5.0 } }, { kind = "random" }]')
+    path = tmp_path / "byo.toml"
+    path.write_text(assessment_toml(tiny_data, recommenders=recs, sizes="sizes = [20]", estimators='estimators = ["naive"]',
+                                    n_boot="n_boot = 0", replicates="replicates = 1"))
+    outcome = run_assessment(load_assessment(path), tmp_path / "out", progress=False, figures=False)
+    assert set(outcome.errors["recommender"]) == {"ShrunkPop", "Random"}
+    assert outcome.errors.loc[outcome.errors["component"] == "sampling", "mean"].notna().all()
