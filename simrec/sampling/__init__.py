@@ -18,6 +18,36 @@ way, ``estimator.fit(sampled_ranks, scheme).estimate(metric)``, into an
 
 and user sampling is sized and tested with :mod:`.users` (dissertation §2.7).
 
+The API rule
+------------
+**Estimators (the one call shape).** Every estimator family is used as
+``estimator.fit(sampled_ranks, scheme).estimate(metric)`` (or
+``.estimates(metrics)``) and returns an :class:`Estimate` with an interval.
+
+**Functional layer (the building blocks, one rule).** Arguments come in the
+order *(what is estimated, scheme, parameters, keyword-only data/prior)*:
+
+* a per-rank correction is computed *for a metric*:
+  ``f(metric, scheme, [gamma], *, [sampled_ranks=], prior=None)`` returns a
+  :class:`RankCorrection` F̂, applied to data with ``.mean(sampled_ranks)``
+  (:func:`naive`, :func:`rank_estimate`, :func:`least_squares`,
+  :func:`constrained_least_squares`, :func:`bias_variance`,
+  :func:`mse_optimal`, :func:`bias_variance_inverse_users`);
+* a rank distribution is estimated *from data*:
+  ``f(sampled_ranks, scheme, ...)`` returns a :class:`RankDistribution` π̂,
+  applied to a metric with ``.expectation(metric)`` (:func:`mle`,
+  :func:`weighted_mle`, :func:`mes`, :func:`bias_variance_distribution`);
+  the mappings take ``(sampled_ranks, n_items, n)`` (they do not depend on
+  with/without replacement);
+* nothing takes the number of users M by hand: it is always the count of
+  ``sampled_ranks`` (:func:`mse_optimal` and
+  :func:`bias_variance_inverse_users`, the corrections that depend on M, take
+  ``sampled_ranks=``; their old positional ``n_users`` still works but warns,
+  ``DeprecationWarning``);
+* wherever sampled ranks enter they are checked against the scheme: integers
+  in [1, n], non-empty, one dimension (``"`sampled_ranks` must be integers in
+  [1, 100]; got 101 at position 3"``).
+
 Example
 -------
 >>> import numpy as np
@@ -27,6 +57,10 @@ Example
 >>> r = scheme.sample(R, rng=1)
 >>> bv = BiasVariance(0.1).fit(r, scheme, rng=2).estimate(ndcg(10))   # bv.lower, bv.upper: 95% interval
 >>> p = MLE().fit(r, scheme, n_boot=20, rng=2).estimate(ndcg(10))
+>>> from simrec.sampling import bias_variance, mle, mse_optimal
+>>> t_bv = bias_variance(ndcg(10), scheme, 0.1).mean(r)                 # the functional layer: point estimates
+>>> t_mn = mse_optimal(ndcg(10), scheme, sampled_ranks=r, prior=mle(r, scheme)).mean(r)
+>>> t_mle = mle(r, scheme).expectation(ndcg(10))
 """
 
 from simrec.sampling._results import Estimate

@@ -52,6 +52,7 @@ cached on the scheme (K&R's choice, π = 1/N).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -330,7 +331,7 @@ class CorrectionProblem:
     def solve_eq45(self, rhs: np.ndarray, n_users: int) -> np.ndarray:
         """MN of Li's dissertation eq. 45 for right-hand sides A^T D B, shape (n,) or (n, J).
 
-        .. math:: \\hat F = \\Big(A^\top D A - \tfrac1M A^\top A + \tfrac1M Λ_1\\Big)^{-1} A^\top D b,
+        .. math:: \\hat F = \\Big(A^\\top D A - \\tfrac1M A^\\top A + \\tfrac1M Λ_1\\Big)^{-1} A^\\top D b,
                   \\quad Λ_1 = \\mathrm{diag}\\Big(\\sum_R P(r|R)\\Big)
 
         The matrix is positive definite: Λ₁ - A^T A = Σ_R (diag(a_R) - a_R a_R^T)
@@ -523,12 +524,36 @@ def bias_variance(
     return _result(f"{_tag('BV', prob)}(gamma={gamma:g})", metric, prob.scheme, prob.solve(metric, gamma))
 
 
+def _n_users(sampled_ranks: object, n_users: object, scheme: SamplingScheme, func: str) -> int:
+    """M for the M-dependent corrections: the count of ``sampled_ranks`` (checked against the scheme).
+
+    ``n_users`` is the deprecated way of passing M by hand (it cannot be
+    checked against the ranks); it warns, and giving both raises.
+    """
+    if n_users is not None:
+        if sampled_ranks is not None:
+            raise TypeError(f"{func}: pass `sampled_ranks` only (M is their count), not also `n_users`")
+        warnings.warn(f"{func}(metric, scheme, n_users) is deprecated: pass `sampled_ranks=` instead "
+                      f"(M is taken from the ranks, which are checked against the scheme)",
+                      DeprecationWarning, stacklevel=3)
+        return check_int("n_users", n_users, low=1)
+    if sampled_ranks is None:
+        raise TypeError(f"{func}: `sampled_ranks` is required (the M users' sampled ranks in [1, n]; "
+                        f"M is their count)")
+    return int(check_rank_array("sampled_ranks", sampled_ranks, scheme.n).size)
+
+
 def mse_optimal(
-    metric: RankMetric, scheme: SamplingScheme | CorrectionProblem, n_users: int, *, prior: Prior = None
+    metric: RankMetric,
+    scheme: SamplingScheme | CorrectionProblem,
+    n_users: int | None = None,
+    *,
+    sampled_ranks: object = None,
+    prior: Prior = None,
 ) -> RankCorrection:
     """The MSE-optimal linear estimator MN as published (Li's dissertation §2.5, eqs. 44-45).
 
-    .. math:: \\hat F = \\Big(A^\top D A - \tfrac1M A^\top A + \tfrac1M Λ_1\\Big)^{-1} A^\top D b,
+    .. math:: \\hat F = \\Big(A^\\top D A - \\tfrac1M A^\\top A + \\tfrac1M Λ_1\\Big)^{-1} A^\\top D b,
               \\quad Λ_1 = \\mathrm{diag}\\Big(\\sum_{R=1}^N P(r|R)\\Big)
 
     Derivation (eq. 44): the bias term L1 = ||√D A x - √D b||² is weighted by
@@ -550,24 +575,45 @@ def mse_optimal(
     ----------
     metric : RankMetric
     scheme : SamplingScheme or CorrectionProblem
-    n_users : int
-        M, the number of evaluated users (>= 1); the estimator objects
-        (:class:`~.estimators.MSEOptimal`) take it from the sampled ranks.
+    n_users : int, optional
+        Deprecated (warns): M given by hand. Pass ``sampled_ranks`` instead.
+    sampled_ranks : array-like of int, shape (M,)
+        The sampled ranks r_u in [1, n] of the M evaluated users (required;
+        checked against the scheme). Only their count M enters F̂; apply the
+        result with ``.mean(sampled_ranks)``.
     prior : None, ndarray (N,) or RankDistribution, optional
+        π (uniform by default), e.g. ``mle(sampled_ranks, scheme)`` for MN_MLE.
+
+    Returns
+    -------
+    RankCorrection
+        F̂ of shape (n,), named ``"MN"`` / ``"MN_MLE"`` / ``"MN_MES"``.
+
+    Examples
+    --------
+    >>> from simrec.sampling import SamplingScheme, mle, mse_optimal, ndcg
+    >>> s = SamplingScheme(1_000, 50)
+    >>> r = s.sample(np.arange(1, 401), rng=0)
+    >>> est = mse_optimal(ndcg(10), s, sampled_ranks=r, prior=mle(r, s)).mean(r)
     """
     metric = _check_metric(metric)
-    n_users = check_int("n_users", n_users, low=1)
     prob = _problem(scheme, prior)
-    return _result(_tag("MN", prob), metric, prob.scheme, prob.solve_eq45(prob.rhs(metric), n_users))
+    m_users = _n_users(sampled_ranks, n_users, prob.scheme, "mse_optimal")
+    return _result(_tag("MN", prob), metric, prob.scheme, prob.solve_eq45(prob.rhs(metric), m_users))
 
 
 def bias_variance_inverse_users(
-    metric: RankMetric, scheme: SamplingScheme | CorrectionProblem, n_users: int, *, prior: Prior = None
+    metric: RankMetric,
+    scheme: SamplingScheme | CorrectionProblem,
+    n_users: int | None = None,
+    *,
+    sampled_ranks: object = None,
+    prior: Prior = None,
 ) -> RankCorrection:
     """BV at γ = 1/M: the MSE bound with the variance weighted by the prior (a variant of MN, not eq. 45).
 
-    .. math:: \\hat F = \\Big(\big(1 - \tfrac1M\big) A^\top D A + \tfrac1M \\mathrm{diag}(c)\\Big)^{-1} A^\top D b,
-              \\quad c = A^\top π
+    .. math:: \\hat F = \\Big(\\big(1 - \\tfrac1M\\big) A^\\top D A + \\tfrac1M \\mathrm{diag}(c)\\Big)^{-1} A^\\top D b,
+              \\quad c = A^\\top π
 
     Derivation: the expected squared error of (1/M) Σ_u F̂(r_u) over M users
     with global ranks drawn from π is Σ_R π_R (E[F̂|R] - F(R))² + (1/M)
@@ -577,12 +623,13 @@ def bias_variance_inverse_users(
     simrec's MN before issue 10. Named ``"BV(gamma=1/M)"`` (``"BV_MLE(gamma=1/M)"``
     with a prior).
 
-    Parameters as in :func:`mse_optimal`.
+    Parameters, returns and the M rule as in :func:`mse_optimal`
+    (``sampled_ranks=`` required; ``n_users`` deprecated).
     """
     metric = _check_metric(metric)
-    n_users = check_int("n_users", n_users, low=1)
     prob = _problem(scheme, prior)
-    return _result(f"{_tag('BV', prob)}(gamma=1/M)", metric, prob.scheme, prob.solve(metric, 1.0 / n_users))
+    m_users = _n_users(sampled_ranks, n_users, prob.scheme, "bias_variance_inverse_users")
+    return _result(f"{_tag('BV', prob)}(gamma=1/M)", metric, prob.scheme, prob.solve(metric, 1.0 / m_users))
 
 
 def bias_variance_distribution(
@@ -590,8 +637,8 @@ def bias_variance_distribution(
 ) -> RankDistribution:
     """The dissertation's baseline P(R) from BV (eq. 27): P̂(R) = F̂_BV(R) - F̂_BV(R - 1) for Recall.
 
-    .. math:: \\hat P(R) = \\hat P(r)^\top \big(\\hat F_{Recall@R} - \\hat F_{Recall@R-1}\big)
-              = \\hat P(r)^\top \big((1-γ) A^\top D A + γ\\,\\mathrm{diag}(c)\big)^{-1} A^\top D\\, e_R
+    .. math:: \\hat P(R) = \\hat P(r)^\\top \\big(\\hat F_{Recall@R} - \\hat F_{Recall@R-1}\\big)
+              = \\hat P(r)^\\top \\big((1-γ) A^\\top D A + γ\\,\\mathrm{diag}(c)\\big)^{-1} A^\\top D\\, e_R
 
     with F̂ the BV estimator of the Recall@R function (Li's dissertation §2.4.1,
     eq. 27, "our baseline for learning the empirical rank distribution").

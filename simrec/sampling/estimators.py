@@ -294,7 +294,7 @@ class BiasVariance(Estimator):
 class MSEOptimal(Estimator):
     """Li's MSE-optimal linear estimator MN, exactly as published (dissertation §2.5, eq. 45).
 
-    .. math:: \\hat F = \\Big(A^\top D A - \tfrac1M A^\top A + \tfrac1M Λ_1\\Big)^{-1} A^\top D b,
+    .. math:: \\hat F = \\Big(A^\\top D A - \\tfrac1M A^\\top A + \\tfrac1M Λ_1\\Big)^{-1} A^\\top D b,
               \\quad Λ_1 = \\mathrm{diag}\\Big(\\sum_{R} P(r|R)\\Big),\\; D = \\mathrm{diag}(π)
 
     minimises the bias term weighted by the prior plus the variance term
@@ -326,8 +326,8 @@ class MSEOptimal(Estimator):
 class BiasVarianceInverseUsers(Estimator):
     """BV at γ = 1/M: the MSE bound with the variance weighted by the prior (not the published MN).
 
-    .. math:: \\hat F = \\Big(\big(1 - \tfrac1M\big) A^\top D A + \tfrac1M \\mathrm{diag}(c)\\Big)^{-1} A^\top D b,
-              \\quad c = A^\top π
+    .. math:: \\hat F = \\Big(\\big(1 - \\tfrac1M\\big) A^\\top D A + \\tfrac1M \\mathrm{diag}(c)\\Big)^{-1} A^\\top D b,
+              \\quad c = A^\\top π
 
     The minimiser of Σ_R π_R (E[F̂|R] - F(R))² + (1/M) Σ_R π_R Var[F̂|R] (K&R's
     BV, eq. 25, at γ = 1/M): the expected squared error of the estimate over

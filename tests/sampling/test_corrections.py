@@ -120,7 +120,7 @@ def test_mn_solves_eq_45_and_bv_inverse_users_is_bv_at_one_over_m():
     r = s.sample(R, rng=1)
     prior = mle(r, s, max_iter=50)
     m = recall(20)
-    mn = mse_optimal(m, s, M, prior=prior)
+    mn = mse_optimal(m, s, sampled_ranks=r, prior=prior)
     assert mn.estimator == "MN_MLE"
     # dissertation eq. 45 as printed, solved independently on the dense matrices:
     # (A^T D A - (1/M) A^T A + (1/M) Λ1)^{-1} A^T D b, Λ1 = diag(Σ_R P(r|R)) (no prior weights)
@@ -128,7 +128,7 @@ def test_mn_solves_eq_45_and_bv_inverse_users_is_bv_at_one_over_m():
     expected = np.linalg.solve(g - a.T @ a / M + np.diag(a.sum(axis=0)) / M, h)
     np.testing.assert_allclose(mn.values, expected, rtol=1e-8, atol=1e-12)
     # the γ = 1/M variant is K&R's BV at γ = 1/M (variance weighted by the prior), a different estimator
-    bvm = bias_variance_inverse_users(m, s, M, prior=prior)
+    bvm = bias_variance_inverse_users(m, s, sampled_ranks=r, prior=prior)
     np.testing.assert_allclose(bvm.values, bias_variance(m, s, 1 / M, prior=prior).values, rtol=1e-12)
     assert bvm.estimator == "BV_MLE(gamma=1/M)"
     assert np.max(np.abs(bvm.values - mn.values)) > 1e-3
@@ -158,7 +158,7 @@ def test_mn_matches_the_authors_formula_on_unseen_ranks(seed):
     r = s.sample(R, rng=rng)
     for prior in (mle(r, s, max_iter=200), mes(r, s)):
         for m in (ndcg(10), recall(20), average_precision(50)):
-            ours = mse_optimal(m, s, M, prior=prior).mean(r)
+            ours = mse_optimal(m, s, sampled_ranks=r, prior=prior).mean(r)
             theirs = _authors_mn_estimate(r, N, n, M, prior.probabilities, m.table(N))
             assert ours == pytest.approx(theirs, rel=1e-8, abs=1e-12)
 

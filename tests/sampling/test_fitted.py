@@ -74,9 +74,9 @@ def test_point_estimates_are_those_of_the_functional_api():
     expected = {
         Naive(): naive(m, s).mean(r),
         BiasVariance(0.1): bias_variance(m, s, 0.1).mean(r),
-        MSEOptimal(): mse_optimal(m, s, M).mean(r),  # M taken from the ranks
-        MSEOptimal(MLEPrior()): mse_optimal(m, s, M, prior=d_mle).mean(r),
-        MSEOptimal(MESPrior()): mse_optimal(m, s, M, prior=d_mes).mean(r),
+        MSEOptimal(): mse_optimal(m, s, sampled_ranks=r).mean(r),  # M taken from the ranks
+        MSEOptimal(MLEPrior()): mse_optimal(m, s, sampled_ranks=r, prior=d_mle).mean(r),
+        MSEOptimal(MESPrior()): mse_optimal(m, s, sampled_ranks=r, prior=d_mes).mean(r),
         MLE(): d_mle.expectation(m),
         MES(): d_mes.expectation(m),
     }

@@ -59,7 +59,7 @@ CASES = [
     (lambda: least_squares(recall(3), S, prior=np.ones(5)), ValueError, "`prior`"),
     (lambda: least_squares(recall(3), S, prior=-np.ones(100)), ValueError, "`prior`"),
     (lambda: CorrectionProblem(S, rcond=2.0), ValueError, "`rcond`"),
-    (lambda: mse_optimal(recall(3), S, 0), ValueError, "`n_users`"),
+    (lambda: mse_optimal(recall(3), S, sampled_ranks=[0, 1]), ValueError, "`sampled_ranks`"),
     (lambda: mle([1, 11], S), ValueError, "`sampled_ranks`"),
     (lambda: mle([], S), ValueError, "`sampled_ranks`"),
     (lambda: mle([1, 2], S, max_iter=0), ValueError, "`max_iter`"),

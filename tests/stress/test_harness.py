@@ -286,7 +286,7 @@ def test_dispatch_matches_simrec_sampling_estimator_by_estimator(known):
     cfg = StressConfig(repeats=repeats, k_max=10, metrics=("ndcg",), estimators=ests, max_iter=50)
     res = run_stress(known, "binomial", n, cfg, rng=seed)
     sch = SamplingScheme.cached(1000, n)
-    M, m, j = known.n_users, ndcg(10), 9
+    m, j = ndcg(10), 9
     f = metric_table([m], 10)[:, 0]
     draws = _replay_draws(known, n, repeats, seed)
     for rep, r in enumerate(draws):
@@ -297,8 +297,8 @@ def test_dispatch_matches_simrec_sampling_estimator_by_estimator(known):
             "MES": fit_mes.probabilities[:10] @ f,
             "WMLE": weighted_mle(r, sch, decay_weights(ndcg(), n, 4.0), max_iter=50).probabilities[:10] @ f,
             "BV_MES(gamma=0.1)": bias_variance(m, sch, 0.1, prior=mes(r, sch, eta=0.01)).mean(r),
-            "MN_MLE": mse_optimal(m, sch, M, prior=fit_mle).mean(r),
-            "MN_MES": mse_optimal(m, sch, M, prior=fit_mes).mean(r),
+            "MN_MLE": mse_optimal(m, sch, sampled_ranks=r, prior=fit_mle).mean(r),
+            "MN_MES": mse_optimal(m, sch, sampled_ranks=r, prior=fit_mes).mean(r),
             "BV(gamma=0.5)": bias_variance(m, sch, 0.5).mean(r),
         }
         for e, name in enumerate(res.estimators):
