@@ -43,6 +43,14 @@ possible rank (so monotone solutions stay monotone).
 
 Dense kernels run with single-threaded BLAS (see :mod:`._threads`).
 
+Call shape (the functional rule of :mod:`simrec.sampling`): a correction is
+computed for a metric, ``f(metric, scheme, [gamma], *, prior=None)``, and
+applied with ``.mean(sampled_ranks)``. The two corrections that depend on the
+number of users M (:func:`mse_optimal`, :func:`bias_variance_inverse_users`)
+take the sampled ranks, ``sampled_ranks=``, checked against the scheme, and
+use their count; passing M by hand (the old positional ``n_users``) is
+deprecated and warns.
+
 Build a :class:`CorrectionProblem` once per (scheme, prior) to reuse its
 eigendecomposition across metrics and γ (:meth:`CorrectionProblem.solve_many`
 solves many metrics and γ in one call); functions given a bare
@@ -56,6 +64,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NoReturn
 
 import numpy as np
 import scipy.linalg
@@ -116,6 +125,18 @@ class RankCorrection:
         r = check_rank_array("sampled_ranks", sampled_ranks, self.scheme.n, ndim=(1, 2))
         out = self.values[r - 1].mean(axis=-1)
         return float(out) if r.ndim == 1 else out
+
+    @property
+    def estimate(self) -> NoReturn:
+        """Not defined here (raises AttributeError naming what to call instead).
+
+        A correction is applied to sampled ranks with :meth:`mean`; an
+        :class:`~._results.Estimate` with an interval comes from the estimator
+        objects (``BiasVariance(0.1).fit(sampled_ranks, scheme).estimate(metric)``).
+        """
+        raise AttributeError(f"{self.estimator} correction has no `.estimate`: use `.mean(sampled_ranks)` for the "
+                             f"point estimate, or e.g. `BiasVariance(0.1).fit(sampled_ranks, scheme).estimate(metric)` "
+                             f"for an Estimate with an interval")
 
     @blas_single_thread
     def conditional_mean(self) -> np.ndarray:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import numpy as np
 from scipy.optimize import minimize
@@ -94,6 +95,18 @@ class RankDistribution:
     def n_items(self) -> int:
         """N."""
         return int(self.probabilities.size)
+
+    @property
+    def estimate(self) -> NoReturn:
+        """Not defined here (raises AttributeError naming what to call instead).
+
+        A distribution is applied to a metric with :meth:`expectation`; an
+        :class:`~._results.Estimate` with an interval comes from the estimator
+        objects (``MLE().fit(sampled_ranks, scheme).estimate(metric)``).
+        """
+        raise AttributeError(f"{self.estimator} distribution has no `.estimate`: use `.expectation(metric)` for the "
+                             f"point estimate, or e.g. `MLE().fit(sampled_ranks, scheme).estimate(metric)` for an "
+                             f"Estimate with an interval")
 
     def cdf(self) -> np.ndarray:
         """Σ_{R' <= R} π̂_R', i.e. the estimated global Recall@K curve for K = 1..N."""

@@ -134,3 +134,13 @@ ENTRY_POINTS = {
 def test_every_entry_point_checks_ranks_against_the_scheme(name):
     with pytest.raises(ValueError, match=r"`sampled_ranks` must be integers in \[1, 10\]; got 11 at position 2"):
         ENTRY_POINTS[name]([1, 5, 11])
+
+
+def test_estimate_on_a_building_block_names_what_to_call_instead():
+    # the functional results have no `.estimate` (only fitted estimators do); the error says what to use
+    r = [1, 2, 3]
+    with pytest.raises(AttributeError, match=r"use `\.expectation\(metric\)`.*MLE\(\)\.fit"):
+        mle(r, S).estimate(ndcg(10))
+    with pytest.raises(AttributeError, match=r"use `\.mean\(sampled_ranks\)`.*\.fit\(sampled_ranks, scheme\)"):
+        naive(recall(3), S).estimate(r)
+    assert not hasattr(mle(r, S), "estimate")
