@@ -8,6 +8,8 @@ import pytest
 
 from simrec.sampling import MLE, BiasVariance, ConstrainedLeastSquares, MappingEstimator, Naive, RankEstimate
 from simrec.stress import (
+    METRIC_NAMES,
+    UNTRUNCATED_METRICS,
     RecommenderRanks,
     StressConfig,
     coverage_table,
@@ -16,7 +18,6 @@ from simrec.stress import (
     relative_error_table,
     run_stress,
 )
-from simrec.stress.harness import METRIC_NAMES, UNTRUNCATED_METRICS
 
 
 @pytest.fixture(scope="module")
