@@ -306,7 +306,9 @@ def relative_error_table(estimates: pd.DataFrame) -> pd.DataFrame:
     .. math:: \\overline{e} = \frac{1}{|K|} \\sum_K \frac{|\bar T̂_K - T_K|}{T_K} \times 100
 
     over the cutoffs in ``estimates`` (K = 1..k_max; cells whose exact metric
-    is 0 are left out, as their relative error is undefined).
+    is 0 are left out, as their relative error is undefined). A metric
+    without a cutoff (AUC, untruncated AP) has one cell: its row is that
+    cell's |relative error| with ``n_k`` = 1 and no sd (NaN).
 
     Parameters
     ----------

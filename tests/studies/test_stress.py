@@ -185,6 +185,10 @@ def test_auc_and_untruncated_ap_flow_through_the_tables(tmp_path):
     assert set(rel["metric"]) == {"recall", "auc", "average_precision_full"}
     assert (tmp_path / "o" / "figures" / "relative_error_binomial_n20.png").exists()
     assert outcome.estimates["k"].isna().sum() == len(untr)  # every untruncated row is in the summary
+    from simrec.cli import _stress_summary_frame
+
+    printed, k = _stress_summary_frame(outcome)  # the printed summary: a column each beside recall@10
+    assert k == 10 and {"recall", "auc", "average_precision_full"} <= set(printed.columns)
 
 
 def test_simulation_scenario_decomposes_errors(tmp_path):
