@@ -336,6 +336,9 @@ def _user_sampling_problems(sc: StressScenario) -> list[str]:
     us = sc.user_sampling
     if us is None:
         return []
+    if not sc.cutoff_metric_names():
+        return [f"metrics.names: [user_sampling] needs a cutoff family ({', '.join(METRIC_FAMILIES)}; it does not "
+                f"cover metrics without a cutoff); got {sc.metrics.names}"]
     problems = []
     try:
         sc.user_sampling_config().f_table()  # type: ignore[union-attr]

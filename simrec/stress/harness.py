@@ -3,9 +3,10 @@
 For one recommender's global ranks, one sampling scheme and one sample size n,
 :func:`run_stress` draws the sampled ranks ``repeats`` times and records, per
 repeat, every estimator's estimate of every metric F ∈ {Recall, NDCG, AP} at
-K = 1..k_max, and of the requested metrics without a cutoff, AUC and
-untruncated AP (K&R Tables 3-4; :data:`UNTRUNCATED_METRICS`) (shared/DESIGN.md §5 "Stress harness"; the dissertation's Tables
-3-4 and Krichene & Rendle's Table 4 are built from these by :mod:`.tables`).
+K = 1..k_max and, when asked for, of AUC and untruncated AP
+(:data:`UNTRUNCATED_METRICS`; K&R Tables 3-4) (shared/DESIGN.md §5 "Stress
+harness"; the dissertation's Tables 3-4 and Krichene & Rendle's Table 4 are
+built from these by :mod:`.tables`).
 The harness is a client of :mod:`simrec.sampling`: it draws with its samplers
 and runs its estimators, adding only the repetition and the bookkeeping.
 
@@ -204,7 +205,9 @@ class StressConfig:
     metrics : tuple of str, default ("recall", "ndcg", "average_precision")
         Families of :data:`METRIC_FAMILIES`, each at K = 1..k_max, and
         metrics of :data:`UNTRUNCATED_METRICS` (``"auc"``,
-        ``"average_precision_full"``), one column each (K = 0), in this order.
+        ``"average_precision_full"``), one column each (K = 0). Result
+        columns: the cutoff families in the listed order, then the metrics
+        without a cutoff in the listed order (:meth:`columns`).
     k_max : int, default 50
     estimators : tuple of Estimator, default :data:`DEFAULT_ESTIMATORS`
         Estimator objects of :mod:`simrec.sampling.estimators`, in table
@@ -303,7 +306,8 @@ class StressResult:
     exact : ndarray, shape (J,)
         The exact metric (1/M) Σ_u F(R_u).
     estimates : ndarray, shape (repeats, E, J)
-        NaN where an estimator does not apply (mappings for NDCG and AP) or failed.
+        NaN where an estimator does not apply (mappings for NDCG, AP, AUC
+        and untruncated AP) or failed.
     true : ndarray of shape (J,) or None
         Simulations: the true metric (see :func:`true_metric_values`).
     shr : ndarray of shape (n,) or None
@@ -395,6 +399,17 @@ def untruncated_values(metrics: list[RankMetric], ranks: np.ndarray, n_candidate
 
     Each rank is scored on its own user's candidate count N_u (AUC = (N_u − R_u)/(N_u − 1), K&R eq. 7),
     one vectorized call per distinct N_u (a handful in practice; at most the spread of the profile sizes).
+
+    Parameters
+    ----------
+    metrics : list of RankMetric
+        E.g. :func:`simrec.sampling.auc`, :func:`simrec.sampling.average_precision` without ``k``.
+    ranks, n_candidates : ndarray of int, shape (P,)
+        Global ranks R and the candidate counts N_u they were ranked among (1 <= R <= N_u).
+
+    Returns
+    -------
+    ndarray, shape (P, len(metrics))
     """
     r = np.asarray(ranks, dtype=np.float64)
     sizes, inverse = np.unique(np.asarray(n_candidates, dtype=np.int64), return_inverse=True)

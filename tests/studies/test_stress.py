@@ -75,6 +75,8 @@ def test_shipped_stress_scenarios_are_valid():
         (('type = "file"', 'type = "file"\nmin_items = 3'), r"source.min_items: unknown key"),
         (("k_max = 10", 'names = ["recall", "ap"]\nk_max = 10'),
          r"metrics.names\[1\]: Input should be .*'auc' or 'average_precision_full'; got 'ap'"),
+        (("curve_sizes = [10, 50]", 'curve_sizes = [10, 50]\nnames = ["auc"]\n[user_sampling]\nsizes = [10]'),
+         r"metrics.names: \[user_sampling\] needs a cutoff family .*; got \['auc'\]"),
     ],
 )
 def test_invalid_scenarios_are_reported_with_their_key(tmp_path, patch, pattern):
