@@ -256,7 +256,7 @@ def _stress_summary_frame(outcome):
 
     est = outcome.estimates
     k = 10 if (est["k"] == 10).any() else int(est["k"].max())
-    e = est[est["k"] == k].assign(abs_rel=lambda f: f["rel_error"].abs())
+    e = est[(est["k"] == k) | est["k"].isna()].assign(abs_rel=lambda f: f["rel_error"].abs())  # + AUC, full AP
     table = e.pivot_table(index=["scheme", "n", "estimator"], columns="metric", values="abs_rel", aggfunc="mean",
                           sort=False)
     if len(outcome.winners):

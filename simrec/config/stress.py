@@ -47,7 +47,7 @@ from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.config.run import content_digest, world_problems
-from simrec.stress.harness import METRIC_FAMILIES, SCHEMES, StressConfig
+from simrec.stress.harness import METRIC_FAMILIES, METRIC_NAMES, SCHEMES, StressConfig
 from simrec.stress.user_sampling import UserSamplingConfig
 
 if TYPE_CHECKING:
@@ -111,7 +111,13 @@ class SamplingSpec(Strict):
 
 
 class MetricsSpec(Strict):
-    names: list[Literal[tuple(METRIC_FAMILIES)]] = Field(  # type: ignore[valid-type]
+    """``[metrics]``: ``names`` lists cutoff families (``recall``, ``ndcg``, ``average_precision``, each at
+    K = 1..``k_max``; the default is all three) and metrics without a cutoff (``auc``: AUC, K&R eq. 7;
+    ``average_precision_full``: untruncated AP = 1/R, K&R eq. 12), one column each with an empty ``k``.
+    ``curve_k``/``curve_sizes``: K&R Figure 6's expected-metric-vs-n curve (cutoff families only);
+    ``[user_sampling]`` also covers the cutoff families only."""
+
+    names: list[Literal[METRIC_NAMES]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: list(METRIC_FAMILIES), min_length=1)
     k_max: int = Field(default=50, ge=1)
     curve_k: int = Field(default=10, ge=1, description="cutoff of the expected-metric-vs-n curve")
@@ -172,13 +178,18 @@ class StressScenario(Strict):
                             adaptive_n_max=self.sampling.adaptive_n_max, n_boot=self.estimators.n_boot,
                             confidence=self.estimators.confidence)
 
+    def cutoff_metric_names(self) -> tuple[str, ...]:
+        """``metrics.names`` that are cutoff families (:data:`~simrec.stress.harness.METRIC_FAMILIES`): the metrics
+        of user sampling and of the expected-metric-vs-n curve."""
+        return tuple(m for m in self.metrics.names if m in METRIC_FAMILIES)
+
     def user_sampling_config(self) -> UserSamplingConfig | None:
         """The user-sampling experiment's configuration, or None when the scenario has no ``[user_sampling]``."""
         us = self.user_sampling
         if us is None:
             return None
         return UserSamplingConfig(sizes=tuple(us.sizes), repeats=us.repeats or self.repeats,
-                                  metrics=tuple(self.metrics.names), k_max=self.metrics.k_max,
+                                  metrics=self.cutoff_metric_names(), k_max=self.metrics.k_max,
                                   confidence=us.confidence)
 
     def data_path(self, scenario_path: str | Path) -> Path | None:
@@ -325,6 +336,9 @@ def _user_sampling_problems(sc: StressScenario) -> list[str]:
     us = sc.user_sampling
     if us is None:
         return []
+    if not sc.cutoff_metric_names():
+        return [f"metrics.names: [user_sampling] needs a cutoff family ({', '.join(METRIC_FAMILIES)}; it does not "
+                f"cover metrics without a cutoff); got {sc.metrics.names}"]
     problems = []
     try:
         sc.user_sampling_config().f_table()  # type: ignore[union-attr]

@@ -23,7 +23,9 @@ from simrec.stress.decomposition import DECOMPOSITION_COLUMNS, decomposition_tab
 from simrec.stress.harness import (
     DEFAULT_ESTIMATORS,
     METRIC_FAMILIES,
+    METRIC_NAMES,
     SCHEMES,
+    UNTRUNCATED_METRICS,
     StressConfig,
     StressResult,
     estimator_items,
@@ -32,6 +34,7 @@ from simrec.stress.harness import (
     metric_values,
     run_stress,
     true_metric_values,
+    untruncated_values,
 )
 from simrec.stress.sources import (
     RANKS_FILE_COLUMNS,
@@ -87,12 +90,15 @@ __all__ = [
     "SCHEMES",
     "DEFAULT_ESTIMATORS",
     "METRIC_FAMILIES",
+    "METRIC_NAMES",
+    "UNTRUNCATED_METRICS",
     "StressConfig",
     "StressResult",
     "estimator_items",
     "estimator_names",
     "metric_values",
     "true_metric_values",
+    "untruncated_values",
     "expected_sampled_metrics",
     "run_stress",
     # tables

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from simrec.stress.harness import StressResult, _nan_mean_sd
+from simrec.stress.tables import k_column
 
 __all__ = ["DECOMPOSITION_COLUMNS", "decomposition_table"]
 
@@ -52,7 +53,7 @@ def decomposition_table(results: Sequence[StressResult]) -> pd.DataFrame:
         true = np.broadcast_to(res.true, (E, J))
         frame = pd.DataFrame({
             "recommender": res.recommender, "scheme": res.scheme, "n": res.n,
-            "estimator": np.repeat(res.estimators, J), "metric": np.tile(res.families, E), "k": np.tile(res.ks, E),
+            "estimator": np.repeat(res.estimators, J), "metric": np.tile(res.families, E), "k": k_column(res.ks, E),
             "true": true.ravel(), "exact_observed": exact.ravel(), "estimate": mean.ravel(), "estimate_sd": sd.ravel(),
             "sampling_error": (mean - exact).ravel(), "missing_data_error": (exact - true).ravel(),
             "total_error": (mean - true).ravel(),

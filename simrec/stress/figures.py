@@ -2,7 +2,8 @@
 
 * ``relative_error_<scheme>_n<n>.png`` — mean relative error vs K per metric
   family for a readable subset of estimators, averaged over recommenders
-  (the dissertation's Tables 3-4 as curves);
+  (the dissertation's Tables 3-4 as curves); metrics without a cutoff (AUC,
+  untruncated AP) have no curve and are left to ``summary.csv``;
 * ``expected_vs_n.png`` — E[sampled metric] vs sample size per recommender,
   with the exact metric dashed (Krichene & Rendle Figure 6);
 * ``hit_ratio_<scheme>_n<n>.png`` — sampled HR@k and global HR@f(k) for each
@@ -105,6 +106,8 @@ def plot_stress(
 
     out = Path(out)
     written: list[Path] = []
+    if len(estimates):  # metrics without a cutoff (AUC, untruncated AP) have no curve vs K: in the CSVs only
+        estimates = estimates[estimates["k"].notna()]
     families = list(dict.fromkeys(estimates["metric"])) if len(estimates) else []
     colors = dict(zip(FIGURE_ESTIMATORS, _COLORS))
     for (scheme, n), grp in estimates.groupby(["scheme", "n"], sort=False):

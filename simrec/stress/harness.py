@@ -3,8 +3,10 @@
 For one recommender's global ranks, one sampling scheme and one sample size n,
 :func:`run_stress` draws the sampled ranks ``repeats`` times and records, per
 repeat, every estimator's estimate of every metric F ∈ {Recall, NDCG, AP} at
-K = 1..k_max (shared/DESIGN.md §5 "Stress harness"; the dissertation's Tables
-3-4 and Krichene & Rendle's Table 4 are built from these by :mod:`.tables`).
+K = 1..k_max and, when asked for, of AUC and untruncated AP
+(:data:`UNTRUNCATED_METRICS`; K&R Tables 3-4) (shared/DESIGN.md §5 "Stress
+harness"; the dissertation's Tables 3-4 and Krichene & Rendle's Table 4 are
+built from these by :mod:`.tables`).
 The harness is a client of :mod:`simrec.sampling`: it draws with its samplers
 and runs its estimators, adding only the repetition and the bookkeeping.
 
@@ -50,6 +52,21 @@ Estimators are the objects of :mod:`simrec.sampling.estimators` (their
 
 Decisions
 ---------
+* Metrics without a cutoff (``auc``: AUC(R) = (N − R)/(N − 1), K&R eq. 7;
+  ``average_precision_full``: untruncated AP(R) = 1/R, K&R eq. 12, the
+  reciprocal rank) are asked for by name beside the cutoff families; each is
+  one metric column with K = 0 in :attr:`StressResult.ks` (an empty ``k`` in
+  the tables). Their exact value uses each user's own N_u,
+  (1/M) Σ_u F(R_u; N_u). Every estimator that is defined for any
+  :class:`~simrec.sampling.RankMetric` runs on them, as K&R apply their
+  corrections to AUC and AP too: naive (sampled AUC (n − r)/(n − 1), unbiased
+  for AUC, K&R §4.4.1), rank estimate, LS, CLS, BV, MLE, WMLE, MES, MN and BV
+  with an estimated prior (their F̂ go through the banded P(r|R)); the Li & Jin
+  mappings estimate Recall/HR only, so their cells are NaN, as for NDCG. The
+  untruncated metrics are estimated in a second call of
+  :func:`simrec.sampling.estimate_histograms` (so the cutoff families'
+  estimates are bit-identical with or without them); this refits MLE/MES/WMLE
+  once more per repeat, about doubling the fits' cost when they are asked for.
 * Estimators are given one catalogue size N = round(mean_u N_u) (users'
   candidate counts differ by their training profiles); sampling itself uses
   each user's own N_u. With a common N_u (e.g. a ranks file) this is exact;
@@ -112,6 +129,7 @@ from simrec.sampling import (
     RankMetric,
     SamplingScheme,
     WeightedMLE,
+    auc,
     average_precision,
     beta_mapping,
     bootstrap_histograms,
@@ -139,12 +157,15 @@ __all__ = [
     "SCHEMES",
     "DEFAULT_ESTIMATORS",
     "METRIC_FAMILIES",
+    "UNTRUNCATED_METRICS",
+    "METRIC_NAMES",
     "StressConfig",
     "StressResult",
     "estimator_items",
     "estimator_names",
     "metric_values",
     "true_metric_values",
+    "untruncated_values",
     "expected_sampled_metrics",
     "run_stress",
 ]
@@ -152,6 +173,10 @@ __all__ = [
 SCHEMES: tuple[str, ...] = ("binomial", "hypergeometric", "popularity", "adaptive")
 #: Metric families of the harness: name -> constructor of a RankMetric at cutoff K.
 METRIC_FAMILIES = {"recall": recall, "ndcg": ndcg, "average_precision": average_precision}
+#: Metrics without a cutoff: name -> constructor of the RankMetric (AUC, K&R eq. 7; untruncated AP, eq. 12).
+UNTRUNCATED_METRICS = {"auc": auc, "average_precision_full": average_precision}
+#: Every metric name a stress configuration accepts (the defaults are the families of METRIC_FAMILIES only).
+METRIC_NAMES: tuple[str, ...] = (*METRIC_FAMILIES, *UNTRUNCATED_METRICS)
 _BV_GAMMAS = (1.0, 0.1, 0.01, 0.001)  # K&R's γ values
 #: Every estimator, in table order: K&R's corrections (BV at their γ values),
 #: Li's distribution estimators (WMLE with C = 10, MES with η = 0.001), the
@@ -178,7 +203,11 @@ class StressConfig:
     repeats : int, default 100
         Independent samplings per task.
     metrics : tuple of str, default ("recall", "ndcg", "average_precision")
-        Families of :data:`METRIC_FAMILIES`, each at K = 1..k_max.
+        Families of :data:`METRIC_FAMILIES`, each at K = 1..k_max, and
+        metrics of :data:`UNTRUNCATED_METRICS` (``"auc"``,
+        ``"average_precision_full"``), one column each (K = 0). Result
+        columns: the cutoff families in the listed order, then the metrics
+        without a cutoff in the listed order (:meth:`columns`).
     k_max : int, default 50
     estimators : tuple of Estimator, default :data:`DEFAULT_ESTIMATORS`
         Estimator objects of :mod:`simrec.sampling.estimators`, in table
@@ -213,7 +242,9 @@ class StressConfig:
         if not self.metrics:
             raise ValueError("`metrics` must name at least one metric family; got none")
         for m in self.metrics:
-            check_choice("metrics", m, tuple(METRIC_FAMILIES))
+            check_choice("metrics", m, METRIC_NAMES)
+        if len(set(self.metrics)) != len(self.metrics):
+            raise ValueError(f"`metrics` must not repeat a name; got {list(self.metrics)}")
         if not self.estimators:
             raise ValueError("`estimators` must hold at least one estimator; got none")
         for e in self.estimators:
@@ -236,8 +267,20 @@ class StressConfig:
         object.__setattr__(self, "estimators", tuple(self.estimators))
 
     def rank_metrics(self) -> list[RankMetric]:
-        """Every family at K = 1..k_max, family-major."""
-        return [METRIC_FAMILIES[m](k) for m in self.metrics for k in range(1, self.k_max + 1)]
+        """Every family of :data:`METRIC_FAMILIES` at K = 1..k_max, family-major (the cutoff columns)."""
+        return [METRIC_FAMILIES[m](k) for m in self.metrics if m in METRIC_FAMILIES for k in range(1, self.k_max + 1)]
+
+    def untruncated_metrics(self) -> list[RankMetric]:
+        """The metrics of :data:`UNTRUNCATED_METRICS` asked for (one column each, after the cutoff columns)."""
+        return [UNTRUNCATED_METRICS[m]() for m in self.metrics if m in UNTRUNCATED_METRICS]
+
+    def columns(self) -> tuple[tuple[str, ...], np.ndarray]:
+        """Metric name and cutoff K (0: no cutoff) of each result column: the cutoff families, then the rest."""
+        cut = [m for m in self.metrics if m in METRIC_FAMILIES]
+        untr = tuple(m for m in self.metrics if m in UNTRUNCATED_METRICS)
+        families = tuple(m for m in cut for _ in range(self.k_max)) + untr
+        ks = np.concatenate([np.tile(np.arange(1, self.k_max + 1), len(cut)), np.zeros(len(untr), dtype=int)])
+        return families, ks
 
 
 @dataclass(frozen=True, eq=False)
@@ -256,13 +299,15 @@ class StressResult:
     families : tuple of str, shape (J,)
         Metric family of each metric column.
     ks : ndarray of int, shape (J,)
-        Cutoff K of each metric column.
+        Cutoff K of each metric column; 0 for a metric without a cutoff
+        (AUC, untruncated AP; the tables show an empty ``k``).
     estimators : tuple of str, shape (E,)
         The estimators' names (:func:`estimator_names`).
     exact : ndarray, shape (J,)
         The exact metric (1/M) Σ_u F(R_u).
     estimates : ndarray, shape (repeats, E, J)
-        NaN where an estimator does not apply (mappings for NDCG and AP) or failed.
+        NaN where an estimator does not apply (mappings for NDCG, AP, AUC
+        and untruncated AP) or failed.
     true : ndarray of shape (J,) or None
         Simulations: the true metric (see :func:`true_metric_values`).
     shr : ndarray of shape (n,) or None
@@ -307,7 +352,7 @@ class StressResult:
 
     @property
     def metric_labels(self) -> list[str]:
-        return [f"{f}@{k}" for f, k in zip(self.families, self.ks)]
+        return [f"{f}@{k}" if k else f for f, k in zip(self.families, self.ks)]
 
 
 def estimator_items(ranks: RecommenderRanks) -> int:
@@ -346,7 +391,40 @@ def true_metric_values(ranks: RecommenderRanks, f_top: np.ndarray) -> np.ndarray
     """
     if not ranks.has_truth:
         raise ValueError(f"recommender {ranks.name!r} has no true ranks (not a simulation)")
-    vals = metric_values(ranks.true_ranks, f_top)
+    return _true_mean(ranks, metric_values(ranks.true_ranks, f_top))
+
+
+def untruncated_values(metrics: list[RankMetric], ranks: np.ndarray, n_candidates: np.ndarray) -> np.ndarray:
+    """F_j(R_u; N_u) of metrics without a cutoff (AUC, untruncated AP), shape (len(ranks), J).
+
+    Each rank is scored on its own user's candidate count N_u (AUC = (N_u − R_u)/(N_u − 1), K&R eq. 7),
+    one vectorized call per distinct N_u (a handful in practice; at most the spread of the profile sizes).
+
+    Parameters
+    ----------
+    metrics : list of RankMetric
+        E.g. :func:`simrec.sampling.auc`, :func:`simrec.sampling.average_precision` without ``k``.
+    ranks, n_candidates : ndarray of int, shape (P,)
+        Global ranks R and the candidate counts N_u they were ranked among (1 <= R <= N_u).
+
+    Returns
+    -------
+    ndarray, shape (P, len(metrics))
+    """
+    r = np.asarray(ranks, dtype=np.float64)
+    sizes, inverse = np.unique(np.asarray(n_candidates, dtype=np.int64), return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(sizes.size + 1))
+    out = np.empty((r.size, len(metrics)))
+    for i, size in enumerate(sizes):
+        idx = order[bounds[i] : bounds[i + 1]]
+        for j, m in enumerate(metrics):
+            out[idx, j] = m(r[idx], int(size))
+    return out
+
+
+def _true_mean(ranks: RecommenderRanks, vals: np.ndarray) -> np.ndarray:
+    """(1/M) Σ_u mean over u's true relevant candidates of ``vals`` (one row per true rank), shape (J,)."""
     m = ranks.n_users
     counts = np.bincount(ranks.true_users, minlength=m).astype(np.float64)
     sums = np.stack([np.bincount(ranks.true_users, weights=vals[:, j], minlength=m) for j in range(vals.shape[1])], 1)
@@ -416,7 +494,7 @@ _CACHES: dict[tuple, dict] = {}
 def _shared_cache(scheme: SamplingScheme, metrics: tuple[RankMetric, ...]) -> dict:
     key = (scheme.n_items, scheme.n, scheme.replace, scheme.tail_cutoff, metrics)
     if key not in _CACHES:
-        if len(_CACHES) >= 4:
+        if len(_CACHES) >= 8:
             _CACHES.pop(next(iter(_CACHES)))
         _CACHES[key] = {}
     return _CACHES[key]
@@ -492,32 +570,41 @@ def run_stress(
             n = sch.n
             draw = _sampler(ranks, scheme, n, gen)
             first = draw()
-        metrics = config.rank_metrics()
-        families = tuple(m for m in config.metrics for _ in range(config.k_max))
-        ks = np.tile(np.arange(1, config.k_max + 1), len(config.metrics))
-        f_top = metric_table(metrics, config.k_max)
-        exact = metric_values(ranks.ranks, f_top).mean(axis=0)
-        true = true_metric_values(ranks, f_top) if ranks.has_truth else None
+        metrics = config.rank_metrics()  # cutoff columns: first J_cut
+        untr = config.untruncated_metrics()  # then the metrics without a cutoff
+        families, ks = config.columns()
+        n_cut = len(metrics)
+        f_top = metric_table(metrics, config.k_max) if metrics else np.zeros((config.k_max, 0))
+        exact = np.concatenate([metric_values(ranks.ranks, f_top).mean(axis=0),
+                                untruncated_values(untr, ranks.ranks, ranks.n_candidates).mean(axis=0)])
+        true = None
+        if ranks.has_truth:
+            tv = np.hstack([metric_values(ranks.true_ranks, f_top),
+                            untruncated_values(untr, ranks.true_ranks, ranks.n_candidates[ranks.true_users])])
+            true = _true_mean(ranks, tv)
         names = estimator_names(config, scheme)
-        est = np.full((config.repeats, len(names), len(metrics)), np.nan)
+        est = np.full((config.repeats, len(names), len(families)), np.nan)
         lower = np.full_like(est, np.nan) if config.n_boot else None
         upper = np.full_like(est, np.nan) if config.n_boot else None
 
         if scheme == "adaptive":
             total = 0.0
+            untr_table = metric_table(untr, N) if untr else None
             boot_gen = gen.spawn(1)[0] if config.n_boot else None
             for rep in range(config.repeats):
                 ad = first if rep == 0 else draw()
                 total += ad.sizes.mean()
                 if config.n_boot:
-                    ests = fit_adaptive(ad, N, metrics, n_boot=config.n_boot, confidence=config.confidence,
+                    ests = fit_adaptive(ad, N, metrics + untr, n_boot=config.n_boot, confidence=config.confidence,
                                         max_iter=config.max_iter, rng=boot_gen)
                     est[rep, 0] = [e.estimate for e in ests]
                     lower[rep, 0] = [e.lower for e in ests]
                     upper[rep, 0] = [e.upper for e in ests]
                 else:
                     pi = mle_adaptive(ad.ranks, ad.sizes, N, max_iter=config.max_iter).probabilities
-                    est[rep, 0] = pi[: config.k_max] @ f_top
+                    est[rep, 0, :n_cut] = pi[: config.k_max] @ f_top
+                    if untr:
+                        est[rep, 0, n_cut:] = pi @ untr_table
                 if progress is not None:
                     progress(rep + 1)
             return StressResult(ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
@@ -532,7 +619,7 @@ def run_stress(
         beta = any(isinstance(e, MappingEstimator) and e.kind == "beta@P" for e in config.estimators)
         hist_sum = np.zeros(n)
         beta_a: list[float] = []
-        cache = _shared_cache(sch, tuple(metrics))
+        groups = [(g, _shared_cache(sch, tuple(g))) for g in (metrics, untr) if g]  # cutoff columns, then the rest
         boot_gen = gen.spawn(1)[0] if config.n_boot else None  # the draws of r stay those of n_boot = 0
         for rep in range(config.repeats):
             r = first if rep == 0 else draw()
@@ -541,7 +628,8 @@ def run_stress(
             rows = h[None, :]
             if config.n_boot:
                 rows = np.vstack([rows, bootstrap_histograms(h, config.n_boot, boot_gen)])
-            vals = estimate_histograms(config.estimators, rows, sch, metrics, max_iter=config.max_iter, cache=cache)
+            vals = np.concatenate([estimate_histograms(config.estimators, rows, sch, g, max_iter=config.max_iter,
+                                                       cache=cache) for g, cache in groups], axis=2)
             est[rep] = vals[0]
             if config.n_boot:
                 lower[rep], upper[rep] = percentile_interval(vals[1:], config.confidence)

@@ -40,7 +40,12 @@ bounds no per-rank value; ``CLS`` is its constrained form) reach relative
 errors in the hundreds or thousands there. Li & Jin's mappings
 (``mapping:*``) estimate recall / hit ratio only: they have no NDCG or AP
 rows in :func:`estimate_table`, and the tables that put metric families side
-by side show NaN for them. CSV tables are written with floating-point noise
+by side show NaN for them. Metrics without a cutoff (``auc``,
+``average_precision_full``; :data:`~simrec.stress.harness.UNTRUNCATED_METRICS`)
+have one row per cell with a missing ``k`` (pandas ``<NA>``, an empty CSV
+cell; :func:`k_column`); in :func:`relative_error_table` their "mean over K"
+is that one cell's error (``n_k`` = 1, sd NaN), and :func:`expected_table`
+covers the cutoff families only. CSV tables are written with floating-point noise
 (|x| < 1e-12) as 0 (:func:`simrec.rundir.snap_noise`).
 """
 
@@ -57,6 +62,7 @@ from simrec.stress.harness import METRIC_FAMILIES, StressResult, _nan_mean_sd, e
 from simrec.stress.sources import RankSource
 
 __all__ = [
+    "k_column",
     "ESTIMATE_COLUMNS",
     "estimate_table",
     "COVERAGE_COLUMNS",
@@ -76,11 +82,18 @@ ESTIMATE_COLUMNS = [
 ]
 
 
+def k_column(ks: np.ndarray, reps: int) -> pd.arrays.IntegerArray:
+    """The ``k`` column of ``reps`` copies of a result's cutoffs: nullable integers, missing (an empty CSV cell)
+    for metrics without a cutoff (``StressResult.ks`` = 0: AUC, untruncated AP)."""
+    k = np.tile(np.asarray(ks, dtype=np.int64), reps)
+    return pd.arrays.IntegerArray(k, k == 0)
+
+
 def _cell_keys(res: StressResult, n_estimators: int, n_columns: int) -> dict[str, object]:
     """The key columns of one stress cell's (estimator x family-and-K) rows, estimator-major."""
     return {"recommender": res.recommender, "scheme": res.scheme, "n": res.n,
             "estimator": np.repeat(res.estimators, n_columns), "metric": np.tile(res.families, n_estimators),
-            "k": np.tile(res.ks, n_estimators)}
+            "k": k_column(res.ks, n_estimators)}
 
 
 def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
@@ -216,7 +229,7 @@ def ordering_table(results: Sequence[StressResult]) -> pd.DataFrame:
                 E, J = share.shape
                 frame = pd.DataFrame({
                     "scheme": scheme, "n": n,
-                    "estimator": np.repeat(names, J), "metric": np.tile(a.families, E), "k": np.tile(a.ks, E),
+                    "estimator": np.repeat(names, J), "metric": np.tile(a.families, E), "k": k_column(a.ks, E),
                     "recommender_a": a.recommender, "recommender_b": b.recommender,
                     "exact_a": np.tile(a.exact, E), "exact_b": np.tile(b.exact, E),
                     "share_correct": share.ravel(), "n_repeats": cnt.ravel(),
@@ -261,7 +274,7 @@ def winner_table(results: Sequence[StressResult]) -> pd.DataFrame:
         labels = np.array([g.recommender for g in group])
         frame = pd.DataFrame({
             "scheme": scheme, "n": n,
-            "estimator": np.repeat(names, J), "metric": np.tile(group[0].families, E), "k": np.tile(group[0].ks, E),
+            "estimator": np.repeat(names, J), "metric": np.tile(group[0].families, E), "k": k_column(group[0].ks, E),
             "exact_winner": np.tile(np.where(n_top > 1, "(tie)", labels[winner]), E),
             "share_correct": share.ravel(), "n_repeats": cnt.ravel(),
         })
@@ -293,7 +306,9 @@ def relative_error_table(estimates: pd.DataFrame) -> pd.DataFrame:
     .. math:: \\overline{e} = \frac{1}{|K|} \\sum_K \frac{|\bar T̂_K - T_K|}{T_K} \times 100
 
     over the cutoffs in ``estimates`` (K = 1..k_max; cells whose exact metric
-    is 0 are left out, as their relative error is undefined).
+    is 0 are left out, as their relative error is undefined). A metric
+    without a cutoff (AUC, untruncated AP) has one cell: its row is that
+    cell's |relative error| with ``n_k`` = 1 and no sd (NaN).
 
     Parameters
     ----------

@@ -565,8 +565,9 @@ def user_sampling_errors(
         if item_estimator is None or res.scheme != item_scheme or item_estimator not in res.estimators:
             continue
         e = res.estimators.index(item_estimator)
-        errs = _abs_rel_errors(res.estimates[:, e, :], res.exact)
-        for fam, mean, sd_k, sd_r, n_k, n_r in _summarise(errs, np.asarray(res.families)):
+        cut = np.asarray(res.ks) > 0  # the cutoff families only: user sampling has no AUC / untruncated AP
+        errs = _abs_rel_errors(res.estimates[:, e, cut], res.exact[cut])
+        for fam, mean, sd_k, sd_r, n_k, n_r in _summarise(errs, np.asarray(res.families)[cut]):
             rows.append((res.recommender, fam, "item", res.n, size_label("item", res.n), item_estimator, item_scheme,
                          mean, sd_k, sd_r, n_k, n_r))
     for res in user_results:

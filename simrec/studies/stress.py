@@ -462,7 +462,8 @@ def run_stress_scenario(
             ordering = ordering_table(results)
             winners = winner_table(results)
             hr = hit_ratio_table(results)
-            expected = expected_table(source, sc.metrics.names, sc.metrics.curve_k, sc.metrics.curve_sizes)
+            cut = sc.cutoff_metric_names()  # K&R Figure 6's curve is at curve_k: cutoff families only
+            expected = expected_table(source, cut, sc.metrics.curve_k, sc.metrics.curve_sizes) if cut else pd.DataFrame()
             decomp = decomposition_table(results)
             coverage = coverage_table(results)
             fitted_a = fitted_a_table(results)
@@ -471,7 +472,7 @@ def run_stress_scenario(
         rd.write_parquet("estimates.parquet", est)
         note = few_users_note(source)
         flag = (lambda f: f.assign(warning=note)) if note else (lambda f: f)
-        rd.write_csv("summary.csv", flag(est[est["k"].isin(SUMMARY_KS)]))
+        rd.write_csv("summary.csv", flag(est[est["k"].isin(SUMMARY_KS) | est["k"].isna()]))  # + AUC, untruncated AP
         rd.write_csv("ordering.csv", flag(ordering))
         rd.write_csv("winners.csv", flag(winners))
         rd.write_csv("hit_ratio.csv", hr)

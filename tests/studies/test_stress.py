@@ -73,6 +73,10 @@ def test_shipped_stress_scenarios_are_valid():
         (('kind = "stress"', 'kind = "run"'), r"not a stress scenario"),
         (("bv_gammas = [0.1]", "bv_gammas = [2.0]"), r"estimators.bv_gammas\[0\]"),
         (('type = "file"', 'type = "file"\nmin_items = 3'), r"source.min_items: unknown key"),
+        (("k_max = 10", 'names = ["recall", "ap"]\nk_max = 10'),
+         r"metrics.names\[1\]: Input should be .*'auc' or 'average_precision_full'; got 'ap'"),
+        (("curve_sizes = [10, 50]", 'curve_sizes = [10, 50]\nnames = ["auc"]\n[user_sampling]\nsizes = [10]'),
+         r"metrics.names: \[user_sampling\] needs a cutoff family .*; got \['auc'\]"),
     ],
 )
 def test_invalid_scenarios_are_reported_with_their_key(tmp_path, patch, pattern):
@@ -164,6 +168,29 @@ def test_out_dir_of_another_scenario_is_refused(tmp_path, file_scenario):
     (out / "manifest.json").write_text('{"scenario": "x", "digest": "0000"}')
     with pytest.raises(RunDirError, match="different content"):
         run_stress_scenario(sc, path, out, progress=False, figures=False)
+
+
+def test_auc_and_untruncated_ap_flow_through_the_tables(tmp_path):
+    text = FILE_SCENARIO.format(path=FIXTURES / "good.csv").replace(
+        'schemes = ["binomial", "popularity", "adaptive"]', 'schemes = ["binomial", "adaptive"]').replace(
+        "sizes = [20, 40]", "sizes = [20]").replace(
+        "k_max = 10", 'names = ["recall", "auc", "average_precision_full"]\nk_max = 10')
+    sc, path = load_stress_scenario(_write(tmp_path, text))
+    outcome = run_stress_scenario(sc, path, tmp_path / "o", progress=False, figures=True)
+    summary = pd.read_csv(tmp_path / "o" / "summary.csv")
+    untr = summary[summary["k"].isna()]
+    assert set(untr["metric"]) == {"auc", "average_precision_full"}
+    assert set(untr["estimator"]) == {"naive", "CLS", "BV(gamma=0.1)", "MLE", "MN_MLE", "adaptive_MLE"}  # no mapping
+    assert set(summary.loc[summary["k"].notna(), "k"]) == {1, 5, 10}
+    assert set(pd.read_csv(tmp_path / "o" / "expected_vs_n.csv")["metric"]) == {"recall"}
+    rel = pd.read_csv(tmp_path / "o" / "relative_error.csv")
+    assert set(rel["metric"]) == {"recall", "auc", "average_precision_full"}
+    assert (tmp_path / "o" / "figures" / "relative_error_binomial_n20.png").exists()
+    assert outcome.estimates["k"].isna().sum() == len(untr)  # every untruncated row is in the summary
+    from simrec.cli import _stress_summary_frame
+
+    printed, k = _stress_summary_frame(outcome)  # the printed summary: a column each beside recall@10
+    assert k == 10 and {"recall", "auc", "average_precision_full"} <= set(printed.columns)
 
 
 def test_simulation_scenario_decomposes_errors(tmp_path):
