@@ -604,15 +604,19 @@ def assess(
 
 @app.command()
 def scenarios() -> None:
-    """List the scenarios shipped with the package (run them by name with `simrec run` or `simrec stress`)."""
+    """List the scenarios and assessments shipped with the package (run them by name with the command shown)."""
     import tomllib
 
+    from .config.assess import shipped_assessments
     from .config.files import shipped_scenarios
 
-    for name, path in sorted(shipped_scenarios().items()):
+    shipped = [(name, path, False) for name, path in sorted(shipped_scenarios().items())]
+    shipped += [(name, path, True) for name, path in sorted(shipped_assessments().items())]
+    for name, path, assessment in shipped:
         with open(path, "rb") as fh:
             raw = tomllib.load(fh)
-        command = "simrec stress" if raw.get("kind") == "stress" else "simrec run"
+        command = ("simrec assess" if assessment else "simrec stress" if raw.get("kind") == "stress"
+                   else "simrec run")
         typer.echo(f"{command:14s} {name:24s} {raw.get('description', '')}")
 
 

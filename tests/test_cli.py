@@ -20,6 +20,7 @@ def test_scenarios_lists_every_shipped_scenario_with_its_command():
     lines = {line.split()[2]: line.split()[1] for line in res.output.splitlines() if line.strip()}
     assert lines["quickstart"] == "run" and lines["thesis-table3"] == "run"
     assert lines["sampled-ml100k"] == "stress"
+    assert lines["ml100k-assess"] == "assess" and lines["ml1m-assess"] == "assess"
 
 
 def test_datasets_describe_prints_the_sizes():
