@@ -183,7 +183,8 @@ def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, fl
     for c in cells:
         best = family_best[c.dataset]
         kls = c.kls()
-        rel = {s: kls[s] / best[s] if best[s] > 0 else math.nan for s in STATISTICS}
+        # no finite family best (e.g. a sweep of sum_kl only: no single-statistic searches): undefined, not 0
+        rel = {s: kls[s] / best[s] if 0 < best[s] < math.inf else math.nan for s in STATISTICS}
         row = {"dataset": c.dataset, "cell": c.cell, "preference": c.preference, "observation": c.observation,
                "objective": c.objective, "best_trial": c.chosen.index, "n_trials": c.n_trials,
                "n_refused": c.n_refused}

@@ -188,7 +188,9 @@ def run_sweep(
                 continue
             cell = CellSpec(preference=c.preference, observation=c.observation)
             fit = {f"kl_{s}": float(v) for s, v in c.kls().items()}
-            fit["average_loss"] = float(sum(fit[f"kl_{s}"] / family_best[t.name][s] for s in STATISTICS) / len(STATISTICS))
+            best = family_best[t.name]
+            fit["average_loss"] = (float(sum(fit[f"kl_{s}"] / best[s] for s in STATISTICS) / len(STATISTICS))
+                                   if all(0 < best[s] < math.inf for s in STATISTICS) else math.nan)
             tables = preset_tables(cell, c.chosen.params, t.shape, t.name, fit)
             how = (f", de-noised: mean of {c.denoised[0].n} fresh simulations of its {len(c.denoised)} best trials"
                    if c.denoised else "")

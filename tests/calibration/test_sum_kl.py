@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import tomllib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -61,7 +64,11 @@ def test_a_sum_kl_sweep_needs_no_single_statistic_searches_and_writes_presets(tm
     table = res.table
     assert list(table["objective"]) == [SUM_KL, SUM_KL]
     np.testing.assert_allclose(table[SUM_KL], table[[f"kl_{s}" for s in STATISTICS]].sum(axis=1), rtol=1e-12)
+    # no single-statistic searches, so no family-best KLs: relative losses are undefined, not 0
+    assert table["average_loss"].isna().all() and table["rel_item_popularity"].isna().all()
     best = pd.read_csv(tmp_path / "toy" / "best.csv")
     assert best.loc[0, "value"] == pytest.approx(table[SUM_KL].min())
     assert "sum of the four KLs for sum_kl" in (tmp_path / "toy" / "summary.md").read_text()
     assert sorted(res.presets) == ["toy/uniform-pop", "toy/uniform-unif"]
+    fit = tomllib.loads(res.presets["toy/uniform-pop"].read_text())["fit"]
+    assert math.isnan(fit["average_loss"]) and fit["kl_user_activity"] > 0
