@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -267,6 +267,7 @@ def estimate_histograms(
     *,
     max_iter: int = 300,
     cache: dict | None = None,
+    fits: dict | None = None,
 ) -> np.ndarray:
     """Every estimator's estimate of every metric from each of B sampled-rank histograms.
 
@@ -290,6 +291,12 @@ def estimate_histograms(
     cache : dict, optional
         Reused across calls with the same scheme, metrics and M (the caller's
         responsibility).
+    fits : dict, optional
+        Memo of the rank-distribution fits (MLE, MES, WMLE: the EM runs),
+        keyed by the fit and the histogram row: calls on the same histograms
+        with other metrics (the stress harness's cutoff and untruncated
+        columns, or a fitted estimator asked for one metric after another)
+        fit each distribution once. Holds one length-N vector per fit and row.
 
     Returns
     -------
@@ -330,8 +337,9 @@ def estimate_histograms(
         elif isinstance(e, WeightedMLE):
             w = decay_weights(ndcg(), scheme.n, e.scale)
             for b in range(counts.shape[0]):
-                d = weighted_mle(_ranks_of(counts[b]), scheme, w, max_iter=max_iter)
-                out[b, i] = d.probabilities @ ms.table
+                pi = _memo(fits, (e, max_iter, counts[b].tobytes()),
+                           lambda b=b: weighted_mle(_ranks_of(counts[b]), scheme, w, max_iter=max_iter).probabilities)
+                out[b, i] = pi @ ms.table
         elif isinstance(e, MappingEstimator):
             for b in range(counts.shape[0]):
                 out[b, i] = _mapping_row(e, counts[b], ms, n_users)
@@ -340,13 +348,23 @@ def estimate_histograms(
     for prior, idx in by_prior.items():
         linear = [estimators[i] for i in idx if not isinstance(estimators[i], (MLE, MES))]
         for b in range(counts.shape[0]):
-            d = _fit_prior(prior, _ranks_of(counts[b]), scheme, max_iter)
-            sol = _linear_corrections(linear, CorrectionProblem(scheme, d.probabilities, prior_name=prior.name),
+            pi = _memo(fits, (prior, max_iter, counts[b].tobytes()),
+                       lambda b=b: _fit_prior(prior, _ranks_of(counts[b]), scheme, max_iter).probabilities)
+            sol = _linear_corrections(linear, CorrectionProblem(scheme, pi, prior_name=prior.name),
                                       ms, n_users) if linear else {}
             for i in idx:
                 e = estimators[i]
-                out[b, i] = d.probabilities @ ms.table if e not in sol else p[b] @ sol[e]
+                out[b, i] = pi @ ms.table if e not in sol else p[b] @ sol[e]
     return out
+
+
+def _memo(fits: dict | None, key: tuple, fit: Callable[[], np.ndarray]) -> np.ndarray:
+    """``fit()``, or its value memoised in ``fits`` under ``key`` (no memo when ``fits`` is None)."""
+    if fits is None:
+        return fit()
+    if key not in fits:
+        fits[key] = fit()
+    return fits[key]
 
 
 def _linearized_replicates(
@@ -439,6 +457,7 @@ class FittedEstimator:
     max_iter: int
     refit: bool = False
     _cache: dict = field(default_factory=dict, init=False, repr=False)
+    _fits: dict = field(default_factory=dict, init=False, repr=False)  # EM fits of the rows, across .estimate calls
 
     def estimates(self, metrics: Sequence[RankMetric]) -> list[Estimate]:
         """Every metric at once (one fit per bootstrap replicate serves all metrics)."""
@@ -459,7 +478,7 @@ class FittedEstimator:
                                               self.max_iter)
             else:
                 vals = estimate_histograms([self.estimator], rows, self.scheme, metrics, max_iter=self.max_iter,
-                                           cache=self._cache)[:, 0, :]
+                                           cache=self._cache, fits=self._fits)[:, 0, :]
         lo, hi = percentile_interval(vals[1:], self.confidence)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)

@@ -65,8 +65,8 @@ Decisions
   mappings estimate Recall/HR only, so their cells are NaN, as for NDCG. The
   untruncated metrics are estimated in a second call of
   :func:`simrec.sampling.estimate_histograms` (so the cutoff families'
-  estimates are bit-identical with or without them); this refits MLE/MES/WMLE
-  once more per repeat, about doubling the fits' cost when they are asked for.
+  estimates are bit-identical with or without them); the two calls share the
+  repeat's EM fits (MLE/MES/WMLE, its ``fits`` memo), so each is fitted once.
 * Estimators are given one catalogue size N = round(mean_u N_u) (users'
   candidate counts differ by their training profiles); sampling itself uses
   each user's own N_u. With a common N_u (e.g. a ranks file) this is exact;
@@ -628,8 +628,9 @@ def run_stress(
             rows = h[None, :]
             if config.n_boot:
                 rows = np.vstack([rows, bootstrap_histograms(h, config.n_boot, boot_gen)])
+            fits = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
             vals = np.concatenate([estimate_histograms(config.estimators, rows, sch, g, max_iter=config.max_iter,
-                                                       cache=cache) for g, cache in groups], axis=2)
+                                                       cache=cache, fits=fits) for g, cache in groups], axis=2)
             est[rep] = vals[0]
             if config.n_boot:
                 lower[rep], upper[rep] = percentile_interval(vals[1:], config.confidence)
