@@ -36,6 +36,7 @@ from simrec._validation import check_choice, check_in_range, check_int
 __all__ = [
     "SampleSize",
     "HypothesisTest",
+    "bonferroni_z",
     "proportion_sample_size",
     "two_proportion_sample_size",
     "hoeffding_bound",
@@ -110,7 +111,11 @@ def _size(exact: float, margin: float, confidence: float, z: float) -> SampleSiz
     return SampleSize(max(1, round(exact)), exact, max(1, math.ceil(exact - 1e-9)), margin, confidence, z)
 
 
-def _z(confidence: float, n_comparisons: int) -> float:
+def bonferroni_z(confidence: float, n_comparisons: int) -> float:
+    """Two-sided normal critical value with Bonferroni's correction: Φ⁻¹(1 − α/(2k)), α = 1 − confidence.
+
+    E.g. 1.95996 for k = 1 and 2.39398 for k = 3 at 95%.
+    """
     confidence = check_in_range("confidence", confidence, 0, 1, low_open=True, high_open=True)
     n_comparisons = check_int("n_comparisons", n_comparisons, low=1)
     alpha = (1 - confidence) / n_comparisons
@@ -141,7 +146,7 @@ def proportion_sample_size(
     """
     margin = check_in_range("margin", margin, 0, 1, low_open=True, high_open=True)
     p = check_in_range("p", p, 0, 1)
-    z = _z(confidence, n_comparisons)
+    z = bonferroni_z(confidence, n_comparisons)
     exact = z * z * p * (1 - p) / margin**2
     return _size(exact, margin, confidence, z)
 
@@ -158,7 +163,7 @@ def two_proportion_sample_size(
     """
     margin = check_in_range("margin", margin, 0, 1, low_open=True, high_open=True)
     p = check_in_range("p", p, 0, 1)
-    z = _z(confidence, n_comparisons)
+    z = bonferroni_z(confidence, n_comparisons)
     exact = 2 * p * (1 - p) * (z / margin) ** 2
     return _size(exact, margin, confidence, z)
 
@@ -261,7 +266,7 @@ def proportion_difference_interval(
     """
     xa, ma = _check_counts(successes_a, n_a, "a")
     xb, mb = _check_counts(successes_b, n_b, "b")
-    z = _z(confidence, 1)
+    z = bonferroni_z(confidence, 1)
     pa, pb = xa / ma, xb / mb
     half = z * math.sqrt(pa * (1 - pa) / ma + pb * (1 - pb) / mb)
     return (pa - pb - half, pa - pb + half)

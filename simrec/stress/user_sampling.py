@@ -89,7 +89,7 @@ from scipy import stats
 
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_in_range, check_int
-from simrec.sampling import hoeffding_margin, metric_table
+from simrec.sampling import bonferroni_z, hoeffding_margin, metric_table
 from simrec.stress.harness import METRIC_FAMILIES, StressResult
 from simrec.stress.sources import RecommenderRanks
 
@@ -339,16 +339,6 @@ def run_user_sampling(
         mean[rep], mean_sq[rep], mean_cross[rep] = moments(codes[idx])
     return UserSamplingResult(size, M, tuple(r.name for r in recommenders), pairs, config.families, config.ks, exact,
                               mean, mean_sq, mean_cross, config.confidence)
-
-
-def bonferroni_z(confidence: float, n_comparisons: int) -> float:
-    """Two-sided normal critical value with Bonferroni's correction: Φ⁻¹(1 − α/(2k)), α = 1 − confidence.
-
-    E.g. 1.95996 for k = 1 and 2.39398 for k = 3 at 95%.
-    """
-    confidence = check_in_range("confidence", confidence, 0, 1, low_open=True, high_open=True)
-    k = check_int("n_comparisons", n_comparisons, low=1)
-    return float(stats.norm.ppf(1 - (1 - confidence) / (2 * k)))
 
 
 @dataclass(frozen=True)
