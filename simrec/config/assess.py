@@ -77,6 +77,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from simrec.calibration.objective import THESIS_OBJECTIVES
 from simrec.config.base import (
     SafeName,
     ScenarioError,
@@ -298,8 +299,7 @@ class Assessment:
         ds = sp.dataset.model_dump(exclude_defaults=True)
         ds["path"] = str(self.data_path)
         return SweepSpec(name=f"{sp.name}-calibration", seed=sp.seed, n_calls=ca.n_calls, n_initial=ca.n_initial,
-                         objectives=["item_popularity", "user_activity", "item_similarity", "user_similarity",
-                                     "average_loss"],
+                         objectives=list(THESIS_OBJECTIVES),
                          denoise_top=ca.denoise_top, denoise_seeds=ca.denoise_seeds, statistics=ca.statistics,
                          dataset=[DatasetSpec(**ds)])
 
@@ -356,8 +356,8 @@ def _preset_cells(presets: str, path: Path) -> tuple[tuple[CalibratedCell, ...] 
                 problems.append(f"{key}: preset {cell}.toml not found in {folder}")
                 continue
             try:
-                tables = read_toml(f)
-            except ScenarioError as exc:
+                tables = load_preset(str(f))  # checks it is a preset file (tables), as a world's preset path is
+            except ValueError as exc:
                 problems.append(f"{key}: {exc}")
                 continue
         else:
