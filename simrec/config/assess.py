@@ -91,7 +91,7 @@ from simrec.config.base import (
 from simrec.config.budget import Budget, run_needs, stress_needs, sweep_needs
 from simrec.config.datasets import DatasetSpec
 from simrec.config.estimators import ESTIMATOR_FAMILIES, EstimatorsSpec
-from simrec.config.files import load_preset
+from simrec.config.files import load_preset, shipped_name
 from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, PopulationSpec, WorldSpec, cell_name
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.config.run import METRIC_NAMES, EvaluationSpec, Scenario, content_digest, world_problems
@@ -314,11 +314,10 @@ def shipped_assessments() -> dict[str, Path]:
 
 def resolve_assessment_path(assessment: str | Path) -> Path:
     """An existing path as is; otherwise the shipped assessment of that name; ScenarioError if neither."""
-    p = Path(assessment)
-    if p.exists():
-        return p
+    if Path(assessment).exists():
+        return Path(assessment)
     shipped = shipped_assessments()
-    name = p.stem if p.suffix == ".toml" and len(p.parts) == 1 else str(assessment)
+    name = shipped_name(assessment)
     if name in shipped:
         return shipped[name]
     raise ScenarioError(f"{assessment}: no such file, and no shipped assessment of that name (shipped: "

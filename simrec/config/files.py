@@ -16,7 +16,7 @@ from typing import Any
 
 from simrec.config.base import ScenarioError, read_toml
 
-__all__ = ["scenario_kind", "shipped_scenarios", "resolve_scenario_path", "load_preset", "merge_presets", "PRESET_TABLES"]
+__all__ = ["scenario_kind", "shipped_scenarios", "shipped_name", "resolve_scenario_path", "load_preset", "merge_presets", "PRESET_TABLES"]
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -38,13 +38,18 @@ def shipped_scenarios(kind: str | None = None) -> dict[str, Path]:
     return {p.stem: p for p in files if kind is None or scenario_kind(p) == kind}
 
 
+def shipped_name(argument: str | Path) -> str:
+    """The shipped-file name a command-line argument means: ``quickstart`` for ``quickstart`` or ``quickstart.toml``."""
+    p = Path(argument)
+    return p.stem if p.suffix == ".toml" and len(p.parts) == 1 else str(argument)
+
+
 def resolve_scenario_path(scenario: str | Path, kind: str | None = None) -> Path:
     """An existing path as is; otherwise the shipped scenario of that name (and ``kind``)."""
-    p = Path(scenario)
-    if p.exists():
-        return p
+    if Path(scenario).exists():
+        return Path(scenario)
     shipped = shipped_scenarios(kind)
-    name = p.stem if p.suffix == ".toml" and len(p.parts) == 1 else str(scenario)
+    name = shipped_name(scenario)
     if name in shipped:
         return shipped[name]
     other = shipped_scenarios().get(name)
