@@ -332,11 +332,13 @@ def ranks(
     min_rating: _MinRating = None,
     k_core: _KCore = None,
     quiet: _Quiet = False,
+    max_memory: _MaxMemory = None,
 ) -> None:
     """Train recommenders on a leave-one-out split of a dataset and write their ranks file for `simrec stress`."""
     import time
 
     from .config import ScenarioError
+    from .config.budget import dataset_read_need, ranks_needs
     from .config.recommenders import parse_recommender_option, recommender_problems
     from .studies.ranks import RANKS_SUFFIXES, dataset_ranks, write_ranks_file
 
@@ -360,8 +362,20 @@ def ranks(
                      for p in recommender_problems(specs, "recommenders", truth=False, base=Path.cwd())]
     if problems:
         _fail("\n".join(problems))
+    # memory: reading the files is estimated from their size before reading; the models and the score blocks
+    # from the dataset's size once read, before any training
+    budget = _budget(max_memory, 1, "serial", None)
+    try:
+        budget.check(dataset, ([[dataset_read_need(dataset)]], []), jobs_option=False)
+    except ScenarioError as exc:
+        _fail(str(exc))
     inter, times = _read_dataset(dataset, kind, split == "last", user_col=user_col, item_col=item_col,
                                  rating_col=rating_col, sep=sep, min_rating=min_rating, k_core=k_core)
+    try:
+        budget.check(dataset, ranks_needs(specs, n_users=inter.n_users, n_items=inter.n_items, n_pairs=inter.n_pairs),
+                     jobs_option=False)
+    except ScenarioError as exc:
+        _fail(str(exc))
     recs = [r.build() for r in specs]
     current = {"name": ""}
     t0 = time.perf_counter()

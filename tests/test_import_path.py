@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -109,9 +110,33 @@ def test_bad_scorers_are_reported_with_file_key_rule_and_value(tmp_path, rec, ne
     text = (BYO / "byo-run.toml").read_text()
     start = text.index("recommenders = [")
     scenario = tmp_path / "s.toml"
-    scenario.write_text(text[:start] + f"recommenders = [{rec}]\n")
-    (tmp_path / "simrec_test_scorers.py").write_text((BYO / "simrec_test_scorers.py").read_text())
+    # a copy of the scorer module under a name of its own: the one in BYO may be imported already, and a
+    # same-named module in another folder is refused (test_same_named_modules_in_two_folders_...)
+    module = f"simrec_test_scorers_{zlib.crc32(rec.encode())}"
+    scenario.write_text(text[:start] + f"recommenders = [{rec.replace('simrec_test_scorers', module)}]\n")
+    (tmp_path / f"{module}.py").write_text((BYO / "simrec_test_scorers.py").read_text())
     code, _, err = invoke(["run", str(scenario), "--out", str(tmp_path / "out")])
     assert code == 2 and err.startswith(f"simrec: error: {scenario}"), err
-    assert needle in err and "Traceback" not in err, err
+    assert needle.replace("simrec_test_scorers", module) in err and "Traceback" not in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_same_named_modules_in_two_folders_are_refused_not_mixed(tmp_path):
+    """Python imports a module once per process: the second folder's file of the same name is refused, naming both."""
+    body = ("from simrec_test_scorers import ShrunkPopScorer as Base\n\n\nclass Other(Base):\n    pass\n")
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder in (a, b):
+        folder.mkdir()
+        (folder / "simrec_dup_scorers_mod.py").write_text(body)
+    import_component("simrec_test_scorers:ShrunkPopScorer", BYO)
+    try:
+        assert import_component("simrec_dup_scorers_mod:Other", a).__name__ == "Other"
+        assert import_component("simrec_dup_scorers_mod:Other", a).__name__ == "Other"  # the same folder again: fine
+        with pytest.raises(ImportPathError, match=r"module 'simrec_dup_scorers_mod' is already imported from .*a.*"
+                                                  r"simrec_dup_scorers_mod.py.*rename one of them"):
+            import_component("simrec_dup_scorers_mod:Other", b)
+    finally:
+        sys.modules.pop("simrec_dup_scorers_mod", None)
+        for folder in (a, b):
+            if str(folder) in sys.path:
+                sys.path.remove(str(folder))

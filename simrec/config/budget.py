@@ -56,6 +56,8 @@ __all__ = [
     "run_needs",
     "stress_needs",
     "sweep_needs",
+    "ranks_needs",
+    "dataset_read_need",
     "check_memory",
 ]
 
@@ -68,6 +70,12 @@ WORKER_BASE = 256 * 2**20
 BYTES_PER_TASK = 4096
 #: One tidy result row (replicate, world, recommender, metric, truth, value, n, ...).
 BYTES_PER_ROW = 200
+#: Reading a dataset file: peak bytes per byte of the file (ML-1M's 24.6 MB ratings.dat: 180 MiB above the
+#: interpreter, i.e. 7.5 B per byte, rounded up).
+BYTES_PER_FILE_BYTE = 8
+#: A score block of ``simrec ranks``/``simrec stress`` (2**21 scores: the scores, the candidate mask, the
+#: tie-breaking keys and the comparisons; measured 31 B per score, rounded up).
+RANKS_BLOCK_BYTES = 40 * 2**21
 
 
 @dataclass(frozen=True)
@@ -101,9 +109,9 @@ class Budget:
         """The generator guard matching this budget (see :func:`max_pairs_for`)."""
         return max_pairs_for(self.max_memory, self.workers)
 
-    def check(self, path: str | Path, needs: Needs) -> float:
+    def check(self, path: str | Path, needs: Needs, *, jobs_option: bool = True) -> float:
         """:func:`check_memory` with this budget."""
-        return check_memory(path, needs, workers=self.workers, max_memory=self.max_memory)
+        return check_memory(path, needs, workers=self.workers, max_memory=self.max_memory, jobs_option=jobs_option)
 
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -228,7 +236,62 @@ def sweep_needs(spec) -> Needs:
     return [search], fixed
 
 
-def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: int) -> float:
+def dataset_read_need(path: str | Path) -> Need:
+    """Reading a dataset file or folder: :data:`BYTES_PER_FILE_BYTE` per byte of its files (known before reading)."""
+    p = Path(path)
+    try:
+        files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
+        size = float(sum(f.stat().st_size for f in files))
+    except OSError:  # unreadable: the reader reports it with its own message
+        size = 0.0
+    return Need(f"reading the dataset {p} ({format_bytes(size)} of files)", "the dataset", BYTES_PER_FILE_BYTE * size)
+
+
+def _model_need(spec, index: int, *, n_users: float, n_items: float, n_pairs: float) -> Need:
+    """A trained recommender kept in memory by ``simrec ranks`` (all stay trained until the file is written).
+
+    LensKit's ItemKNN keeps every item-item similarity above ``min_sim`` unless
+    ``save_nbrs`` is set (float32 value + int32 index, plus the training
+    matrix): 12 B x items x min(items, save_nbrs). UserKNN keeps the normalised
+    rating matrix (12 B per pair) and one row of user similarities per scored
+    user. ImplicitMF keeps float32 user and item factors (x4 for the solver's
+    temporaries) and the training matrix. Popular, Oracle and Random keep one
+    value per item. A scorer by import path is counted as the training matrix
+    only: simrec cannot know what it keeps.
+    """
+    where = f"--recommender[{index}]"
+    name = getattr(spec, "label", None) or getattr(spec, "kind", "recommender")
+    algorithm = getattr(spec, "algorithm", None)
+    params = dict(getattr(spec, "params", {}) or {})
+    if algorithm == "item_knn":
+        keep = float(params.get("save_nbrs") or n_items)
+        return Need(f"{where} (item_knn): up to {n_items:.3g} x {min(keep, n_items):.3g} item similarities",
+                    f"{where} params.save_nbrs", 12.0 * n_items * min(keep, n_items) + 12.0 * n_pairs)
+    if algorithm == "user_knn":
+        return Need(f"{where} (user_knn): the normalised rating matrix", where, 12.0 * n_pairs + 8.0 * n_users)
+    if algorithm == "implicit_mf":
+        k = float(params.get("embedding_size") or params.get("features") or 50)
+        return Need(f"{where} (implicit_mf): {k:.3g} factors for {n_users + n_items:.3g} users and items",
+                    f"{where} params.embedding_size", 16.0 * k * (n_users + n_items) + 12.0 * n_pairs)
+    if getattr(spec, "scorer", None) is not None:
+        return Need(f"{where} ({spec.scorer}): the training matrix (what the scorer itself keeps is not known)",
+                    where, 12.0 * n_pairs)
+    return Need(f"{where} ({name}): one value per item", where, 8.0 * n_items)
+
+
+def ranks_needs(specs, *, n_users: int, n_items: int, n_pairs: int) -> Needs:
+    """The needs of ``simrec ranks`` once its dataset is read: one process holding the data, every trained model
+    and one score block (``specs`` are the parsed ``--recommender`` options)."""
+    data = Need(f"the dataset and its split: {n_pairs:.3g} pairs, {n_users:.3g} users, {n_items:.3g} items",
+                "the dataset (or --k-core, --min-rating)",
+                BYTES_PER_PAIR * float(n_pairs) + BYTES_PER_ITEM * float(n_items) + 64.0 * float(n_users))
+    block = Need("one block of scores being ranked", "--max-memory", float(RANKS_BLOCK_BYTES))
+    models = [_model_need(s, i, n_users=float(n_users), n_items=float(n_items), n_pairs=float(n_pairs))
+              for i, s in enumerate(specs)]
+    return [[data, block, *models]], []
+
+
+def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: int, jobs_option: bool = True) -> float:
     """Refuse a job whose estimated peak exceeds ``max_memory``; return the estimate (bytes).
 
     Peak = ``workers`` x (interpreter + the largest kind of task, its needs
@@ -247,6 +310,8 @@ def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: in
     if math.isfinite(peak) and peak <= max_memory:
         return peak
     base = Need("the interpreter with simrec, LensKit and PyTorch loaded, per worker", "--jobs", WORKER_BASE)
+    if not jobs_option:  # a one-process command (``simrec ranks``)
+        base = Need("the interpreter with simrec, LensKit and PyTorch loaded", "nothing (fixed)", WORKER_BASE)
     parts = sorted([(n, n.bytes * workers) for kind in [*kinds, [base]] for n in kind] + [(n, n.bytes) for n in fixed],
                    key=lambda p: -p[1])
     lines = [f"{path}: too large for the memory limit of {format_bytes(max_memory)} (--max-memory):",
@@ -256,6 +321,6 @@ def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: in
         if b < 0.01 * peak:
             break
         lines.append(f"  {need.what} -> {format_bytes(b)}; change {need.keys}")
-    lines.append("  lower these (or --jobs), or raise --max-memory (e.g. --max-memory 64G) if the machine has the "
+    lines.append(f"  lower these{' (or --jobs)' if jobs_option else ''}, or raise --max-memory (e.g. --max-memory 64G) if the machine has the "
                  "memory")
     raise ScenarioError("\n".join(lines))

@@ -22,6 +22,13 @@ before anything runs:
 not already there, so a module next to the scenario file imports, and
 installed packages and the standard library still win over a file of the
 same name (choose a distinctive module name).
+
+Python imports a module once per process: two scenario folders that each hold
+a ``my_scorers.py`` cannot both be used in one process, and a module of the
+same name installed (or imported earlier) would silently win over the file
+next to the scenario. Decision: :func:`import_component` refuses that case
+with the two locations named, rather than run another file's code under the
+scenario's name — rename one of the modules.
 """
 
 from __future__ import annotations
@@ -109,6 +116,8 @@ def import_component(path: str, search_path: str | Path | None = None) -> Callab
     except Exception as exc:  # the user's module raised while being imported
         raise ImportPathError(f"`scorer` {path!r}: importing module {module!r} failed: "
                               f"{type(exc).__name__}: {exc}") from None
+    if search_path is not None:
+        _check_not_shadowed(path, module.partition(".")[0], Path(search_path))
     if not hasattr(mod, attr):
         raise ImportPathError(f"`scorer` {path!r}: module {module!r} has no attribute {attr!r}")
     obj = getattr(mod, attr)
@@ -117,6 +126,33 @@ def import_component(path: str, search_path: str | Path | None = None) -> Callab
                               f"lenskit.pipeline.Component) or a function returning one; got "
                               f"{type(obj).__name__} {obj!r}")
     return obj
+
+
+def _module_location(top: str) -> Path | None:
+    """The file (or package folder) the imported top-level module ``top`` was loaded from, if any."""
+    mod = sys.modules.get(top)
+    file = getattr(mod, "__file__", None)
+    if file:
+        f = Path(file)
+        return f.parent if f.name == "__init__.py" else f
+    paths = list(getattr(mod, "__path__", []) or [])  # a namespace package
+    return Path(paths[0]) if paths else None
+
+
+def _check_not_shadowed(path: str, top: str, folder: Path) -> None:
+    """ImportPathError if ``folder`` holds its own ``top`` module but the process imported another one."""
+    local = [c for c in (folder / f"{top}.py", folder / top) if c.exists()]
+    loaded = _module_location(top)
+    if not local or loaded is None:
+        return
+    try:
+        same = any(c.resolve() == loaded.resolve() for c in local)
+    except OSError:
+        same = False
+    if not same:
+        raise ImportPathError(
+            f"`scorer` {path!r}: module {top!r} is already imported from {loaded}, so {local[0]} next to the "
+            "file cannot be loaded (Python imports a module once per process); rename one of them")
 
 
 def _config_fields(config_class: Any) -> list[str] | None:

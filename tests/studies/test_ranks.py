@@ -138,3 +138,38 @@ def test_a_failing_scorer_is_named_in_one_line_and_nothing_is_written(timestampe
     assert code == 1 and "Traceback" not in err, err
     assert "recommender 'FailingScorer' failed: ValueError: boom while training (nothing was written" in err
     assert not out.exists()
+
+
+def test_max_memory_refuses_before_reading_or_training(timestamped, tmp_path):
+    """``--max-memory``: the files' size is checked before reading, the models' and blocks' estimate before training."""
+    out = tmp_path / "r.csv"
+    garbage = tmp_path / "garbage.csv"  # unreadable: refused for memory, so the check came before reading
+    garbage.write_bytes(b"\x00\x01 not a dataset")
+    code, _, err = invoke(["ranks", str(garbage), "-r", "popular", "-o", str(out), "--max-memory", "100M"])
+    assert code == 2 and "too large for the memory limit of 100.0 MiB (--max-memory)" in err, err
+    assert "--jobs" not in err and "Traceback" not in err and not out.exists(), err
+    code, _, err = invoke(["ranks", str(timestamped), "-r", "item_knn", "-o", str(out), "--max-memory", "300M"])
+    assert code == 2 and "too large for the memory limit of 300.0 MiB" in err and "one block of scores" in err, err
+    assert not out.exists()
+    code, _, err = invoke(["ranks", str(timestamped), "-r", "popular", "-o", str(out), "--max-memory", "lots"])
+    assert code == 2 and "`--max-memory` must be a size such as 8G" in err and not out.exists()
+    code, _, _ = invoke(["ranks", str(timestamped), "-r", "popular", "-o", str(out), "--max-memory", "2G", "-q"])
+    assert code == 0 and out.exists()
+
+
+def test_ranks_needs_count_what_each_model_keeps():
+    """The estimate of :func:`simrec.config.budget.ranks_needs`: its formulas at ML-20M size, part by part."""
+    from simrec.config.budget import BYTES_PER_PAIR, ranks_needs
+    from simrec.config.recommenders import parse_recommender_option
+
+    size = {"n_users": 138_493, "n_items": 26_744, "n_pairs": 20_000_263}
+    specs = [parse_recommender_option(s) for s in
+             ("item_knn", '{ kind = "lenskit", algorithm = "item_knn", params = { save_nbrs = 100 } }',
+              "implicit_mf", "popular")]
+    (kind,), fixed = ranks_needs(specs, **size)
+    data, block, knn, knn100, mf, pop = (n.bytes for n in kind)
+    assert fixed == [] and data >= BYTES_PER_PAIR * size["n_pairs"]
+    assert knn == pytest.approx(12.0 * 26_744**2 + 12.0 * size["n_pairs"])  # all similarities: 8.6 GB
+    assert knn100 == pytest.approx(12.0 * 26_744 * 100 + 12.0 * size["n_pairs"])
+    assert mf == pytest.approx(16.0 * 50 * (138_493 + 26_744) + 12.0 * size["n_pairs"])
+    assert block == 40 * 2**21 and pop > 0
