@@ -23,7 +23,7 @@ from .interactions import Interactions
 from .observation import observe
 from .split import holdout
 
-__all__ = ["World", "Evaluation", "Replicate", "run_replicate", "true_relevance", "RESULT_COLUMNS"]
+__all__ = ["World", "Evaluation", "Replicate", "run_replicate", "true_relevance", "true_gains", "RESULT_COLUMNS"]
 
 #: Columns of the tidy result frame, in order.
 RESULT_COLUMNS = [
@@ -146,6 +146,35 @@ def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interacti
     return diff
 
 
+def true_gains(truth: Interactions, truth_rows: np.ndarray, relevant: sp.csr_array) -> np.ndarray:
+    """The truth's gains of the pairs of a true relevance set, aligned with its stored pairs.
+
+    Parameters
+    ----------
+    truth : Interactions, shape (n_truth_users, n_items)
+        A graded truth (``truth.gains`` set, e.g. the LDA truth's like counts).
+    truth_rows : ndarray of shape (n_users,)
+        Truth row of each row of ``relevant``.
+    relevant : csr_array of shape (n_users, n_items)
+        Canonical; every pair is a pair of the truth (e.g. rows of
+        :func:`true_relevance`).
+
+    Returns
+    -------
+    ndarray of float64, shape (relevant.nnz,)
+        ``gains[j]`` is the truth's gain of ``relevant``'s j-th stored pair.
+    """
+    if truth.gains is None:
+        raise ValueError("`truth` must carry gains (a graded truth); got a binary Interactions")
+    sub = sp.csr_array(truth.gain_matrix()[np.asarray(truth_rows)])
+    on = sp.csr_array(sub.multiply(relevant))
+    on.eliminate_zeros()
+    on.sort_indices()
+    if on.nnz != relevant.nnz:
+        raise ValueError(f"`relevant` must hold only pairs of the truth; {relevant.nnz - on.nnz} of {relevant.nnz} are not")
+    return on.data.astype(np.float64, copy=False)
+
+
 def _quietly(fn, *args, **kwargs):
     """Call a metric with undefined-value warnings silenced: the replicate
     counts undefined users itself (``n_undefined``)."""
@@ -182,6 +211,15 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
     -----
     Users with no true like never reach the observed data (the observation
     step drops users with no observed item).
+
+    Graded truth: when the truth carries gains (the LDA truth's like counts)
+    and a list metric reads them (``uses_gains``: ``ndcg_lenskit07``), the
+    true relevance set of the list metrics carries the truth's gains of its
+    pairs (:func:`true_gains`); every other metric, and the observed
+    relevance, stay binary. This is the thesis authors' code: its true test
+    set kept the LDA counts as ``rating``, its observed data had ``rating``
+    set to 1 before the split, and LensKit 0.7's nDCG read ``rating`` as the
+    gain.
     """
     # spawn_seeds derives the children without mutating a caller's SeedSequence
     # (SeedSequence.spawn would), so the same seed always gives the same replicate.
@@ -199,6 +237,13 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
     }
     score_metrics = [m for m in evaluation.metrics if m.needs_scores]
     list_metrics = [m for m in evaluation.metrics if not m.needs_scores]
+    # graded true relevance (the LDA truth's like counts) only when a list metric reads it
+    # (ndcg_lenskit07, the thesis code's reading); observed relevance stays binary, as there
+    list_rel_sets: dict[str, sp.csr_array | Interactions] = dict(rel_sets)
+    if truth.gains is not None and any(m.uses_gains for m in list_metrics):
+        true_eval = rel_sets["true"]
+        list_rel_sets["true"] = Interactions(
+            true_eval, gains=true_gains(truth, np.asarray(obs.truth_rows)[evaluated], true_eval))
 
     rows: list[tuple] = []
     rec_rngs = [as_generator(children[3 + j]) for j in range(len(evaluation.recommenders))]
@@ -208,7 +253,7 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
         all_lists = [rec.recommend(train, true_rel, evaluation.n, rec_rng)[evaluated]
                      for rec, rec_rng in zip(evaluation.recommenders, rec_rngs)]
         measured = {kind: _quietly(_metrics.measure_lists_many, all_lists, rel, list_metrics)
-                    for kind, rel in rel_sets.items()}
+                    for kind, rel in list_rel_sets.items()}
         del all_lists
     for j, (rec, rec_rng) in enumerate(zip(evaluation.recommenders, rec_rngs)):
         values: dict[tuple[str, str], np.ndarray] = {

@@ -30,7 +30,7 @@ def test_profile_size_is_lambda_minus_exact_dedup_amount():
     phi = m._sample_phi(rng)
     theta = m._sample_theta(rng, m.n_users)
     streams = _TopicStreams(phi, rng, m.lam * m.n_users / m.n_topics)
-    counts, items = m._block_pairs(streams, theta, rng)
+    counts, items, likes = m._block_pairs(streams, theta, rng)
     p = -np.expm1(-m.lam * theta @ phi)  # (users, items) inclusion probabilities
     e, v = p.sum(), (p * (1 - p)).sum()
     assert abs(counts.sum() - e) < 4 * np.sqrt(v)
