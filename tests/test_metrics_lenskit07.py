@@ -204,3 +204,21 @@ def test_graded_invariants(counts, n, scale):
         assert got[0] == pytest.approx(1.0)
     else:
         assert got[0] < 1.0  # the ideal runs over all relevant items, beyond the list
+
+
+def test_ideal_dcg_integer_and_general_sorts_agree():
+    # like counts take the int64-key sort, other gains numpy's lexsort: same ideal DCG
+    from simrec.metrics.lists import _lenskit07_ideal
+
+    rng = np.random.default_rng(13)
+    sizes = rng.integers(0, 40, size=200)
+    indptr = np.concatenate(([0], np.cumsum(sizes)))
+    indices = np.concatenate([np.sort(rng.choice(60, size=k, replace=False)) for k in sizes])
+    rel = sp.csr_array((np.ones(len(indices)), indices, indptr), shape=(200, 60))
+    counts = rng.integers(1, 30, size=len(indices)).astype(np.int32)
+    by_key = _lenskit07_ideal(rel, counts)
+    np.testing.assert_allclose(_lenskit07_ideal(rel, counts * 0.5) * 2, by_key, rtol=1e-12)  # non-integer: lexsort
+    u = 5  # one user by hand
+    g = np.sort(counts[indptr[u] : indptr[u + 1]])[::-1]
+    assert by_key[u] == pytest.approx(sum(v / max(1.0, math.log2(j)) for j, v in enumerate(g, 1)), rel=1e-12)
+    assert (by_key[sizes == 0] == 0).all()

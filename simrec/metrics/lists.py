@@ -357,13 +357,24 @@ def _lenskit07_ideal(rel: sp.csr_array, gains: np.ndarray) -> np.ndarray:
 
     Each user's gains sorted in descending order, weighted by
     1/max(1, log2 j) at position j and summed, for all users at once (one
-    sort of the pairs by (user, -gain); no loop over users).
+    sort of the pairs by (user, -gain); no loop over users). Integer gains
+    (like counts) are sorted as one int64 key ``user * (top + 1) + top -
+    gain`` (numpy's vectorized sort, about twice as fast as the general
+    ``lexsort`` used for other gains).
     """
     n_users = rel.shape[0]
     sizes = np.diff(rel.indptr).astype(np.int64)
     rows = np.repeat(np.arange(n_users, dtype=np.int64), sizes)
-    g = np.asarray(gains, dtype=np.float64)
-    srt = g[np.lexsort((-g, rows))]  # rows stay in order; gains descending within each row
+    g = np.asarray(gains)
+    top = int(np.ceil(g.max())) if len(g) else 0
+    if len(g) and (np.issubdtype(g.dtype, np.integer) or bool((g == np.floor(g)).all())) \
+            and n_users * (top + 1.0) < 2.0**62:
+        key = rows * (top + 1) + (top - g.astype(np.int64))
+        key.sort()
+        srt = (top - key % (top + 1)).astype(np.float64)  # rows stay in order; gains descending within each row
+    else:
+        g = g.astype(np.float64)
+        srt = g[np.lexsort((-g, rows))]
     position = np.arange(len(srt), dtype=np.int64) - np.repeat(rel.indptr[:-1].astype(np.int64), sizes)
     weights = _lenskit07_discounts(int(sizes.max(initial=0)))
     return np.bincount(rows, weights=srt * weights[position], minlength=n_users)
