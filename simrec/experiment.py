@@ -219,7 +219,9 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
     relevance, stay binary. This is the thesis authors' code: its true test
     set kept the LDA counts as ``rating``, its observed data had ``rating``
     set to 1 before the split, and LensKit 0.7's nDCG read ``rating`` as the
-    gain.
+    gain. The recommenders receive the graded true relevance as well; only
+    ``Oracle(ties="item_id")`` (the authors' Oracle) reads the gains, ranking
+    relevant candidates by like count as the authors' ``Memorized`` Oracle did.
     """
     # spawn_seeds derives the children without mutating a caller's SeedSequence
     # (SeedSequence.spawn would), so the same seed always gives the same replicate.
@@ -237,20 +239,22 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
     }
     score_metrics = [m for m in evaluation.metrics if m.needs_scores]
     list_metrics = [m for m in evaluation.metrics if not m.needs_scores]
-    # graded true relevance (the LDA truth's like counts) only when a list metric reads it
-    # (ndcg_lenskit07, the thesis code's reading); observed relevance stays binary, as there
+    # a graded truth (the LDA truth's like counts): the recommenders get the true relevance with
+    # its gains (only Oracle(ties="item_id"), the authors' Oracle, reads them), and so does a list
+    # metric that reads gains (ndcg_lenskit07, the thesis code's reading); observed relevance stays
+    # binary, as there
+    rec_rel: sp.csr_array | Interactions = true_rel
     list_rel_sets: dict[str, sp.csr_array | Interactions] = dict(rel_sets)
-    if truth.gains is not None and any(m.uses_gains for m in list_metrics):
-        true_eval = rel_sets["true"]
-        list_rel_sets["true"] = Interactions(
-            true_eval, gains=true_gains(truth, np.asarray(obs.truth_rows)[evaluated], true_eval))
-
+    if truth.gains is not None:
+        rec_rel = Interactions(true_rel, gains=true_gains(truth, obs.truth_rows, true_rel))
+        if any(m.uses_gains for m in list_metrics):
+            list_rel_sets["true"] = rec_rel.select_users(evaluated)
     rows: list[tuple] = []
     rec_rngs = [as_generator(children[3 + j]) for j in range(len(evaluation.recommenders))]
     measured: dict[str, list[dict[str, np.ndarray]]] = {}
     if list_metrics:
         # every recommender's lists first, then each relevance set looked up once for all of them
-        all_lists = [rec.recommend(train, true_rel, evaluation.n, rec_rng)[evaluated]
+        all_lists = [rec.recommend(train, rec_rel, evaluation.n, rec_rng)[evaluated]
                      for rec, rec_rng in zip(evaluation.recommenders, rec_rngs)]
         measured = {kind: _quietly(_metrics.measure_lists_many, all_lists, rel, list_metrics)
                     for kind, rel in list_rel_sets.items()}
@@ -263,7 +267,7 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
             parts: dict[tuple[str, str], list[np.ndarray]] = {(m.name, k): [] for m in score_metrics for k in rel_sets}
             for start in range(0, len(evaluated), _SCORE_BLOCK):
                 users = evaluated[start : start + _SCORE_BLOCK]
-                block = rec.score(train, true_rel, rec_rng, users=users)
+                block = rec.score(train, rec_rel, rec_rng, users=users)
                 rel_blocks = [sp.csr_array(rel[start : start + len(users)]) for rel in rel_sets.values()]
                 for m in score_metrics:
                     for kind, v in zip(rel_sets, _quietly(m.per_user_many, block, rel_blocks)):
