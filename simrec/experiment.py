@@ -161,18 +161,20 @@ def true_gains(truth: Interactions, truth_rows: np.ndarray, relevant: sp.csr_arr
 
     Returns
     -------
-    ndarray of float64, shape (relevant.nnz,)
+    ndarray of shape (relevant.nnz,), the dtype of ``truth.gains``
         ``gains[j]`` is the truth's gain of ``relevant``'s j-th stored pair.
     """
     if truth.gains is None:
         raise ValueError("`truth` must carry gains (a graded truth); got a binary Interactions")
     sub = sp.csr_array(truth.gain_matrix()[np.asarray(truth_rows)])
-    on = sp.csr_array(sub.multiply(relevant))
+    ones = sp.csr_array((np.ones(relevant.nnz, dtype=truth.gains.dtype), relevant.indices, relevant.indptr),
+                        shape=relevant.shape)
+    on = sp.csr_array(sub.multiply(ones))
     on.eliminate_zeros()
     on.sort_indices()
     if on.nnz != relevant.nnz:
         raise ValueError(f"`relevant` must hold only pairs of the truth; {relevant.nnz - on.nnz} of {relevant.nnz} are not")
-    return on.data.astype(np.float64, copy=False)
+    return on.data
 
 
 def _quietly(fn, *args, **kwargs):

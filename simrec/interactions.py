@@ -183,10 +183,15 @@ class Interactions:
         """Whether the pairs carry :attr:`gains` (else every gain is 1)."""
         return self.gains is not None
 
-    def gain_matrix(self, dtype: type = np.float64) -> sp.csr_array:
-        """The matrix with each pair's gain as its value (1 where :attr:`gains` is None), shape (n_users, n_items)."""
+    def gain_matrix(self, dtype: type | None = None) -> sp.csr_array:
+        """The matrix with each pair's gain as its value (1 where :attr:`gains` is None), shape (n_users, n_items).
+
+        ``dtype`` defaults to that of the gains (of the binary matrix when there are none).
+        """
         m = self.matrix
-        data = np.ones(m.nnz, dtype=dtype) if self.gains is None else self.gains.astype(dtype)
+        if dtype is None:
+            dtype = m.dtype if self.gains is None else self.gains.dtype
+        data = np.ones(m.nnz, dtype=dtype) if self.gains is None else self.gains.astype(dtype, copy=False)
         out = sp.csr_array((data, m.indices, m.indptr), shape=m.shape)
         out.has_sorted_indices = True
         return out
@@ -198,7 +203,7 @@ class Interactions:
         uid = None if self.user_ids is None else np.asarray(self.user_ids)[rows]
         if self.gains is None:
             return Interactions(sp.csr_array(self.matrix[rows]), uid, self.item_ids)
-        sub = sp.csr_array(self.gain_matrix(self.gains.dtype)[rows])
+        sub = sp.csr_array(self.gain_matrix()[rows])
         return Interactions.from_csr(sub.indptr, sub.indices, sub.shape, sort=False, user_ids=uid,
                                      item_ids=self.item_ids, gains=sub.data)
 

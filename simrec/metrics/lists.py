@@ -77,7 +77,7 @@ class _Gains:
     def at(self, cols: slice) -> np.ndarray:
         """Gain of every entry of ``lists[:, cols]``, float64 (0 = not relevant or padding)."""
         if self._at is None:
-            self._at = membership(self.lists, self.rel, self.gains.astype(np.float64, copy=False))
+            self._at = membership(self.lists, self.rel, self.gains).astype(np.float64, copy=False)
         return self._at[:, cols]
 
     def ideal(self) -> np.ndarray:
