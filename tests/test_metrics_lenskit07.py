@@ -206,9 +206,13 @@ def test_graded_invariants(counts, n, scale):
         assert got[0] < 1.0  # the ideal runs over all relevant items, beyond the list
 
 
-def test_ideal_dcg_integer_and_general_sorts_agree():
+@pytest.mark.parametrize("block", [1 << 18, 7])  # one block; blocks smaller than most users' sets
+def test_ideal_dcg_integer_and_general_sorts_agree(block, monkeypatch):
     # like counts take the int64-key sort, other gains numpy's lexsort: same ideal DCG
+    import simrec.metrics.lists as lists_mod
     from simrec.metrics.lists import _lenskit07_ideal
+
+    monkeypatch.setattr(lists_mod, "_IDEAL_BLOCK_PAIRS", block)
 
     rng = np.random.default_rng(13)
     sizes = rng.integers(0, 40, size=200)
@@ -218,7 +222,7 @@ def test_ideal_dcg_integer_and_general_sorts_agree():
     counts = rng.integers(1, 30, size=len(indices)).astype(np.int32)
     by_key = _lenskit07_ideal(rel, counts)
     np.testing.assert_allclose(_lenskit07_ideal(rel, counts * 0.5) * 2, by_key, rtol=1e-12)  # non-integer: lexsort
-    u = 5  # one user by hand
-    g = np.sort(counts[indptr[u] : indptr[u + 1]])[::-1]
-    assert by_key[u] == pytest.approx(sum(v / max(1.0, math.log2(j)) for j, v in enumerate(g, 1)), rel=1e-12)
+    for u in range(200):  # every user by hand
+        g = np.sort(counts[indptr[u] : indptr[u + 1]])[::-1]
+        assert by_key[u] == pytest.approx(sum(v / max(1.0, math.log2(j)) for j, v in enumerate(g, 1)), rel=1e-12)
     assert (by_key[sizes == 0] == 0).all()

@@ -352,32 +352,52 @@ def _lenskit07_discounts(n: int) -> np.ndarray:
     return 1.0 / np.maximum(1.0, np.log2(np.arange(1, n + 1, dtype=np.float64)))
 
 
+#: Relevant pairs per block of users in :func:`_lenskit07_ideal` (bounds its temporaries, ~40 B a pair).
+_IDEAL_BLOCK_PAIRS = 1 << 18
+
+
 def _lenskit07_ideal(rel: sp.csr_array, gains: np.ndarray) -> np.ndarray:
     """LensKit 0.7's ideal DCG of graded relevance sets, float64 (n_users,).
 
     Each user's gains sorted in descending order, weighted by
-    1/max(1, log2 j) at position j and summed, for all users at once (one
-    sort of the pairs by (user, -gain); no loop over users). Integer gains
-    (like counts) are sorted as one int64 key ``user * (top + 1) + top -
-    gain`` (numpy's vectorized sort, about twice as fast as the general
-    ``lexsort`` used for other gains).
+    1/max(1, log2 j) at position j and summed, vectorized over the users of
+    a block of about ``_IDEAL_BLOCK_PAIRS`` relevant pairs (one sort of the
+    block's pairs by (user, -gain); the Python loop runs over blocks, never
+    over users). Integer gains (like counts) are sorted as one int64 key
+    ``user * (top + 1) + top - gain`` (numpy's vectorized sort, about twice
+    as fast as the general ``lexsort`` used for other gains).
     """
     n_users = rel.shape[0]
-    sizes = np.diff(rel.indptr).astype(np.int64)
-    rows = np.repeat(np.arange(n_users, dtype=np.int64), sizes)
-    g = np.asarray(gains)
-    top = int(np.ceil(g.max())) if len(g) else 0
-    if len(g) and (np.issubdtype(g.dtype, np.integer) or bool((g == np.floor(g)).all())) \
-            and n_users * (top + 1.0) < 2.0**62:
-        key = rows * (top + 1) + (top - g.astype(np.int64))
-        key.sort()
-        srt = (top - key % (top + 1)).astype(np.float64)  # rows stay in order; gains descending within each row
-    else:
-        g = g.astype(np.float64)
-        srt = g[np.lexsort((-g, rows))]
-    position = np.arange(len(srt), dtype=np.int64) - np.repeat(rel.indptr[:-1].astype(np.int64), sizes)
-    weights = _lenskit07_discounts(int(sizes.max(initial=0)))
-    return np.bincount(rows, weights=srt * weights[position], minlength=n_users)
+    out = np.zeros(n_users, dtype=np.float64)
+    indptr = rel.indptr.astype(np.int64)
+    sizes = np.diff(indptr)
+    g_all = np.asarray(gains)
+    if len(g_all) == 0:
+        return out
+    weights = _lenskit07_discounts(int(sizes.max()))
+    top = int(np.ceil(g_all.max()))
+    integral = (np.issubdtype(g_all.dtype, np.integer) or bool((g_all == np.floor(g_all)).all())) \
+        and n_users * (top + 1.0) < 2.0**62
+    cuts = np.searchsorted(indptr, np.arange(_IDEAL_BLOCK_PAIRS, indptr[-1], _IDEAL_BLOCK_PAIRS), side="right") - 1
+    bounds = np.unique(np.concatenate(([0], cuts, [n_users])))
+    for u0, u1 in zip(bounds[:-1], bounds[1:]):
+        p0, p1 = indptr[u0], indptr[u1]
+        rows = np.repeat(np.arange(u1 - u0, dtype=np.int64), sizes[u0:u1])
+        g = g_all[p0:p1]
+        if integral:
+            key = rows * (top + 1) + (top - g.astype(np.int64))
+            key.sort()  # rows stay in order; gains descending within each row
+            np.remainder(key, top + 1, out=key)
+            srt = (top - key).astype(np.float64)
+            del key
+        else:
+            g = g.astype(np.float64)
+            srt = g[np.lexsort((-g, rows))]
+        position = np.arange(p1 - p0, dtype=np.int64)
+        position -= np.repeat(indptr[u0:u1] - p0, sizes[u0:u1])
+        srt *= weights[position]
+        out[u0:u1] = np.bincount(rows, weights=srt, minlength=u1 - u0)
+    return out
 
 
 def _ndcg_lenskit07(p: _Prepared) -> np.ndarray:

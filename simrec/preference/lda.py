@@ -64,6 +64,8 @@ _COUNT_RATIO = 16
 def _unique_counts(keys: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique values of ``keys`` (all in ``[0, n_cells)``) and how often each occurs.
 
+    ``keys`` (int64) may be sorted in place: the caller gives it up.
+
     Returns
     -------
     unique : ndarray of int64, shape (n_unique,)
@@ -74,7 +76,8 @@ def _unique_counts(keys: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarr
         per_cell = np.bincount(keys, minlength=n_cells)
         unique = np.flatnonzero(per_cell)
         return unique, per_cell[unique].astype(np.int32)
-    srt = np.sort(keys)
+    srt = keys
+    srt.sort()
     if len(srt) == 0:
         return srt, np.zeros(0, dtype=np.int32)
     first = np.empty(len(srt), dtype=bool)
@@ -215,7 +218,9 @@ class LDA:
         bounds = np.concatenate(([0], np.cumsum(per_topic)))
         for k in np.flatnonzero(per_topic):
             item[bounds[k] : bounds[k + 1]] = streams.take(k, int(per_topic[k]))
-        keys, likes = _unique_counts(user * I + item, n * I)
+        keys = user * I + item
+        del user, item  # the generator's peak memory is here: keep one array per draw
+        keys, likes = _unique_counts(keys, n * I)
         user, item = np.divmod(keys, I)
         return np.bincount(user, minlength=n), item, likes
 

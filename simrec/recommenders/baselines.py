@@ -429,9 +429,8 @@ class Oracle:
         rrows, ritems = _csr_rows(rel)
         keep = in_seen[ritems] >= 0
         rrows, rs = rrows[keep], in_seen[ritems[keep]]
-        if gains is not None:
-            order = np.lexsort((rs, -np.asarray(gains)[keep], rrows))
-            rrows, rs = rrows[order], rs[order]
+        if gains is not None:  # by (row, -gain); stable, so equal gains keep ascending items; rows stay in place
+            rs = rs[np.lexsort((-np.asarray(gains)[keep], rrows))]
         r = np.bincount(rrows, minlength=n_users)
         t = np.minimum(n, r)
         rank = rank_within_rows(rrows, n_users)
