@@ -23,7 +23,7 @@ from .interactions import Interactions
 from .observation import observe
 from .split import holdout
 
-__all__ = ["World", "Evaluation", "Replicate", "run_replicate", "true_relevance", "RESULT_COLUMNS"]
+__all__ = ["World", "Evaluation", "Replicate", "run_replicate", "true_relevance", "true_gains", "RESULT_COLUMNS"]
 
 #: Columns of the tidy result frame, in order.
 RESULT_COLUMNS = [
@@ -146,6 +146,37 @@ def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interacti
     return diff
 
 
+def true_gains(truth: Interactions, truth_rows: np.ndarray, relevant: sp.csr_array) -> np.ndarray:
+    """The truth's gains of the pairs of a true relevance set, aligned with its stored pairs.
+
+    Parameters
+    ----------
+    truth : Interactions, shape (n_truth_users, n_items)
+        A graded truth (``truth.gains`` set, e.g. the LDA truth's like counts).
+    truth_rows : ndarray of shape (n_users,)
+        Truth row of each row of ``relevant``.
+    relevant : csr_array of shape (n_users, n_items)
+        Canonical; every pair is a pair of the truth (e.g. rows of
+        :func:`true_relevance`).
+
+    Returns
+    -------
+    ndarray of shape (relevant.nnz,), the dtype of ``truth.gains``
+        ``gains[j]`` is the truth's gain of ``relevant``'s j-th stored pair.
+    """
+    if truth.gains is None:
+        raise ValueError("`truth` must carry gains (a graded truth); got a binary Interactions")
+    sub = sp.csr_array(truth.gain_matrix()[np.asarray(truth_rows)])
+    ones = sp.csr_array((np.ones(relevant.nnz, dtype=truth.gains.dtype), relevant.indices, relevant.indptr),
+                        shape=relevant.shape)
+    on = sp.csr_array(sub.multiply(ones))
+    on.eliminate_zeros()
+    on.sort_indices()
+    if on.nnz != relevant.nnz:
+        raise ValueError(f"`relevant` must hold only pairs of the truth; {relevant.nnz - on.nnz} of {relevant.nnz} are not")
+    return on.data
+
+
 def _quietly(fn, *args, **kwargs):
     """Call a metric with undefined-value warnings silenced: the replicate
     counts undefined users itself (``n_undefined``)."""
@@ -182,6 +213,17 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
     -----
     Users with no true like never reach the observed data (the observation
     step drops users with no observed item).
+
+    Graded truth: when the truth carries gains (the LDA truth's like counts)
+    and a list metric reads them (``uses_gains``: ``ndcg_lenskit07``), the
+    true relevance set of the list metrics carries the truth's gains of its
+    pairs (:func:`true_gains`); every other metric, and the observed
+    relevance, stay binary. This is the thesis authors' code: its true test
+    set kept the LDA counts as ``rating``, its observed data had ``rating``
+    set to 1 before the split, and LensKit 0.7's nDCG read ``rating`` as the
+    gain. The recommenders receive the graded true relevance as well; only
+    ``Oracle(ties="item_id")`` (the authors' Oracle) reads the gains, ranking
+    relevant candidates by like count as the authors' ``Memorized`` Oracle did.
     """
     # spawn_seeds derives the children without mutating a caller's SeedSequence
     # (SeedSequence.spawn would), so the same seed always gives the same replicate.
@@ -199,16 +241,25 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
     }
     score_metrics = [m for m in evaluation.metrics if m.needs_scores]
     list_metrics = [m for m in evaluation.metrics if not m.needs_scores]
-
+    # a graded truth (the LDA truth's like counts): the recommenders get the true relevance with
+    # its gains (only Oracle(ties="item_id"), the authors' Oracle, reads them), and so does a list
+    # metric that reads gains (ndcg_lenskit07, the thesis code's reading); observed relevance stays
+    # binary, as there
+    rec_rel: sp.csr_array | Interactions = true_rel
+    list_rel_sets: dict[str, sp.csr_array | Interactions] = dict(rel_sets)
+    if truth.gains is not None:
+        rec_rel = Interactions(true_rel, gains=true_gains(truth, obs.truth_rows, true_rel))
+        if any(m.uses_gains for m in list_metrics):
+            list_rel_sets["true"] = rec_rel.select_users(evaluated)
     rows: list[tuple] = []
     rec_rngs = [as_generator(children[3 + j]) for j in range(len(evaluation.recommenders))]
     measured: dict[str, list[dict[str, np.ndarray]]] = {}
     if list_metrics:
         # every recommender's lists first, then each relevance set looked up once for all of them
-        all_lists = [rec.recommend(train, true_rel, evaluation.n, rec_rng)[evaluated]
+        all_lists = [rec.recommend(train, rec_rel, evaluation.n, rec_rng)[evaluated]
                      for rec, rec_rng in zip(evaluation.recommenders, rec_rngs)]
         measured = {kind: _quietly(_metrics.measure_lists_many, all_lists, rel, list_metrics)
-                    for kind, rel in rel_sets.items()}
+                    for kind, rel in list_rel_sets.items()}
         del all_lists
     for j, (rec, rec_rng) in enumerate(zip(evaluation.recommenders, rec_rngs)):
         values: dict[tuple[str, str], np.ndarray] = {
@@ -218,7 +269,7 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
             parts: dict[tuple[str, str], list[np.ndarray]] = {(m.name, k): [] for m in score_metrics for k in rel_sets}
             for start in range(0, len(evaluated), _SCORE_BLOCK):
                 users = evaluated[start : start + _SCORE_BLOCK]
-                block = rec.score(train, true_rel, rec_rng, users=users)
+                block = rec.score(train, rec_rel, rec_rng, users=users)
                 rel_blocks = [sp.csr_array(rel[start : start + len(users)]) for rel in rel_sets.values()]
                 for m in score_metrics:
                     for kind, v in zip(rel_sets, _quietly(m.per_user_many, block, rel_blocks)):

@@ -2,7 +2,10 @@
 
 Every generator returns an :class:`Interactions`, every sampler maps one to a
 subset of it, every statistic reads one (shared/DESIGN.md, "The common
-currency").
+currency"). A truth may also carry per-pair *gains* (the LDA truth's like
+counts, graded relevance for :func:`simrec.metrics.ndcg_lenskit07`); the
+matrix itself stays binary, so everything that reads only the pairs is
+unaffected, and an :class:`Interactions` without gains costs nothing extra.
 """
 
 from __future__ import annotations
@@ -38,11 +41,21 @@ class Interactions:
         a simulated truth, whatever the producer documents.
     item_ids : ndarray of shape (n_items,), optional
         External item ids.
+    gains : ndarray of shape (n_pairs,), optional
+        Graded relevance of every stored pair, aligned with ``matrix.indices``
+        (pair ``j`` is user ``row_of_pairs()[j]``, item ``matrix.indices[j]``);
+        finite and > 0. ``None`` (default) means binary: every pair has gain 1,
+        and nothing is stored. The LDA generator sets it to the number of
+        draws of the pair (its like count); the Uniform and IBP truths and
+        observed data have none. Only gain-aware metrics read it
+        (:func:`simrec.metrics.ndcg_lenskit07`); every other metric, sampler
+        and statistic reads the binary pairs.
     """
 
     matrix: sp.csr_array
     user_ids: np.ndarray | None = None
     item_ids: np.ndarray | None = None
+    gains: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         m = self.matrix
@@ -55,6 +68,15 @@ class Interactions:
         for name, ids, n in (("user_ids", self.user_ids, m.shape[0]), ("item_ids", self.item_ids, m.shape[1])):
             if ids is not None and len(ids) != n:
                 raise ValueError(f"`{name}` must have length {n}; got {len(ids)}")
+        if self.gains is not None:
+            g = np.asarray(self.gains)
+            if g.ndim != 1 or len(g) != m.nnz:
+                raise ValueError(f"`gains` must be 1-d with one value per stored pair ({m.nnz}); got shape {g.shape}")
+            if not (np.issubdtype(g.dtype, np.integer) or np.issubdtype(g.dtype, np.floating)) or g.dtype == np.bool_:
+                raise TypeError(f"`gains` must hold integer or float values; got dtype {g.dtype}")
+            if len(g) and not (np.isfinite(g).all() and g.min() > 0):
+                raise ValueError(f"`gains` must be finite and > 0; got range [{g.min()}, {g.max()}]")
+            object.__setattr__(self, "gains", g)
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -67,24 +89,29 @@ class Interactions:
         sort: bool = True,
         user_ids: np.ndarray | None = None,
         item_ids: np.ndarray | None = None,
+        gains: np.ndarray | None = None,
     ) -> Interactions:
         """Build from CSR parts whose rows hold unique column indices.
 
-        ``sort=True`` sorts each row's indices (one vectorized lexsort);
+        ``sort=True`` sorts each row's indices (one vectorized lexsort; the
+        optional ``gains``, aligned with ``indices``, follow their pairs);
         pass ``False`` only when they are already sorted.
         """
         indptr = np.asarray(indptr, dtype=np.int64)
         indices = np.asarray(indices)
         if sort and len(indices):
             rows = np.repeat(np.arange(shape[0], dtype=np.int64), np.diff(indptr))
-            indices = indices[np.lexsort((indices, rows))]
+            order = np.lexsort((indices, rows))
+            indices = indices[order]
+            if gains is not None:
+                gains = np.asarray(gains)[order]
         idx_dtype = np.int32 if max(shape) < 2**31 and len(indices) < 2**31 else np.int64
         mat = sp.csr_array(
             (np.ones(len(indices), dtype=DATA_DTYPE), indices.astype(idx_dtype, copy=False), indptr.astype(idx_dtype)),
             shape=shape,
         )
         mat.has_sorted_indices = True
-        return cls(mat, user_ids, item_ids)
+        return cls(mat, user_ids, item_ids, gains)
 
     @classmethod
     def from_pairs(
@@ -151,19 +178,44 @@ class Interactions:
         """The matrix with a float dtype, for products."""
         return self.matrix.astype(dtype)
 
+    @property
+    def graded(self) -> bool:
+        """Whether the pairs carry :attr:`gains` (else every gain is 1)."""
+        return self.gains is not None
+
+    def gain_matrix(self, dtype: type | None = None) -> sp.csr_array:
+        """The matrix with each pair's gain as its value (1 where :attr:`gains` is None), shape (n_users, n_items).
+
+        ``dtype`` defaults to that of the gains (of the binary matrix when there are none).
+        """
+        m = self.matrix
+        if dtype is None:
+            dtype = m.dtype if self.gains is None else self.gains.dtype
+        data = np.ones(m.nnz, dtype=dtype) if self.gains is None else self.gains.astype(dtype, copy=False)
+        out = sp.csr_array((data, m.indices, m.indptr), shape=m.shape)
+        out.has_sorted_indices = True
+        return out
+
     # -- transforms ---------------------------------------------------------
     def select_users(self, rows: np.ndarray) -> Interactions:
-        """The sub-matrix of the given user rows (in that order); ids follow."""
+        """The sub-matrix of the given user rows (in that order); ids and gains follow."""
         rows = np.asarray(rows, dtype=np.int64)
-        sub = self.matrix[rows]
         uid = None if self.user_ids is None else np.asarray(self.user_ids)[rows]
-        return Interactions(sp.csr_array(sub), uid, self.item_ids)
+        if self.gains is None:
+            return Interactions(sp.csr_array(self.matrix[rows]), uid, self.item_ids)
+        sub = sp.csr_array(self.gain_matrix()[rows])
+        return Interactions.from_csr(sub.indptr, sub.indices, sub.shape, sort=False, user_ids=uid,
+                                     item_ids=self.item_ids, gains=sub.data)
 
     def to_frame(self) -> pd.DataFrame:
-        """Tidy (user, item) index pairs, one row per stored pair."""
+        """Tidy (user, item) index pairs, one row per stored pair (and their ``gain`` when graded)."""
         import pandas as pd  # only here: importing simrec stays free of pandas
 
-        return pd.DataFrame({"user": self.row_of_pairs(), "item": self.matrix.indices.astype(np.int64)})
+        cols = {"user": self.row_of_pairs(), "item": self.matrix.indices.astype(np.int64)}
+        if self.gains is not None:
+            cols["gain"] = self.gains
+        return pd.DataFrame(cols)
 
     def __repr__(self) -> str:
-        return f"Interactions(n_users={self.n_users}, n_items={self.n_items}, n_pairs={self.n_pairs})"
+        graded = ", graded" if self.gains is not None else ""
+        return f"Interactions(n_users={self.n_users}, n_items={self.n_items}, n_pairs={self.n_pairs}{graded})"

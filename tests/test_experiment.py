@@ -11,13 +11,15 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from simrec.experiment import Evaluation, World, run_replicate, true_relevance
+from simrec._random import as_generator, spawn_seeds
+from simrec.experiment import Evaluation, World, run_replicate, true_gains, true_relevance
 from simrec.interactions import Interactions
-from simrec.metrics import Precision, Recall
-from simrec.observation import PopularitySampler, TruncatedPareto, UniformSampler
-from simrec.preference import IBP, Uniform
+from simrec.metrics import AUC, NDCG, NDCGLensKit07, Precision, Recall
+from simrec.observation import PopularitySampler, TruncatedPareto, UniformSampler, observe
+from simrec.preference import IBP, LDA, Uniform
 from simrec.recommenders import Oracle, Popular, RandomRecommender
 from simrec.report import errors, pairwise_wins, summarize, wilson_interval
+from simrec.split import holdout
 
 PROFILE = TruncatedPareto(m_low=5, alpha=1.0, m_high=150)
 EVAL = Evaluation(recommenders=(Oracle(), Popular(), RandomRecommender()), metrics=(Precision(), Recall()), n=20)
@@ -89,6 +91,77 @@ def test_true_relevance_is_truth_minus_train():
     rel = true_relevance(truth, np.array([0, 1]), train)
     assert (rel.toarray() == np.array([[1, 0, 1, 0], [0, 1, 0, 0]])).all()
     assert isinstance(rel, sp.csr_array) and rel.has_canonical_format
+
+
+def test_true_gains_are_the_truths_gains_of_the_true_pairs():
+    # truth rows: 0 -> {0: 4, 1: 2, 2: 7}, 1 -> {1: 1, 3: 3}, 2 -> {0: 5}; observed users = truth rows [2, 0]
+    truth = Interactions.from_csr([0, 3, 5, 6], [0, 1, 2, 1, 3, 0], (3, 4), gains=np.array([4, 2, 7, 1, 3, 5]))
+    train = Interactions.from_pairs(np.array([1]), np.array([1]), (2, 4))  # user 1 (truth row 0) trained on item 1
+    rel = true_relevance(truth, np.array([2, 0]), train)
+    assert rel.toarray().tolist() == [[1, 0, 0, 0], [1, 0, 1, 0]]
+    assert true_gains(truth, np.array([2, 0]), rel).tolist() == [5.0, 4.0, 7.0]
+    with pytest.raises(ValueError, match="`truth` must carry gains"):
+        true_gains(Interactions(truth.matrix), np.array([2, 0]), rel)
+    with pytest.raises(ValueError, match="`relevant` must hold only pairs of the truth; 1 of 4 are not"):
+        true_gains(truth, np.array([2, 0]), sp.csr_array(np.array([[1, 1, 0, 0], [1, 0, 1, 0]], dtype=np.int8)))
+
+
+class _AsBinary:
+    """A preference model's truth with its gains dropped (or set to ``ones``)."""
+
+    def __init__(self, model, ones: bool = False) -> None:
+        self.model, self.ones, self.n_users = model, ones, model.n_users
+
+    def generate(self, rng, *, max_pairs=None):
+        t = self.model.generate(rng, max_pairs=max_pairs)
+        return Interactions(t.matrix, gains=np.ones(t.n_pairs) if self.ones else None)
+
+
+_LDA = LDA(n_users=250, n_items=160, n_topics=4, lam=60.0, a=0.3, b=0.05)
+_GRADED_EVAL = Evaluation(recommenders=(Oracle(), Popular()), metrics=(Precision(), NDCG(), NDCGLensKit07(), AUC()), n=15)
+
+
+def _lda_world(pref) -> World:
+    return World("lda-pop", pref, TruncatedPareto(m_low=5, alpha=1.0, m_high=60), PopularitySampler())
+
+
+def test_graded_truth_changes_only_the_true_ndcg_lenskit07():
+    graded = run_replicate(_lda_world(_LDA), _GRADED_EVAL, 31).results
+    binary = run_replicate(_lda_world(_AsBinary(_LDA)), _GRADED_EVAL, 31).results
+    ones = run_replicate(_lda_world(_AsBinary(_LDA, ones=True)), _GRADED_EVAL, 31).results
+    pd.testing.assert_frame_equal(ones, binary)  # gain 1 everywhere is the binary reading
+    moved = (graded["value"] - binary["value"]).abs() > 1e-12
+    assert moved.any()
+    assert set(graded.loc[moved, "metric"]) == {"ndcg_lenskit07"} and set(graded.loc[moved, "truth"]) == {"true"}
+    cols = ["n_evaluated", "n_undefined"]
+    pd.testing.assert_frame_equal(graded[cols], binary[cols])
+
+
+def test_graded_true_ndcg_lenskit07_by_hand():
+    """The replicate's mean against the same pipeline recomputed step by step (the seed
+    contract of run_replicate) and a per-user loop over the truth's like counts."""
+    seed = 32
+    evaluation = Evaluation(recommenders=(Popular(),), metrics=(NDCGLensKit07(),), n=15)
+    world = _lda_world(_LDA)
+    got = run_replicate(world, evaluation, seed).results.set_index("truth")["value"]
+    children = spawn_seeds(seed, 4)
+    truth = _LDA.generate(as_generator(children[0]))
+    obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
+    split = holdout(obs.observed, 0.2, as_generator(children[2]))
+    true_rel = true_relevance(truth, obs.truth_rows, split.train)
+    lists = Popular().recommend(split.train, true_rel, 15, as_generator(children[3]))
+    dense_gain = truth.gain_matrix().toarray()
+    values = []
+    for u in np.flatnonzero(split.test.user_counts() > 0):
+        rel_items = true_rel[[u]].indices
+        if len(rel_items) == 0:
+            continue
+        g = {int(i): dense_gain[obs.truth_rows[u], i] for i in rel_items}
+        dcg = sum(g.get(int(i), 0.0) / max(1.0, np.log2(r)) for r, i in enumerate(lists[u], 1) if i >= 0)
+        ideal = sorted(g.values(), reverse=True)
+        values.append(dcg / sum(v / max(1.0, np.log2(j)) for j, v in enumerate(ideal, 1)))
+    assert got["true"] == pytest.approx(np.mean(values), rel=1e-12)
+    assert max(dense_gain.max(), 0) > 1  # the truth is really graded
 
 
 def test_replicate_is_reproducible_and_adding_a_recommender_keeps_the_others():

@@ -8,7 +8,10 @@ pass ``lists[:, :k]``. :math:`|L_u|` is the *real* length of user u's list (its
 number of non-padding entries), :math:`\\mathrm{rel}_i = 1[L_{u,i} \\in
 \\mathrm{Rel}_u]` and :math:`h_u = \\sum_{i \\le N} \\mathrm{rel}_i = |L_u \\cap
 \\mathrm{Rel}_u|`. Definitions follow shared/DESIGN.md §4 (Tian's thesis §3.5:
-Precision, Recall, MRR, nDCG as computed by LensKit).
+Precision, Recall, MRR, nDCG as computed by LensKit). Relevance is binary
+for every metric except :func:`ndcg_lenskit07`, which uses the per-pair gains
+of an :class:`~simrec.interactions.Interactions` relevance set when it has
+them (graded relevance, as LensKit 0.7 with a ``rating`` column).
 
 NaN policy: users with an empty relevance set are not evaluated, so every
 metric (even precision, which LensKit defines as 0 there) is NaN for them, with
@@ -35,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from simrec.interactions import Interactions
-from simrec.metrics._common import as_relevance, check_evaluated, check_lists, finish, membership
+from simrec.metrics._common import as_relevance, check_evaluated, check_lists, finish, membership, relevance_gains
 
 __all__ = [
     "LIST_METRICS",
@@ -55,24 +58,56 @@ __all__ = [
 Relevance = sp.csr_array | Interactions
 
 
+class _Gains:
+    """Graded relevance of a set of list arrays, looked up lazily and once.
+
+    Only :func:`ndcg_lenskit07` reads gains, so nothing here is computed
+    unless it is asked for; then the gain of every list entry (of all arrays
+    side by side) is one :func:`membership` pass and each user's ideal DCG one
+    sort of the relevance pairs, shared by every array.
+    """
+
+    __slots__ = ("lists", "rel", "gains", "_at", "_ideal")
+
+    def __init__(self, lists: np.ndarray, rel: sp.csr_array, gains: np.ndarray) -> None:
+        self.lists, self.rel, self.gains = lists, rel, gains
+        self._at: np.ndarray | None = None
+        self._ideal: np.ndarray | None = None
+
+    def at(self, cols: slice) -> np.ndarray:
+        """Gain of every entry of ``lists[:, cols]``, float64 (0 = not relevant or padding)."""
+        if self._at is None:
+            self._at = membership(self.lists, self.rel, self.gains).astype(np.float64, copy=False)
+        return self._at[:, cols]
+
+    def ideal(self) -> np.ndarray:
+        """Each user's LensKit 0.7 ideal DCG, float64 (n_users,): :func:`_lenskit07_ideal`."""
+        if self._ideal is None:
+            self._ideal = _lenskit07_ideal(self.rel, self.gains)
+        return self._ideal
+
+
 class _Prepared:
     """Checked inputs and the per-user quantities every list metric uses."""
 
-    __slots__ = ("is_rel", "n_rel", "n_hits", "length", "evaluated", "N")
+    __slots__ = ("is_rel", "n_rel", "n_hits", "length", "evaluated", "N", "graded", "cols")
 
     def __init__(self, lists: object, relevant: object, evaluated: object) -> None:
         arr = np.asarray(lists)
         n_users = arr.shape[0] if arr.ndim == 2 else None
         rel = as_relevance(relevant, n_users)
         arr = check_lists(lists, rel.shape[1])
-        self._fill(arr, rel, check_evaluated(evaluated, arr.shape[0]), membership(arr, rel))
+        gains = relevance_gains(relevant)
+        graded = None if gains is None else _Gains(arr, rel, gains)
+        self._fill(arr, rel, check_evaluated(evaluated, arr.shape[0]), membership(arr, rel), graded, slice(None))
 
     @classmethod
     def many(cls, lists_seq: Sequence[object], relevant: object, evaluated: object) -> list[_Prepared]:
         """One :class:`_Prepared` per list array, with one membership look-up for all of them.
 
         The arrays (same users) are checked one by one, then laid side by
-        side so that the relevance bitmap of :func:`membership` is built once.
+        side so that the relevance bitmap of :func:`membership` is built once
+        (and, for graded relevance, the gain look-up and the ideal DCGs).
         """
         arrs = [np.asarray(lists) for lists in lists_seq]
         n_users = arrs[0].shape[0] if arrs and arrs[0].ndim == 2 else None
@@ -82,22 +117,29 @@ class _Prepared:
         if bad:
             raise ValueError(f"`lists` must have {rel.shape[0]} rows (one per user) in every array; got {bad[0]}")
         mask = check_evaluated(evaluated, rel.shape[0])
-        is_rel = membership(np.hstack(arrs), rel) if arrs else None
+        side = np.hstack(arrs) if arrs else None
+        is_rel = membership(side, rel) if arrs else None
+        gains = relevance_gains(relevant)
+        graded = None if gains is None or not arrs else _Gains(side, rel, gains)
         out, start = [], 0
         for a in arrs:
             p = cls.__new__(cls)
-            p._fill(a, rel, mask, is_rel[:, start : start + a.shape[1]])
+            cols = slice(start, start + a.shape[1])
+            p._fill(a, rel, mask, is_rel[:, cols], graded, cols)
             start += a.shape[1]
             out.append(p)
         return out
 
-    def _fill(self, arr: np.ndarray, rel: sp.csr_array, evaluated: np.ndarray, is_rel: np.ndarray) -> None:
+    def _fill(self, arr: np.ndarray, rel: sp.csr_array, evaluated: np.ndarray, is_rel: np.ndarray,
+              graded: _Gains | None, cols: slice) -> None:
         self.evaluated = evaluated
         self.is_rel = is_rel
         self.n_hits = self.is_rel.sum(axis=1)
         self.n_rel = np.diff(rel.indptr).astype(np.int64)
         self.length = (arr >= 0).sum(axis=1)
         self.N = arr.shape[1]
+        self.graded = graded
+        self.cols = cols
 
     def ratio(self, num: np.ndarray, den: np.ndarray) -> np.ndarray:
         out = np.zeros(len(num), dtype=np.float64)
@@ -246,7 +288,10 @@ def ndcg(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None
     :math:`i \\ge 2` is ours at rank :math:`i - 1` (rank 2 weighs as much as
     rank 1), so e.g. a single relevant item at position 2 out of
     :math:`|\\mathrm{Rel}| = 1` scores 1 there and :math:`1/\\log_2 3 \\approx
-    0.631` here. Parameters as :func:`hits`; NaN where
+    0.631` here. Always binary: the gains an
+    :class:`~simrec.interactions.Interactions` may carry (the LDA truth's like
+    counts) are ignored (the graded reading is :func:`ndcg_lenskit07`'s, the
+    thesis code's). Parameters as :func:`hits`; NaN where
     :math:`\\mathrm{Rel}_u = \\emptyset`.
     """
     return _ndcg(_Prepared(lists, relevant, evaluated))
@@ -264,19 +309,41 @@ def ndcg_lenskit07(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndar
     """nDCG as LensKit 0.7 computed it for Tian's thesis (a named variant of :func:`ndcg`).
 
     .. math::
-        \\mathrm{DCG}_u = \\sum_{i=1}^{N} \frac{\\mathrm{rel}_i}{\\max(1, \\log_2 i)}, \\qquad
-        \\mathrm{IDCG}_u = \\sum_{i=1}^{|\\mathrm{Rel}_u|} \frac{1}{\\max(1, \\log_2 i)}, \\qquad
-        \\mathrm{nDCG}_u = \frac{\\mathrm{DCG}_u}{\\mathrm{IDCG}_u}
+        \\mathrm{DCG}_u = \\sum_{i=1}^{N} \\frac{g_u(L_{u,i})}{\\max(1, \\log_2 i)}, \\qquad
+        \\mathrm{IDCG}_u = \\sum_{j=1}^{|\\mathrm{Rel}_u|} \\frac{g_u^{(j)}}{\\max(1, \\log_2 j)}, \\qquad
+        \\mathrm{nDCG}_u = \\frac{\\mathrm{DCG}_u}{\\mathrm{IDCG}_u}
 
-    Two differences from the standard :func:`ndcg`: the discount
-    1/max(1, log2 i) (ranks 1 and 2 weigh 1), and the ideal ranking over *all*
-    of the user's relevant items, not the first N, so a list cannot reach 1
-    when :math:`|\\mathrm{Rel}_u| > N`: a 50-item list of relevant items with
-    :math:`|\\mathrm{Rel}| = 200` scores 0.3845 here and 1 in :func:`ndcg`.
-    This is what the thesis's published nDCG numbers used (LensKit 0.7's
-    ``ndcg``, through the authors' code). Binary gains: the authors' LDA truth
-    kept like counts as graded gains, which simrec's binary truth does not
-    have. Parameters as :func:`hits`; NaN where :math:`\\mathrm{Rel}_u = \\emptyset`.
+    where :math:`g_u(i)` is the gain of item i for user u (0 if i is not
+    relevant or the entry is padding) and :math:`g_u^{(1)} \\ge g_u^{(2)} \\ge
+    \\dots` are the gains of *all* of u's relevant items sorted in descending
+    order. This is LensKit 0.7's ``lenskit.metrics.topn.ndcg`` with its
+    default discount ``np.log2`` (its ``_dcg`` divides by the discount where it
+    exceeds 1): with a ``rating`` column in the truth, the list's gains are the
+    truth's ratings of its items and the ideal is the DCG of all the truth's
+    ratings sorted descending, else both use gain 1.
+
+    Gains. When ``relevant`` is an :class:`~simrec.interactions.Interactions`
+    carrying ``gains`` (the LDA truth's like counts), they are used; otherwise
+    (no gains, or a sparse array, whose stored values are never read as
+    gains) every relevant item has gain 1 and :math:`g_u^{(j)} = 1`. This
+    follows the thesis authors' code: its true relevance kept the LDA truth's
+    summed per-topic counts as ``rating`` (the Uniform and IBP truths have
+    1), while its observed data had ``rating = 1`` set before the split, so
+    observed relevance is binary. simrec's pipeline does the same
+    (:func:`simrec.experiment.run_replicate`).
+
+    Two further differences from the standard :func:`ndcg` (which is always
+    binary): the discount 1/max(1, log2 i) (ranks 1 and 2 weigh 1), and the
+    ideal ranking over *all* of the user's relevant items, not the first N,
+    so a list cannot reach 1 when :math:`|\\mathrm{Rel}_u| > N`: a 50-item
+    list of relevant items with :math:`|\\mathrm{Rel}| = 200` scores 0.3845
+    here and 1 in :func:`ndcg` (binary gains). Parameters as :func:`hits`
+    (``relevant`` may carry gains); NaN where :math:`\\mathrm{Rel}_u = \\emptyset`.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_users,)
+        In [0, 1].
     """
     return _ndcg_lenskit07(_Prepared(lists, relevant, evaluated))
 
@@ -285,11 +352,64 @@ def _lenskit07_discounts(n: int) -> np.ndarray:
     return 1.0 / np.maximum(1.0, np.log2(np.arange(1, n + 1, dtype=np.float64)))
 
 
+#: Relevant pairs per block of users in :func:`_lenskit07_ideal` (bounds its temporaries, ~40 B a pair).
+_IDEAL_BLOCK_PAIRS = 1 << 18
+
+
+def _lenskit07_ideal(rel: sp.csr_array, gains: np.ndarray) -> np.ndarray:
+    """LensKit 0.7's ideal DCG of graded relevance sets, float64 (n_users,).
+
+    Each user's gains sorted in descending order, weighted by
+    1/max(1, log2 j) at position j and summed, vectorized over the users of
+    a block of about ``_IDEAL_BLOCK_PAIRS`` relevant pairs (one sort of the
+    block's pairs by (user, -gain); the Python loop runs over blocks, never
+    over users). Integer gains (like counts) are sorted as one int64 key
+    ``user * (top + 1) + top - gain`` (numpy's vectorized sort, about twice
+    as fast as the general ``lexsort`` used for other gains).
+    """
+    n_users = rel.shape[0]
+    out = np.zeros(n_users, dtype=np.float64)
+    indptr = rel.indptr.astype(np.int64)
+    sizes = np.diff(indptr)
+    g_all = np.asarray(gains)
+    if len(g_all) == 0:
+        return out
+    weights = _lenskit07_discounts(int(sizes.max()))
+    top = int(np.ceil(g_all.max()))
+    integral = (np.issubdtype(g_all.dtype, np.integer) or bool((g_all == np.floor(g_all)).all())) \
+        and n_users * (top + 1.0) < 2.0**62
+    cuts = np.searchsorted(indptr, np.arange(_IDEAL_BLOCK_PAIRS, indptr[-1], _IDEAL_BLOCK_PAIRS), side="right") - 1
+    bounds = np.unique(np.concatenate(([0], cuts, [n_users])))
+    for u0, u1 in zip(bounds[:-1], bounds[1:]):
+        p0, p1 = indptr[u0], indptr[u1]
+        rows = np.repeat(np.arange(u1 - u0, dtype=np.int64), sizes[u0:u1])
+        g = g_all[p0:p1]
+        if integral:
+            key = rows * (top + 1) + (top - g.astype(np.int64))
+            key.sort()  # rows stay in order; gains descending within each row
+            np.remainder(key, top + 1, out=key)
+            srt = (top - key).astype(np.float64)
+            del key
+        else:
+            g = g.astype(np.float64)
+            srt = g[np.lexsort((-g, rows))]
+        position = np.arange(p1 - p0, dtype=np.int64)
+        position -= np.repeat(indptr[u0:u1] - p0, sizes[u0:u1])
+        srt *= weights[position]
+        out[u0:u1] = np.bincount(rows, weights=srt, minlength=u1 - u0)
+    return out
+
+
 def _ndcg_lenskit07(p: _Prepared) -> np.ndarray:
-    dcg = p.is_rel.astype(np.float64) @ _lenskit07_discounts(p.N)
-    most = int(p.n_rel.max()) if len(p.n_rel) else 0
-    ideal_cum = np.concatenate(([0.0], np.cumsum(_lenskit07_discounts(most))))
-    idcg = ideal_cum[p.n_rel]
+    disc = _lenskit07_discounts(p.N)
+    if p.graded is not None:
+        dcg = p.graded.at(p.cols) @ disc
+        idcg = p.graded.ideal()
+    else:
+        dcg = p.is_rel.astype(np.float64) @ disc
+        most = int(p.n_rel.max()) if len(p.n_rel) else 0
+        ideal_cum = np.concatenate(([0.0], np.cumsum(_lenskit07_discounts(most))))
+        idcg = ideal_cum[p.n_rel]
     return finish(p.ratio(dcg, idcg), p.n_rel == 0, p.evaluated, "ndcg_lenskit07", _EMPTY, 4)
 
 

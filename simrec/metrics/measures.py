@@ -47,10 +47,16 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ListMetric:
-    """A metric of top-N lists (see :mod:`simrec.metrics.lists` for each formula)."""
+    """A metric of top-N lists (see :mod:`simrec.metrics.lists` for each formula).
+
+    ``uses_gains`` (default False) says whether the metric reads graded
+    relevance (per-pair gains of an :class:`~simrec.interactions.Interactions`);
+    a pipeline builds the gains of a relevance set only when a metric does.
+    """
 
     name: ClassVar[str]
     needs_scores: ClassVar[bool] = False
+    uses_gains: ClassVar[bool] = False
 
 
 @dataclass(frozen=True)
@@ -92,9 +98,10 @@ class NDCG(ListMetric):
 
 @dataclass(frozen=True)
 class NDCGLensKit07(ListMetric):
-    """nDCG as LensKit 0.7 computed it for the thesis (:func:`simrec.metrics.ndcg_lenskit07`)."""
+    """nDCG as LensKit 0.7 computed it for the thesis (:func:`simrec.metrics.ndcg_lenskit07`); graded where the relevance has gains."""
 
     name: ClassVar[str] = "ndcg_lenskit07"
+    uses_gains: ClassVar[bool] = True
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,9 @@ def _shuffled_prefix(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator)
     return rows, rank_within_rows(rows, rel.shape[0]), items
 
 
-def _scatter_rows(out: np.ndarray, m: sp.csr_array, users: np.ndarray, value: float, *, add: bool = False) -> None:
-    """Set (or add ``value`` to) ``out[k, i]`` for every stored pair (users[k], i) of ``m``.
+def _scatter_rows(out: np.ndarray, m: sp.csr_array, users: np.ndarray, value: float | None, *, add: bool = False) -> None:
+    """Set (or add ``value`` to) ``out[k, i]`` for every stored pair (users[k], i) of ``m``
+    (``value=None``: the pair's stored value).
 
     O(stored pairs of those users), no dense (users x n_items) mask: the
     dense masks (``toarray() != 0`` then a boolean assignment) cost several
@@ -76,6 +77,8 @@ def _scatter_rows(out: np.ndarray, m: sp.csr_array, users: np.ndarray, value: fl
     """
     sub = m[users]
     rows = np.repeat(np.arange(len(users), dtype=np.int64), np.diff(sub.indptr))
+    if value is None:
+        value = sub.data
     if add:
         out[rows, sub.indices] += value
     else:
@@ -376,6 +379,17 @@ class Oracle:
         relevant item nobody trained on is never recommended). Under IBP,
         whose item indices follow first appearance, low indices are the
         popular items, so this Oracle also favours popular items.
+
+    Notes
+    -----
+    Graded truth (issue 11). When ``relevant`` is an
+    :class:`~simrec.interactions.Interactions` with ``gains`` (the LDA
+    truth's like counts), ``ties="item_id"`` ranks the relevant candidates by
+    descending gain, then ascending item index: the authors' Oracle was
+    LensKit 0.7's ``Memorized`` scorer on the truth's ``rating`` (the counts)
+    behind ``TopN``, whose ``nlargest`` keeps the first of equal scores in the
+    candidates' ascending item order (binary truth: the rule above). The
+    default ``ties="random"`` (the thesis text: relevant or not) ignores gains.
     """
 
     TIES: tuple[str, ...] = ("random", "item_id")
@@ -388,8 +402,21 @@ class Oracle:
         extra = "" if self.ties == "random" else f", ties={self.ties!r}"
         return f"Oracle(name={self.name!r}{extra})"
 
-    def _recommend_by_item_id(self, train: Interactions, rel: sp.csr_array, n: int) -> np.ndarray:
+    def _relevant(self, relevant: object, train: Interactions) -> tuple[sp.csr_array, bool]:
+        """The checked relevance and whether it is graded (its values are then the gains).
+
+        Gains are read only by ``ties="item_id"`` (see the class notes).
+        """
+        graded = self.ties == "item_id" and isinstance(relevant, Interactions) and relevant.gains is not None
+        return check_relevant(relevant.gain_matrix() if graded else relevant, train, required=True), graded
+
+    def _recommend_by_item_id(
+        self, train: Interactions, rel: sp.csr_array, n: int, gains: np.ndarray | None = None
+    ) -> np.ndarray:
         """The ``ties="item_id"`` lists: relevant seen candidates by ascending index, then other seen candidates.
+
+        With ``gains`` (aligned with ``rel``'s pairs) the relevant candidates
+        come by descending gain first, then ascending index.
 
         Works in the space of the items seen in training (their sorted
         indices ``seen``); the fill is the first allowed items of each row
@@ -402,6 +429,8 @@ class Oracle:
         rrows, ritems = _csr_rows(rel)
         keep = in_seen[ritems] >= 0
         rrows, rs = rrows[keep], in_seen[ritems[keep]]
+        if gains is not None:  # by (row, -gain); stable, so equal gains keep ascending items; rows stay in place
+            rs = rs[np.lexsort((-np.asarray(gains)[keep], rrows))]
         r = np.bincount(rrows, minlength=n_users)
         t = np.minimum(n, r)
         rank = rank_within_rows(rrows, n_users)
@@ -425,10 +454,10 @@ class Oracle:
         those in ``train`` are ignored.
         """
         train = check_train(train)
-        rel = check_relevant(relevant, train, required=True)
+        rel, graded = self._relevant(relevant, train)
         n = _check_n(n)
         if self.ties == "item_id":
-            return self._recommend_by_item_id(train, rel, n)
+            return self._recommend_by_item_id(train, rel, n, rel.data if graded else None)
         gen = as_generator(rng)
         n_users, n_items = train.n_users, train.n_items
         r = np.diff(rel.indptr).astype(np.int64)
@@ -454,10 +483,12 @@ class Oracle:
         .. math:: s_{ui} = 1[i \\in \\mathrm{Rel}_u] + \\epsilon_{ui}, \\quad \\epsilon_{ui} \\sim U(0, 1)
 
         With ``ties="item_id"``, :math:`\\epsilon_{ui} = 1 - (i + 1) / (n_{items} + 1)` (lower
-        indices first, no randomness), and items never seen in training score -inf too.
+        indices first, no randomness), and items never seen in training score -inf too;
+        with graded relevance, the relevant term is the dense rank (1, 2, ...) of the
+        pair's gain among the distinct gains instead of 1, so the scores rank like the lists.
         """
         train = check_train(train)
-        rel = check_relevant(relevant, train, required=True)
+        rel, graded = self._relevant(relevant, train)
         users = check_users(users, train.n_users)
         gen = as_generator(rng)
         if self.ties == "item_id":
@@ -465,6 +496,9 @@ class Oracle:
             out = np.repeat(np.where(train.item_counts() > 0, tie, -np.inf)[None, :], len(users), axis=0)
         else:
             out = gen.random((len(users), train.n_items))
-        _scatter_rows(out, rel, users, 1.0, add=True)
+        if graded:
+            levels = np.unique(rel.data, return_inverse=True)[1] + 1.0
+            rel = sp.csr_array((levels, rel.indices, rel.indptr), shape=rel.shape)
+        _scatter_rows(out, rel, users, None if graded else 1.0, add=True)
         _scatter_rows(out, train.matrix, users, -np.inf)
         return out

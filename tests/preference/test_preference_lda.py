@@ -30,7 +30,7 @@ def test_profile_size_is_lambda_minus_exact_dedup_amount():
     phi = m._sample_phi(rng)
     theta = m._sample_theta(rng, m.n_users)
     streams = _TopicStreams(phi, rng, m.lam * m.n_users / m.n_topics)
-    counts, items = m._block_pairs(streams, theta, rng)
+    counts, items, likes = m._block_pairs(streams, theta, rng)
     p = -np.expm1(-m.lam * theta @ phi)  # (users, items) inclusion probabilities
     e, v = p.sum(), (p * (1 - p)).sum()
     assert abs(counts.sum() - e) < 4 * np.sqrt(v)
@@ -108,3 +108,82 @@ def test_users_without_draws_kept():
     empty = (x.user_counts() == 0).mean()
     assert x.n_users == 300
     assert abs(empty - np.exp(-0.5)) < 4 * np.sqrt(np.exp(-0.5) * (1 - np.exp(-0.5)) / 300)
+
+
+# -- like counts (graded truth, issue 11) ---------------------------------------
+
+
+def _twin(rng: np.random.Generator) -> np.random.Generator:
+    """A generator in the same state (the next draws are equal)."""
+    twin = np.random.Generator(type(rng.bit_generator)())
+    twin.bit_generator.state = rng.bit_generator.state
+    return twin
+
+
+def test_like_counts_sum_to_each_users_draws():
+    # _block_pairs first draws C_uk ~ Poisson(lam theta_uk); a user's like counts must add up
+    # to its number of draws exactly (de-duplication only merges, it never drops a draw)
+    m = LDA(700, 90, 4, 35.0, 0.2, 0.1)
+    rng = np.random.default_rng(21)
+    phi, theta = m._sample_phi(rng), m._sample_theta(rng, m.n_users)
+    streams = _TopicStreams(phi, rng, m.lam * m.n_users / m.n_topics)
+    draws = _twin(rng).poisson(m.lam * theta).sum(axis=1)
+    counts, items, likes = m._block_pairs(streams, theta, rng)
+    users = np.repeat(np.arange(m.n_users), counts)
+    assert likes.dtype == np.int32 and likes.min() >= 1 and len(likes) == len(items)
+    np.testing.assert_array_equal(np.bincount(users, weights=likes, minlength=m.n_users), draws)
+    assert (likes > 1).mean() > 0.2  # peaked topics (b = 0.1): counts really are graded here
+
+
+def test_like_counts_follow_poisson_given_theta_and_phi():
+    # given theta and phi, c_ui ~ Poisson(mu_ui), mu = lam theta phi, independently, so
+    # (1) item totals sum_u c_ui ~ Poisson(sum_u mu_ui), independent over items: chi-square;
+    # (2) the number of pairs liked at least twice has mean sum P(c >= 2) = 1 - e^-mu (1 + mu)
+    m = LDA(2500, 150, 5, 25.0, 0.3, 0.3)
+    rng = np.random.default_rng(22)
+    phi, theta = m._sample_phi(rng), m._sample_theta(rng, m.n_users)
+    streams = _TopicStreams(phi, rng, m.lam * m.n_users / m.n_topics)
+    counts, items, likes = m._block_pairs(streams, theta, rng)
+    mu = m.lam * theta @ phi
+    obs = np.bincount(items, weights=likes, minlength=m.n_items)
+    exp = mu.sum(axis=0)
+    keep = exp >= 5
+    o, e = np.append(obs[keep], obs[~keep].sum()), np.append(exp[keep], exp[~keep].sum())
+    z2 = ((o - e) ** 2 / e).sum()  # Poisson: variance = mean
+    assert stats.chi2.sf(z2, len(o)) > 1e-3
+    p2 = -np.expm1(-mu) - mu * np.exp(-mu)
+    assert abs((likes >= 2).sum() - p2.sum()) < 4 * np.sqrt((p2 * (1 - p2)).sum())
+
+
+def test_generated_truth_is_graded_with_poisson_lambda_draws_per_user():
+    # marginally a user's number of draws (the sum of its like counts) is Poisson(lam):
+    # mean lam and dispersion sum (x - lam)^2 / lam ~ chi2(n_users) (large-n normal approx.)
+    m = LDA(3000, 120, 6, 30.0, 0.4, 0.2)
+    x = m.generate(23)
+    assert x.graded and x.gains.dtype == np.int32 and len(x.gains) == x.n_pairs and x.gains.min() >= 1
+    per_user = np.bincount(x.row_of_pairs(), weights=x.gains, minlength=m.n_users)
+    n = m.n_users
+    assert abs(per_user.mean() - m.lam) < 4 * np.sqrt(m.lam / n)
+    disp = ((per_user - m.lam) ** 2 / m.lam).sum()
+    assert abs(disp - n) < 4 * np.sqrt(2 * n)
+    assert (x.user_counts() <= per_user).all()  # distinct likes never exceed draws
+    # reproducible: the same seed gives the same counts
+    y = m.generate(23)
+    np.testing.assert_array_equal(x.gains, y.gains)
+
+
+def test_like_counts_do_not_depend_on_the_blocks(monkeypatch):
+    # the counting path (bincount over the cells, or sort + run lengths) must not matter
+    m = LDA(300, 50, 3, 40.0, 0.3, 0.1)
+    a = m.generate(24)
+    monkeypatch.setattr(lda_mod, "_COUNT_CELLS", 1)  # force the sort path
+    b = m.generate(24)
+    assert (a.matrix != b.matrix).nnz == 0
+    np.testing.assert_array_equal(a.gains, b.gains)
+    keys = np.array([5, 3, 5, 9, 3, 5, 0])
+    for cells in (1, 1 << 22):
+        monkeypatch.setattr(lda_mod, "_COUNT_CELLS", cells)
+        u, c = lda_mod._unique_counts(keys, 10)
+        assert u.tolist() == [0, 3, 5, 9] and c.tolist() == [1, 2, 3, 1] and c.dtype == np.int32
+        u, c = lda_mod._unique_counts(keys[:0], 10)
+        assert len(u) == len(c) == 0

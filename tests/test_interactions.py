@@ -1,0 +1,77 @@
+"""Optional per-pair gains of :class:`simrec.interactions.Interactions` (graded truth, issue 11).
+
+The binary-matrix invariants are tested in tests/test_core.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simrec.interactions import Interactions
+
+
+def _graded() -> Interactions:
+    # user 0: items 1 (gain 3), 4 (gain 1); user 1: nothing; user 2: items 0 (2), 4 (5)
+    return Interactions.from_csr([0, 2, 2, 4], [1, 4, 0, 4], (3, 5), sort=False, gains=np.array([3, 1, 2, 5]))
+
+
+def test_binary_by_default_and_nothing_stored():
+    x = Interactions.from_pairs(np.array([0, 1]), np.array([2, 0]), (2, 3))
+    assert x.gains is None and not x.graded
+    assert (x.gain_matrix().toarray() == x.matrix.toarray()).all()
+    assert "gain" not in x.to_frame().columns and "graded" not in repr(x)
+
+
+def test_gains_follow_their_pairs_when_sorted():
+    # rows given unsorted: from_csr(sort=True) must permute the gains with the indices
+    x = Interactions.from_csr([0, 3, 4], [4, 0, 2, 1], (2, 5), gains=np.array([40, 0.5, 20, 11]))
+    assert x.matrix.indices.tolist() == [0, 2, 4, 1]
+    assert x.gains.tolist() == [0.5, 20, 40, 11]
+    dense = x.gain_matrix().toarray()
+    assert dense[0, 4] == 40 and dense[0, 0] == 0.5 and dense[1, 1] == 11
+    assert x.matrix.data.tolist() == [1, 1, 1, 1]  # the matrix itself stays binary
+
+
+def test_select_users_to_frame_and_repr_keep_gains():
+    x = _graded()
+    sub = x.select_users(np.array([2, 0, 1]))
+    assert sub.gains.tolist() == [2, 5, 3, 1] and sub.gains.dtype == x.gains.dtype
+    assert (sub.gain_matrix().toarray() == x.gain_matrix().toarray()[[2, 0, 1]]).all()
+    frame = x.to_frame()
+    assert frame.to_dict("list") == {"user": [0, 0, 2, 2], "item": [1, 4, 0, 4], "gain": [3, 1, 2, 5]}
+    assert repr(x).endswith("graded)")
+
+
+def test_gains_are_validated():
+    m = _graded().matrix
+    with pytest.raises(ValueError, match=r"`gains` must be 1-d with one value per stored pair \(4\); got shape \(3,\)"):
+        Interactions(m, gains=np.ones(3))
+    with pytest.raises(ValueError, match=r"`gains` must be finite and > 0; got range \[0"):
+        Interactions(m, gains=np.array([1, 0, 2, 3]))
+    with pytest.raises(ValueError, match="finite"):
+        Interactions(m, gains=np.array([1, np.nan, 2, 3]))
+    with pytest.raises(TypeError, match="`gains` must hold integer or float values; got dtype bool"):
+        Interactions(m, gains=np.ones(4, dtype=bool))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 7), st.integers(1, 9)), max_size=40))
+def test_gain_matrix_round_trips(triples):
+    # property: for unique pairs, gain_matrix is exactly the dense matrix of the gains given
+    dense = np.zeros((6, 8))
+    for u, i, g in triples:
+        dense[u, i] = g
+    coo = sp.coo_array(dense)
+    order = np.lexsort((coo.col, coo.row))
+    rows, cols, vals = coo.row[order], coo.col[order], coo.data[order]
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=6))))
+    shuffled = np.random.default_rng(len(triples)).permutation(len(cols))
+    # give each row's entries in a shuffled order (within rows) and let from_csr sort them
+    key = np.lexsort((shuffled, rows))
+    x = Interactions.from_csr(indptr, cols[key], (6, 8), gains=vals[key])
+    assert (x.gain_matrix().toarray() == dense).all()
+    assert (x.matrix.toarray() == (dense > 0)).all()
