@@ -351,16 +351,18 @@ def user_sampling_phase(
     rd.write_csv("user_sampling_tests.csv", user_sampling_tests(loaded, ks=SUMMARY_KS))
     rd.write_csv("user_sampling_errors.csv", errors)
     rd.write_csv("user_sampling_table.csv", user_sampling_wide(errors, source.name))
+    est_table = user_sampling_estimator_table(loaded)  # empty without [user_sampling] estimators
     if config.estimators:
         est_errors = user_sampling_estimator_errors(loaded, results)
-        rd.write_csv("user_sampling_estimators.csv", user_sampling_estimator_table(loaded))
+        rd.write_csv("user_sampling_estimators.csv", est_table)
         rd.write_csv("user_sampling_estimators_tests.csv", user_sampling_estimator_tests(loaded, ks=SUMMARY_KS))
         rd.write_csv("user_sampling_estimators_errors.csv", est_errors)
         rd.write_csv("user_sampling_estimators_table.csv", user_sampling_estimator_wide(est_errors, source.name))
     if figures:
-        from simrec.stress.figures import plot_user_sampling
+        from simrec.stress.figures import plot_user_sampling, plot_user_sampling_estimators
 
         plot_user_sampling(rd.path("figures"), table)
+        plot_user_sampling_estimators(rd.path("figures"), est_table)  # nothing when empty
     return len(todo), len(keys) - len(todo)
 
 

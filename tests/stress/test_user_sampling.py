@@ -491,3 +491,15 @@ def test_estimator_shard_round_trip(tmp_path):
     plain = run_user_sampling(recs, 30, UserSamplingConfig(sizes=(30,), repeats=2, k_max=5), rng=0)
     assert "item_estimates" not in plain.to_arrays() and user_sampling_estimator_table([plain]).empty
     assert user_sampling_estimator_tests([plain]).columns.tolist() == ESTIMATOR_TEST_COLUMNS
+
+
+def test_estimator_figure_is_written(tmp_path):
+    from simrec.stress.figures import plot_user_sampling_estimators
+
+    rng = np.random.default_rng(13)
+    recs = _recs({"A": _geometric_ranks(rng, 100, 10, 100)}, n_items=100)
+    cfg = _estimator_config(sizes=(30, 100), repeats=2, n_boot=2, estimators=(Naive(), BiasVariance(0.1)))
+    table = user_sampling_estimator_table([run_user_sampling(recs, m, cfg, rng=m) for m in cfg.sizes])
+    path = plot_user_sampling_estimators(tmp_path, table)
+    assert path == tmp_path / "user_sampling_estimators.png" and path.stat().st_size > 0
+    assert plot_user_sampling_estimators(tmp_path, table.iloc[:0]) is None
