@@ -37,7 +37,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, Union
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
 from simrec.config.budget import Budget, stress_needs
@@ -138,7 +138,11 @@ class UserSamplingSpec(Strict):
     (default: the scenario's ``repeats``); ``confidence``: level of the
     intervals and 1 - α of the tests; ``item_estimator``/``item_scheme``: the
     item-sampling estimator and scheme whose repeats fill the table's item
-    columns ("" for none).
+    columns ("" for none). ``estimators``: names of the scenario's
+    estimators also run on each user sample's sampled ranks under
+    ``item_scheme`` at every ``sampling.sizes`` n (simrec's extension, not in
+    the dissertation; default none); ``n_boot``: bootstrap replicates over
+    the sample's users for their intervals and tests (0: none, else >= 2).
     """
 
     sizes: list[Annotated[int, Field(ge=2)]] = Field(min_length=1)
@@ -146,10 +150,19 @@ class UserSamplingSpec(Strict):
     confidence: float = Field(default=0.95, gt=0, lt=1)
     item_estimator: str = "MN_MES"
     item_scheme: Literal[tuple(s for s in SCHEMES if s != "adaptive")] = "binomial"  # type: ignore[valid-type]
+    estimators: list[str] = Field(default_factory=list)
+    n_boot: int = Field(default=0, ge=0)
+
+    @field_validator("n_boot")
+    @classmethod
+    def _boot(cls, v: int) -> int:
+        if v == 1:
+            raise ValueError("must be 0 (no intervals) or >= 2")
+        return v
 
     @model_validator(mode="after")
     def _unique(self) -> UserSamplingSpec:
-        no_repeats(self, "sizes")
+        no_repeats(self, "sizes", "estimators")
         return self
 
 
@@ -188,9 +201,14 @@ class StressScenario(Strict):
         us = self.user_sampling
         if us is None:
             return None
+        built = {e.name: e for e in self.estimators.build()} if us.estimators else {}
         return UserSamplingConfig(sizes=tuple(us.sizes), repeats=us.repeats or self.repeats,
                                   metrics=self.cutoff_metric_names(), k_max=self.metrics.k_max,
-                                  confidence=us.confidence)
+                                  confidence=us.confidence,
+                                  estimators=tuple(built[n] for n in us.estimators if n in built),  # others: refused
+                                  item_scheme=us.item_scheme,
+                                  item_sizes=tuple(self.sampling.sizes) if us.estimators else (),
+                                  n_boot=us.n_boot, max_iter=self.estimators.max_iter)
 
     def data_path(self, scenario_path: str | Path) -> Path | None:
         """Where the source's data is: dataset folder/file or ranks file (None for simulations)."""
@@ -344,11 +362,15 @@ def _user_sampling_problems(sc: StressScenario) -> list[str]:
         sc.user_sampling_config().f_table()  # type: ignore[union-attr]
     except ValueError as exc:
         problems.append(f"metrics.names: {exc} (drop it from metrics.names to run [user_sampling])")
-    if us.item_estimator:
-        names = [e.name for e in sc.estimators.build()]
-        if us.item_estimator not in names:
-            problems.append(f"user_sampling.item_estimator: must be one of the scenario's estimators "
-                            f"({', '.join(names)}) or \"\" for no item columns; got {us.item_estimator!r}")
+    names = [e.name for e in sc.estimators.build()]
+    if us.item_estimator and us.item_estimator not in names:
+        problems.append(f"user_sampling.item_estimator: must be one of the scenario's estimators "
+                        f"({', '.join(names)}) or \"\" for no item columns; got {us.item_estimator!r}")
+    unknown = [e for e in us.estimators if e not in names]
+    if unknown:
+        problems.append(f"user_sampling.estimators: must be among the scenario's estimators ({', '.join(names)}); "
+                        f"got {unknown}")
+    if us.item_estimator or us.estimators:
         if us.item_scheme not in sc.sampling.schemes:
             problems.append(f"user_sampling.item_scheme: must be one of sampling.schemes "
                             f"({', '.join(sc.sampling.schemes)}); got {us.item_scheme!r}")

@@ -13,7 +13,12 @@
   others it leaves out; every one is in ``decomposition.csv``);
 * ``user_sampling.png`` — user sampling (dissertation §2.7): mean |relative
   error| of one sample of m users vs K, and the coverage of its intervals vs
-  K beside the nominal level, one line per m (mean over recommenders).
+  K beside the nominal level, one line per m (mean over recommenders);
+* ``user_sampling_estimators.png`` — the item-sampling estimators on user
+  samples (``[user_sampling] estimators``): mean |relative error| vs K, one
+  row per estimator, one column per metric family, one line per m (mean over
+  recommenders, the first n); with bootstrap intervals a last row of their
+  coverage, estimators averaged, per m.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import pandas as pd
 
 from simrec._io import atomic_write
 
-__all__ = ["plot_stress", "plot_user_sampling", "FIGURE_ESTIMATORS"]
+__all__ = ["plot_stress", "plot_user_sampling", "plot_user_sampling_estimators", "FIGURE_ESTIMATORS"]
 
 #: Estimators drawn in the error figures (when present).
 FIGURE_ESTIMATORS = ("naive", "rank_estimate", "CLS", "BV(gamma=0.1)", "MLE", "MES", "MN_MLE", "mapping:beta@P",
@@ -222,3 +227,42 @@ def plot_user_sampling(out: str | Path, table: pd.DataFrame) -> Path | None:
     _figure_legend(fig, axes.flat)
     fig.suptitle("user sampling (mean over recommenders; dashed: nominal level)")
     return _save(fig, Path(out) / "user_sampling.png")
+
+
+def plot_user_sampling_estimators(out: str | Path, table: pd.DataFrame) -> Path | None:
+    """``user_sampling_estimators.png`` from :func:`simrec.stress.user_sampling.user_sampling_estimator_table`'s
+    output (None if empty): error vs K per estimator and m at the first n, and the intervals' coverage."""
+    if not len(table):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    first_n = table["n"].min()
+    sub = table[table["n"] == first_n]
+    fams = list(dict.fromkeys(sub["metric"]))
+    ests = list(dict.fromkeys(sub["estimator"]))
+    boot = bool(sub["coverage"].notna().any())
+    rows = len(ests) + boot
+    fig, axes = plt.subplots(rows, len(fams), figsize=(4.5 * len(fams) + 1.2, 2.6 * rows + 0.6), squeeze=False,
+                             layout="constrained")
+    for j, fam in enumerate(fams):
+        for i, est in enumerate(ests):
+            cell = sub[(sub["metric"] == fam) & (sub["estimator"] == est)]
+            for size, grp in cell.groupby("size", sort=True):
+                curve = grp.groupby("k")["mean_abs_rel_error"].mean()
+                axes[i][j].plot(curve.index, 100 * curve.to_numpy(), label=f"m = {size}")
+            axes[i][j].set(title=f"{est}, {fam}", xlabel="K", ylabel="mean |rel. error| (%)")
+        if boot:
+            ax = axes[rows - 1][j]
+            for size, grp in sub[sub["metric"] == fam].groupby("size", sort=True):
+                curve = grp.groupby("k")["coverage"].mean()
+                ax.plot(curve.index, curve.to_numpy(), label=f"m = {size}")
+            ax.axhline(float(sub["nominal"].iloc[0]), color="k", ls="--", lw=0.8)
+            ax.set(title=f"interval coverage, {fam} (estimators averaged)", xlabel="K", ylabel="coverage",
+                   ylim=(0, 1.02))
+    _figure_legend(fig, axes.flat)
+    fig.suptitle(f"item-sampling estimators on m sampled users ({sub['scheme'].iloc[0]}, n = {first_n}; "
+                 "mean over recommenders)")
+    return _save(fig, Path(out) / "user_sampling_estimators.png")

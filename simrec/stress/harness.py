@@ -168,6 +168,7 @@ __all__ = [
     "untruncated_values",
     "expected_sampled_metrics",
     "run_stress",
+    "rank_sampler",
 ]
 
 SCHEMES: tuple[str, ...] = ("binomial", "hypergeometric", "popularity", "adaptive")
@@ -500,8 +501,12 @@ def _shared_cache(scheme: SamplingScheme, metrics: tuple[RankMetric, ...]) -> di
     return _CACHES[key]
 
 
-def _sampler(ranks: RecommenderRanks, scheme: str, n: int, gen: np.random.Generator) -> Callable[[], np.ndarray]:
-    """One draw of the sampled ranks (M,) per call under a fixed-size ``scheme``, each user with its own N_u."""
+def rank_sampler(ranks: RecommenderRanks, scheme: str, n: int, gen: np.random.Generator) -> Callable[[], np.ndarray]:
+    """One draw of the sampled ranks (M,) per call under a fixed-size ``scheme``, each user with its own N_u.
+
+    :func:`run_stress` draws repeat k's sampled ranks as the (k+1)-th call on a fresh generator of its ``rng``
+    (nothing else draws from it), so :func:`simrec.stress.user_sampling.run_user_sampling` replays them.
+    """
     if scheme == "binomial":
         return lambda: sample_ranks_binomial(ranks.ranks, ranks.n_candidates, n, rng=gen)
     if scheme == "hypergeometric":
@@ -568,7 +573,7 @@ def run_stress(
         else:
             sch = SamplingScheme.cached(N, n, replace=scheme != "hypergeometric")  # checks 2 <= n <= N
             n = sch.n
-            draw = _sampler(ranks, scheme, n, gen)
+            draw = rank_sampler(ranks, scheme, n, gen)
             first = draw()
         metrics = config.rank_metrics()  # cutoff columns: first J_cut
         untr = config.untruncated_metrics()  # then the metrics without a cutoff

@@ -75,6 +75,10 @@ from simrec.stress.user_sampling import (
     common_users,
     run_user_sampling,
     user_sampling_errors,
+    user_sampling_estimator_errors,
+    user_sampling_estimator_table,
+    user_sampling_estimator_tests,
+    user_sampling_estimator_wide,
     user_sampling_table,
     user_sampling_tests,
     user_sampling_wide,
@@ -288,8 +292,8 @@ def _stress_task(task: tuple) -> StressResult:
 
 
 def _user_sampling_task(task: tuple) -> UserSamplingResult:
-    recommenders, size, config, seed = task
-    return run_user_sampling(recommenders, size, config, rng=seed)
+    recommenders, size, config, seed, item_seeds = task
+    return run_user_sampling(recommenders, size, config, rng=seed, item_rngs=item_seeds)
 
 
 def user_sampling_phase(
@@ -304,6 +308,10 @@ def user_sampling_phase(
     ``user_sampling_tests.csv`` (pairwise tests at the summary cutoffs),
     ``user_sampling_errors.csv`` (Tables 6-7, tidy) and
     ``user_sampling_table.csv`` (Tables 6-7 as printed) and ``figures/user_sampling.png``.
+    With ``user_sampling.estimators``, the item-sampling estimators on each user sample replay the stress
+    tasks' draws (the seeds ``task_seed(seed, 2, j, s, i)`` of ``item_scheme`` s) and write
+    ``user_sampling_estimators.csv``, ``user_sampling_estimators_tests.csv``,
+    ``user_sampling_estimators_errors.csv`` and ``user_sampling_estimators_table.csv``.
     """
     config = sc.user_sampling_config()
     if config is None:
@@ -315,8 +323,13 @@ def user_sampling_phase(
                          f"({n_users}); got {big}")
     shards = rd.shards("user_sampling", ".npz")
     keys = [f"m{m}" for m in config.sizes]
+    item_seeds = None
+    if config.estimators:  # the stress tasks' seeds of item_scheme: replay their sampled ranks
+        s = sc.sampling.schemes.index(sc.user_sampling.item_scheme)  # type: ignore[union-attr]
+        item_seeds = [[task_seed(sc.seed, 2, j, s, i) for i in range(len(sc.sampling.sizes))]
+                      for j in range(len(source.recommenders))]
     todo = [Task(f"user sampling, m = {m}", task_seed(sc.seed, 3, i),
-                 (source.recommenders, m, config, task_seed(sc.seed, 3, i)))
+                 (source.recommenders, m, config, task_seed(sc.seed, 3, i), item_seeds))
             for i, m in enumerate(config.sizes) if not shards.exists(keys[i])]
     todo_keys = [keys[i] for i, m in enumerate(config.sizes) if not shards.exists(keys[i])]
     with progress_bar(sc.name, len(todo), "users", progress) as advance:
@@ -338,10 +351,18 @@ def user_sampling_phase(
     rd.write_csv("user_sampling_tests.csv", user_sampling_tests(loaded, ks=SUMMARY_KS))
     rd.write_csv("user_sampling_errors.csv", errors)
     rd.write_csv("user_sampling_table.csv", user_sampling_wide(errors, source.name))
+    est_table = user_sampling_estimator_table(loaded)  # empty without [user_sampling] estimators
+    if config.estimators:
+        est_errors = user_sampling_estimator_errors(loaded, results)
+        rd.write_csv("user_sampling_estimators.csv", est_table)
+        rd.write_csv("user_sampling_estimators_tests.csv", user_sampling_estimator_tests(loaded, ks=SUMMARY_KS))
+        rd.write_csv("user_sampling_estimators_errors.csv", est_errors)
+        rd.write_csv("user_sampling_estimators_table.csv", user_sampling_estimator_wide(est_errors, source.name))
     if figures:
-        from simrec.stress.figures import plot_user_sampling
+        from simrec.stress.figures import plot_user_sampling, plot_user_sampling_estimators
 
         plot_user_sampling(rd.path("figures"), table)
+        plot_user_sampling_estimators(rd.path("figures"), est_table)  # nothing when empty
     return len(todo), len(keys) - len(todo)
 
 

@@ -76,13 +76,14 @@ def test_processes_equal_serial(case, serial_outputs, tmp_path):
 
 
 def test_user_sampling_on_ray_equals_serial(ray_cluster, tmp_path):
-    """The [user_sampling] tasks (seeds spawned per size) give the serial tables on Ray."""
-    from studies.test_stress_user_sampling import OUTPUTS, _scenario
+    """The [user_sampling] tasks (seeds spawned per size; the estimators' item draws replayed from the stress
+    tasks' seeds) give the serial tables on Ray."""
+    from studies.test_stress_user_sampling import ESTIMATOR_OUTPUTS, ESTIMATORS, _scenario
 
     tables = []
     for i, backend in enumerate((SerialBackend(), ray_cluster)):
-        sc, path = load_stress_scenario(_scenario(tmp_path, name=f"s{i}.toml"))
+        sc, path = load_stress_scenario(_scenario(tmp_path, *ESTIMATORS, name=f"s{i}.toml"))
         run_stress_scenario(sc, path, tmp_path / f"out{i}", backend=backend, progress=False, figures=False)
-        tables.append({name: pd.read_csv(tmp_path / f"out{i}" / name) for name in OUTPUTS})
-    for name in OUTPUTS:
+        tables.append({name: pd.read_csv(tmp_path / f"out{i}" / name) for name in ESTIMATOR_OUTPUTS})
+    for name in ESTIMATOR_OUTPUTS:
         pd.testing.assert_frame_equal(tables[1][name], tables[0][name], check_exact=True, obj=name)

@@ -49,8 +49,14 @@ def _scenario(tmp_path: Path, old: str = "", new: str = "", name: str = "s.toml"
     return p
 
 
-def _tables(out: Path) -> dict[str, pd.DataFrame]:
-    return {name: pd.read_csv(out / name) for name in OUTPUTS}
+def _tables(out: Path, names: tuple[str, ...] = OUTPUTS) -> dict[str, pd.DataFrame]:
+    return {name: pd.read_csv(out / name) for name in names}
+
+
+#: The item-sampling estimators on the user samples: 3 repeats as the stress tasks, 3 bootstrap replicates.
+ESTIMATORS = ("repeats = 30", 'repeats = 3\nestimators = ["naive", "MN_MES"]\nn_boot = 3')
+ESTIMATOR_OUTPUTS = OUTPUTS + ("user_sampling_estimators.csv", "user_sampling_estimators_tests.csv",
+                               "user_sampling_estimators_errors.csv", "user_sampling_estimators_table.csv")
 
 
 @pytest.fixture(scope="module")
@@ -87,15 +93,6 @@ def test_resume_reuses_the_user_sampling_shards(serial_run, tmp_path):
     assert outcome.computed == 0
     for name, frame in _tables(out).items():
         pd.testing.assert_frame_equal(frame, before[name], check_exact=True, obj=name)
-
-
-def test_processes_give_the_serial_tables(serial_run, tmp_path):
-    _, serial = serial_run
-    sc, path = load_stress_scenario(_scenario(tmp_path))
-    with ProcessBackend(2) as backend:
-        run_stress_scenario(sc, path, tmp_path / "out", backend=backend, progress=False, figures=False)
-    for name, frame in _tables(tmp_path / "out").items():
-        pd.testing.assert_frame_equal(frame, serial[name], check_exact=True, obj=name)
 
 
 @pytest.mark.parametrize("old, new, pattern", [
@@ -166,3 +163,64 @@ def test_simulation_with_fewer_evaluated_users_fails_in_one_line(tmp_path):
     code, out, err = invoke(["stress", str(p), "--out", str(tmp_path / "o"), "--no-figures", "--quiet"])
     assert code != 0 and "Traceback" not in out + err
     assert "user_sampling.sizes: must be <= the number of users evaluated by every recommender" in out + err
+
+
+@pytest.fixture(scope="module")
+def estimator_run(tmp_path_factory) -> tuple[Path, dict[str, pd.DataFrame]]:
+    work = tmp_path_factory.mktemp("us-est")
+    sc, path = load_stress_scenario(_scenario(work, *ESTIMATORS))
+    run_stress_scenario(sc, path, work / "out", progress=False, figures=False)
+    return work / "out", _tables(work / "out", ESTIMATOR_OUTPUTS)
+
+
+def test_estimators_on_all_users_are_the_stress_tasks_estimates(estimator_run):
+    """m = M = 60: the item-sampling estimates on the user sample replay the stress tasks' draws exactly."""
+    out, t = estimator_run
+    with np.load(out / "user_sampling" / "m60.npz") as z:
+        est, names, recs = z["item_estimates"], [str(e) for e in z["estimators"]], [str(r) for r in z["recommenders"]]
+    assert est.shape[:4] == (3, 1, 3, 2)  # repeats, n, recommenders, estimators
+    for j, rec in enumerate(recs):
+        with np.load(out / "tasks" / f"{j}__binomial__n20.npz") as z:
+            assert str(z["recommender"]) == rec
+            harness, hnames, cut = z["estimates"], [str(e) for e in z["estimators"]], z["ks"] > 0
+        for e, name in enumerate(names):
+            np.testing.assert_array_equal(est[:, 0, j, e], harness[:, hnames.index(name)][:, cut])
+    wide = t["user_sampling_estimators_table.csv"]
+    assert list(wide.columns) == ["dataset", "model", "metric", "estimator", "scheme", "item20", "item20+user20",
+                                  "item20+user60"]
+    assert len(wide) == 3 * 2 * 2  # models x metrics x estimators
+    errors = t["user_sampling_estimators_errors.csv"]
+    every = errors[errors["label"] == "item20+user60"].set_index(["recommender", "metric", "estimator"])
+    harness = errors[errors["label"] == "item20"].set_index(["recommender", "metric", "estimator"])
+    np.testing.assert_allclose(every["rel_error_pct"], harness.loc[every.index, "rel_error_pct"], rtol=1e-12)
+    per_k = t["user_sampling_estimators.csv"]
+    assert set(per_k["size"]) == {20, 60} and (per_k["n_boot"] == 3).all() and per_k["coverage"].between(0, 1).all()
+    tests = t["user_sampling_estimators_tests.csv"]
+    assert set(tests["test"]) == {"two_sample", "paired"} and set(tests["k"]) <= {1, 5, 10}
+
+
+def test_estimator_tables_resume_and_processes_equal_serial(estimator_run, tmp_path):
+    """Every user-sampling table (the dissertation's and the estimators') on 2 processes, and after a resume."""
+    out, serial = estimator_run
+    sc, path = load_stress_scenario(_scenario(tmp_path, *ESTIMATORS))
+    assert run_stress_scenario(sc, path, out, progress=False, figures=False).computed == 0
+    with ProcessBackend(2) as backend:
+        run_stress_scenario(sc, path, tmp_path / "out", backend=backend, progress=False, figures=False)
+    for folder in (out, tmp_path / "out"):
+        for name, frame in _tables(folder, ESTIMATOR_OUTPUTS).items():
+            pd.testing.assert_frame_equal(frame, serial[name], check_exact=True, obj=name)
+
+
+@pytest.mark.parametrize("new, pattern", [
+    ('estimators = ["naive", "MLE"]',
+     r"user_sampling.estimators: must be among the scenario's estimators \(naive, MN_MES\); got \['MLE'\]"),
+    ('estimators = ["naive", "naive"]', r"user_sampling: `estimators` lists naive twice"),
+    ('estimators = ["naive"]\nn_boot = 1', r"user_sampling.n_boot: .*must be 0 \(no intervals\) or >= 2.*got 1"),
+    ('estimators = ["naive"]\nn_boot = -2', r"user_sampling.n_boot: Input should be greater than or equal to 0"),
+    ('estimators = ["naive"]\nitem_estimator = ""\nitem_scheme = "popularity"',
+     r"user_sampling.item_scheme: must be one of sampling.schemes \(binomial\); got 'popularity'"),
+    ('estimators = "naive"', r"user_sampling.estimators: Input should be a valid list"),
+])
+def test_invalid_estimator_keys_are_reported_with_their_key(tmp_path, new, pattern):
+    with pytest.raises(ScenarioError, match=pattern):
+        load_stress_scenario(_scenario(tmp_path, "repeats = 30", f"repeats = 30\n{new}"))
