@@ -365,14 +365,16 @@ def ranks(
     # memory: reading the files is estimated from their size before reading; the models and the score blocks
     # from the dataset's size once read, before any training
     budget = _budget(max_memory, 1, "serial", None)
+    reading = dataset_read_need(dataset)
     try:
-        budget.check(dataset, ([[dataset_read_need(dataset)]], []), jobs_option=False)
+        budget.check(dataset, ([[reading]], []), jobs_option=False)
     except ScenarioError as exc:
         _fail(str(exc))
     inter, times = _read_dataset(dataset, kind, split == "last", user_col=user_col, item_col=item_col,
                                  rating_col=rating_col, sep=sep, min_rating=min_rating, k_core=k_core)
     try:
-        budget.check(dataset, ranks_needs(specs, n_users=inter.n_users, n_items=inter.n_items, n_pairs=inter.n_pairs),
+        budget.check(dataset, ranks_needs(specs, n_users=inter.n_users, n_items=inter.n_items, n_pairs=inter.n_pairs,
+                                              read=reading),
                      jobs_option=False)
     except ScenarioError as exc:
         _fail(str(exc))

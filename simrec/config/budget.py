@@ -71,8 +71,10 @@ BYTES_PER_TASK = 4096
 #: One tidy result row (replicate, world, recommender, metric, truth, value, n, ...).
 BYTES_PER_ROW = 200
 #: Reading a dataset file: peak bytes per byte of the file (ML-1M's 24.6 MB ratings.dat: 180 MiB above the
-#: interpreter, i.e. 7.5 B per byte, rounded up).
-BYTES_PER_FILE_BYTE = 8
+#: interpreter, i.e. 7.5 B per byte, rounded up with the margin ``simrec ranks``'s measurements needed).
+BYTES_PER_FILE_BYTE = 10
+#: PyTorch's workspace while LensKit's ImplicitMF trains (measured at ML-1M: about 140 MiB beyond its factors).
+IMPLICIT_MF_WORKSPACE = 160 * 2**20
 #: A score block of ``simrec ranks``/``simrec stress`` (2**21 scores: the scores, the candidate mask, the
 #: tie-breaking keys and the comparisons; measured 31 B per score, rounded up).
 RANKS_BLOCK_BYTES = 40 * 2**21
@@ -272,23 +274,30 @@ def _model_need(spec, index: int, *, n_users: float, n_items: float, n_pairs: fl
     if algorithm == "implicit_mf":
         k = float(params.get("embedding_size") or params.get("features") or 50)
         return Need(f"{where} (implicit_mf): {k:.3g} factors for {n_users + n_items:.3g} users and items",
-                    f"{where} params.embedding_size", 16.0 * k * (n_users + n_items) + 12.0 * n_pairs)
+                    f"{where} params.embedding_size",
+                    16.0 * k * (n_users + n_items) + 12.0 * n_pairs + IMPLICIT_MF_WORKSPACE)
     if getattr(spec, "scorer", None) is not None:
         return Need(f"{where} ({spec.scorer}): the training matrix (what the scorer itself keeps is not known)",
                     where, 12.0 * n_pairs)
     return Need(f"{where} ({name}): one value per item", where, 8.0 * n_items)
 
 
-def ranks_needs(specs, *, n_users: int, n_items: int, n_pairs: int) -> Needs:
+def ranks_needs(specs, *, n_users: int, n_items: int, n_pairs: int, read: Need | None = None) -> Needs:
     """The needs of ``simrec ranks`` once its dataset is read: one process holding the data, every trained model
-    and one score block (``specs`` are the parsed ``--recommender`` options)."""
+    and one score block (``specs`` are the parsed ``--recommender`` options; ``read``, the reading's
+    :func:`dataset_read_need`, is counted too: the process does not return that memory to the system).
+
+    Checked against ``ru_maxrss`` of ``simrec ranks`` on MovieLens 1M (6,040 users, 3,706 items, 1M pairs,
+    leave-last-out), estimate / measured: popular 666 / 608 MiB, item_knn 834 / 753 MiB, implicit_mf
+    845 / 551 MiB, all three 1013 / 895 MiB.
+    """
     data = Need(f"the dataset and its split: {n_pairs:.3g} pairs, {n_users:.3g} users, {n_items:.3g} items",
                 "the dataset (or --k-core, --min-rating)",
                 BYTES_PER_PAIR * float(n_pairs) + BYTES_PER_ITEM * float(n_items) + 64.0 * float(n_users))
     block = Need("one block of scores being ranked", "--max-memory", float(RANKS_BLOCK_BYTES))
     models = [_model_need(s, i, n_users=float(n_users), n_items=float(n_items), n_pairs=float(n_pairs))
               for i, s in enumerate(specs)]
-    return [[data, block, *models]], []
+    return [[data, block, *models, *([read] if read is not None else [])]], []
 
 
 def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: int, jobs_option: bool = True) -> float:

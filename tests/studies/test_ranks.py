@@ -171,5 +171,5 @@ def test_ranks_needs_count_what_each_model_keeps():
     assert fixed == [] and data >= BYTES_PER_PAIR * size["n_pairs"]
     assert knn == pytest.approx(12.0 * 26_744**2 + 12.0 * size["n_pairs"])  # all similarities: 8.6 GB
     assert knn100 == pytest.approx(12.0 * 26_744 * 100 + 12.0 * size["n_pairs"])
-    assert mf == pytest.approx(16.0 * 50 * (138_493 + 26_744) + 12.0 * size["n_pairs"])
+    assert mf == pytest.approx(16.0 * 50 * (138_493 + 26_744) + 12.0 * size["n_pairs"] + 160 * 2**20)
     assert block == 40 * 2**21 and pop > 0
