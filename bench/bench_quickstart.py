@@ -11,6 +11,10 @@ Three measurements, each with its reference line in the same run:
    removed (the reference line): CPU seconds; target AUC within 1.5x.
 3. ``simrec --help`` in a fresh interpreter (best of 3), beside the bare
    interpreter (``python -c pass``): CPU seconds; target <= 0.5 s.
+4. The one-off start-up of AUC's compiled kernel in a fresh interpreter
+   (importing numba and loading the cached machine code on the first AUC,
+   best of 3), beside importing :mod:`simrec.metrics` alone: part of the
+   AUC cost of every process (measurement 2 includes it once).
 
 The load (``os.getloadavg``) is printed before and after.
 
@@ -62,6 +66,10 @@ def tasks_cpu() -> tuple[float, float]:
     return out[0], out[1]
 
 
+_IMPORT_METRICS = "import numpy as np, scipy.sparse as sp; from simrec.metrics import auc"
+_FIRST_AUC = "; auc(np.arange(6.0).reshape(2, 3), sp.csr_array(np.eye(2, 3)))"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skip-run", action="store_true", help="skip the end-to-end runs")
@@ -83,6 +91,10 @@ def main() -> None:
     helps = min((child_run(["-m", "simrec.cli", "--help"]) for _ in range(3)), key=lambda x: x[1])
     print(f"{'python -c pass (reference, best of 3)':<52} {bare[0]:8.2f} {bare[1]:8.2f}")
     print(f"{'simrec --help (best of 3)':<52} {helps[0]:8.2f} {helps[1]:8.2f}")
+    metrics = min((child_run(["-c", _IMPORT_METRICS]) for _ in range(3)), key=lambda x: x[1])
+    first = min((child_run(["-c", _IMPORT_METRICS + _FIRST_AUC]) for _ in range(3)), key=lambda x: x[1])
+    print(f"{'import simrec.metrics (reference, best of 3)':<52} {metrics[0]:8.2f} {metrics[1]:8.2f}")
+    print(f"{'  + first AUC: kernel start-up (best of 3)':<52} {first[0]:8.2f} {first[1]:8.2f}")
     print(f"\nload after: {os.getloadavg()[0]:.2f}")
 
 

@@ -100,68 +100,29 @@ def _auc_values(s: np.ndarray, rels: list[sp.csr_array]) -> list[tuple[np.ndarra
 
     Returns, per relevance set, ``(values, undefined)`` with ``values`` 0
     where ``undefined`` (no positive or no negative candidate). Each block of
-    rows is sorted once (``np.sort``, several times faster than an argsort)
-    and shared by every relevance set; the mid-rank of a positive p among the
-    candidates is then :math:`(\ell_p + h_p + 1)/2 - n^-_u`, with
-    :math:`\ell_p` and :math:`h_p` the numbers of scores below and up to
-    :math:`s_{up}` in its row (:func:`_count_less`) and :math:`n^-_u` the
-    non-candidates; :math:`h_p = \ell_p + 1` unless the entry after
-    :math:`s_{up}` in the sorted row equals it (a second search for those).
-    Mid-ranks are half-integers, so their sums are exact in any order.
+    rows is sorted once (``np.sort``, numpy's SIMD sort) and shared by every
+    relevance set; the mid-rank of a positive p among the candidates is then
+    :math:`(\ell_p + h_p + 1)/2 - n^-_u`, with :math:`\ell_p` and
+    :math:`h_p` the numbers of scores below and up to :math:`s_{up}` in its
+    row and :math:`n^-_u` the non-candidates, found by binary searches in a
+    compiled kernel (:func:`simrec.metrics._auc_kernel.auc_rows`, numba,
+    imported here on first use so that importing simrec does not import
+    numba). The counts are exact integers, so the values do not depend on the
+    order of summation.
     """
+    from simrec.metrics._auc_kernel import auc_rows  # numba: only when an AUC is computed
+
     n_users, n_items = s.shape
-    outs = [(np.zeros(n_users), np.zeros(n_users, dtype=bool)) for _ in rels]
-    width = 1 << n_items.bit_length()  # > n_items: padding of +inf after each sorted row
-    for blk in user_blocks(n_users, width):
-        S = np.asarray(s[blk], dtype=np.float64)
-        rows = S.shape[0]
-        padded = np.empty((rows, width))
-        padded[:, :n_items] = S
-        padded[:, n_items:] = np.inf
-        padded.sort(axis=1)
-        flat = padded.ravel()
-        row_base = np.arange(rows, dtype=np.int64) * width
-        n_non = _count_less(flat, row_base, width, np.full(rows, -np.finfo(np.float64).max))
-        n_cand = n_items - n_non
-        for rel, (out, undefined) in zip(rels, outs):
-            R = rel[blk]
-            prow = np.repeat(np.arange(rows, dtype=np.int64), np.diff(R.indptr))
-            v = S[prow, R.indices]
-            keep = v > -np.inf  # relevant non-candidates are ignored
-            prow, v = prow[keep], v[keep]
-            base = row_base[prow]
-            below = _count_less(flat, base, width, v)
-            # v sits at sorted position `below`; it is tied iff the next entry equals it
-            upto = below + 1
-            tied = np.flatnonzero(flat[base + below + 1] == v)
-            if len(tied):
-                vt = v[tied]
-                upto[tied] = np.where(vt == np.inf, n_items,
-                                      _count_less(flat, base[tied], width, np.nextafter(vt, np.inf)))
-            npos = np.bincount(prow, minlength=rows)
-            nneg = n_cand - npos
-            rank_sum = np.bincount(prow, weights=(below + upto + 1) / 2.0 - n_non[prow], minlength=rows)
-            den = npos * nneg
-            val = np.zeros(rows)
-            np.divide(rank_sum - npos * (npos + 1) / 2.0, den, out=val, where=den > 0)
-            out[blk], undefined[blk] = val, den == 0
+    outs = [(np.zeros(n_users), np.ones(n_users, dtype=bool)) for _ in rels]
+    if n_items == 0 or n_users == 0:
+        return outs
+    structure = [(rel.indptr.astype(np.int64, copy=False), rel.indices.astype(np.int64, copy=False)) for rel in rels]
+    for blk in user_blocks(n_users, n_items):
+        S = np.ascontiguousarray(s[blk], dtype=np.float64)
+        srt = np.sort(S, axis=1)
+        for (indptr, indices), (out, undefined) in zip(structure, outs):
+            auc_rows(srt, S, indptr, indices, blk.start, out[blk], undefined[blk])
     return outs
-
-
-def _count_less(flat: np.ndarray, base: np.ndarray, width: int, v: np.ndarray) -> np.ndarray:
-    """Per needle, how many entries of its sorted row are < v.
-
-    ``flat`` holds sorted rows of ``width`` (a power of 2, each row padded
-    with +inf so that the answer is < width) back to back; needle j's row
-    starts at ``base[j]``. A branchless binary search run on every needle at
-    once: log2(width) gathers, each adding the step where the probe is below.
-    """
-    pos = base.copy()
-    step = width >> 1
-    while step:
-        pos += (flat[pos + (step - 1)] < v) * step
-        step >>= 1
-    return pos - base
 
 
 def _top_values(V: np.ndarray, k: int) -> np.ndarray:
