@@ -84,10 +84,19 @@ def nth_allowed(
     (row, d) keys answers all queries: O((n_excl + n_queries) log n_excl).
     """
     starts = row_starts(excl_rows, n_rows)
-    rank = np.arange(len(excl_vals), dtype=np.int64) - starts[excl_rows]
-    key_e = excl_rows * width + (excl_vals - rank)
-    key_q = q_rows * width + q_j
-    return q_j + np.searchsorted(key_e, key_q, side="right") - starts[q_rows]
+    # key_e = row * width + (value - rank), rank = position - starts[row]: one
+    # per-row constant row * width + starts[row], then in-place steps (each
+    # full-size temporary is fresh memory, page-faulted, at ML-20M size)
+    key_e = np.take(np.arange(n_rows, dtype=np.int64) * width + starts[:-1], excl_rows)
+    key_e += excl_vals
+    key_e -= np.arange(len(excl_vals), dtype=np.int64)
+    key_q = q_rows * width
+    key_q += q_j
+    found = np.searchsorted(key_e, key_q, side="right")
+    del key_e, key_q
+    found += q_j
+    found -= np.take(starts, q_rows)
+    return found
 
 
 def first_occurrences(keys: np.ndarray) -> np.ndarray:

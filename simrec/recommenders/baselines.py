@@ -33,8 +33,7 @@ __all__ = ["Oracle", "ProbabilisticOracle", "Popular", "RandomRecommender"]
 
 
 def _csr_rows(m: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
-    rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
-    return rows, m.indices.astype(np.int64)
+    return row_ids(np.diff(m.indptr)), m.indices.astype(np.int64)
 
 
 def _union_rows(a: sp.csr_array, b: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
