@@ -563,3 +563,16 @@ def test_baselines_valid_on_random_small_worlds(seed, n_users, n_items, density,
         S = rec.score(train, rel, rng=seed)
         assert (np.isneginf(S) == seen).all()
         check_valid_lists(top_n(S, n), train, n)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=30), st.sampled_from([np.int32, np.int64]))
+def test_row_ids_is_the_repeat_of_the_row_indices(lens, dtype):
+    """The running-sum row ids equal np.repeat(arange, lens) (which they replace),
+    also with empty rows first, last and in a run."""
+    from simrec._sampling import row_ids
+
+    lens = np.array(lens, dtype=np.int64)
+    got = row_ids(lens, dtype)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, np.repeat(np.arange(len(lens), dtype=dtype), lens))
