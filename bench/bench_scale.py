@@ -9,7 +9,10 @@ split, true relevance, then per recommender (Oracle, Popular, Random) its
 (precision, recall, nDCG, reciprocal rank) against observed and true
 relevance — 24 measurements, each relevance set looked up once for all
 lists (:func:`simrec.metrics.measure_lists_many`, as ``run_replicate``).
-A final line checks that the steps reproduce ``run_replicate``'s results.
+A final line checks that the steps reproduce ``run_replicate``'s results,
+and a last table gives a SHA-256 digest (first 12 hex digits) of every step's
+output (sparse structure or list array, raw bytes and dtype; not timed), so a
+speed change can show that it moved no number and no random draw.
 
 Sizes (users x items, observed pairs): ML-100K 943 x 1,682 (100K), ML-1M
 6,040 x 3,706 (1M), Steam 70,912 x 10,978 (5M), ML-20M 138,493 x 26,744
@@ -50,6 +53,47 @@ STEPS = ["truth", "observe", "split", "true relevance", "Oracle recommend", "Pop
          "measure (3 recs)"]
 
 
+def _digest(out) -> str:
+    """SHA-256 of a step's output: its arrays' raw bytes and dtypes, in a fixed order (no copies)."""
+    import hashlib
+
+    import numpy as np
+
+    h = hashlib.sha256()
+
+    def add(a):
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(memoryview(a).cast("B"))
+
+    def walk(o):
+        if isinstance(o, np.ndarray):
+            add(o)
+        elif hasattr(o, "indptr"):  # a CSR array
+            add(o.indptr)
+            add(o.indices)
+        elif hasattr(o, "matrix"):  # Interactions
+            walk(o.matrix)
+        elif hasattr(o, "observed"):  # Observed
+            walk(o.observed)
+            add(o.truth_rows)
+        elif hasattr(o, "train"):  # Split
+            walk(o.train)
+            walk(o.test)
+        elif isinstance(o, (list, tuple)):
+            for x in o:
+                walk(x)
+        elif isinstance(o, dict):  # metric -> values
+            for key in sorted(o):
+                h.update(str(key).encode())
+                walk(np.asarray(o[key]))
+        else:
+            raise TypeError(f"cannot digest {type(o).__name__}")
+
+    walk(out)
+    return h.hexdigest()[:12]
+
+
 def _child(name: str) -> dict:
     """One replicate at one size, step by step, in this (fresh) process."""
     import warnings
@@ -74,11 +118,14 @@ def _child(name: str) -> dict:
     cpu: dict[str, float] = {}
     rss: dict[str, float] = {}
 
+    digest: dict[str, str] = {}
+
     def step(label, fn, *args):
         t0 = time.process_time()
         out = fn(*args)
         cpu[label] = time.process_time() - t0
         rss[label] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+        digest[label] = _digest(out)
         return out
 
     truth = step("truth", model.generate, as_generator(children[0]))
@@ -124,7 +171,7 @@ def _child(name: str) -> dict:
         res = run_replicate(World(name, model, profile, sampler), ev, seed).results
         got = {(r.recommender, r.metric, r.truth): r.value for r in res.itertuples()}
         check = "identical" if all(math.isclose(got[k], v, rel_tol=1e-12) for k, v in means.items()) else "DIFFERENT"
-    return dict(cpu=cpu, rss=rss, peak_gib=peak, truth_pairs=int(truth.n_pairs), observed_pairs=int(obs.observed.n_pairs),
+    return dict(cpu=cpu, rss=rss, digest=digest, peak_gib=peak, truth_pairs=int(truth.n_pairs), observed_pairs=int(obs.observed.n_pairs),
                 ref=ref, check=check)
 
 
@@ -167,6 +214,10 @@ def main() -> None:
     print(f"{'step':<20}" + "".join(f"{n:>{w}}" for n in names))
     for s in STEPS:
         print(f"{s:<20}" + "".join(f"{out[n]['rss'][s]:>{w}.2f}" for n in names))
+    print("\nSHA-256 of each step's output (first 12 hex digits):")
+    print(f"{'step':<20}" + "".join(f"{n:>{w + 5}}" for n in names))
+    for s in STEPS:
+        print(f"{s:<20}" + "".join(f"{out[n]['digest'][s]:>{w + 5}}" for n in names))
     print("steps reproduce run_replicate: " + ", ".join(f"{n} {out[n]['check'] or 'not checked'}" for n in names))
     print(f"load after: {os.getloadavg()[0]:.2f}")
 

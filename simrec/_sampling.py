@@ -16,7 +16,25 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["first_occurrences", "nth_allowed", "sample_distinct", "row_starts", "rank_within_rows"]
+__all__ = ["first_occurrences", "nth_allowed", "sample_distinct", "row_starts", "rank_within_rows", "row_ids"]
+
+
+def row_ids(lens: np.ndarray, dtype: type = np.int64) -> np.ndarray:
+    """Row index of every entry of rows laid out consecutively, shape (sum(lens),).
+
+    Equal to ``np.repeat(np.arange(len(lens), dtype=dtype), lens)``, built as
+    a running sum of row-start marks: ``np.repeat`` copies one element per
+    call of its inner loop, several times slower than a cumulative sum at
+    tens of millions of entries.
+    """
+    lens = np.asarray(lens, dtype=np.int64)
+    ends = np.cumsum(lens)
+    n = int(ends[-1]) if len(ends) else 0
+    out = np.zeros(n, dtype=dtype)
+    if n:
+        np.add.at(out, ends[:-1][ends[:-1] < n], 1)
+        np.cumsum(out, dtype=dtype, out=out)  # (empty rows put several marks at one place)
+    return out
 
 
 def row_starts(rows: np.ndarray, n_rows: int) -> np.ndarray:
@@ -66,10 +84,19 @@ def nth_allowed(
     (row, d) keys answers all queries: O((n_excl + n_queries) log n_excl).
     """
     starts = row_starts(excl_rows, n_rows)
-    rank = np.arange(len(excl_vals), dtype=np.int64) - starts[excl_rows]
-    key_e = excl_rows * width + (excl_vals - rank)
-    key_q = q_rows * width + q_j
-    return q_j + np.searchsorted(key_e, key_q, side="right") - starts[q_rows]
+    # key_e = row * width + (value - rank), rank = position - starts[row]: one
+    # per-row constant row * width + starts[row], then in-place steps (each
+    # full-size temporary is fresh memory, page-faulted, at ML-20M size)
+    key_e = np.take(np.arange(n_rows, dtype=np.int64) * width + starts[:-1], excl_rows)
+    key_e += excl_vals
+    key_e -= np.arange(len(excl_vals), dtype=np.int64)
+    key_q = q_rows * width
+    key_q += q_j
+    found = np.searchsorted(key_e, key_q, side="right")
+    del key_e, key_q
+    found += q_j
+    found -= np.take(starts, q_rows)
+    return found
 
 
 def first_occurrences(keys: np.ndarray) -> np.ndarray:
@@ -77,22 +104,29 @@ def first_occurrences(keys: np.ndarray) -> np.ndarray:
 
     Same as marking ``np.unique(keys, return_index=True)[1]``, whose stable
     argsort dominated the oracles' list drawing at scale. When
-    ``(max(keys) + 1) * len(keys)`` fits in int64, each key is paired with its
-    position in one int64 (``key * len + position``), so a plain ``np.sort``
-    (SIMD, several times faster than a stable argsort) puts every value's first
-    position first; otherwise the stable argsort is used.
+    ``max(keys)`` and the position fit in 63 bits together, each key is paired
+    with its position in one int64 (``key << b | position``, b the bits of a
+    position), so a plain ``np.sort`` (SIMD, several times faster than a stable
+    argsort) puts every value's first position first, and shifts and masks (no
+    integer division) read them back; otherwise the stable argsort is used.
     """
     n = len(keys)
     keep = np.zeros(n, dtype=bool)
     if n == 0:
         return keep
-    top = int(keys.max()) + 1
-    if top <= np.iinfo(np.int64).max // n:
-        packed = np.sort(keys.astype(np.int64) * n + np.arange(n, dtype=np.int64))
-        value = packed // n
+    pb = max(int(n - 1).bit_length(), 1)
+    if int(keys.max()).bit_length() + pb <= 63:
+        packed = keys.astype(np.int64)  # a copy: shifted and sorted in place
+        packed <<= pb
+        packed |= np.arange(n, dtype=np.int64)
+        packed.sort()
+        value = packed >> pb
         head = np.ones(n, dtype=bool)
         np.not_equal(value[1:], value[:-1], out=head[1:])
-        keep[packed[head] - value[head] * n] = True
+        del value
+        first = packed[head]
+        first &= (1 << pb) - 1
+        keep[first] = True
     else:  # keys too large to pack
         order = np.argsort(keys, kind="stable")
         srt = keys[order]
@@ -183,14 +217,20 @@ def sample_distinct(k: np.ndarray, a: np.ndarray, rng: np.random.Generator) -> t
     while len(pending):
         kk, aa = k[pending], a[pending]
         m = np.ceil(-1.25 * aa * np.log1p(-kk / aa)).astype(np.int64) + 8
-        drow = np.repeat(np.arange(len(pending), dtype=np.int64), m)
-        dval = rng.integers(0, aa[drow])
-        keep = first_occurrences(drow * int(aa.max()) + dval)
-        krow, kval = drow[keep], dval[keep]
-        rank = rank_within_rows(krow, len(pending))
-        got = np.bincount(krow, minlength=len(pending))
-        ok = got >= kk
-        sel = ok[krow] & (rank < kk[krow])
+        drow = row_ids(m)
+        dval = rng.integers(0, np.take(aa, drow))
+        key = drow * int(aa.max())
+        key += dval
+        keep = np.flatnonzero(first_occurrences(key))  # kept draws, grouped by row, in draw order
+        del key
+        krow = np.take(drow, keep)
+        del drow
+        kval = np.take(dval, keep)
+        del dval, keep
+        kstart = row_starts(krow, len(pending))
+        ok = np.diff(kstart) >= kk
+        rank = np.arange(len(krow), dtype=np.int64) - np.take(kstart, krow)
+        sel = rank < np.take(np.where(ok, kk, 0), krow)  # the first k of every row that has k
         r = pending[krow[sel]]
         vals[starts[r] + rank[sel]] = kval[sel]
         pending = pending[~ok]

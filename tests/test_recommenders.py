@@ -310,6 +310,25 @@ def test_popular_breaks_ties_uniformly_per_user(path):
         assert close((B[:, 2:] == item).any(axis=1).mean(), 3 / 5, m)
 
 
+@pytest.mark.parametrize("world_name", ["random", "ties"])
+def test_popular_window_and_sparse_paths_give_the_same_lists(world_name, monkeypatch):
+    """Popular's first pass (a bitmap of the top ``_POPULAR_WINDOW * n``
+    positions, user blocks of ``_WINDOW_CELLS``) and its exact sparse fallback
+    are one function: the same lists, draw for draw, whether all, some or no
+    users fall back (lists or cut levels beyond the window), in one block or many."""
+    import simrec.recommenders.baselines as bl
+
+    if world_name == "random":
+        train, n = make_world(5)[0], 10  # 40 items: the default window holds them all
+    else:
+        train, n = popular_tie_world(40)[0], 5  # levels {0}, {1, 2}, {3..7}, {8, 9}
+    want = Popular().recommend(train, None, n, rng=3)
+    for window, cells in ((0, 1 << 22), (1, 1 << 22), (1, 7), (2, 50), (100, 3)):
+        monkeypatch.setattr(bl, "_POPULAR_WINDOW", window)
+        monkeypatch.setattr(bl, "_WINDOW_CELLS", cells)
+        np.testing.assert_array_equal(Popular().recommend(train, None, n, rng=3), want, err_msg=f"{window}, {cells}")
+
+
 # -- ProbabilisticOracle ------------------------------------------------------------------
 
 
@@ -544,3 +563,16 @@ def test_baselines_valid_on_random_small_worlds(seed, n_users, n_items, density,
         S = rec.score(train, rel, rng=seed)
         assert (np.isneginf(S) == seen).all()
         check_valid_lists(top_n(S, n), train, n)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=30), st.sampled_from([np.int32, np.int64]))
+def test_row_ids_is_the_repeat_of_the_row_indices(lens, dtype):
+    """The running-sum row ids equal np.repeat(arange, lens) (which they replace),
+    also with empty rows first, last and in a run."""
+    from simrec._sampling import row_ids
+
+    lens = np.array(lens, dtype=np.int64)
+    got = row_ids(lens, dtype)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, np.repeat(np.arange(len(lens), dtype=dtype), lens))

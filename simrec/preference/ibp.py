@@ -130,10 +130,14 @@ class IBP:
         later_pop = U - 1 - first
         later = gen.binomial(later_pop, weight).astype(np.int64)
         sub_ptr, pos = uniform_subsets(later, later_pop, gen)
-        # item-major (CSC) layout: first user, then the later likers in order
-        col_ptr = np.zeros(n_items + 1, dtype=np.int64)
+        # item-major (CSC) layout: first user, then the later likers in order;
+        # int32 indices when they fit (scipy's CSC -> CSR pass then moves half
+        # the bytes, and the result needs no conversion)
+        n_pairs = n_items + int(later.sum())
+        idx = np.int32 if max(U, n_items, n_pairs) < 2**31 else np.int64
+        col_ptr = np.zeros(n_items + 1, dtype=idx)
         np.cumsum(later + 1, out=col_ptr[1:])
-        rows = np.empty(int(col_ptr[-1]), dtype=np.int64)
+        rows = np.empty(n_pairs, dtype=idx)
         is_first = np.zeros(len(rows), dtype=bool)
         is_first[col_ptr[:-1]] = True
         rows[is_first] = first

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from simrec._random import RNGLike, as_generator
-from simrec._sampling import nth_allowed, rank_within_rows, row_starts, sample_distinct
+from simrec._sampling import nth_allowed, rank_within_rows, row_ids, row_starts, sample_distinct
 from simrec._validation import check_choice, check_in_range, check_int
 from simrec.interactions import Interactions
 from simrec.recommenders._base import (
@@ -33,8 +33,7 @@ __all__ = ["Oracle", "ProbabilisticOracle", "Popular", "RandomRecommender"]
 
 
 def _csr_rows(m: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
-    rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
-    return rows, m.indices.astype(np.int64)
+    return row_ids(np.diff(m.indptr)), m.indices.astype(np.int64)
 
 
 def _union_rows(a: sp.csr_array, b: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
@@ -65,6 +64,109 @@ def _shuffled_prefix(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator)
     rows, j = sample_distinct(t, r, rng)
     items = rel.indices[rel.indptr[:-1][rows] + j].astype(np.int64)
     return rows, rank_within_rows(rows, rel.shape[0]), items
+
+
+#: Popular's first pass looks for each user's first allowed positions among the
+#: top ``_POPULAR_WINDOW * n`` of the popularity order (a dense bitmap per user
+#: block); users whose list reaches beyond take the exact sparse path.
+_POPULAR_WINDOW = 4
+#: Cells (bytes) of one block of that bitmap.
+_WINDOW_CELLS = 1 << 22
+
+
+def _popular_first_pass(
+    lens: np.ndarray,
+    excl: np.ndarray,
+    k: np.ndarray,
+    lvl_first: np.ndarray,
+    lvl_end: np.ndarray,
+    window: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Popular's lists before the draws: first allowed positions and the excluded ones at the cut.
+
+    Parameters
+    ----------
+    lens : ndarray of int64, shape (n_users,)
+        Training items per user.
+    excl : ndarray of int, shape (lens.sum(),)
+        The training items as positions of the global popularity order, users
+        laid out consecutively, in any order within a user.
+    k : ndarray of int64, shape (n_users,)
+        List lengths, at most each user's non-training positions.
+    lvl_first, lvl_end : ndarray of int64, shape (n_positions,)
+        The popularity level of each position: ``[lvl_first, lvl_end)``.
+    window : int
+        First pass: a bitmap of the first ``min(window, n_positions)``
+        positions of every user (user blocks of ``_WINDOW_CELLS`` cells),
+        O(cells), no sort. Users whose k-th allowed position or cut level lies
+        beyond the window take the exact sparse path: one sort of their
+        (user, position) keys and :func:`~simrec._sampling.nth_allowed`, over
+        those users alone (the sort of every user's keys was half of
+        Popular's lists at ML-20M size).
+
+    Returns
+    -------
+    q : ndarray of int64, shape (k.sum(),)
+        Per user, its ``k[u]`` smallest non-training positions, ascending,
+        users in order.
+    e_rows, e_pos : ndarray of int64, shape (n_excl,)
+        The training positions inside each user's cut level (the level of its
+        k-th position; none when k = 0), sorted by (user, position).
+    """
+    n_users, n_pos = len(lens), len(lvl_first)
+    qstart = np.zeros(n_users + 1, dtype=np.int64)
+    np.cumsum(k, out=qstart[1:])
+    q = np.empty(qstart[-1], dtype=np.int64)
+    bounds = np.zeros(n_users + 1, dtype=np.int64)
+    np.cumsum(lens, out=bounds[1:])
+    width = min(window, n_pos)
+    step = max(1, _WINDOW_CELLS // max(width, 1))
+    col = np.arange(width)
+    slow, e_rows, e_pos = [], [], []
+    for u0 in range(0, n_users, step):
+        u1 = min(u0 + step, n_users)
+        seg = excl[bounds[u0] : bounds[u1]]
+        inw = seg < width
+        cells = row_ids(lens[u0:u1])[inw] * width + seg[inw]
+        allowed = np.ones((u1 - u0, width), dtype=bool)
+        allowed.ravel()[cells] = False
+        rank = np.cumsum(allowed, axis=1, dtype=np.int32)  # 1-based rank of each allowed cell
+        kb = k[u0:u1]
+        ok = (rank[:, -1] >= kb) if width else (kb == 0)
+        r, c = np.nonzero(allowed & (rank <= np.where(ok, kb, 0)[:, None]))
+        q[qstart[u0 + r] + rank[r, c] - 1] = c
+        # cut level of every user whose list ends inside the window
+        cs = np.zeros(u1 - u0, dtype=np.int64)
+        ce = np.zeros(u1 - u0, dtype=np.int64)
+        end = np.flatnonzero(ok & (kb > 0))
+        last = q[qstart[u0 + end + 1] - 1]
+        cs[end], ce[end] = lvl_first[last], lvl_end[last]
+        fast = ok & (ce <= width)
+        r, c = np.nonzero(~allowed & (col >= cs[:, None]) & (col < ce[:, None]) & fast[:, None])
+        e_rows.append(u0 + r)
+        e_pos.append(c)
+        slow.append(u0 + np.flatnonzero(~fast))
+    slow = np.concatenate(slow) if slow else np.zeros(0, dtype=np.int64)
+    e_rows = np.concatenate(e_rows) if e_rows else np.zeros(0, dtype=np.int64)
+    e_pos = np.concatenate(e_pos) if e_pos else np.zeros(0, dtype=np.int64)
+    if len(slow):
+        sl = lens[slow]
+        srows = row_ids(sl)
+        keys = np.sort(srows * (n_pos + 1) + excl[np.repeat(bounds[slow], sl) + rank_within_rows(srows, len(slow))])
+        s_rows, s_pos = np.divmod(keys, n_pos + 1)
+        qr = row_ids(k[slow])
+        qj = rank_within_rows(qr, len(slow))
+        q[qstart[slow][qr] + qj] = nth_allowed(s_rows, s_pos, len(slow), qr, qj, n_pos + 1)
+        ks = k[slow]
+        cs = np.zeros(len(slow), dtype=np.int64)
+        ce = np.zeros(len(slow), dtype=np.int64)
+        end = np.flatnonzero(ks > 0)
+        last = q[qstart[slow[end] + 1] - 1]
+        cs[end], ce[end] = lvl_first[last], lvl_end[last]
+        at = (s_pos >= cs[s_rows]) & (s_pos < ce[s_rows])
+        keys = np.sort(np.concatenate((e_rows * (n_pos + 1) + e_pos, slow[s_rows[at]] * (n_pos + 1) + s_pos[at])))
+        e_rows, e_pos = np.divmod(keys, n_pos + 1)
+    return q, e_rows, e_pos
 
 
 def _scatter_rows(out: np.ndarray, m: sp.csr_array, users: np.ndarray, value: float | None, *, add: bool = False) -> None:
@@ -152,9 +254,11 @@ class Popular:
     every user (uniformly at random), so no tied item is favoured across all
     users; LensKit's ``PopScorer`` instead gives every user the same order.
     ``recommend`` is exact and sparse: the first n non-training positions of
-    the global popularity order (:func:`~simrec._sampling.nth_allowed`),
-    then, per user, a shuffle inside each fully included popularity level and
-    a uniform sample from the level cut by the list end.
+    the global popularity order (a bitmap of the top positions per block of
+    users, :func:`_popular_first_pass`; :func:`~simrec._sampling.nth_allowed`
+    for users whose list reaches beyond), then, per user, a shuffle inside
+    each fully included popularity level and a uniform sample from the level
+    cut by the list end.
     """
 
     def __init__(self, name: str = "Popular") -> None:
@@ -184,16 +288,13 @@ class Popular:
         lvl_size = np.bincount(level_id)
         lvl_end = lvl_first + lvl_size[level_id]
 
-        # training items as global positions, sorted per user (rows are already
-        # grouped, so the stable sort of the keys is fast)
-        t_rows, t_items = _csr_rows(train.matrix)
-        t_rows, t_pos = np.divmod(np.sort(t_rows * width + gpos[t_items], kind="stable"), width)
-
-        # first k non-training positions of the global order
-        k = np.minimum(n, n_items - train.user_counts())
-        q_rows = np.repeat(np.arange(n_users, dtype=np.int64), k)
-        q_j = rank_within_rows(q_rows, n_users)
-        q = nth_allowed(t_rows, t_pos, n_users, q_rows, q_j, width)
+        # training items as global positions (row-grouped, unsorted within rows);
+        # the first k non-training positions of the global order
+        lens = train.user_counts()
+        t_pos = np.take(gpos, train.matrix.indices)
+        k = np.minimum(n, n_items - lens)
+        q_rows = row_ids(k)
+        q, t_rows, t_pos = _popular_first_pass(lens, t_pos, k, lvl_first, lvl_end, _POPULAR_WINDOW * n)
 
         # level cut by the end of each list: its items are resampled uniformly
         ends = row_starts(q_rows, n_users)
@@ -204,12 +305,10 @@ class Popular:
         cut_s[has], cut_e[has] = lvl_first[last], lvl_end[last]
         in_cut = q >= cut_s[q_rows]
         h = np.bincount(q_rows[in_cut], minlength=n_users)
-        t_in = (t_pos >= cut_s[t_rows]) & (t_pos < cut_e[t_rows])
-        a = (cut_e - cut_s) - np.bincount(t_rows[t_in], minlength=n_users)
+        # (t_rows, t_pos): the training positions inside each user's cut level
+        a = (cut_e - cut_s) - np.bincount(t_rows, minlength=n_users)
         b_rows, b_j = sample_distinct(h, a, gen)
-        b_pos = cut_s[b_rows] + nth_allowed(
-            t_rows[t_in], t_pos[t_in] - cut_s[t_rows[t_in]], n_users, b_rows, b_j, width
-        )
+        b_pos = cut_s[b_rows] + nth_allowed(t_rows, t_pos - cut_s[t_rows], n_users, b_rows, b_j, width)
 
         # per user: fully included levels first (ascending level), then the cut
         # level; shuffled within each level by a random argsort followed by a

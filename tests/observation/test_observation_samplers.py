@@ -127,6 +127,30 @@ def test_prefilter_selects_exactly_the_smallest_keys(lens, frac, seed):
         assert set(want) == set(fast[(fast >= starts[r]) & (fast < starts[r] + lens[r])])
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    lens=st.lists(st.integers(1, 40), min_size=1, max_size=12),
+    frac=st.floats(0, 1),
+    levels=st.integers(1, 6),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_many_ties_select_as_the_stable_argsort_of_the_keys(lens, frac, levels, seed):
+    """Keys with few distinct values (ties at most cuts): the selection is the
+    first k per row of the stable argsort of ``row + 0.5 x / (1 + x)``, the
+    definition the tie repair in ``_smallest_per_row`` reproduces."""
+    rng = np.random.default_rng(seed)
+    lens = np.array(lens)
+    k = np.minimum(np.floor(frac * lens).astype(np.int64), lens - 1)
+    rate = rng.integers(1, 100, lens.sum()).astype(float)
+    x = rng.integers(0, levels, lens.sum()) / levels
+    row = np.repeat(np.arange(len(lens)), lens)
+    order = np.argsort(row + 0.5 * (x / (1.0 + x)), kind="stable")
+    rank = np.arange(len(x)) - np.repeat(np.cumsum(lens) - lens, lens)
+    want = np.sort(order[rank < np.repeat(k, lens)])
+    for prefilter in (True, False):
+        np.testing.assert_array_equal(_smallest_per_row(x, lens, k, rate, prefilter=prefilter), want)
+
+
 def test_ties_at_the_cut_keep_exactly_k_by_the_stable_order():
     """Equal keys straddling a row's cut: the value-sort shortcut would keep too
     many, so the stable argsort decides (the earlier key of a tie wins)."""
