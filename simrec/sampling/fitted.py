@@ -17,26 +17,26 @@ the estimators whose F̂ does not depend on the data (naive, rank estimate, LS,
 CLS, BV with the uniform prior, MN with the uniform prior) evaluate all B
 replicates in one (B, n) x (n, J) product.
 
-**MLE and WMLE: linearised replicates** (default). The EM estimate after its
-iterations from the uniform start is a smooth function of the histogram;
-each replicate is its first-order expansion around the sample,
-T*_b = T̂ + ∇_h T̂ · (h*_b − h), with the exact gradient of the iterates
-actually run, computed backwards through them (:mod:`._linearize`; one
-backward pass costs about one forward fit, so an interval costs about 2-3
-fits instead of B + 1). This is the delta-method ("linear") bootstrap of
-Davison & Hinkley 1997 §2.7.4 for the estimator as implemented: the gap to
-refitting is of order 1/M against replicate spreads of order 1/sqrt(M)
+**Fitted estimators: linearised replicates** (default). MLE, WMLE, MES and
+the linear estimators with an estimated prior (BV_MLE, BV_MES with γ > 0,
+BV at 1/M and MN with a prior) are smooth functions of the histogram; each
+replicate is the first-order expansion of the estimate around the sample,
+T*_b = T̂ + ∇_h T̂ · (h*_b − h), with the exact gradient of the estimate as
+computed (:func:`bootstrap_estimates`, :mod:`._linearize`): reverse mode
+through the EM iterations actually run (one backward pass in single
+precision, about 0.7 of a forward fit), the implicit-function theorem at
+MES's dual optimum, and the chain rule through the fitted prior for the
+linear estimators. An interval then costs under 2 fits instead of B + 1
+(bench/bench_estimators.py). This is the delta-method ("linear") bootstrap
+of Davison & Hinkley 1997 §2.7.4 for the estimator as implemented: the gap
+to refitting is of order 1/M against replicate spreads of order 1/sqrt(M)
 (tests/sampling/test_linearize.py: under a tenth of a standard error at
 M = 3,000). With very few users the expansion is poor; ``refit=True``
-refits the EM on every replicate (the plain percentile bootstrap).
-
-Estimators that fit a distribution as a prior (MES and the linear estimators
-with an MLE/MES prior, mappings with a fitted a) are refitted on every
-replicate from the same start, with the same settings as the point estimate:
-the percentile interval then describes the estimator actually used (the cost
-is B fits; see bench/bench_estimators.py). The stress harness refits every
-estimator on every replicate (its ``n_boot`` intervals are the exact
-percentile bootstrap).
+refits every replicate from the same start with the same settings (the
+plain percentile bootstrap), as does BV with γ = 0 and a prior (not
+differentiable in the prior). Mappings with a fitted a (beta@P) are refitted
+per replicate (a cheap fit over n). The stress harness's intervals
+(``n_boot``) are these replicates, computed by the same function.
 
 The interval is the percentile interval [q_{α/2}, q_{1-α/2}] of the B
 replicate estimates (Efron & Tibshirani 1993, §13.3). It measures the
@@ -260,6 +260,14 @@ def _mapping_row(e: MappingEstimator, counts: np.ndarray, ms: _Metrics, n_users:
     return out
 
 
+def _metrics_of(cache: dict, scheme: SamplingScheme, metrics: Sequence[RankMetric]) -> _Metrics:
+    ms = cache.get("metrics")
+    if ms is None or ms.metrics != tuple(metrics) or ms.scheme is not scheme:
+        cache.clear()
+        ms = cache["metrics"] = _Metrics(scheme, tuple(metrics))
+    return ms
+
+
 def estimate_histograms(
     estimators: Sequence[Estimator],
     counts: np.ndarray,
@@ -311,10 +319,7 @@ def estimate_histograms(
         raise ValueError("`counts` must be non-negative histograms with one common positive total M")
     n_users = int(totals[0])
     cache = {} if cache is None else cache
-    ms = cache.get("metrics")
-    if ms is None or ms.metrics != tuple(metrics) or ms.scheme is not scheme:
-        cache.clear()
-        ms = cache["metrics"] = _Metrics(scheme, tuple(metrics))
+    ms = _metrics_of(cache, scheme, metrics)
     out = np.full((counts.shape[0], len(estimators), len(ms.metrics)), np.nan)
     p = counts / n_users
     fixed = cache.setdefault("fixed", {})
@@ -377,14 +382,6 @@ def _linearisable(e: Estimator) -> bool:
     return isinstance(e, BiasVariance) and e.prior is not None and e.gamma > 0
 
 
-def _metrics_of(cache: dict, scheme: SamplingScheme, metrics: Sequence[RankMetric]) -> _Metrics:
-    ms = cache.get("metrics")
-    if ms is None or ms.metrics != tuple(metrics) or ms.scheme is not scheme:
-        cache.clear()
-        ms = cache["metrics"] = _Metrics(scheme, tuple(metrics))
-    return ms
-
-
 #: Columns to pull back (reverse mode) from which the rank of the stacked gradients is computed first.
 _REDUCE_FROM = 8
 
@@ -400,6 +397,8 @@ def _pull_back(vjp: Callable[[np.ndarray], np.ndarray], jvp: Callable[[np.ndarra
     same linear map, so they agree up to rounding.
     """
     n_dir, k = dp.shape[0], g.shape[1]
+    if 8 * n_dir < k:  # forward mode unless the rank were below an eighth of the columns: skip the SVD
+        return jvp(dp.T).T @ g
     if k > n_dir or k >= _REDUCE_FROM:
         u, sv, vt = np.linalg.svd(g, full_matrices=False)
         r = int(np.sum(sv > 1e-13 * sv[0])) if sv.size and sv[0] > 0 else 0
@@ -697,14 +696,16 @@ def fit(
 ) -> FittedEstimator:
     """Fit ``estimator`` to the sampled ranks of M users (see :meth:`Estimator.fit <.estimators.Estimator.fit>`).
 
-    ``refit`` (default False) applies to MLE and WMLE: False gives the
+    ``refit`` (default False) applies to the fitted estimators (MLE, WMLE,
+    MES, the linear estimators with an estimated prior): False gives the
     linearised bootstrap (each replicate T̂ + ∇_h T̂ · (h* − h), the exact
-    gradient of the EM iterates actually run; about 2-3x the cost of the
-    estimate instead of n_boot + 1 fits), True refits the EM on every
-    replicate (the plain percentile bootstrap). The two agree to first order
-    in 1/sqrt(M) (tested); with very few users prefer ``refit=True``. The
-    other estimators ignore it (their replicates are exact and cheap, or,
-    for MES and the linear estimators with an estimated prior, refitted).
+    gradient of the estimate as computed; under 2x the cost of the estimate
+    instead of n_boot + 1 fits, see :func:`bootstrap_estimates`), True refits
+    every replicate (the plain percentile bootstrap). The two agree to first
+    order in 1/sqrt(M) (tested); with very few users prefer ``refit=True``.
+    The other estimators ignore it (their replicates are exact and cheap).
+    Each ``estimates`` call of a linearised estimator fits once: ask for
+    all metrics in one call.
     """
     if not isinstance(estimator, Estimator):
         raise TypeError(f"`estimator` must be an Estimator (e.g. BiasVariance(0.1)); got {type(estimator).__name__}")
