@@ -210,7 +210,7 @@ def mes_gradient(a: BlockMatrix, pi: np.ndarray, eta: float, g: np.ndarray) -> n
 
 
 @blas_single_thread
-def em_jvp(history: list, pi_final: np.ndarray, dp: np.ndarray, *, dtype: type = np.float32) -> np.ndarray:
+def em_jvp(history: list, pi_final: np.ndarray, dp: np.ndarray, *, dtype: type = np.float64) -> np.ndarray:
     """(∂π_T/∂p) dp for B directions: forward mode through the recorded EM iterations, shape (N, B).
 
     The tangent of one step (notation of the module docstring):
@@ -234,8 +234,11 @@ def em_jvp(history: list, pi_final: np.ndarray, dp: np.ndarray, *, dtype: type =
     pi_final : ndarray, shape (N,)
     dp : ndarray, shape (n_cols, B)
         Directions in the frequencies p (of the unrestricted columns).
-    dtype : {np.float32, np.float64}, default np.float32
+    dtype : {np.float32, np.float64}, default np.float64
         Precision of the products with P(r|R), as in :func:`em_gradient`.
+        Double by default: with B columns the products are matrix-matrix
+        (compute-bound), and the rescaling and casts of B columns per step
+        cost more than single precision saves.
     """
     a, columns, p = history[0]
     steps = history[1:]
@@ -250,16 +253,16 @@ def em_jvp(history: list, pi_final: np.ndarray, dp: np.ndarray, *, dtype: type =
     for t, (pi_t, q_t, total) in enumerate(steps):
         nxt = steps[t + 1][0] if t + 1 < len(steps) else pi_final
         inv_q[obs] = 1.0 / q_t[obs]
-        u = np.divide(nxt, pi_t, out=np.zeros_like(pi_t), where=pi_t > 0) * total
+        u = np.divide(nxt, pi_t, out=np.zeros_like(pi_t), where=pi_t > 0)  # u_t / s_t
         if t == 0:
             drho = dp * inv_q[:, None]
         else:
             y, sy = _cast(dpi, dtype)
-            dq = mat.rmatvec(y) * sy
-            drho = dp * inv_q[:, None] - dq * (p * inv_q**2)[:, None]
+            drho = dp * inv_q[:, None] - (mat.rmatvec(y) * sy) * (p * inv_q**2)[:, None]
         y, sy = _cast(drho, dtype)
-        dtilde = dpi * u[:, None] + pi_t[:, None] * (mat.matvec(y) * sy)
-        dpi = (dtilde - np.outer(nxt, dtilde.sum(axis=0))) / total
+        dpi *= u[:, None]
+        dpi += (pi_t / total)[:, None] * (mat.matvec(y) * sy)  # dπ̃ / s_t
+        dpi -= np.outer(nxt, dpi.sum(axis=0))
     return dpi
 
 
