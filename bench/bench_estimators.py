@@ -42,12 +42,13 @@ NDCG@10, 200 replicates::
     MES                      0.437          0.537                     x1.23
     MN_MLE                   1.676          2.837                     x1.69
     BV_MLE(gamma=0.1)        1.587          2.843                     x1.79
+    MN_MES                   0.519          0.671                     x1.29
     CLS / BV / MN (uniform)  0.119 / 0.094 / 0.120                   x1.10 / x1.13 / x1.36
 
-(the run stopped at its 20-minute limit before the MN_MES line and the
-refitted references; at ``--quick`` size, same day, refitting 20 replicates
-cost x18-x27 the point estimate, i.e. about n_boot + 1 fits, and MN_MES
-linearised x1.36.) Before this change MLE was x2.14 and WMLE x2.01, and MES,
+(the run stopped at its 20-minute limit before the MN_MES line, measured
+alone with the same functions at load 8.5, and the refitted references; at
+``--quick`` size, same day, refitting 20 replicates cost x18-x27 the point
+estimate, i.e. about n_boot + 1 fits.) Before this change MLE was x2.14 and WMLE x2.01, and MES,
 MN_MLE and BV_MLE refitted every replicate.
 
 Run: ``python bench/bench_estimators.py`` (a few minutes), ``--quick`` for
