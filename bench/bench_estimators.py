@@ -18,18 +18,41 @@ Sections:
 2. **bootstrap intervals** — each estimator object's ``fit(ranks, scheme,
    n_boot=200).estimate(ndcg(10))`` (point estimate and 200 replicates
    resampling the rank histogram, not the users) against the point estimate
-   alone on the same warm P(r|R), with the ratio (target < 2x). MLE and
-   WMLE use the linearised bootstrap (the exact reverse-mode gradient of the
-   EM iterates, one backward pass); MLE with ``refit=True``, MES and the
-   linear estimators with an estimated prior refit every replicate and cost
-   about n_boot + 1 times the point estimate (measured with
-   ``--fitted-boot`` replicates: stated, not hidden).
+   alone on the same warm P(r|R), with the ratio (target < 2x). The fitted
+   estimators (MLE, WMLE, MES, MN_MLE, BV_MLE, MN_MES) use the linearised
+   bootstrap (:func:`simrec.sampling.bootstrap_estimates`: the exact
+   gradient through the fit, one backward pass of the EM in single
+   precision, or the implicit-function gradient of MES); the reference
+   lines below them refit every replicate (``refit=True``) and cost about
+   n_boot + 1 times the point estimate (measured with ``--fitted-boot``
+   replicates: stated, not hidden).
 3. ``--full``: n = 100 and 1,000, the straightforward implementations
    (dense N x N D with a matrix inverse, ~4 GB; per-user EM) and the scaling
    in N, as in the previous version of this script.
 
+Measured (``--bootstrap-only --repeat 3 --fitted-boot 5``, 2026-11-24, 2-core
+AMD EPYC shared with a calibration job and five workers: load average 4.2 at
+the start, 8-14 during the run, so wall times are 10-25x CPU; the ratio is of
+CPU times measured in the same run), N = 20,720, M = 136,677, n = 501,
+NDCG@10, 200 replicates::
+
+    estimator            point CPU s   + 200 linearised replicates   ratio
+    MLE (300 EM it)          1.684          2.927                     x1.74
+    WMLE                     1.640          2.825                     x1.72
+    MES                      0.437          0.537                     x1.23
+    MN_MLE                   1.676          2.837                     x1.69
+    BV_MLE(gamma=0.1)        1.587          2.843                     x1.79
+    MN_MES                   0.519          0.671                     x1.29
+    CLS / BV / MN (uniform)  0.119 / 0.094 / 0.120                   x1.10 / x1.13 / x1.36
+
+(the run stopped at its 20-minute limit before the MN_MES line, measured
+alone with the same functions at load 8.5, and the refitted references; at
+``--quick`` size, same day, refitting 20 replicates cost x18-x27 the point
+estimate, i.e. about n_boot + 1 fits.) Before this change MLE was x2.14 and WMLE x2.01, and MES,
+MN_MLE and BV_MLE refitted every replicate.
+
 Run: ``python bench/bench_estimators.py`` (a few minutes), ``--quick`` for
-small sizes (seconds).
+small sizes (seconds), ``--bootstrap-only`` for section 2 alone.
 """
 
 from __future__ import annotations
@@ -51,6 +74,7 @@ from simrec.sampling import (
     CorrectionProblem,
     Estimator,
     MappingEstimator,
+    MESPrior,
     MLEPrior,
     MSEOptimal,
     Naive,
@@ -83,10 +107,13 @@ REPEAT = 3
 #: The estimators whose bootstrap cost is measured (every family).
 BOOT_ESTIMATORS = (
     Naive(), RankEstimate(), ConstrainedLeastSquares(), BiasVariance(0.1), MSEOptimal(), MappingEstimator("beta@P"),
-    MLE(), WeightedMLE(10.0), MES(), MSEOptimal(MLEPrior()), BiasVariance(0.1, MLEPrior()),
+    MLE(), WeightedMLE(10.0), MES(), MSEOptimal(MLEPrior()), BiasVariance(0.1, MLEPrior()), MSEOptimal(MESPrior()),
 )
-#: Estimators with the linearised bootstrap (exact EM gradient; ``refit=True`` is the refitted one).
-LINEARISED = (MLE, WeightedMLE)
+
+
+def linearised(e: Estimator) -> bool:
+    """Estimators with the linearised bootstrap (``refit=True`` is the refitted one)."""
+    return isinstance(e, (MLE, WeightedMLE, MES)) or getattr(e, "prior", None) is not None
 
 
 def measure(fn: Callable[[], object]) -> tuple[object, float, float]:
@@ -231,10 +258,7 @@ def run_bootstrap(
 
         v, wall, cpu = measure(point)
         e, wall_b, cpu_b = measure(interval)
-        if isinstance(est, LINEARISED):
-            kind = "refitted " if refit else "linearised "
-        else:
-            kind = "refitted " if isinstance(est, MES) or getattr(est, "prior", None) is not None else ""
+        kind = ("refitted " if refit else "linearised ") if linearised(est) else ""
         row(setting, f"{est.name}: point estimate", wall, cpu, v)
         row(setting, f"{est.name}: + {n_boot} {kind}bootstrap", wall_b, cpu_b, e.estimate,
             f"x{cpu_b / cpu:.2f} CPU; 95% [{e.lower:.4f}, {e.upper:.4f}]")
@@ -269,8 +293,11 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="also n = 100 and 1,000, the straightforward "
                     "implementations (dense N x N D: ~4 GB) and the scaling in N")
     ap.add_argument("--n-boot", type=int, default=200, help="bootstrap replicates (default 200)")
-    ap.add_argument("--fitted-boot", type=int, default=20, help="replicates for the refitted estimators "
-                    "(MLE with refit=True, MES, MN_MLE, BV_MLE; default 20: their cost is linear in it)")
+    ap.add_argument("--fitted-boot", type=int, default=20, help="replicates of the refitted reference lines "
+                    "(refit=True; default 20: their cost is linear in it)")
+    ap.add_argument("--refit-repeat", type=int, default=1, help="runs per timing of the refitted references "
+                    "(default 1)")
+    ap.add_argument("--bootstrap-only", action="store_true", help="section 2 only (bootstrap intervals)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing (median; default 3)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -285,16 +312,17 @@ def main() -> None:
     print(f"simrec.sampling estimators: N = {N}, M = {M}, Beta(0.3, 1)-shaped global ranks, with replacement")
     print(f"{load()} (start); median of {REPEAT} runs; CPU = this process's CPU time; BLAS single-threaded")
     print(f"{'setting':<16} {'estimator':<40} {'wall s':>9} {'CPU s':>9} {'value':>9} note")
-    print("-- estimators (point estimates; value NDCG@10 unless noted) --")
-    run_n(N, M, n, R, exact, rng)
-    print(f"-- bootstrap intervals: {args.n_boot} replicates ({args.fitted_boot} for the refitted estimators) --")
-    cheap = [e for e in BOOT_ESTIMATORS if not isinstance(e, (MLE, WeightedMLE, MES)) and
-             getattr(e, "prior", None) is None]
-    linearised = [e for e in BOOT_ESTIMATORS if isinstance(e, LINEARISED)]
-    fitted = [e for e in BOOT_ESTIMATORS if e not in cheap and e not in linearised]
-    run_bootstrap(N, n, R, rng, args.n_boot, tuple(cheap + linearised))
-    run_bootstrap(N, n, R, rng, args.fitted_boot, (MLE(), *fitted), refit=True)
-    if args.full:
+    if not args.bootstrap_only:
+        print("-- estimators (point estimates; value NDCG@10 unless noted) --")
+        run_n(N, M, n, R, exact, rng)
+    print(f"-- bootstrap intervals: {args.n_boot} replicates ({args.fitted_boot} for the refitted references) --")
+    print(f"{'':<16} exact: NDCG@10 = {exact['ndcg10']:.4f}, HR@10 = {exact['hr10']:.4f}", flush=True)
+    run_bootstrap(N, n, R, rng, args.n_boot, BOOT_ESTIMATORS)
+    REPEAT = args.refit_repeat  # the references cost n_boot + 1 fits: one run each unless asked
+    print(f"-- refitted references (refit=True): {args.fitted_boot} replicates, {REPEAT} run(s) per timing --")
+    run_bootstrap(N, n, R, rng, args.fitted_boot, tuple(e for e in BOOT_ESTIMATORS if linearised(e)), refit=True)
+    REPEAT = args.repeat
+    if args.full and not args.bootstrap_only:
         for nn in full_ns:
             run_n(N, M, nn, R, exact, rng)
         print("-- straightforward implementations (same data) --")

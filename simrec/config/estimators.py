@@ -75,7 +75,8 @@ class EstimatorsSpec(Strict):
     n_boot : int >= 0, default 0
         Bootstrap replicates per repeat (``StressConfig.n_boot``): every
         estimator's percentile interval and the coverage table; 0 for none
-        (the fitted estimators then cost ``n_boot`` refits per repeat).
+        (the fitted estimators' replicates are linearised, a few fits per
+        repeat: :func:`simrec.sampling.bootstrap_estimates`).
     confidence : float in (0, 1), default 0.95
         Level of the intervals (``StressConfig.confidence``).
     """

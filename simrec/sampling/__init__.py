@@ -108,6 +108,7 @@ from simrec.sampling.estimators import (
 from simrec.sampling.fitted import (
     FittedEstimator,
     OutOfRangeWarning,
+    bootstrap_estimates,
     bootstrap_histograms,
     estimate_histograms,
     fit,
@@ -236,6 +237,7 @@ __all__ = [
     "estimate_histograms",
     "fixed_corrections",
     "bootstrap_histograms",
+    "bootstrap_estimates",
     "percentile_interval",
     # mapping
     "Mapping",

@@ -364,6 +364,65 @@ class CorrectionProblem:
         return scipy.linalg.solve((mat + mat.T) / 2, rhs, assume_a="pos")
 
     @blas_single_thread
+    def prior_gradient(
+        self, values: np.ndarray, frequencies: np.ndarray, table: np.ndarray, gamma: float | None,
+        n_users: int | None = None,
+    ) -> np.ndarray:
+        """∂(p^T F̂_j)/∂π_R of a linear estimate with this problem's prior π, shape (N, J).
+
+        The chain rule of the linearised bootstrap of BV_MLE, MN_MLE, ... (the
+        estimate p^T F̂ depends on the histogram directly, through p, and
+        through the fitted prior π; :mod:`.fitted`). With F̂ = K^{-1} A^T D b
+        and y = K^{-1} p (K symmetric),
+
+        .. math::
+
+            \\frac{∂\\, p^\\top \\hat F}{∂π} = (A y) ⊙ \\big(b - (1-γ) A \\hat F\\big) - γ\\, A (y ⊙ \\hat F)
+
+        for the γ family, K = (1-γ) A^T D A + γ diag(A^T π) (K&R eq. 25;
+        γ = 1/M for BV at 1/M), on the support of c = A^T π (p's mass on
+        the other ranks moved to the nearest supported rank, as F̂ is filled
+        there, so the support is held fixed: it changes only where c crosses
+        1e-200 of its maximum); and for MN (``gamma=None``, Li's dissertation
+        eq. 45, K = A^T D A - A^T A / M + Λ₁ / M, only A^T D A depends on π)
+
+        .. math:: \\frac{∂\\, p^\\top \\hat F}{∂π} = (A y) ⊙ (b - A \\hat F).
+
+        Parameters
+        ----------
+        values : ndarray, shape (n, J)
+            F̂ as solved by this problem (:meth:`solve_many` at ``gamma``, or :meth:`solve_eq45`).
+        frequencies : ndarray, shape (n,)
+            p, the sampled-rank frequencies the estimate averages F̂ over.
+        table : ndarray, shape (N, J)
+            b = F_j(R) of the metrics.
+        gamma : float in (0, 1], or None
+            γ of the family; None for MN (eq. 45). γ = 0 (the minimum-norm
+            least-squares limit) is not differentiable in π and is refused.
+        n_users : int, optional
+            M, required for MN.
+        """
+        a = self.scheme.blocks
+        p = np.asarray(frequencies, dtype=np.float64)
+        x = np.asarray(values, dtype=np.float64)
+        b = np.asarray(table, dtype=np.float64)
+        if gamma is None:
+            n_users = check_int("n_users", n_users, low=1)
+            mat = self.gram - self.gram_unweighted / n_users + np.diag(self.column_sums) / n_users
+            y = scipy.linalg.solve((mat + mat.T) / 2, p, assume_a="pos")
+            return a.matvec(y)[:, None] * (b - a.matvec(x))
+        gamma = check_in_range("gamma", gamma, 0, 1, low_open=True)
+        support, sc, lam, q = self._eig
+        where = self._fill(np.arange(support.size))
+        p_support = np.bincount(where, weights=p, minlength=support.size)
+        phi = 1.0 / ((1.0 - gamma) * lam + gamma)
+        y = np.zeros(self.scheme.n)
+        y[support] = (q @ (phi * (q.T @ (p_support / sc)))) / sc
+        xz = np.zeros_like(x)
+        xz[support] = x[support]
+        return a.matvec(y)[:, None] * (b - (1.0 - gamma) * a.matvec(xz)) - gamma * a.matvec(y[:, None] * xz)
+
+    @blas_single_thread
     def rank_distribution(self, sampled_counts: np.ndarray, gamma: float) -> np.ndarray:
         """P̂(R) = p̂^T (F̂_{Recall@R} - F̂_{Recall@R-1}) of the linear family at ``gamma`` (dissertation eq. 27).
 

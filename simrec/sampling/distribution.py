@@ -336,8 +336,15 @@ def mes(
     eta = check_in_range("eta", eta, 0, None, low_open=True)
     max_iter = check_int("max_iter", max_iter, low=1)
     tol = check_in_range("tol", tol, 0, None, low_open=True)
-    a = scheme.blocks
     p = np.bincount(r - 1, minlength=scheme.n) / r.size
+    pi, nit, converged, trace = _mes(scheme.blocks, p, eta, max_iter, tol)
+    return RankDistribution("MES", _readonly(pi), int(r.size), nit, converged, trace)
+
+
+def _mes(
+    a: BlockMatrix, p: np.ndarray, eta: float, max_iter: int, tol: float
+) -> tuple[np.ndarray, int, bool, np.ndarray]:
+    """The MES dual solve of :func:`mes` on frequencies ``p`` (sum 1): (π̂, iterations, converged, primal trace)."""
     last: dict[str, np.ndarray] = {}
 
     def fun(lam: np.ndarray) -> tuple[float, np.ndarray]:
@@ -362,7 +369,7 @@ def mes(
     with single_threaded_blas():
         res = minimize(
             fun,
-            np.zeros(scheme.n),
+            np.zeros(a.shape[1]),
             jac=True,
             method="L-BFGS-B",
             callback=callback,
@@ -375,7 +382,7 @@ def mes(
     if not trace:
         trace.append(primal(last["pi"], last["q"]))
     converged = bool(res.success) or grad_ok
-    return RankDistribution("MES", _readonly(pi), int(r.size), int(res.nit), converged, np.asarray(trace))
+    return pi, int(res.nit), converged, np.asarray(trace)
 
 
 def mle_adaptive(

@@ -119,9 +119,10 @@ class Estimator(abc.ABC):
         rng : Generator or seed
             Draws the bootstrap replicates.
         refit : bool, default False
-            MLE and WMLE only: refit the EM on every replicate instead of the
-            linearised bootstrap (exact gradient of the EM iterates; see
-            :func:`~.fitted.fit`).
+            The fitted estimators (MLE, WMLE, MES and the linear estimators
+            with an estimated prior): refit every replicate instead of the
+            linearised bootstrap (exact gradient of the estimate through the
+            fit; see :func:`~.fitted.bootstrap_estimates`).
 
         Returns
         -------

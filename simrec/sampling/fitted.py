@@ -17,26 +17,26 @@ the estimators whose F̂ does not depend on the data (naive, rank estimate, LS,
 CLS, BV with the uniform prior, MN with the uniform prior) evaluate all B
 replicates in one (B, n) x (n, J) product.
 
-**MLE and WMLE: linearised replicates** (default). The EM estimate after its
-iterations from the uniform start is a smooth function of the histogram;
-each replicate is its first-order expansion around the sample,
-T*_b = T̂ + ∇_h T̂ · (h*_b − h), with the exact gradient of the iterates
-actually run, computed backwards through them (:mod:`._linearize`; one
-backward pass costs about one forward fit, so an interval costs about 2-3
-fits instead of B + 1). This is the delta-method ("linear") bootstrap of
-Davison & Hinkley 1997 §2.7.4 for the estimator as implemented: the gap to
-refitting is of order 1/M against replicate spreads of order 1/sqrt(M)
+**Fitted estimators: linearised replicates** (default). MLE, WMLE, MES and
+the linear estimators with an estimated prior (BV_MLE, BV_MES with γ > 0,
+BV at 1/M and MN with a prior) are smooth functions of the histogram; each
+replicate is the first-order expansion of the estimate around the sample,
+T*_b = T̂ + ∇_h T̂ · (h*_b − h), with the exact gradient of the estimate as
+computed (:func:`bootstrap_estimates`, :mod:`._linearize`): reverse mode
+through the EM iterations actually run (one backward pass in single
+precision, about 0.7 of a forward fit), the implicit-function theorem at
+MES's dual optimum, and the chain rule through the fitted prior for the
+linear estimators. An interval then costs under 2 fits instead of B + 1
+(bench/bench_estimators.py). This is the delta-method ("linear") bootstrap
+of Davison & Hinkley 1997 §2.7.4 for the estimator as implemented: the gap
+to refitting is of order 1/M against replicate spreads of order 1/sqrt(M)
 (tests/sampling/test_linearize.py: under a tenth of a standard error at
 M = 3,000). With very few users the expansion is poor; ``refit=True``
-refits the EM on every replicate (the plain percentile bootstrap).
-
-Estimators that fit a distribution as a prior (MES and the linear estimators
-with an MLE/MES prior, mappings with a fitted a) are refitted on every
-replicate from the same start, with the same settings as the point estimate:
-the percentile interval then describes the estimator actually used (the cost
-is B fits; see bench/bench_estimators.py). The stress harness refits every
-estimator on every replicate (its ``n_boot`` intervals are the exact
-percentile bootstrap).
+refits every replicate from the same start with the same settings (the
+plain percentile bootstrap), as does BV with γ = 0 and a prior (not
+differentiable in the prior). Mappings with a fitted a (beta@P) are refitted
+per replicate (a cheap fit over n). The stress harness's intervals
+(``n_boot``) are these replicates, computed by the same function.
 
 The interval is the percentile interval [q_{α/2}, q_{1-α/2}] of the B
 replicate estimates (Efron & Tibshirani 1993, §13.3). It measures the
@@ -72,7 +72,7 @@ import numpy as np
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_in_range, check_int
 from simrec.sampling._checks import check_rank_array
-from simrec.sampling._linearize import em_gradient
+from simrec.sampling._linearize import em_gradient, em_jvp, mes_gradient, mes_jvp
 from simrec.sampling._results import Estimate
 from simrec.sampling._threads import single_threaded_blas
 from simrec.sampling.corrections import CorrectionProblem, constrained_least_squares, rank_estimate
@@ -114,6 +114,7 @@ __all__ = [
     "estimate_histograms",
     "fixed_corrections",
     "bootstrap_histograms",
+    "bootstrap_estimates",
     "percentile_interval",
 ]
 
@@ -259,6 +260,14 @@ def _mapping_row(e: MappingEstimator, counts: np.ndarray, ms: _Metrics, n_users:
     return out
 
 
+def _metrics_of(cache: dict, scheme: SamplingScheme, metrics: Sequence[RankMetric]) -> _Metrics:
+    ms = cache.get("metrics")
+    if ms is None or ms.metrics != tuple(metrics) or ms.scheme is not scheme:
+        cache.clear()
+        ms = cache["metrics"] = _Metrics(scheme, tuple(metrics))
+    return ms
+
+
 def estimate_histograms(
     estimators: Sequence[Estimator],
     counts: np.ndarray,
@@ -310,10 +319,7 @@ def estimate_histograms(
         raise ValueError("`counts` must be non-negative histograms with one common positive total M")
     n_users = int(totals[0])
     cache = {} if cache is None else cache
-    ms = cache.get("metrics")
-    if ms is None or ms.metrics != tuple(metrics) or ms.scheme is not scheme:
-        cache.clear()
-        ms = cache["metrics"] = _Metrics(scheme, tuple(metrics))
+    ms = _metrics_of(cache, scheme, metrics)
     out = np.full((counts.shape[0], len(estimators), len(ms.metrics)), np.nan)
     p = counts / n_users
     fixed = cache.setdefault("fixed", {})
@@ -367,35 +373,211 @@ def _memo(fits: dict | None, key: tuple, fit: Callable[[], np.ndarray]) -> np.nd
     return fits[key]
 
 
-def _linearized_replicates(
-    e: MLE | WeightedMLE, counts: np.ndarray, boot: np.ndarray, scheme: SamplingScheme, table: np.ndarray,
-    max_iter: int,
-) -> np.ndarray:
-    """Point estimate and linearised bootstrap replicates of MLE / WMLE, shape (1 + B, J).
+def _linearisable(e: Estimator) -> bool:
+    """MLE, WMLE, MES and the linear estimators with an estimated prior (not BV at γ = 0 with a prior)."""
+    if isinstance(e, (MLE, WeightedMLE, MES)):
+        return True
+    if isinstance(e, (MSEOptimal, BiasVarianceInverseUsers)):
+        return e.prior is not None
+    return isinstance(e, BiasVariance) and e.prior is not None and e.gamma > 0
 
-    .. math:: T^*_b = \\hat T + \nabla_h \\hat T \\cdot (h^*_b - h)
 
-    with the exact gradient of the EM estimate (the iterates actually run,
-    :mod:`._linearize`) with respect to the histogram h: for MLE p = h/M, so
-    ∇_h = ∇_p / M; for WMLE p = (w ⊙ h)/(w^T h), so
-    ∇_h = w ⊙ (∇_p - p^T ∇_p) / (w^T h).
+#: Columns to pull back (reverse mode) from which the rank of the stacked gradients is computed first.
+_REDUCE_FROM = 8
+
+
+def _pull_back(vjp: Callable[[np.ndarray], np.ndarray], jvp: Callable[[np.ndarray], np.ndarray], g: np.ndarray,
+               dp: np.ndarray) -> np.ndarray:
+    """g^T (∂π/∂p) dp_b for every direction b, shape (B, K): reverse or forward mode, whichever is cheaper.
+
+    Reverse mode (``vjp``) costs about one pass per column of ``g`` (N, K),
+    after reducing g to its column space (g = U S V^T, rank r: the metric
+    tables of truncated metrics at K = 1..k_max have rank <= k_max);
+    forward mode (``jvp``) one per direction (``dp``, (B, n)). Both are the
+    same linear map, so they agree up to rounding.
     """
-    if isinstance(e, WeightedMLE):
-        w = decay_weights(ndcg(), scheme.n, e.scale)
-        wh = counts * w
-        p = wh / wh.sum()
+    n_dir, k = dp.shape[0], g.shape[1]
+    if 8 * n_dir < k:  # forward mode unless the rank were below an eighth of the columns: skip the SVD
+        return jvp(dp.T).T @ g
+    if k > n_dir or k >= _REDUCE_FROM:
+        u, sv, vt = np.linalg.svd(g, full_matrices=False)
+        r = int(np.sum(sv > 1e-13 * sv[0])) if sv.size and sv[0] > 0 else 0
+        if r == 0:
+            return np.zeros((n_dir, k))
+        if r > n_dir:
+            return jvp(dp.T).T @ g
+        return (dp @ vjp(u[:, :r] * sv[:r])) @ vt[:r]
+    return dp @ vjp(g)
+
+
+def bootstrap_estimates(
+    estimators: Sequence[Estimator],
+    counts: np.ndarray,
+    boot_counts: np.ndarray,
+    scheme: SamplingScheme,
+    metrics: Sequence[RankMetric],
+    *,
+    max_iter: int = 300,
+    refit: bool = False,
+    cache: dict | None = None,
+    fits: dict | None = None,
+) -> np.ndarray:
+    """Point estimates and bootstrap replicates of every estimator and metric, shape (1 + B, E, J).
+
+    Row 0 holds the estimates from the histogram ``counts`` (those of
+    :func:`estimate_histograms`), rows 1..B the replicates from
+    ``boot_counts`` (e.g. :func:`bootstrap_histograms`): computed exactly for
+    the estimators whose replicates are cheap (fixed F̂, the uniform-prior
+    linear estimators, mappings) and, by default, **linearised** for the
+    estimators that fit a distribution:
+
+    .. math:: T^*_b = \\hat T + \\nabla_h \\hat T \\cdot (h^*_b - h)
+
+    with the exact gradient of the estimate as computed (the delta-method,
+    "linear" bootstrap of Davison & Hinkley 1997 §2.7.4):
+
+    * MLE, WMLE: T̂ = F^T π_T, π_T the EM iterate; reverse mode through the
+      iterations run (:func:`~._linearize.em_gradient`), or forward mode
+      (:func:`~._linearize.em_jvp`) when there are fewer replicates than
+      gradient columns;
+    * MES: the implicit-function theorem at the dual optimum
+      (:func:`~._linearize.mes_gradient`);
+    * BV_MLE, BV_MES (γ > 0), BV at 1/M and MN with a prior: the chain rule
+      through the fitted prior, ∇_p T̂ = F̂ + (∂π̂/∂p)^T ∂T̂/∂π
+      (:meth:`~.corrections.CorrectionProblem.prior_gradient`); one fit, and
+      one pull-back of all their gradients stacked, serves every estimator of
+      a prior.
+
+    With p = h/M, ∇_h = ∇_p / M; WMLE's frequencies p_w = (w ⊙ h)/(w^T h)
+    give ∇_h = w ⊙ (∇_{p_w} - p_w^T ∇_{p_w}) / (w^T h). BV at γ = 0 with a
+    prior (no derivative in π) and ``refit=True`` refit every replicate.
+
+    Parameters
+    ----------
+    estimators : sequence of Estimator
+        As for :func:`estimate_histograms`.
+    counts : ndarray of int, shape (n,)
+        The sampled-rank histogram h (total M).
+    boot_counts : ndarray of int, shape (B, n)
+        Replicate histograms, each of total M.
+    scheme : SamplingScheme
+    metrics : sequence of RankMetric
+    max_iter : int, default 300
+        EM iterations.
+    refit : bool, default False
+        Refit every estimator on every replicate instead (the plain percentile
+        bootstrap; B + 1 fits).
+    cache, fits : dict, optional
+        As for :func:`estimate_histograms`; ``fits`` also memoises the EM
+        runs with their recorded iterates (T x N floats each).
+
+    Returns
+    -------
+    ndarray, shape (1 + B, len(estimators), len(metrics))
+    """
+    counts = np.asarray(counts)
+    boot = np.asarray(boot_counts)
+    if counts.ndim != 1 or boot.ndim != 2 or boot.shape[1] != counts.size:
+        raise ValueError(f"`counts` must have shape (n,) and `boot_counts` (B, n); got {counts.shape} and "
+                         f"{boot.shape}")
+    rows = np.vstack([counts[None, :], boot])
+    if refit:
+        return estimate_histograms(estimators, rows, scheme, metrics, max_iter=max_iter, cache=cache, fits=fits)
+    cache = {} if cache is None else cache
+    lin = [i for i, e in enumerate(estimators) if _linearisable(e)]
+    rest = [i for i in range(len(estimators)) if i not in lin]
+    out = np.full((rows.shape[0], len(estimators), len(metrics)), np.nan)
+    if rest:
+        out[:, rest] = estimate_histograms([estimators[i] for i in rest], rows, scheme, metrics, max_iter=max_iter,
+                                           cache=cache, fits=fits)
+    if not lin:
+        return out
+    estimate_histograms([], counts[None, :], scheme, metrics, cache=cache)  # checks the histogram
+    ms = _metrics_of(cache, scheme, metrics)
+    n_users = int(counts.sum())
+    if (boot.sum(axis=1) != n_users).any() or (boot < 0).any():
+        raise ValueError(f"`boot_counts` must be non-negative histograms of total M = {n_users}")
+    p = counts / n_users
+    dh = boot - counts[None, :]
+    groups: dict[object, list[int]] = {}
+    for i in lin:
+        e = estimators[i]
+        groups.setdefault(e if isinstance(e, WeightedMLE) else _prior_of(e), []).append(i)
+    with single_threaded_blas():
+        for key, idx in groups.items():
+            _linearised_group(key, [estimators[i] for i in idx], idx, counts, p, dh, ms, max_iter, fits, out)
+    return out
+
+
+def _linearised_group(
+    key: object, ests: list[Estimator], idx: list[int], counts: np.ndarray, p: np.ndarray, dh: np.ndarray,
+    ms: _Metrics, max_iter: int, fits: dict | None, out: np.ndarray,
+) -> None:
+    """Fill ``out[:, idx]`` for the estimators of one fit (a WMLE, or the MLE / MES prior and its users)."""
+    scheme, table = ms.scheme, ms.table
+    n_users = int(counts.sum())
+    if isinstance(key, MESPrior):
+        pi = _memo(fits, (key, max_iter, counts.tobytes()),
+                   lambda: _fit_prior(key, _ranks_of(counts), scheme, max_iter).probabilities)
+
+        def vjp(g: np.ndarray) -> np.ndarray:
+            return mes_gradient(scheme.blocks, pi, key.eta, g)
+
+        def jvp(d: np.ndarray) -> np.ndarray:
+            return mes_jvp(scheme.blocks, pi, key.eta, d)
+
+        dp = dh / n_users
     else:
-        w = None
-        p = counts / counts.sum()
+        if isinstance(key, WeightedMLE):
+            w = decay_weights(ndcg(), scheme.n, key.scale)
+            wh = counts * w
+            p_fit = wh / wh.sum()
+            dp = (dh * w) / wh.sum() - np.outer(dh @ w / wh.sum(), p_fit)
+        else:
+            p_fit = p
+            dp = dh / n_users
+        pi, hist = _memo(fits, ("em-history", key, max_iter, counts.tobytes()), lambda: _em_history(scheme, p_fit,
+                                                                                                  max_iter))
+
+        def vjp(g: np.ndarray) -> np.ndarray:
+            return em_gradient(hist, pi, g, scheme.n)
+
+        def jvp(d: np.ndarray) -> np.ndarray:
+            return em_jvp(hist, pi, d)
+
+    linear = [e for e in ests if not isinstance(e, (MLE, MES, WeightedMLE))]
+    sol: dict[Estimator, np.ndarray] = {}
+    problem = None
+    if linear:
+        problem = CorrectionProblem(scheme, pi, prior_name=key.name)
+        sol = _linear_corrections(linear, problem, ms, n_users)
+    points, grads, direct = [], [], []
+    for e in ests:
+        if e in sol:
+            points.append(p @ sol[e])
+            gamma = None if isinstance(e, MSEOptimal) else (
+                1.0 / n_users if isinstance(e, BiasVarianceInverseUsers) else e.gamma)
+            grads.append(problem.prior_gradient(sol[e], p, table, gamma, n_users))
+            direct.append(sol[e])
+        else:
+            points.append(pi @ table)
+            grads.append(table)
+            direct.append(None)
+    delta = _pull_back(vjp, jvp, np.hstack(grads), dp)
+    j = table.shape[1]
+    for k, (i, point, d) in enumerate(zip(idx, points, direct)):
+        rep = delta[:, k * j : (k + 1) * j]
+        if d is not None:
+            rep = rep + (dh / n_users) @ d
+        out[0, i] = point
+        out[1:, i] = point + rep
+
+
+def _em_history(scheme: SamplingScheme, p: np.ndarray, max_iter: int) -> tuple[np.ndarray, list]:
+    """The EM fit of :func:`~.distribution.mle` / :func:`~.distribution.weighted_mle` (tol 1e-9) with its iterates."""
     hist: list = []
-    pi, *_ = _em(scheme.blocks, p, max_iter, 1e-9, history=hist)  # mle()/weighted_mle()'s defaults
-    grad = em_gradient(hist, pi, table, scheme.n)
-    if w is None:
-        grad_h = grad / counts.sum()
-    else:
-        grad_h = w[:, None] * (grad - p @ grad) / wh.sum()
-    point = pi @ table
-    return np.vstack([point[None, :], point + (boot - counts[None, :]) @ grad_h])
+    pi, *_ = _em(scheme.blocks, p, max_iter, 1e-9, history=hist)
+    return pi, hist
 
 
 # ---------------------------------------------------------------------------
@@ -467,18 +649,10 @@ class FittedEstimator:
         for m in metrics:
             if not isinstance(m, RankMetric):
                 raise TypeError(f"`metrics` must hold RankMetric objects (e.g. ndcg(10)); got {type(m).__name__}")
-        rows = np.vstack([self.counts[None, :], self.boot_counts])
         with single_threaded_blas():
-            if not self.refit and isinstance(self.estimator, (MLE, WeightedMLE)):
-                ms = self._cache.get("metrics")
-                if ms is None or ms.metrics != tuple(metrics):
-                    self._cache.clear()
-                    ms = self._cache["metrics"] = _Metrics(self.scheme, tuple(metrics))
-                vals = _linearized_replicates(self.estimator, self.counts, self.boot_counts, self.scheme, ms.table,
-                                              self.max_iter)
-            else:
-                vals = estimate_histograms([self.estimator], rows, self.scheme, metrics, max_iter=self.max_iter,
-                                           cache=self._cache, fits=self._fits)[:, 0, :]
+            vals = bootstrap_estimates([self.estimator], self.counts, self.boot_counts, self.scheme, metrics,
+                                       max_iter=self.max_iter, refit=self.refit, cache=self._cache,
+                                       fits=self._fits if self.refit else None)[:, 0, :]
         lo, hi = percentile_interval(vals[1:], self.confidence)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -522,14 +696,16 @@ def fit(
 ) -> FittedEstimator:
     """Fit ``estimator`` to the sampled ranks of M users (see :meth:`Estimator.fit <.estimators.Estimator.fit>`).
 
-    ``refit`` (default False) applies to MLE and WMLE: False gives the
+    ``refit`` (default False) applies to the fitted estimators (MLE, WMLE,
+    MES, the linear estimators with an estimated prior): False gives the
     linearised bootstrap (each replicate T̂ + ∇_h T̂ · (h* − h), the exact
-    gradient of the EM iterates actually run; about 2-3x the cost of the
-    estimate instead of n_boot + 1 fits), True refits the EM on every
-    replicate (the plain percentile bootstrap). The two agree to first order
-    in 1/sqrt(M) (tested); with very few users prefer ``refit=True``. The
-    other estimators ignore it (their replicates are exact and cheap, or,
-    for MES and the linear estimators with an estimated prior, refitted).
+    gradient of the estimate as computed; under 2x the cost of the estimate
+    instead of n_boot + 1 fits, see :func:`bootstrap_estimates`), True refits
+    every replicate (the plain percentile bootstrap). The two agree to first
+    order in 1/sqrt(M) (tested); with very few users prefer ``refit=True``.
+    The other estimators ignore it (their replicates are exact and cheap).
+    Each ``estimates`` call of a linearised estimator fits once: ask for
+    all metrics in one call.
     """
     if not isinstance(estimator, Estimator):
         raise TypeError(f"`estimator` must be an Estimator (e.g. BiasVariance(0.1)); got {type(estimator).__name__}")

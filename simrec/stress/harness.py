@@ -89,8 +89,13 @@ Decisions
   uniform π, as :func:`simrec.sampling.mle` does.
 * Intervals (``n_boot > 0``): each repeat's histogram is resampled
   ``n_boot`` times (users with replacement, :func:`simrec.sampling.bootstrap_histograms`)
-  and every estimator is rerun on each replicate; the percentile interval is
-  recorded. The bootstrap draws come from a child of ``rng``
+  and every estimator's replicates are computed by
+  :func:`simrec.sampling.bootstrap_estimates`, the engine of
+  ``estimator.fit(...).estimate(...)``: exactly for the cheap estimators,
+  linearised (exact gradient through the fit, first order in the resampled
+  histogram) for MLE, WMLE, MES and the linear estimators with an estimated
+  prior, so an interval costs a few fits per repeat, not ``n_boot``; the
+  percentile interval is recorded. The bootstrap draws come from a child of ``rng``
   (``Generator.spawn``), so the sampled ranks are those of ``n_boot = 0``.
 * The rules of the samplers (n <= every N_u without replacement, n0 <=
   n_max) are checked by the samplers; the first repeat is drawn before any
@@ -132,6 +137,7 @@ from simrec.sampling import (
     auc,
     average_precision,
     beta_mapping,
+    bootstrap_estimates,
     bootstrap_histograms,
     bound_mapping,
     estimate_histograms,
@@ -222,8 +228,10 @@ class StressConfig:
         Bootstrap replicates per repeat for every estimator's percentile
         interval (:mod:`simrec.sampling.fitted`); 0 for none. With intervals
         the result holds ``lower``/``upper`` and :func:`~.tables.coverage_table`
-        reports each interval's coverage of the exact metric. Costs up to
-        ``n_boot`` refits per repeat for the fitted estimators.
+        reports each interval's coverage of the exact metric. The fitted
+        estimators' replicates are linearised
+        (:func:`simrec.sampling.bootstrap_estimates`): one fit and one
+        gradient pass per distinct fit and repeat, not ``n_boot`` refits.
     confidence : float in (0, 1), default 0.95
         Level of the intervals.
     """
@@ -630,12 +638,15 @@ def run_stress(
             r = first if rep == 0 else draw()
             h = np.bincount(r - 1, minlength=n)
             hist_sum += h
-            rows = h[None, :]
-            if config.n_boot:
-                rows = np.vstack([rows, bootstrap_histograms(h, config.n_boot, boot_gen)])
             fits = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
-            vals = np.concatenate([estimate_histograms(config.estimators, rows, sch, g, max_iter=config.max_iter,
-                                                       cache=cache, fits=fits) for g, cache in groups], axis=2)
+            if config.n_boot:  # the library's bootstrap (linearised for the fitted estimators), same numbers
+                boot = bootstrap_histograms(h, config.n_boot, boot_gen)
+                vals = np.concatenate([bootstrap_estimates(config.estimators, h, boot, sch, g, max_iter=config.max_iter,
+                                                           cache=cache, fits=fits) for g, cache in groups], axis=2)
+            else:
+                vals = np.concatenate([estimate_histograms(config.estimators, h[None, :], sch, g,
+                                                           max_iter=config.max_iter, cache=cache, fits=fits)
+                                       for g, cache in groups], axis=2)
             est[rep] = vals[0]
             if config.n_boot:
                 lower[rep], upper[rep] = percentile_interval(vals[1:], config.confidence)

@@ -416,6 +416,25 @@ def test_intervals_and_coverage_table_agree_with_a_direct_count(known):
             assert row.n_repeats.item() == ok.sum() and (lo[ok] <= hi[ok]).all()
 
 
+def test_intervals_are_those_of_the_library_call(known):
+    # the harness's bootstrap is the library's (linearised for MLE, MN_MLE, MES): for the first repeat the
+    # interval is estimator.fit(r, scheme, n_boot, rng=<the harness's bootstrap stream>).estimate(metric)
+    ests = (MLE(), MSEOptimal(MLEPrior()), MES(), Naive())
+    cfg = StressConfig(repeats=1, k_max=3, metrics=("recall", "ndcg"), estimators=ests, n_boot=30, max_iter=60)
+    res = run_stress(known, "binomial", 40, cfg, rng=5)
+    scheme = SamplingScheme.cached(1000, 40)
+    metrics = cfg.rank_metrics()
+    for e, est in enumerate(ests):
+        gen = np.random.default_rng(5)
+        r = sample_ranks_binomial(known.ranks, known.n_candidates, 40, rng=gen)  # the first repeat's draw
+        boot_gen = gen.spawn(1)[0]  # the harness's bootstrap stream
+        lib = est.fit(r, scheme, n_boot=30, max_iter=60, rng=boot_gen).estimates(metrics)
+        scale = max(x.upper - x.lower for x in lib)
+        np.testing.assert_allclose(res.estimates[0, e], [x.estimate for x in lib], rtol=1e-12)
+        np.testing.assert_allclose(res.lower[0, e], [x.lower for x in lib], rtol=0, atol=1e-6 * scale)
+        np.testing.assert_allclose(res.upper[0, e], [x.upper for x in lib], rtol=0, atol=1e-6 * scale)
+
+
 def test_adaptive_scheme_intervals(known):
     cfg = StressConfig(repeats=2, k_max=3, estimators=(Naive(),), n_boot=5, max_iter=30, adaptive_n_max=200)
     res = run_stress(known, "adaptive", 20, cfg, rng=0)
