@@ -117,8 +117,9 @@ def pairwise_wins(results: pd.DataFrame, winner: str, loser: str, level: float =
     tab = tab.rename(columns={"sum": "wins", "count": "n_replicates"})
     lo, hi = wilson_interval(tab["wins"].to_numpy(), tab["n_replicates"].to_numpy(), level)
     tab["percent"] = 100 * tab["wins"] / tab["n_replicates"]
-    tab["ci_low"] = 100 * lo
-    tab["ci_high"] = 100 * hi
+    # rounded to 1e-9 points: Wilson's bounds at 0 or n wins are 0 and 1 up to rounding (99.99999999999999)
+    tab["ci_low"] = np.round(100 * lo, 9)
+    tab["ci_high"] = np.round(100 * hi, 9)
     tab["wins"] = tab["wins"].astype(int)
     return tab
 
