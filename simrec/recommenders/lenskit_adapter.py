@@ -34,6 +34,7 @@ LENSKIT_SCORERS: dict[str, str] = {
     "BiasedMFScorer": "lenskit.als:BiasedMFScorer",
     "PopScorer": "lenskit.basic:PopScorer",
     "BiasScorer": "lenskit.basic:BiasScorer",
+    "ItemCFScorer": "simrec.recommenders.item_cf:ItemCFScorer",
 }
 
 #: Scorers whose LensKit default ``feedback="explicit"`` needs ratings, which
@@ -108,6 +109,7 @@ class LensKitRecommender:
         self.name = short if name is None else str(name)
         self._fitted_on: Interactions | None = None
         self._pipeline = None
+        self._component = None
         # build one component now so that a bad parameter fails here, not mid-run
         self._factory(**self.params)
 
@@ -132,9 +134,10 @@ class LensKitRecommender:
 
         train = check_train(train)
         seed = int(as_generator(rng).integers(2**63))
-        pipe = topn_pipeline(self._factory(**self.params), name=self.name)
+        component = self._factory(**self.params)
+        pipe = topn_pipeline(component, name=self.name)
         pipe.train(self.to_dataset(train), TrainingOptions(rng=seed))
-        self._pipeline, self._fitted_on = pipe, train
+        self._pipeline, self._fitted_on, self._component = pipe, train, component
         return self
 
     @property
@@ -169,7 +172,11 @@ class LensKitRecommender:
         """LensKit scorer output for every candidate; -inf at training items.
 
         Runs the pipeline's ``scorer`` node per user (LensKit scores one query
-        at a time); unscored candidates get :data:`UNSCORED`.
+        at a time), or, for a scorer with a ``score_histories(history)``
+        method (e.g. :class:`~simrec.recommenders.ItemCFScorer`), one call per
+        block of users with their training histories as a sparse matrix (the
+        same scores, no loop over users); unscored candidates get
+        :data:`UNSCORED`.
         """
         train = check_train(train)
         check_relevant(relevant, train, required=False)
@@ -180,6 +187,16 @@ class LensKitRecommender:
         cand = np.ones((len(users), train.n_items), dtype=bool)
         cand[train.matrix[users].nonzero()] = False
         out[cand] = UNSCORED
+        batch = getattr(self._component, "score_histories", None)
+        if callable(batch):
+            # the component's item numbers of simrec's items 0..n_items-1 (ids = indices, see to_dataset)
+            nums = np.asarray(self._component.items.numbers(np.arange(train.n_items)), dtype=np.int64)
+            hist = train.matrix[users].tocoo()
+            h = sp.csr_array((np.ones(hist.nnz), (hist.row, nums[hist.col])), shape=(len(users), len(nums)))
+            vals = np.asarray(batch(h), dtype=np.float64)[:, nums]
+            ok = np.isfinite(vals) & cand
+            out[ok] = vals[ok]
+            return out
         for row, u in enumerate(users):
             scored = self._pipeline.run("scorer", query=int(u))
             ids = np.asarray(scored.ids(), dtype=np.int64)
