@@ -64,6 +64,11 @@ def call(comp: ItemCFScorer, history, items) -> np.ndarray:
         ({"q": 2.0, "self_similarity": False, "k": 1}, [0.0, 1.0, math.nan]),
         # q = 1 (plain cosine), no s_ii: row 0 = 2/3 + 1/sqrt(6) + 1/sqrt(3), row 2 = 1/sqrt(6) + 2/sqrt(6)
         ({"self_similarity": False}, [(2 / 3) / (2 / 3 + 1 / math.sqrt(6) + 1 / math.sqrt(3)), 2 / 3, 0.0]),
+        # transpose, no s_ii: L2 norms of rows 0-3 are sqrt(109)/18, sqrt(52)/9, sqrt(17)/6, 1/3; target i sums
+        # column i of s'' = s / norm(row): column 0 = (0, 4/sqrt52, 1/sqrt17, 1), column 2 = (3/sqrt109, 6/sqrt52, 0, 0)
+        ({"q": 2.0, "self_similarity": False, "transpose": True},
+         [(4 / math.sqrt(52)) / (4 / math.sqrt(52) + 1 / math.sqrt(17) + 1),
+          (6 / math.sqrt(52)) / (3 / math.sqrt(109) + 6 / math.sqrt(52)), 0.0]),
     ],
 )
 def test_hand_case(config, expected):
@@ -98,7 +103,8 @@ def random_train(seed: int, n_users: int = 120, n_items: int = 30) -> Interactio
     return Interactions.from_pairs(*np.nonzero(seen), (n_users, n_items))
 
 
-def dense_reference(train: Interactions, q: float, k, k_prime, normalize: bool, self_similarity: bool) -> np.ndarray:
+def dense_reference(train: Interactions, q: float, k, k_prime, normalize: bool, self_similarity: bool,
+                    transpose: bool) -> np.ndarray:
     """Eqs. 27-30 transcribed with dense arrays and one loop per row (the tie rule: smaller item first)."""
     x = train.matrix.toarray().astype(float)
     counts = x.sum(axis=0)
@@ -120,6 +126,13 @@ def dense_reference(train: Interactions, q: float, k, k_prime, normalize: bool, 
             if k is not None and i not in nearest(s[j], k):
                 keep[i, j] = False
     s1 = np.where(keep, s, 0.0)  # eq. 28
+    if transpose:
+        rows = (s1 > 0).any(axis=1)
+        s2 = s1 / np.where(rows, np.linalg.norm(s1, axis=1), 1.0)[:, None]
+        empty = ~(s1 > 0).any(axis=0)
+        scores = x @ s2 / np.where(empty, 1.0, s2.sum(axis=0))[None, :] if normalize else x @ s1
+        scores[:, empty] = np.nan
+        return scores
     empty = ~(s1 > 0).any(axis=1)
     if normalize:
         s2 = s1 / np.where(empty, 1.0, np.linalg.norm(s1, axis=1))[:, None]  # eq. 29
@@ -137,11 +150,14 @@ def dense_reference(train: Interactions, q: float, k, k_prime, normalize: bool, 
         {"q": 1.0, "k_prime": 4},
         {"q": 2.0, "k": 3, "self_similarity": False},
         {"q": 0.5, "k": 6, "k_prime": 5, "normalize": False},
+        {"q": 3.0, "transpose": True},
+        {"q": 1.0, "k_prime": 4, "transpose": True, "self_similarity": False},
+        {"q": 2.0, "k": 3, "k_prime": 7, "transpose": True, "normalize": False},
     ],
 )
 def test_matches_dense_transcription_and_batch_equals_per_user(config):
     train = random_train(1)
-    full = {"k": None, "k_prime": None, "normalize": True, "self_similarity": True, **config}
+    full = {"k": None, "k_prime": None, "normalize": True, "self_similarity": True, "transpose": False, **config}
     want = dense_reference(train, **full)
     comp = trained(train, **config)
     batch = comp.score_histories(train.matrix)
@@ -157,13 +173,15 @@ def lenskit_scores(train, rec):
         return rec.fit(train, rng=1).score(train, None)
 
 
-@pytest.mark.parametrize("k", [None, 5])
-def test_q1_without_normalisation_is_lenskit_item_knn(k):
+@pytest.mark.parametrize(("k", "transpose"), [(None, False), (5, False), (5, True)])
+def test_q1_without_normalisation_is_lenskit_item_knn(k, transpose):
     """q = 1, no eq. 29-30 normalisation, no s_ii: LensKit's cosine item-kNN (implicit), every neighbour;
-    LensKit's ``save_nbrs = k`` keeps the items of which the target is among the k nearest (K&R's k, not k')."""
+    LensKit's ``save_nbrs = k`` keeps the items of which the target is among the k nearest (K&R's k, not k';
+    transposed: k')."""
     train = random_train(4, n_users=400)
+    nbrs = {"k_prime": k} if transpose else {"k": k}
     ours = lenskit_scores(train, LensKitRecommender(ItemCFScorer, q=1.0, normalize=False, self_similarity=False,
-                                                    k=k))
+                                                    transpose=transpose, **nbrs))
     extra = {} if k is None else {"save_nbrs": k}
     lk = lenskit_scores(train, LensKitRecommender("ItemKNNScorer", max_nbrs=train.n_items, min_sim=1e-12, **extra))
     if k is not None:  # the comparison needs no tie at any item's k-th neighbour (LensKit's tie rule is not ours)
@@ -183,7 +201,7 @@ def test_config_checks_and_scenario_names(tmp_path):
     (key, msg), = param_problems(ItemCFScorer, {"q": -1.0})
     assert key == "q" and "greater than 0" in msg and "-1.0" in msg
     (key, msg), = param_problems(ItemCFScorer, {"kprime": 10})
-    assert key == "kprime" and "accepted: q, k, k_prime, normalize, self_similarity" in msg
+    assert key == "kprime" and "accepted: q, k, k_prime, normalize, self_similarity, transpose" in msg
     from pydantic import TypeAdapter
 
     from simrec.config.recommenders import RecommenderSpec

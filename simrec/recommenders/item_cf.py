@@ -68,6 +68,10 @@ class ItemCFConfig(BaseModel, extra="forbid"):
     """Row normalisation and the denominator of eq. 30 (eqs. 29-30); False: score = Σ_{j ∈ H_u} s'_ij."""
     self_similarity: bool = True
     """Keep s_ii = 1 (eq. 27 as printed); False: an item is not its own neighbour."""
+    transpose: bool = False
+    """Apply eqs. 29-30 to the transpose of s' (a named variant, not the printed formula): the score of i
+    sums the row-normalised neighbour lists s''_j of the user's items j, ŷ(u, i) = Σ_{j ∈ H_u} s''_ji /
+    Σ_{j ∈ I} s''_ji; k' then selects the items of which i is among the k' nearest (LensKit's ``save_nbrs``)."""
 
 
 def _top_mask(s: sp.csr_array, k: int) -> sp.csr_array:
@@ -143,26 +147,40 @@ class ItemCFScorer(Component[ItemList], Trainable):
     (the norm of eq. 29 cancels in eq. 30). ``normalize=False`` drops
     eqs. 29-30's normalisation: ŷ(u, i) = Σ_{j ∈ H_u} s'_ij, which with
     ``q=1`` and ``self_similarity=False`` is plain cosine item-kNN (LensKit's
-    ``ItemKNNScorer(feedback="implicit")`` with every neighbour kept; with
-    ``k_prime`` = its ``save_nbrs``).
+    ``ItemKNNScorer(feedback="implicit")`` with ``max_nbrs`` = every item;
+    LensKit's ``save_nbrs`` = K keeps, for target i, the history items j of
+    which i is among the K nearest: K&R's k = K, not k').
+
+    ``transpose=True`` is a named variant, not the printed formula: eqs. 29-30
+    applied down the columns of s', so each of the user's items j votes with
+    its own row-normalised neighbour list,
+
+    .. math::
+
+        \\hat y(u, i) = \\frac{\\sum_{j : (u, j) \\in H} s''_{ji}}{\\sum_{j \\in I} s''_{ji}},
+
+    where the row normalisation of eq. 29 no longer cancels, and k' selects
+    the j of which i is among the k' nearest (LensKit's ``save_nbrs``).
 
     Parameters
     ----------
     config : ItemCFConfig or keyword arguments
         ``q`` (default 1.0), ``k``, ``k_prime`` (default None = ∞),
         ``normalize`` (default True), ``self_similarity`` (default True:
-        eq. 27 as printed, s_ii = 1). See the module docstring for the
-        decisions.
+        eq. 27 as printed, s_ii = 1), ``transpose`` (default False: the
+        printed eq. 30). See the module docstring for the decisions.
 
     Attributes
     ----------
     items : Vocabulary
         The training items (their numbers index the arrays below).
     weights_ : csr_array of float64, shape (n_items, n_items)
-        Row j holds the weights s''_ij / Σ_l s''_il of history item j for
-        every target i (``normalize=True``), or s'_ij.
+        Row j holds the weight of history item j in the score of every
+        target i: s''_ij / Σ_l s''_il (``normalize=True``), or s'_ij
+        (``transpose=True``: s''_ji / Σ_l s''_li, or s'_ji).
     scorable_ : ndarray of bool, shape (n_items,)
-        Items with a non-empty row of s' (the others score NaN).
+        Items with a non-empty row of s' (``transpose``: column); the others
+        score NaN.
 
     Notes
     -----
@@ -185,14 +203,16 @@ class ItemCFScorer(Component[ItemList], Trainable):
         x = data.interactions().matrix().scipy(layout="csr")
         s = item_cf_similarity(x, self.config)
         rows = np.diff(s.indptr)
-        self.scorable_ = rows > 0
         if self.config.normalize:
             norms = np.sqrt(np.bincount(np.repeat(np.arange(s.shape[0]), rows), s.data**2, minlength=s.shape[0]))
-            norms = np.where(rows > 0, norms, 1.0)
-            s2 = sp.csr_array(sp.diags_array(1.0 / norms) @ s)  # eq. 29
-            denom = np.asarray(s2.sum(axis=1)).ravel()  # Σ_j s''_ij (eq. 30)
-            s = sp.csr_array(sp.diags_array(1.0 / np.where(rows > 0, denom, 1.0)) @ s2)
-        self.weights_ = sp.csr_array(s.T).tocsr()  # row j: weight of history item j for each target
+            s = sp.csr_array(sp.diags_array(1.0 / np.where(rows > 0, norms, 1.0)) @ s)  # eq. 29
+        # w[j, i]: the weight of history item j in the score of target i
+        w = s if self.config.transpose else sp.csr_array(s.T).tocsr()
+        totals = np.asarray(w.sum(axis=0)).ravel()  # Σ_j s''_ij (eq. 30's denominator; transposed: Σ_j s''_ji)
+        self.scorable_ = np.diff(w.tocsc().indptr) > 0  # a non-empty row of s' (transposed: column)
+        if self.config.normalize:
+            w = sp.csr_array(w @ sp.diags_array(1.0 / np.where(self.scorable_, totals, 1.0)))  # eq. 30
+        self.weights_ = w
         self.items = data.items
 
     def score_histories(self, history: sp.sparray) -> np.ndarray:
