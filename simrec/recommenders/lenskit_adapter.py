@@ -167,9 +167,14 @@ class LensKitRecommender:
         return out
 
     def score(
-        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None
+        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None,
+        *, exclude_train: bool = True,
     ) -> np.ndarray:
         """LensKit scorer output for every candidate; -inf at training items.
+
+        ``exclude_train=False`` scores the user's training items too (the
+        scorer is given every item instead of the pipeline's candidates:
+        Li & Jin's global ranking of all items).
 
         Runs the pipeline's ``scorer`` node per user (LensKit scores one query
         at a time), or, for a scorer with a ``score_histories(history)``
@@ -185,7 +190,8 @@ class LensKitRecommender:
         self._ensure_fit(train, gen)
         out = np.full((len(users), train.n_items), -np.inf)
         cand = np.ones((len(users), train.n_items), dtype=bool)
-        cand[train.matrix[users].nonzero()] = False
+        if exclude_train:
+            cand[train.matrix[users].nonzero()] = False
         out[cand] = UNSCORED
         batch = getattr(self._component, "score_histories", None)
         if callable(batch):
@@ -197,8 +203,14 @@ class LensKitRecommender:
             ok = np.isfinite(vals) & cand
             out[ok] = vals[ok]
             return out
+        every = None
+        if not exclude_train:
+            from lenskit.data import ItemList
+
+            every = ItemList(item_ids=np.arange(train.n_items))
         for row, u in enumerate(users):
-            scored = self._pipeline.run("scorer", query=int(u))
+            scored = self._pipeline.run("scorer", query=int(u)) if every is None else \
+                self._pipeline.run("scorer", query=int(u), items=every)
             ids = np.asarray(scored.ids(), dtype=np.int64)
             vals = np.asarray(scored.scores(), dtype=np.float64)
             ok = np.isfinite(vals) & cand[row, ids]

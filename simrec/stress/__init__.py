@@ -37,6 +37,7 @@ from simrec.stress.harness import (
     untruncated_values,
 )
 from simrec.stress.sources import (
+    CANDIDATE_SETS,
     RANKS_FILE_COLUMNS,
     LooData,
     RanksFileError,
@@ -76,6 +77,7 @@ from simrec.stress.user_sampling import (
 
 __all__ = [
     # sources
+    "CANDIDATE_SETS",
     "RecommenderRanks",
     "RankSource",
     "LooData",
