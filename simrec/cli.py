@@ -312,7 +312,7 @@ def ranks(
     dataset: Annotated[Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")],
     recommender: Annotated[list[str], typer.Option(
         "--recommender", "-r", metavar="SPEC",
-        help="A recommender (repeat for several): item_knn | user_knn | implicit_mf | popular, a "
+        help="A recommender (repeat for several): item_knn | user_knn | implicit_mf | popular | item_cf, a "
              "'package.module:Class' LensKit scorer (imported from the current folder or the installed packages), "
              "or a TOML inline table as in a scenario, e.g. '{ kind = \"lenskit\", algorithm = \"item_knn\", "
              "params = { max_nbrs = 20 } }'.")],

@@ -82,7 +82,8 @@ class LensKitSpec(Strict):
     """A LensKit scorer: by its scenario name (``algorithm``) or by import path (``scorer``), with parameters.
 
     Exactly one of ``algorithm`` (``item_knn``, ``user_knn``, ``implicit_mf``,
-    ``popular``) and ``scorer`` (``"package.module:Class"``, a LensKit
+    ``popular``, ``item_cf``: Krichene & Rendle's item-based CF,
+    :class:`simrec.recommenders.ItemCFScorer`) and ``scorer`` (``"package.module:Class"``, a LensKit
     ``Component`` class or a function returning one; see
     :mod:`simrec.recommenders.import_path`) is given. ``params`` are the
     component's configuration (checked against its config class: unknown keys
@@ -95,7 +96,7 @@ class LensKitSpec(Strict):
     """
 
     kind: Literal["lenskit"]
-    algorithm: Literal["item_knn", "implicit_mf", "user_knn", "popular"] | None = None
+    algorithm: Literal["item_knn", "implicit_mf", "user_knn", "popular", "item_cf"] | None = None
     scorer: str | None = None
     name: SafeName | None = None
     params: dict[str, ParamValue] = Field(default_factory=dict)
@@ -108,6 +109,7 @@ class LensKitSpec(Strict):
         "user_knn": "UserKNNScorer",
         "implicit_mf": "ImplicitMFScorer",
         "popular": "PopScorer",
+        "item_cf": "ItemCFScorer",
     }
 
     @field_validator("scorer")
@@ -210,7 +212,7 @@ def parse_recommender_option(value: str, option: str = "--recommender") -> Recom
 
     ``value`` is a TOML inline table with a scenario's recommender keys
     (``'{ kind = "lenskit", scorer = "my_scorers:ShrunkPopScorer", params = { shrinkage = 5.0 } }'``),
-    or a shorthand: a shipped LensKit algorithm (``item_knn``, ``user_knn``,
+    or a shorthand: a shipped LensKit algorithm (``item_knn``, ``user_knn``, ``item_cf``,
     ``implicit_mf``, ``popular``: LensKit's scorer at its defaults) or a
     ``package.module:Class`` import path (no parameters).
 

@@ -81,10 +81,17 @@ class DatasetSource(DatasetSpec):
     ``split``: ``"random"`` (default) holds out a uniformly random item per
     user; ``"last"`` each user's latest item by timestamp (Krichene &
     Rendle's protocol; MovieLens, or a table with a ``timestamp`` column).
+
+    ``candidates``: what the held-out item is ranked among and negatives are
+    drawn from: ``"unseen"`` (default) the items the user has not trained on
+    (with ``hypergeometric``: Li & Jin's "actual" block), ``"all"`` every
+    item, the user's training items scored by the recommender (Li & Jin's
+    "binom" / "hyper" blocks); see :mod:`simrec.stress.sources`.
     """
 
     type: Literal["dataset"]
     split: Literal["random", "last"] = "random"
+    candidates: Literal["unseen", "all"] = "unseen"
     min_items: int = Field(default=2, ge=1)
     recommenders: list[RecommenderSpec] = Field(min_length=1)
 

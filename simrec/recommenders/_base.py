@@ -45,6 +45,9 @@ class Recommender(Protocol):
         tie-break, so a descending sort gives its ranking (for the baselines
         ``top_n(score(...), n)`` is distributed exactly as
         ``recommend(..., n)``; for LensKit scorers they agree up to ties).
+        Popular, Random and the LensKit adapter also take
+        ``exclude_train=False``: training items are scored like any other
+        item (rankings among all items, :mod:`simrec.stress.sources`).
 
     ``relevant`` (csr_array (n_users, n_items)) is the true relevance of the
     candidates, truth_u - train_u; only oracles read it, others accept None.

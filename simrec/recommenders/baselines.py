@@ -222,15 +222,17 @@ class RandomRecommender:
         return lists_from_entries(rows, rank_within_rows(rows, train.n_users), items, train.n_users, n)
 
     def score(
-        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None
+        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None,
+        *, exclude_train: bool = True,
     ) -> np.ndarray:
-        """Uniform(0, 1) scores at candidates, -inf at training items; (len(users), n_items)."""
+        """Uniform(0, 1) scores at candidates, -inf at training items (``exclude_train=False``: scored too)."""
         train = check_train(train)
         check_relevant(relevant, train, required=False)
         users = check_users(users, train.n_users)
         gen = as_generator(rng)
         out = gen.random((len(users), train.n_items))
-        _scatter_rows(out, train.matrix, users, -np.inf)
+        if exclude_train:
+            _scatter_rows(out, train.matrix, users, -np.inf)
         return out
 
 
@@ -325,9 +327,10 @@ class Popular:
         return np.append(order, -1)[pos]  # padding (n_items) -> -1
 
     def score(
-        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None
+        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None,
+        *, exclude_train: bool = True,
     ) -> np.ndarray:
-        """Popularity plus a Uniform(0, 1/2) tie-break, -inf at training items.
+        """Popularity plus a Uniform(0, 1/2) tie-break, -inf at training items (``exclude_train=False``: scored too).
 
         .. math:: s_{ui} = |U_i^{\\mathrm{train}}| + \\tfrac12 \\epsilon_{ui},
                   \\quad \\epsilon_{ui} \\sim U(0, 1)
@@ -341,7 +344,8 @@ class Popular:
         out = gen.random((len(users), train.n_items))
         out *= 0.5
         out += train.item_counts().astype(np.float64)
-        _scatter_rows(out, train.matrix, users, -np.inf)
+        if exclude_train:
+            _scatter_rows(out, train.matrix, users, -np.inf)
         return out
 
 

@@ -34,6 +34,7 @@ LENSKIT_SCORERS: dict[str, str] = {
     "BiasedMFScorer": "lenskit.als:BiasedMFScorer",
     "PopScorer": "lenskit.basic:PopScorer",
     "BiasScorer": "lenskit.basic:BiasScorer",
+    "ItemCFScorer": "simrec.recommenders.item_cf:ItemCFScorer",
 }
 
 #: Scorers whose LensKit default ``feedback="explicit"`` needs ratings, which
@@ -108,6 +109,7 @@ class LensKitRecommender:
         self.name = short if name is None else str(name)
         self._fitted_on: Interactions | None = None
         self._pipeline = None
+        self._component = None
         # build one component now so that a bad parameter fails here, not mid-run
         self._factory(**self.params)
 
@@ -132,9 +134,10 @@ class LensKitRecommender:
 
         train = check_train(train)
         seed = int(as_generator(rng).integers(2**63))
-        pipe = topn_pipeline(self._factory(**self.params), name=self.name)
+        component = self._factory(**self.params)
+        pipe = topn_pipeline(component, name=self.name)
         pipe.train(self.to_dataset(train), TrainingOptions(rng=seed))
-        self._pipeline, self._fitted_on = pipe, train
+        self._pipeline, self._fitted_on, self._component = pipe, train, component
         return self
 
     @property
@@ -164,12 +167,21 @@ class LensKitRecommender:
         return out
 
     def score(
-        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None
+        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None,
+        *, exclude_train: bool = True,
     ) -> np.ndarray:
         """LensKit scorer output for every candidate; -inf at training items.
 
+        ``exclude_train=False`` scores the user's training items too (the
+        scorer is given every item instead of the pipeline's candidates:
+        Li & Jin's global ranking of all items).
+
         Runs the pipeline's ``scorer`` node per user (LensKit scores one query
-        at a time); unscored candidates get :data:`UNSCORED`.
+        at a time), or, for a scorer with a ``score_histories(history)``
+        method (e.g. :class:`~simrec.recommenders.ItemCFScorer`), one call per
+        block of users with their training histories as a sparse matrix (the
+        same scores, no loop over users); unscored candidates get
+        :data:`UNSCORED`.
         """
         train = check_train(train)
         check_relevant(relevant, train, required=False)
@@ -178,10 +190,27 @@ class LensKitRecommender:
         self._ensure_fit(train, gen)
         out = np.full((len(users), train.n_items), -np.inf)
         cand = np.ones((len(users), train.n_items), dtype=bool)
-        cand[train.matrix[users].nonzero()] = False
+        if exclude_train:
+            cand[train.matrix[users].nonzero()] = False
         out[cand] = UNSCORED
+        batch = getattr(self._component, "score_histories", None)
+        if callable(batch):
+            # the component's item numbers of simrec's items 0..n_items-1 (ids = indices, see to_dataset)
+            nums = np.asarray(self._component.items.numbers(np.arange(train.n_items)), dtype=np.int64)
+            hist = train.matrix[users].tocoo()
+            h = sp.csr_array((np.ones(hist.nnz), (hist.row, nums[hist.col])), shape=(len(users), len(nums)))
+            vals = np.asarray(batch(h), dtype=np.float64)[:, nums]
+            ok = np.isfinite(vals) & cand
+            out[ok] = vals[ok]
+            return out
+        every = None
+        if not exclude_train:
+            from lenskit.data import ItemList
+
+            every = ItemList(item_ids=np.arange(train.n_items))
         for row, u in enumerate(users):
-            scored = self._pipeline.run("scorer", query=int(u))
+            scored = self._pipeline.run("scorer", query=int(u)) if every is None else \
+                self._pipeline.run("scorer", query=int(u), items=every)
             ids = np.asarray(scored.ids(), dtype=np.int64)
             vals = np.asarray(scored.scores(), dtype=np.float64)
             ok = np.isfinite(vals) & cand[row, ids]

@@ -38,6 +38,7 @@ from simrec.stress.harness import (
     untruncated_values,
 )
 from simrec.stress.sources import (
+    CANDIDATE_SETS,
     RANKS_FILE_COLUMNS,
     LooData,
     RanksFileError,
@@ -81,6 +82,7 @@ from simrec.stress.user_sampling import (
 
 __all__ = [
     # sources
+    "CANDIDATE_SETS",
     "RecommenderRanks",
     "RankSource",
     "LooData",

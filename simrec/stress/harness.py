@@ -10,7 +10,11 @@ built from these by :mod:`.tables`).
 The harness is a client of :mod:`simrec.sampling`: it draws with its samplers
 and runs its estimators, adding only the repetition and the bookkeeping.
 
-Schemes (the sampled rank r_u of user u with global rank R_u among N_u candidates):
+Schemes (the sampled rank r_u of user u with global rank R_u among N_u candidates;
+which items are candidates, and so which can be drawn as negatives, is the
+source's ``candidates``, :mod:`.sources`: the items the user has not trained
+on, where ``hypergeometric`` is Li & Jin's "actual" block, or all items,
+where ``binomial`` / ``hypergeometric`` are their "binom" / "hyper" blocks):
 
 * ``binomial`` — uniform negatives with replacement, r − 1 ~ Bin(n − 1, θ_u),
   θ_u = (R_u − 1)/(N_u − 1) (K&R §4.3; :func:`simrec.sampling.sample_ranks_binomial`);

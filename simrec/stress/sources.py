@@ -11,14 +11,35 @@ user's held-out item among its N_u candidates (shared/DESIGN.md §5):
 2. **dataset** — the same on real data (e.g. ML-100K), without a truth;
 3. **file** — a user's own ranks (:func:`read_ranks_file`).
 
+Candidate sets (``candidates`` of :func:`score_ranks`; a dataset source's
+``candidates`` key). Which items the held-out item is ranked among, and so
+which items the sampling schemes draw negatives from (every scheme draws
+from the user's candidates other than the held-out item):
+
+* ``"unseen"`` (default) — C_u = all items − train_u (the held-out item
+  included), N_u = n_items − |train_u|: Krichene & Rendle's protocol ("we
+  rank all items (leaving out the user's training items)", §6.1). With the
+  ``hypergeometric`` scheme this is Li & Jin's **"actual"** block
+  (KDD 2020, Appendix A and Tables 5-6: "sampling without replacement using
+  only irrelevant items", the global ranking ranks "only the irrelevant
+  items", "training data rank bottom"); ``binomial`` is the same with
+  replacement.
+* ``"all"`` — C_u = every item: the user's training items stay in the
+  global ranking, scored by the recommender like any other item (the
+  recommender must accept ``score(..., exclude_train=False)``: LensKit
+  scorers, Popular, Random), and can be drawn as negatives; N_u = n_items.
+  With ``binomial`` / ``hypergeometric`` these are Li & Jin's **"binom"**
+  and **"hyper"** blocks (Tables 5-6), whose global HR@K ranks all N items.
+
 Decisions
 ---------
-* Candidates C_u = all items − train_u (the held-out item included), so
-  N_u = n_items − |train_u| differs between users. Sampled ranks are drawn
-  from each user's own candidates (θ_u = (R_u − 1)/(N_u − 1)); the estimators
-  are given one N (see :mod:`.harness`).
+* Candidates C_u as above, so with ``"unseen"`` N_u = n_items − |train_u|
+  differs between users. Sampled ranks are drawn from each user's own
+  candidates (θ_u = (R_u − 1)/(N_u − 1)); the estimators are given one N
+  (see :mod:`.harness`).
 * Ranks and shares come from :func:`simrec.sampling.global_ranks`
-  (``return_shares=True``), with the training items excluded. Ties in the
+  (``return_shares=True``), with the training items excluded (``"unseen"``)
+  or not (``"all"``). Ties in the
   scores (LensKit leaves unscored candidates tied) are broken uniformly at
   random: tied candidates rank above the target iff an independent uniform
   key is below the target's key; the rank and the popularity share of a user
@@ -31,6 +52,7 @@ Decisions
 
 from __future__ import annotations
 
+import inspect
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +63,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from simrec._random import RNGLike, as_generator
+from simrec._validation import check_choice
 from simrec.experiment import true_relevance
 from simrec.interactions import Interactions
 from simrec.loo import leave_last_out, leave_one_out
@@ -48,6 +71,7 @@ from simrec.observation import observe
 from simrec.sampling import global_ranks
 
 __all__ = [
+    "CANDIDATE_SETS",
     "RecommenderRanks",
     "RankSource",
     "LooData",
@@ -62,6 +86,9 @@ __all__ = [
 
 #: Required columns of a ranks file (CSV or Parquet); ``popularity_share`` is optional.
 RANKS_FILE_COLUMNS: tuple[str, ...] = ("user", "recommender", "rank", "n_candidates")
+
+#: The candidate sets a held-out item can be ranked among (see the module docstring).
+CANDIDATE_SETS: tuple[str, ...] = ("unseen", "all")
 
 #: Dense (rows x items) elements scored or compared at once.
 _BLOCK = 1 << 21
@@ -277,6 +304,7 @@ def score_ranks(
     rng: RNGLike = None,
     *,
     truth: bool = True,
+    candidates: str = "unseen",
 ) -> RecommenderRanks:
     """Score every candidate of every evaluated user and rank the held-out (and true) items.
 
@@ -289,6 +317,11 @@ def score_ranks(
         Used by the recommender, then for breaking ties.
     truth : bool, default True
         Also rank every truly relevant candidate (needs ``data.relevant``).
+    candidates : {"unseen", "all"}, default "unseen"
+        Rank among the items the user has not trained on (N_u = n_items −
+        |train_u|), or among all items, the training items scored by the
+        recommender (``score(..., exclude_train=False)``; N_u = n_items).
+        See the module docstring (Li & Jin's "actual" vs "binom"/"hyper").
 
     Returns
     -------
@@ -298,6 +331,11 @@ def score_ranks(
         blocks of about 2M entries; a non-finite score at a candidate
         (e.g. unscored) ranks below every finite one.
     """
+    check_choice("candidates", candidates, CANDIDATE_SETS)
+    every = candidates == "all"
+    if every and "exclude_train" not in inspect.signature(recommender.score).parameters:
+        raise ValueError(f"`candidates` 'all' needs a recommender that scores training items "
+                         f"(score(..., exclude_train=False)); {recommender.name!r} cannot")
     gen = as_generator(rng)
     train, users, targets = data.train, data.users, data.targets
     n_items = train.n_items
@@ -310,9 +348,14 @@ def score_ranks(
     tm = train.matrix
     for r0 in range(0, users.size, step):
         blk = users[r0 : r0 + step]
-        s = np.asarray(recommender.score(train, data.relevant, gen, users=blk), dtype=np.float64)
+        if every:
+            s = np.asarray(recommender.score(train, data.relevant, gen, users=blk, exclude_train=False),
+                           dtype=np.float64)
+        else:
+            s = np.asarray(recommender.score(train, data.relevant, gen, users=blk), dtype=np.float64)
         train_items = np.zeros(s.shape, dtype=bool)  # not candidates
-        train_items[tm[blk].nonzero()] = True
+        if not every:
+            train_items[tm[blk].nonzero()] = True
         s = np.where(np.isfinite(s), s, -np.inf)
         # one block holds at most _BLOCK scores, so sampling's row chunks (twice as large) draw the same keys
         ranks[r0 : r0 + blk.size], shares[r0 : r0 + blk.size] = global_ranks(
@@ -328,7 +371,8 @@ def score_ranks(
                 bu, bi = pu[p0 : p0 + pstep], pi[p0 : p0 + pstep]
                 t_ranks.append(global_ranks(s[bu], bi, exclude=train_items[bu], rng=gen))
                 t_users.append(r0 + bu)
-    n_cand = (n_items - train.user_counts()[users]).astype(np.int64)
+    n_cand = np.full(users.size, n_items, dtype=np.int64) if every else \
+        (n_items - train.user_counts()[users]).astype(np.int64)
     return RecommenderRanks(
         recommender.name,
         ranks,

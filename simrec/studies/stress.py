@@ -214,7 +214,7 @@ def _ranks_task(task: tuple[StressScenario, Path | None, int, int | None]) -> tu
     t0 = time.perf_counter()
     data = build_source_data(sc, data_path, max_pairs)
     rec = sc.source.recommenders[j].build()  # type: ignore[union-attr]
-    ranks = score_ranks(rec, data, task_seed(sc.seed, 1, j))
+    ranks = score_ranks(rec, data, task_seed(sc.seed, 1, j), candidates=getattr(sc.source, "candidates", "unseen"))
     return j, ranks, data.info, time.perf_counter() - t0
 
 
