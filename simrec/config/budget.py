@@ -256,7 +256,9 @@ def _model_need(spec, index: int, *, n_users: float, n_items: float, n_pairs: fl
     ``save_nbrs`` is set (float32 value + int32 index, plus the training
     matrix): 12 B x items x min(items, save_nbrs). UserKNN keeps the normalised
     rating matrix (12 B per pair) and one row of user similarities per scored
-    user. ImplicitMF keeps float32 user and item factors (x4 for the solver's
+    user. simrec's ItemCF (Krichene & Rendle's item CF) keeps a sparse
+    float64 similarity matrix of up to items² pairs, built from a co-occurrence
+    product (with its temporaries: 24 B x items²). ImplicitMF keeps float32 user and item factors (x4 for the solver's
     temporaries) and the training matrix. Popular, Oracle and Random keep one
     value per item. A scorer by import path is counted as the training matrix
     only: simrec cannot know what it keeps.
@@ -269,6 +271,9 @@ def _model_need(spec, index: int, *, n_users: float, n_items: float, n_pairs: fl
         keep = float(params.get("save_nbrs") or n_items)
         return Need(f"{where} (item_knn): up to {n_items:.3g} x {min(keep, n_items):.3g} item similarities",
                     f"{where} params.save_nbrs", 12.0 * n_items * min(keep, n_items) + 12.0 * n_pairs)
+    if algorithm == "item_cf":
+        return Need(f"{where} (item_cf): up to {n_items:.3g} x {n_items:.3g} item similarities",
+                    where, 24.0 * n_items * n_items + 12.0 * n_pairs)
     if algorithm == "user_knn":
         return Need(f"{where} (user_knn): the normalised rating matrix", where, 12.0 * n_pairs + 8.0 * n_users)
     if algorithm == "implicit_mf":

@@ -173,3 +173,5 @@ def test_ranks_needs_count_what_each_model_keeps():
     assert knn100 == pytest.approx(12.0 * 26_744 * 100 + 12.0 * size["n_pairs"])
     assert mf == pytest.approx(16.0 * 50 * (138_493 + 26_744) + 12.0 * size["n_pairs"] + 160 * 2**20)
     assert block == 40 * 2**21 and pop > 0
+    ((*_, cf),), _ = ranks_needs([parse_recommender_option("item_cf")], **size)
+    assert cf.bytes == pytest.approx(24.0 * 26_744**2 + 12.0 * size["n_pairs"])  # K&R's item CF: 17 GB
