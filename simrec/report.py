@@ -92,7 +92,8 @@ def wilson_interval(successes: np.ndarray, n: np.ndarray, level: float = 0.95) -
         denom = 1 + z**2 / n
         center = (p + z**2 / (2 * n)) / denom
         half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denom
-    return center - half, center + half
+    # rounded to 1e-12: at 0 or n successes a bound is 0 or 1 up to rounding (0.9999999999999999)
+    return np.round(center - half, 12), np.round(center + half, 12)
 
 
 def pairwise_wins(results: pd.DataFrame, winner: str, loser: str, level: float = 0.95) -> pd.DataFrame:
@@ -117,9 +118,8 @@ def pairwise_wins(results: pd.DataFrame, winner: str, loser: str, level: float =
     tab = tab.rename(columns={"sum": "wins", "count": "n_replicates"})
     lo, hi = wilson_interval(tab["wins"].to_numpy(), tab["n_replicates"].to_numpy(), level)
     tab["percent"] = 100 * tab["wins"] / tab["n_replicates"]
-    # rounded to 1e-9 points: Wilson's bounds at 0 or n wins are 0 and 1 up to rounding (99.99999999999999)
-    tab["ci_low"] = np.round(100 * lo, 9)
-    tab["ci_high"] = np.round(100 * hi, 9)
+    tab["ci_low"] = 100 * lo
+    tab["ci_high"] = 100 * hi
     tab["wins"] = tab["wins"].astype(int)
     return tab
 

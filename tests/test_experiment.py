@@ -210,6 +210,8 @@ def test_summary_and_table3_intervals():
     lo, hi = wilson_interval(np.array([7]), np.array([10]))
     # Wilson 95% interval for 7/10: (0.3968, 0.8922) (standard tables)
     assert lo[0] == pytest.approx(0.3968, abs=1e-4) and hi[0] == pytest.approx(0.8922, abs=1e-4)
-    # all wins: the upper bound is exactly 100 in the table (not 99.99999999999999)
+    # all wins: the upper bound is exactly 1 (100 in the table), not 0.9999999999999999
+    assert wilson_interval(np.array([10, 0]), np.array([10, 10]))[1][0] == 1.0
+    assert wilson_interval(np.array([10, 0]), np.array([10, 10]))[0][1] == 0.0
     all_wins = res.assign(value=np.where(res["recommender"] == "Oracle", 1.0, 0.0))
     assert (pairwise_wins(all_wins, "Oracle", "Popular")["ci_high"] == 100.0).all()
