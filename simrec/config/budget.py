@@ -258,8 +258,9 @@ def _model_need(spec, index: int, *, n_users: float, n_items: float, n_pairs: fl
     rating matrix (12 B per pair) and one row of user similarities per scored
     user. simrec's ItemCF (Krichene & Rendle's item CF) keeps a sparse
     float64 similarity matrix of up to items² pairs, built from a co-occurrence
-    product (with its temporaries: 24 B x items²). ImplicitMF keeps float32 user and item factors (x4 for the solver's
-    temporaries) and the training matrix. Popular, Oracle and Random keep one
+    product (with its temporaries: 24 B x items²). ImplicitMF keeps float32
+    user and item factors (x4 for the solver's temporaries: 16 B per factor),
+    PyTorch's workspace and the training matrix. Popular, Oracle and Random keep one
     value per item. A scorer by import path is counted as the training matrix
     only: simrec cannot know what it keeps.
     """
@@ -299,7 +300,7 @@ def ranks_needs(specs, *, n_users: int, n_items: int, n_pairs: int, read: Need |
     data = Need(f"the dataset and its split: {n_pairs:.3g} pairs, {n_users:.3g} users, {n_items:.3g} items",
                 "the dataset (or --k-core, --min-rating)",
                 BYTES_PER_PAIR * float(n_pairs) + BYTES_PER_ITEM * float(n_items) + 64.0 * float(n_users))
-    block = Need("one block of scores being ranked", "--max-memory", float(RANKS_BLOCK_BYTES))
+    block = Need("one block of scores being ranked (2M scores)", "nothing (fixed)", float(RANKS_BLOCK_BYTES))
     models = [_model_need(s, i, n_users=float(n_users), n_items=float(n_items), n_pairs=float(n_pairs))
               for i, s in enumerate(specs)]
     return [[data, block, *models, *([read] if read is not None else [])]], []

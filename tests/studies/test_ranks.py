@@ -150,6 +150,7 @@ def test_max_memory_refuses_before_reading_or_training(timestamped, tmp_path):
     assert "--jobs" not in err and "Traceback" not in err and not out.exists(), err
     code, _, err = invoke(["ranks", str(timestamped), "-r", "item_knn", "-o", str(out), "--max-memory", "300M"])
     assert code == 2 and "too large for the memory limit of 300.0 MiB" in err and "one block of scores" in err, err
+    assert "change --max-memory" not in err, err  # the fixed parts name no option to change
     assert not out.exists()
     code, _, err = invoke(["ranks", str(timestamped), "-r", "popular", "-o", str(out), "--max-memory", "lots"])
     assert code == 2 and "`--max-memory` must be a size such as 8G" in err and not out.exists()
