@@ -37,6 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from simrec._sampling import row_ids
 from simrec.interactions import Interactions
 from simrec.metrics._common import as_relevance, check_evaluated, check_lists, finish, membership, relevance_gains
 
@@ -382,7 +383,7 @@ def _lenskit07_ideal(rel: sp.csr_array, gains: np.ndarray) -> np.ndarray:
     bounds = np.unique(np.concatenate(([0], cuts, [n_users])))
     for u0, u1 in zip(bounds[:-1], bounds[1:]):
         p0, p1 = indptr[u0], indptr[u1]
-        rows = np.repeat(np.arange(u1 - u0, dtype=np.int64), sizes[u0:u1])
+        rows = row_ids(sizes[u0:u1])
         g = g_all[p0:p1]
         if integral:
             key = rows * (top + 1) + (top - g.astype(np.int64))

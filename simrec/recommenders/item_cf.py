@@ -57,6 +57,8 @@ from lenskit.pipeline import Component
 from lenskit.training import Trainable, TrainingOptions
 from pydantic import BaseModel, PositiveFloat, PositiveInt
 
+from simrec._sampling import row_ids
+
 __all__ = ["ItemCFConfig", "ItemCFScorer", "item_cf_similarity"]
 
 
@@ -212,7 +214,7 @@ class ItemCFScorer(Component[ItemList], Trainable):
         s = item_cf_similarity(x, self.config)
         rows = np.diff(s.indptr)
         if self.config.normalize:
-            norms = np.sqrt(np.bincount(np.repeat(np.arange(s.shape[0]), rows), s.data**2, minlength=s.shape[0]))
+            norms = np.sqrt(np.bincount(row_ids(rows), s.data**2, minlength=s.shape[0]))
             s = sp.csr_array(sp.diags_array(1.0 / np.where(rows > 0, norms, 1.0)) @ s)  # eq. 29
         # w[j, i]: the weight of history item j in the score of target i
         w = s if self.config.transpose else sp.csr_array(s.T).tocsr()
