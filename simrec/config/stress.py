@@ -65,12 +65,25 @@ __all__ = [
 ]
 
 
+#: ``candidates`` of a dataset or simulation source: what the held-out item is ranked among and negatives are
+#: drawn from (:data:`simrec.stress.CANDIDATE_SETS`; see :mod:`simrec.stress.sources`).
+CandidateSet = Literal["unseen", "all"]
+
+
 class SimulationSource(Strict):
-    """Truth from a world (preference × observation), leave-one-out, recommenders over all candidates."""
+    """Truth from a world (preference × observation), leave-one-out, recommenders over all candidates.
+
+    ``candidates``: as a dataset source's (:class:`DatasetSource`):
+    ``"unseen"`` (default) the items the user has not trained on, ``"all"``
+    every item, the user's training items scored by the recommender (which
+    the oracles cannot do: they are refused with ``"all"``); the truly
+    relevant candidates of the true metric are ranked among the same items.
+    """
 
     type: Literal["simulation"]
     population: PopulationSpec
     world: WorldSpec
+    candidates: CandidateSet = "unseen"
     min_items: int = Field(default=2, ge=1, description="users with fewer observed items are not evaluated")
     recommenders: list[RecommenderSpec] = Field(min_length=1)
 
@@ -91,7 +104,7 @@ class DatasetSource(DatasetSpec):
 
     type: Literal["dataset"]
     split: Literal["random", "last"] = "random"
-    candidates: Literal["unseen", "all"] = "unseen"
+    candidates: CandidateSet = "unseen"
     min_items: int = Field(default=2, ge=1)
     recommenders: list[RecommenderSpec] = Field(min_length=1)
 
@@ -277,8 +290,9 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True,
     if isinstance(src, SimulationSource):
         problems += world_problems(src.world, src.population, "source.world")
     if not isinstance(src, FileSource):
-        problems += recommender_problems(src.recommenders, "source.recommenders",
-                                         truth=not isinstance(src, DatasetSource), base=path.resolve().parent)
+        more = recommender_problems(src.recommenders, "source.recommenders",
+                                    truth=not isinstance(src, DatasetSource), base=path.resolve().parent)
+        problems += more or _candidate_problems(src)
     if sc.metrics.curve_k > sc.metrics.k_max:
         problems.append(f"metrics.curve_k: must be <= metrics.k_max ({sc.metrics.k_max}); got {sc.metrics.curve_k}")
     if "adaptive" in sc.sampling.schemes and min(sc.sampling.sizes) > sc.sampling.adaptive_n_max:
@@ -299,6 +313,24 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True,
                                       "n_users": max(r.n_users for r in ranks.recommenders)}
     (budget or Budget()).check(path, stress_needs(sc, **sizes))
     return sc, path
+
+
+def _candidate_problems(src: SimulationSource | DatasetSource) -> list[str]:
+    """Recommenders that cannot rank among ``source.candidates`` (with ``"all"``, those that cannot score the
+    user's training items: the oracles), by the rule :func:`simrec.stress.check_candidates` applies when ranking."""
+    if src.candidates == "unseen":
+        return []
+    from simrec.stress.sources import check_candidates
+
+    problems = []
+    for j, spec in enumerate(src.recommenders):
+        try:
+            check_candidates(spec.build(), src.candidates)
+        except ValueError:
+            problems.append(f"source.recommenders[{j}]: with source.candidates = \"all\" every recommender must "
+                            f"score the user's training items, which {spec.kind} cannot (set "
+                            f"candidates = \"unseen\", or remove this recommender); got kind {spec.kind!r}")
+    return problems
 
 
 def _check_sizes(problems: list[str], sc: StressScenario, n_items: int, what: str) -> None:

@@ -44,6 +44,7 @@ from simrec.stress.sources import (
     RanksFileError,
     RankSource,
     RecommenderRanks,
+    check_candidates,
     loo_data,
     ranks_frame,
     read_ranks_file,
@@ -83,6 +84,7 @@ from simrec.stress.user_sampling import (
 __all__ = [
     # sources
     "CANDIDATE_SETS",
+    "check_candidates",
     "RecommenderRanks",
     "RankSource",
     "LooData",

@@ -11,10 +11,11 @@ user's held-out item among its N_u candidates (shared/DESIGN.md §5):
 2. **dataset** — the same on real data (e.g. ML-100K), without a truth;
 3. **file** — a user's own ranks (:func:`read_ranks_file`).
 
-Candidate sets (``candidates`` of :func:`score_ranks`; a dataset source's
-``candidates`` key). Which items the held-out item is ranked among, and so
-which items the sampling schemes draw negatives from (every scheme draws
-from the user's candidates other than the held-out item):
+Candidate sets (``candidates`` of :func:`score_ranks`; the ``candidates`` key
+of a dataset or simulation source; ``simrec ranks --candidates``). Which
+items the held-out item is ranked among, and so which items the sampling
+schemes draw negatives from (every scheme draws from the user's candidates
+other than the held-out item):
 
 * ``"unseen"`` (default) — C_u = all items − train_u (the held-out item
   included), N_u = n_items − |train_u|: Krichene & Rendle's protocol ("we
@@ -30,6 +31,13 @@ from the user's candidates other than the held-out item):
   scorers, Popular, Random), and can be drawn as negatives; N_u = n_items.
   With ``binomial`` / ``hypergeometric`` these are Li & Jin's **"binom"**
   and **"hyper"** blocks (Tables 5-6), whose global HR@K ranks all N items.
+
+In a simulation the truly relevant candidates Rel_u = truth_u − train_u (the
+held-out item among them) are ranked among the same candidates: with
+``"all"`` the user's training items, though truly liked, are not targets of
+the true metric (they are known to the recommender, as in the observed
+evaluation) but stay in the ranking as competitors, so the observed and the
+true metric of the error decomposition read one candidate set.
 
 Decisions
 ---------
@@ -72,6 +80,7 @@ from simrec.sampling import global_ranks
 
 __all__ = [
     "CANDIDATE_SETS",
+    "check_candidates",
     "RecommenderRanks",
     "RankSource",
     "LooData",
@@ -298,6 +307,36 @@ def simulate_loo_data(world: Any, seed: np.random.SeedSequence | int, *, min_ite
 # ---------------------------------------------------------------------------
 # ranks from scores
 # ---------------------------------------------------------------------------
+def check_candidates(recommender: Any, candidates: str) -> bool:
+    """Check that ``recommender`` can rank among ``candidates``; True when the training items are candidates.
+
+    Parameters
+    ----------
+    recommender : a :mod:`simrec.recommenders` recommender
+    candidates : {"unseen", "all"}
+        See the module docstring.
+
+    Returns
+    -------
+    bool
+        ``candidates == "all"``.
+
+    Raises
+    ------
+    ValueError
+        ``candidates`` is not one of :data:`CANDIDATE_SETS`, or it is ``"all"``
+        and the recommender cannot score the user's training items (its
+        ``score`` has no ``exclude_train`` parameter: the oracles, which know
+        only the relevance of truth_u − train_u).
+    """
+    check_choice("candidates", candidates, CANDIDATE_SETS)
+    every = candidates == "all"
+    if every and "exclude_train" not in inspect.signature(recommender.score).parameters:
+        raise ValueError(f"`candidates` 'all' needs a recommender that scores training items "
+                         f"(score(..., exclude_train=False)); {recommender.name!r} cannot")
+    return every
+
+
 def score_ranks(
     recommender: Any,
     data: LooData,
@@ -331,11 +370,7 @@ def score_ranks(
         blocks of about 2M entries; a non-finite score at a candidate
         (e.g. unscored) ranks below every finite one.
     """
-    check_choice("candidates", candidates, CANDIDATE_SETS)
-    every = candidates == "all"
-    if every and "exclude_train" not in inspect.signature(recommender.score).parameters:
-        raise ValueError(f"`candidates` 'all' needs a recommender that scores training items "
-                         f"(score(..., exclude_train=False)); {recommender.name!r} cannot")
+    every = check_candidates(recommender, candidates)
     gen = as_generator(rng)
     train, users, targets = data.train, data.users, data.targets
     n_items = train.n_items

@@ -81,6 +81,41 @@ def test_recommenders_that_cannot_score_training_items_are_refused():
     assert r.n_candidates[0] == 5 and 1 <= r.ranks[0] <= 5
 
 
+def chi_square_p(observed: np.ndarray, expected: np.ndarray) -> float:
+    """Chi-square goodness of fit of counts against expected counts, cells with expected count < 5 pooled."""
+    big = expected >= 5
+    obs_c = np.append(observed[big], observed[~big].sum())
+    exp_c = np.append(expected[big], expected[~big].sum())
+    if exp_c[-1] == 0:  # no pooled cell
+        obs_c, exp_c = obs_c[:-1], exp_c[:-1]
+    return stats.chi2(obs_c.size - 1).sf(((obs_c - exp_c) ** 2 / exp_c).sum())
+
+
+def check_item_level_draws(scores, pool, target, R, N, other, *, n, scheme, rng, trials=20_000):
+    """Draw n - 1 negatives uniformly from ``pool`` (the candidates other than ``target``; without replacement
+    for ``hypergeometric``, with for ``binomial``), rank ``target`` among them by ``scores`` and test the sampled
+    ranks against the exact P(r | R) of the source's (R, N): r - 1 ~ Hypergeom(N - 1, R - 1, n - 1), resp.
+    Bin(n - 1, (R - 1)/(N - 1)) (chi-square, level 0.001). The test can fail: the ``other`` reading's (R, N)
+    must be rejected (p < 1e-9)."""
+    assert pool.size == N - 1 and 1 + (scores[pool] > scores[target]).sum() == R
+    if scheme == "hypergeometric":
+        draws = np.argsort(rng.random((trials, pool.size)), axis=1)[:, : n - 1]  # n - 1 distinct negatives
+    else:
+        draws = rng.integers(0, pool.size, size=(trials, n - 1))
+    r = 1 + (scores[pool][draws] > scores[target]).sum(axis=1)
+    observed = np.bincount(r - 1, minlength=n)
+
+    def p_value(R, N):
+        if scheme == "hypergeometric":
+            pmf = stats.hypergeom(N - 1, R - 1, n - 1).pmf(np.arange(n))
+        else:
+            pmf = stats.binom(n - 1, (R - 1) / (N - 1)).pmf(np.arange(n))
+        return chi_square_p(observed, trials * pmf)
+
+    assert p_value(R, N) > 1e-3
+    assert p_value(*other) < 1e-9
+
+
 @pytest.mark.parametrize("candidates", ["all", "unseen"])
 def test_item_level_sampling_follows_the_closed_form(candidates):
     """Draw n - 1 negatives uniformly without replacement from the candidates other than the held-out item
@@ -100,26 +135,10 @@ def test_item_level_sampling_follows_the_closed_form(candidates):
     scores = Popular().score(train, None, rng=np.random.default_rng(5), users=np.array([user]),
                              exclude_train=False)[0]
     pool = np.setdiff1d(np.arange(n_items) if candidates == "all" else np.flatnonzero(~seen[user]), [target])
-    assert pool.size == N - 1 and 1 + (scores[pool] > scores[target]).sum() == R
     assert N == (n_items if candidates == "all" else n_items - seen[user].sum())
-    T = 20_000
-    draws = np.argsort(rng.random((T, pool.size)), axis=1)[:, : n - 1]  # n - 1 distinct negatives per trial
-    r = 1 + (scores[pool][draws] > scores[target]).sum(axis=1)
-    observed = np.bincount(r - 1, minlength=n)
-
-    def p_value(R, N):
-        expected = T * stats.hypergeom(N - 1, R - 1, n - 1).pmf(np.arange(n))
-        big = expected >= 5
-        obs_c = np.append(observed[big], observed[~big].sum())
-        exp_c = np.append(expected[big], expected[~big].sum())
-        if exp_c[-1] == 0:  # no pooled cell
-            obs_c, exp_c = obs_c[:-1], exp_c[:-1]
-        return stats.chi2(obs_c.size - 1).sf(((obs_c - exp_c) ** 2 / exp_c).sum())
-
-    assert p_value(R, N) > 1e-3
-    # the test can fail: the other reading's (R, N) is rejected
     other = score_ranks(Popular(), data, rng=5, candidates="unseen" if candidates == "all" else "all")
-    assert p_value(int(other.ranks[0]), int(other.n_candidates[0])) < 1e-9
+    check_item_level_draws(scores, pool, target, R, N, (int(other.ranks[0]), int(other.n_candidates[0])),
+                           n=n, scheme="hypergeometric", rng=rng)
 
 
 def test_scenario_key(tmp_path):
@@ -138,3 +157,144 @@ def test_scenario_key(tmp_path):
     (tmp_path / "bad.toml").write_text(text.replace("CAND", "every"))
     with pytest.raises(ScenarioError, match=r"source.candidates: Input should be 'unseen' or 'all'; got 'every'"):
         load_stress_scenario(tmp_path / "bad.toml")
+
+
+# ---------------------------------------------------------------------------
+# simulation sources: the held-out item and every truly relevant candidate, in both readings
+# ---------------------------------------------------------------------------
+def small_world_data(seed: int = 4) -> LooData:
+    """A simulated leave-one-out split with its truth: 150 users x 50 items (Uniform truth, popularity-biased
+    observation, so the users' training items are popular ones)."""
+    from simrec.experiment import World
+    from simrec.observation import PopularitySampler, TruncatedPareto
+    from simrec.preference import Uniform
+    from simrec.stress import simulate_loo_data
+
+    world = World("unif-pop", Uniform(n_users=150, n_items=50, lam=20.0),
+                  TruncatedPareto(m_low=4, alpha=1.0, m_high=15), PopularitySampler())
+    return simulate_loo_data(world, seed)
+
+
+def test_simulation_hand_case_ranks_held_out_and_true_items_in_both_readings():
+    """HAND_TRAIN with a truth: user 0's true relevant candidates are items 3 (held out) and 4. Popularity:
+    item 0: 4, 1: 3, 3: 2, 2: 1, 4: 0; user 0 trained on items 0 and 1."""
+    relevant = Interactions.from_pairs(np.array([0, 0]), np.array([3, 4]), (5, 5)).matrix
+    data = LooData(HAND_TRAIN, np.array([0]), np.array([3]), relevant, HAND_TRAIN.item_counts().astype(float), {})
+    unseen = score_ranks(Popular(), data, rng=0, candidates="unseen")
+    every = score_ranks(Popular(), data, rng=0, candidates="all")
+    # unseen {2, 3, 4}: item 3 first, item 4 last; all items: items 0 and 1 above both
+    assert (unseen.ranks[0], unseen.n_candidates[0]) == (1, 3)
+    assert (every.ranks[0], every.n_candidates[0]) == (3, 5)
+    assert unseen.true_ranks.tolist() == [1, 3] and every.true_ranks.tolist() == [3, 5]
+    assert unseen.true_users.tolist() == every.true_users.tolist() == [0, 0]
+
+
+def test_simulation_all_items_adds_the_training_items_scored_above():
+    """R_all = R_unseen + (training items scored above) for the held-out item and for every truly relevant
+    candidate (a scorer without ties: K&R's item CF through LensKit); N_all = n_items."""
+    pytest.importorskip("lenskit")
+    from simrec.recommenders import ItemCFScorer
+
+    data = small_world_data()
+    rec = LensKitRecommender(ItemCFScorer, q=2.0)
+    unseen = score_ranks(rec, data, rng=1, candidates="unseen")
+    every = score_ranks(rec, data, rng=1, candidates="all")
+    seen = data.train.matrix[data.users].toarray().astype(bool)
+    s = rec.score(data.train, None, users=data.users, exclude_train=False)
+    assert np.isfinite(s).all()
+    rows = np.arange(data.users.size)
+
+    def train_above(u, items):
+        return ((s[u] > s[u, items][:, None]) & seen[u]).sum(axis=1)
+
+    above = train_above(rows, data.targets)
+    assert (above > 0).mean() > 0.5  # the reading matters for most users
+    np.testing.assert_array_equal(every.ranks, unseen.ranks + above)
+    np.testing.assert_array_equal(every.n_candidates, np.full(rows.size, data.train.n_items))
+    np.testing.assert_array_equal(unseen.n_candidates, data.train.n_items - seen.sum(axis=1))
+    # the true items: same (user, item) order in both readings
+    rel = data.relevant[data.users].tocoo()
+    order = np.lexsort((rel.col, rel.row))
+    pu, pi = rel.row[order].astype(np.int64), rel.col[order].astype(np.int64)
+    np.testing.assert_array_equal(every.true_users, pu)
+    np.testing.assert_array_equal(unseen.true_users, pu)
+    np.testing.assert_array_equal(every.true_ranks, unseen.true_ranks + train_above(pu, pi))
+    assert pu.size > 2 * rows.size  # several true items per user, not only the held-out one
+
+
+@pytest.mark.parametrize("scheme", ["hypergeometric", "binomial"])
+@pytest.mark.parametrize("candidates", ["all", "unseen"])
+def test_simulation_item_level_sampling_follows_the_closed_form(candidates, scheme):
+    """As the dataset test above, on a simulated user, for the held-out item and for a truly relevant
+    candidate that is not held out (the true metric's ranks): n - 1 negatives drawn from the candidates other
+    than the item, without (Li & Jin's "hyper" / "actual") or with replacement ("binom" / binomial among the
+    unseen items); 20,000 draws against the exact P(r | R) at level 0.001, the other reading rejected."""
+    full = small_world_data()
+    rel = full.relevant[full.users].toarray().astype(bool)
+    k = int(np.argmax(rel.sum(axis=1)))  # the user with the most true relevant candidates
+    one = LooData(full.train, full.users[[k]], full.targets[[k]], full.relevant, full.weights, {})
+    ranks = score_ranks(Popular(), one, rng=7, candidates=candidates)
+    other = score_ranks(Popular(), one, rng=7, candidates="unseen" if candidates == "all" else "all")
+    scores = Popular().score(full.train, None, rng=np.random.default_rng(7), users=one.users,
+                             exclude_train=False)[0]
+    seen = full.train.matrix[one.users].toarray().astype(bool)[0]
+    true_items = np.flatnonzero(rel[k])  # the order of true_ranks
+    assert true_items.size >= 3 and one.targets[0] in true_items
+    second = int(true_items[true_items != one.targets[0]][1])
+    n = 12
+    rng = np.random.default_rng(13)
+    for item, R, R_other in ((int(one.targets[0]), ranks.ranks[0], other.ranks[0]),
+                             (second, *(r.true_ranks[true_items == second][0] for r in (ranks, other)))):
+        N, N_other = int(ranks.n_candidates[0]), int(other.n_candidates[0])
+        pool = np.setdiff1d(np.arange(full.train.n_items) if candidates == "all" else np.flatnonzero(~seen), [item])
+        check_item_level_draws(scores, pool, item, int(R), N, (int(R_other), N_other), n=n, scheme=scheme, rng=rng)
+
+
+SIM_SCENARIO = '''kind = "stress"
+name = "c"
+seed = 1
+repeats = 2
+[source]
+type = "simulation"
+population = { n_users = 60, n_items = 40 }
+world = { name = "u", preference = { model = "uniform", lam = 10.0 }, observation = { sampler = "uniform", profile = { model = "pareto", m_low = 3, alpha = 1.0, m_high = 8 } } }
+CAND
+recommenders = [{ kind = "popular" }, RECS]
+[sampling]
+schemes = ["binomial"]
+sizes = [10]
+[metrics]
+k_max = 5
+curve_k = 5
+curve_sizes = [10]
+'''
+
+
+def test_simulation_scenario_key_and_digest(tmp_path):
+    """``source.candidates`` of a simulation: parsed, the oracles refused with "all" (they cannot score training
+    items), and the default leaves the scenario's digest (its run folder's identity) unchanged."""
+    from simrec.config.base import ScenarioError
+    from simrec.config.stress import load_stress_scenario
+
+    def load(cand: str, recs: str = '{ kind = "random" }'):
+        path = tmp_path / "s.toml"
+        path.write_text(SIM_SCENARIO.replace("CAND", cand).replace("RECS", recs))
+        return load_stress_scenario(path)[0]
+
+    implicit, explicit, every = load(""), load('candidates = "unseen"'), load('candidates = "all"')
+    assert implicit.source.candidates == explicit.source.candidates == "unseen"
+    assert every.source.candidates == "all"
+    assert implicit.digest() == explicit.digest() != every.digest()
+    # the digest of a scenario without the key, as computed before the key existed (sha256 of its non-default
+    # content; pinned from simrec at commit 5043fd8, whose SimulationSource had no `candidates`)
+    assert implicit.digest() == "bf5e216ff5c4d086"
+    assert load("", '{ kind = "oracle" }').source.candidates == "unseen"
+    with pytest.raises(ScenarioError) as err:
+        load('candidates = "all"', '{ kind = "oracle" }, { kind = "probabilistic_oracle", p = 0.5 }')
+    msg = str(err.value)
+    assert 'source.recommenders[1]: with source.candidates = "all" every recommender must score the user\'s ' \
+           "training items, which oracle cannot" in msg
+    assert "source.recommenders[2]:" in msg and "got kind 'probabilistic_oracle'" in msg
+    assert "source.recommenders[0]" not in msg
+    with pytest.raises(ScenarioError, match=r"source.candidates: Input should be 'unseen' or 'all'; got 'every'"):
+        load('candidates = "every"')
