@@ -319,6 +319,11 @@ def ranks(
     out: Annotated[Path, typer.Option("--out", "-o", help="Ranks file to write (.csv, or .parquet/.pq).")],
     split: Annotated[str, typer.Option("--split", help="last: hold out each user's latest item by timestamp "
                                                        "(leave-last-out); random: one random item per user.")] = "random",
+    candidates: Annotated[str, typer.Option(
+        "--candidates", help="What the held-out item is ranked among (n_candidates): unseen: the items the user "
+                             "did not train on (n_items - training items; Krichene & Rendle, Li & Jin's 'actual'); "
+                             "all: every item, the user's training items scored too (n_items; Li & Jin's "
+                             "'binom'/'hyper'). As a stress scenario's source.candidates.")] = "unseen",
     min_items: Annotated[int, typer.Option("--min-items", min=1, help="Users with fewer items are not "
                                                                       "evaluated.")] = 2,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the split, training and tie-breaking "
@@ -340,11 +345,14 @@ def ranks(
     from .config import ScenarioError
     from .config.budget import dataset_read_need, ranks_needs
     from .config.recommenders import parse_recommender_option, recommender_problems
+    from .stress import CANDIDATE_SETS
     from .studies.ranks import RANKS_SUFFIXES, dataset_ranks, write_ranks_file
 
     problems: list[str] = []
     if split not in ("last", "random"):
         problems.append(f"--split: must be 'last' or 'random'; got {split!r}")
+    if candidates not in CANDIDATE_SETS:
+        problems.append(f"--candidates: must be {' or '.join(map(repr, CANDIDATE_SETS))}; got {candidates!r}")
     if out.suffix.lower() not in RANKS_SUFFIXES:
         problems.append(f"--out: must end in {', '.join(RANKS_SUFFIXES)}; got {str(out)!r}")
     elif out.is_dir():
@@ -387,7 +395,8 @@ def ranks(
             show(name, done, total)
 
         try:
-            frame = dataset_ranks(inter, recs, seed, timestamps=times, min_items=min_items, on_progress=on_progress)
+            frame = dataset_ranks(inter, recs, seed, timestamps=times, min_items=min_items, candidates=candidates,
+                                  on_progress=on_progress)
         except ValueError as exc:  # before any recommender started: the split (e.g. no user with min_items items)
             if current["name"]:
                 _ranks_failed(current["name"], exc)

@@ -190,7 +190,10 @@ def stress_needs(sc, *, n_candidates: float | None = None, n_users: float | None
 
     ``n_candidates`` / ``n_users`` (largest candidate count and evaluated
     users of a ranks file) are needed for file sources; a dataset source's
-    size is only known once it is loaded and is not estimated here.
+    size is only known once it is loaded and is not estimated here. A
+    simulation's N is its item count under either ``source.candidates``
+    (``"all"``: N_u = n_items; ``"unseen"``: fewer), and its score blocks are
+    dense over all items in both readings, so the key changes no estimate.
     """
     from simrec.config.stress import SimulationSource
 

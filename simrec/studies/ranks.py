@@ -17,15 +17,18 @@ by name or import path, or simrec's baselines) into the ranks file that
     random — each tied candidate gets an independent uniform key and is above
     the held-out item iff its key is smaller — so E[R_u] = 1 + above + tied/2;
 ``n_candidates``
-    N_u = n_items − |train_u|: every item of the dataset the user did not
-    interact with in training (the held-out item included);
+    with ``candidates="unseen"`` (default) N_u = n_items − |train_u|: every
+    item of the dataset the user did not interact with in training (the
+    held-out item included); with ``"all"`` N_u = n_items: the user's
+    training items are scored too and stay among the candidates (Li & Jin's
+    "binom" / "hyper" reading; :mod:`simrec.stress.sources`);
 ``popularity_share``
     s_u = Σ_{j above} w_j / Σ_{j ∈ C_u − t_u} w_j with w_j the item's
     training popularity (number of training users) and "above" the *same*
     set that gives R_u; it makes the ``popularity`` sampling scheme exact.
 
 These are exactly the ranks ``simrec stress`` computes for a ``dataset``
-source with the same dataset, split, ``min_items`` and seed
+source with the same dataset, split, ``min_items``, ``candidates`` and seed
 (:func:`simrec.stress.loo_data`, :func:`simrec.stress.score_ranks`; the split
 uses child 0 of the seed, recommender j child (1, j)), so one can compute
 ranks once and stress them many times.
@@ -49,7 +52,7 @@ import pandas as pd
 from simrec._io import write_csv, write_parquet
 from simrec._random import task_seed
 from simrec.interactions import Interactions
-from simrec.stress import RankSource, loo_data, ranks_frame, score_ranks
+from simrec.stress import RankSource, check_candidates, loo_data, ranks_frame, score_ranks
 
 __all__ = ["dataset_ranks", "write_ranks_file", "RANKS_SUFFIXES"]
 
@@ -63,8 +66,11 @@ class _Counting:
     def __init__(self, inner: Any, report: Callable[[int], None]) -> None:
         self.inner, self.report, self.name = inner, report, inner.name
 
-    def score(self, train, relevant, rng, users=None):
-        out = self.inner.score(train, relevant, rng, users=users)
+    def score(self, train, relevant, rng, users=None, *, exclude_train=True):
+        # the inner recommender's own call when training items are excluded (it may not take the keyword);
+        # dataset_ranks checked it can score them before wrapping it (check_candidates)
+        more = {} if exclude_train else {"exclude_train": False}
+        out = self.inner.score(train, relevant, rng, users=users, **more)
         self.report(len(out))
         return out
 
@@ -76,6 +82,7 @@ def dataset_ranks(
     *,
     timestamps: np.ndarray | None = None,
     min_items: int = 2,
+    candidates: str = "unseen",
     on_progress: Callable[[str, int, int], None] | None = None,
 ) -> pd.DataFrame:
     """The ranks-file frame of ``recommenders`` on a leave-one-out split of ``observed``.
@@ -96,6 +103,9 @@ def dataset_ranks(
         a uniformly random one.
     min_items : int, default 2
         Users with fewer observed items are not evaluated.
+    candidates : {"unseen", "all"}, default "unseen"
+        What the held-out item is ranked among: the items the user has not
+        trained on, or every item (:func:`simrec.stress.score_ranks`).
     on_progress : callable, optional
         ``on_progress(name, users_done, n_users)`` after each block of users
         is scored (and once with 0 when a recommender starts).
@@ -109,11 +119,15 @@ def dataset_ranks(
     Raises
     ------
     ValueError
-        No user with ``min_items`` items, or repeated recommender names.
+        No user with ``min_items`` items, repeated recommender names, an
+        unknown ``candidates``, or ``"all"`` with a recommender that cannot
+        score training items (:func:`simrec.stress.check_candidates`).
     """
     names = [r.name for r in recommenders]
     if len(set(names)) != len(names):
         raise ValueError(f"recommender names must be unique; got {names}")
+    for rec in recommenders:
+        check_candidates(rec, candidates)
     data = loo_data(observed, task_seed(seed, 0), min_items=min_items, timestamps=timestamps)
     total = int(data.users.size)
     out = []
@@ -127,7 +141,7 @@ def dataset_ranks(
                 on_progress(name, done["n"], total)
 
             rec = _Counting(rec, report)
-        out.append(score_ranks(rec, data, task_seed(seed, 1, j), truth=False))
+        out.append(score_ranks(rec, data, task_seed(seed, 1, j), truth=False, candidates=candidates))
     return ranks_frame(RankSource("ranks", "dataset", tuple(out), data.info))
 
 

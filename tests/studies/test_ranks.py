@@ -29,8 +29,9 @@ def timestamped(tmp_path) -> Path:
     return path
 
 
-def brute_force(path: Path, shrinkage: float, id_weight: float) -> pd.DataFrame:
-    """Leave-last-out ranks of ShrunkPopScorer by counting, user by user (independent of simrec's split and ranks)."""
+def brute_force(path: Path, shrinkage: float, id_weight: float, candidates: str = "unseen") -> pd.DataFrame:
+    """Leave-last-out ranks of ShrunkPopScorer by counting, user by user (independent of simrec's split and ranks);
+    ``candidates="all"``: among every item, the user's training items included."""
     inter, _ = load_timestamped(path, kind="pairs")
     col = {label: j for j, label in enumerate(inter.item_ids)}  # LensKit sees simrec's item indices
     df = pd.read_csv(path)
@@ -43,7 +44,7 @@ def brute_force(path: Path, shrinkage: float, id_weight: float) -> pd.DataFrame:
     rows = []
     for _, t in last.iterrows():
         seen = set(train.loc[train["user"] == t["user"], "col"])
-        cand = np.array([j for j in range(inter.n_items) if j not in seen])
+        cand = np.array([j for j in range(inter.n_items) if candidates == "all" or j not in seen])
         above = cand[score[cand] > score[t["col"]]]
         others = cand[cand != t["col"]]
         rows.append({"user": t["user"], "rank": 1 + above.size, "n_candidates": cand.size,
@@ -75,6 +76,37 @@ def test_ranks_equal_a_brute_force_count_and_stress_reads_them(timestamped, tmp_
     load_stress_scenario(scenario)  # validates the file's rows and columns for the popularity scheme
 
 
+def test_candidates_all_ranks_among_every_item_and_unseen_is_the_default(timestamped, tmp_path, monkeypatch):
+    """``--candidates all``: the brute-force count among all items (training items scored by the recommender,
+    N_u = n_items); ``--candidates unseen`` writes the default's file byte for byte."""
+    monkeypatch.chdir(BYO)
+    outs = {}
+    for name, extra in (("default", []), ("unseen", ["--candidates", "unseen"]), ("all", ["--candidates", "all"])):
+        outs[name] = tmp_path / f"{name}.csv"
+        code, _, err = invoke(["ranks", str(timestamped), "-r", SHRUNK, "-r", "popular", "--split", "last", "-q",
+                               "--out", str(outs[name]), "--seed", "4", *extra])
+        assert code == 0, err
+    assert outs["default"].read_bytes() == outs["unseen"].read_bytes()
+    frame = pd.read_csv(outs["all"])
+    got = frame[frame["recommender"] == "Shrunk"].set_index("user").sort_index()
+    want = brute_force(timestamped, 3.0, 0.01, candidates="all")
+    unseen = brute_force(timestamped, 3.0, 0.01)
+    inter, _ = load_timestamped(timestamped, kind="pairs")
+    assert list(got.index) == list(want.index)
+    np.testing.assert_array_equal(got["rank"], want["rank"])
+    np.testing.assert_array_equal(got["n_candidates"], np.full(len(got), inter.n_items))
+    np.testing.assert_allclose(got["popularity_share"], want["popularity_share"], rtol=1e-12)
+    assert (want["rank"] >= unseen["rank"]).all() and (want["rank"] > unseen["rank"]).any()
+    pop = frame[frame["recommender"] == "popular"]
+    assert (pop["n_candidates"] == inter.n_items).all() and (pop["rank"] <= inter.n_items).all()
+    # a stress scenario reads it; sampling without replacement may draw up to n_items - 1 negatives
+    scenario = tmp_path / "stress.toml"
+    scenario.write_text('kind = "stress"\nname = "all"\nseed = 1\nrepeats = 2\n[source]\ntype = "file"\n'
+                        'path = "all.csv"\n[sampling]\nschemes = ["hypergeometric"]\n'
+                        f'sizes = [{inter.n_items}]\n[metrics]\nk_max = 3\ncurve_k = 3\ncurve_sizes = [5]\n')
+    load_stress_scenario(scenario)
+
+
 def test_ties_are_broken_at_random_within_their_bounds(timestamped, tmp_path, monkeypatch):
     """Without the item-index term scores tie (equal counts): G + 1 <= rank <= G + T, shares of the same set."""
     monkeypatch.chdir(BYO)
@@ -96,6 +128,7 @@ def test_ties_are_broken_at_random_within_their_bounds(timestamped, tmp_path, mo
 
 @pytest.mark.parametrize("args, needle", [
     (["-r", "popular", "--split", "first"], "--split: must be 'last' or 'random'; got 'first'"),
+    (["-r", "popular", "--candidates", "every"], "--candidates: must be 'unseen' or 'all'; got 'every'"),
     (["-r", "popular", "-o", "OUT/r.txt"], "--out: must end in .csv, .parquet, .pq"),
     (["-r", "knn"], "--recommender: must be a LensKit algorithm"),
     (["-r", "{ kind = oracle }"], "--recommender: not a TOML inline table"),
