@@ -298,3 +298,22 @@ def test_simulation_scenario_key_and_digest(tmp_path):
     assert "source.recommenders[0]" not in msg
     with pytest.raises(ScenarioError, match=r"source.candidates: Input should be 'unseen' or 'all'; got 'every'"):
         load('candidates = "every"')
+
+
+def test_simulation_scenario_key_reaches_the_ranks_task(tmp_path):
+    """The scenario's ``source.candidates`` is what the stress study's ranks task ranks among: N_u = the
+    simulated world's item count with "all", fewer (its training items left out) with "unseen"."""
+    from simrec.config.stress import load_stress_scenario
+    from simrec.studies import stress as stress_runner
+
+    got = {}
+    for cand in ("unseen", "all"):
+        path = tmp_path / f"{cand}.toml"
+        path.write_text(SIM_SCENARIO.replace("CAND", f'candidates = "{cand}"').replace("RECS", '{ kind = "random" }'))
+        sc, _ = load_stress_scenario(path)
+        data = stress_runner.build_source_data(sc, None)
+        _, got[cand], _, _ = stress_runner._ranks_task((sc, None, 1, None))
+    n_items, seen = data.train.n_items, data.train.user_counts()[data.users]
+    np.testing.assert_array_equal(got["all"].n_candidates, np.full(data.users.size, n_items))
+    np.testing.assert_array_equal(got["unseen"].n_candidates, n_items - seen)
+    assert got["all"].has_truth and got["unseen"].has_truth
