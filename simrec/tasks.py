@@ -118,6 +118,8 @@ from typing import Any, Literal, Self, TypeVar
 
 import numpy as np
 
+from simrec._alloc import allocator_setting, tune_allocator
+
 __all__ = [
     "BACKENDS",
     "Backend",
@@ -295,8 +297,21 @@ def _watch_parent(pid: int, start_ticks: int | None) -> None:
     os._exit(1)
 
 
-def _init_worker(parent_pid: int, parent_start: int | None) -> None:
-    """Initializer of a process worker: watchdog, no SIGINT, single-threaded BLAS."""
+def _allocator_tuned() -> bool:
+    """Whether this process applied :func:`simrec._alloc.tune_allocator` (its pool workers then do too)."""
+    setting = allocator_setting()
+    return setting is not None and setting.applied
+
+
+def _init_worker(parent_pid: int, parent_start: int | None, tune_alloc: bool = False) -> None:
+    """Initializer of a process worker: watchdog, no SIGINT, single-threaded BLAS.
+
+    With ``tune_alloc`` (the creating process applied
+    :func:`simrec._alloc.tune_allocator`, as the ``simrec`` command does), the
+    worker applies the same allocator setting.
+    """
+    if tune_alloc:
+        tune_allocator()
     threading.Thread(target=_watch_parent, args=(parent_pid, parent_start),
                      name="simrec-parent-watchdog", daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
@@ -466,7 +481,8 @@ class ProcessBackend(Backend):
         method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
         me = os.getpid()
         return ProcessPoolExecutor(max_workers=self._n_jobs, mp_context=mp.get_context(method),
-                                   initializer=_init_worker, initargs=(me, _proc_start_ticks(me)))
+                                   initializer=_init_worker,
+                                   initargs=(me, _proc_start_ticks(me), _allocator_tuned()))
 
     def _start(self) -> None:
         self._pool = self._new_pool()
