@@ -17,10 +17,13 @@ random streams and outputs are unchanged: only where the memory comes from.
 Decisions
 ---------
 * It is applied only where simrec owns the process: the ``simrec`` command
-  (:func:`simrec.cli.main`) and the worker processes of its process pool
-  (when the process that created the pool applied it). Importing simrec as a
-  library changes nothing; a library user may call :func:`tune_allocator`
-  in their own program.
+  (:func:`simrec.cli.main`) and the workers it starts when it applied it
+  itself: the process pool's initializer, and Ray's
+  ``worker_process_setup_hook`` added to the job's ``runtime_env``
+  (see :class:`simrec.tasks.RayBackend`). Importing simrec as a library
+  changes nothing; a library user may call :func:`tune_allocator` (public as
+  ``simrec.tune_allocator``) in their own program, and pools and Ray jobs
+  created after it follow.
 * The setting is a trade: a process keeps up to ``trim_threshold`` bytes of
   freed memory at the top of its heap instead of returning it to the system
   at once, and blocks up to ``mmap_threshold`` bytes come from the heap, where

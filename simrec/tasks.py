@@ -555,7 +555,11 @@ class RayBackend(Backend):
 
     Notes
     -----
-    Tasks are submitted with ``max_retries=0`` (retries are
+    When the driver applied :func:`simrec._alloc.tune_allocator` (the
+    ``simrec`` command does), the job's ``runtime_env`` gets
+    ``worker_process_setup_hook = "simrec._alloc.tune_allocator"`` so its
+    workers apply the same setting, unless the given ``runtime_env`` has a
+    hook of its own. Tasks are submitted with ``max_retries=0`` (retries are
     :func:`run_tasks`'s) and one CPU each; on an interrupt they are
     force-cancelled, which kills the workers running them. A local cluster
     gets a reaper process (Linux) that kills what is left of it if the driver
@@ -598,16 +602,24 @@ class RayBackend(Backend):
     def __repr__(self) -> str:
         return f"RayBackend(address={self.address!r}, n_cpus={self.n_cpus!r})"
 
+    def _worker_env(self) -> dict[str, Any] | None:
+        """The job's runtime_env: the allocator setting of the driver for its workers (see Notes)."""
+        env = self.runtime_env
+        if _allocator_tuned() and "worker_process_setup_hook" not in (env or {}):
+            env = {**(env or {}), "worker_process_setup_hook": "simrec._alloc.tune_allocator"}
+        return env
+
     def _start(self) -> None:
         ray = _require_ray(import_it=True)
         if ray.is_initialized():
             raise BackendError("Ray is already initialized in this process; shut it down "
                                "(ray.shutdown()) or close the other ray backend first")
+        runtime_env = self._worker_env()
         if self.address is None:
             self._reaper = _start_reaper()
             try:
                 ray.init(address="local", num_cpus=self.n_cpus, include_dashboard=False,
-                         logging_level=logging.WARNING, runtime_env=self.runtime_env)
+                         logging_level=logging.WARNING, runtime_env=runtime_env)
             except BaseException:
                 _stop_reaper(self._reaper)
                 self._reaper = None
@@ -615,7 +627,7 @@ class RayBackend(Backend):
             _reaper_go(self._reaper)
         else:
             try:
-                ray.init(address=self.address, logging_level=logging.WARNING, runtime_env=self.runtime_env)
+                ray.init(address=self.address, logging_level=logging.WARNING, runtime_env=runtime_env)
             except (ConnectionError, ValueError) as exc:
                 detail = " ".join(str(exc).split())
                 if exc.__cause__ is not None:  # e.g. the cluster wants an authentication token

@@ -8,17 +8,19 @@ after :func:`simrec.tune_allocator`.
 
 from __future__ import annotations
 
+import importlib
 import platform
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 import simrec
 from simrec import _alloc
 from simrec._alloc import AllocatorSetting, allocator_setting, tune_allocator
-from simrec.tasks import ProcessBackend, Task, run_tasks
+from simrec.tasks import ProcessBackend, RayBackend, Task, run_tasks
 
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 needs_glibc = pytest.mark.skipif(not GLIBC, reason="glibc's mallopt only")
@@ -135,4 +137,37 @@ def test_cli_entry_point_applies_it(fresh_setting):
     code, _, _ = invoke(["--help"])
     assert code == 0
     got = allocator_setting()
+    assert got is not None and got.applied == GLIBC
+
+
+@pytest.mark.parametrize("tuned, given, hook", [
+    (True, None, "simrec._alloc.tune_allocator"),
+    (True, {"env_vars": {"A": "1"}}, "simrec._alloc.tune_allocator"),
+    (True, {"worker_process_setup_hook": "my.hook"}, "my.hook"),  # the user's own hook is kept
+    (False, None, None),
+    (False, {"env_vars": {"A": "1"}}, None),
+])
+def test_ray_runtime_env_carries_the_setting(fresh_setting, tuned, given, hook):
+    pytest.importorskip("ray")
+    if tuned:
+        fresh_setting.setattr(_alloc, "_setting", AllocatorSetting(True, "test"))
+    env = RayBackend(n_cpus=1, runtime_env=given)._worker_env()
+    if given is None and not tuned:
+        assert env is None
+    else:
+        assert (env or {}).get("worker_process_setup_hook") == hook
+        assert {k: v for k, v in env.items() if k != "worker_process_setup_hook"} == \
+            {k: v for k, v in (given or {}).items() if k != "worker_process_setup_hook"}
+    if hook and hook.startswith("simrec."):  # Ray imports the hook by this path in each worker
+        module, name = hook.rsplit(".", 1)
+        assert getattr(importlib.import_module(module), name) is tune_allocator
+
+
+@pytest.mark.slow
+def test_ray_workers_follow_the_driver(fresh_setting):
+    pytest.importorskip("ray")
+    fresh_setting.setattr(_alloc, "_setting", AllocatorSetting(True, "test"))
+    env = {"env_vars": {"PYTHONPATH": str(Path(__file__).parent)}}  # workers import this module
+    with RayBackend(n_cpus=1, runtime_env=env) as backend:
+        got = run_tasks(setting_in_worker, [Task("t", None, "t")], backend=backend)[0]
     assert got is not None and got.applied == GLIBC
