@@ -11,6 +11,12 @@ Three measurements, each with its reference line in the same run:
    removed (the reference line): CPU seconds; target AUC within 1.5x.
 3. ``simrec --help`` in a fresh interpreter (best of 3), beside the bare
    interpreter (``python -c pass``): CPU seconds; target <= 0.5 s.
+   Below it, the dense score blocks AUC needs (the part of the AUC cost
+   paid by the recommenders): CPU milliseconds of one ``score`` call per
+   recommender at the quickstart's size (943 users x 1,682 items; median
+   over the six worlds' recorded calls, 5 repeats each), beside the
+   block's Uniform(0, 1) draws alone (the reference line: the floor of
+   every baseline, whose random streams must not change).
 4. The one-off start-up of AUC's compiled kernel in a fresh interpreter
    (importing numba and loading the cached machine code on the first AUC,
    best of 3), beside importing :mod:`simrec.metrics` alone: part of the
@@ -66,6 +72,55 @@ def tasks_cpu() -> tuple[float, float]:
     return out[0], out[1]
 
 
+_DRAWS = "Uniform draws alone (reference)"
+
+
+def score_cpu(reps: int = 5) -> dict[str, float]:
+    """Median CPU ms of one dense ``score`` block per recommender (the quickstart's six worlds, replicate 0).
+
+    The inputs are recorded while ``run_replicate`` runs (the recommenders'
+    ``score`` wrapped for that pass only), then each recorded call is repeated
+    ``reps`` times from the same generator state.
+    """
+    import numpy as np
+
+    from simrec import task_seed
+    from simrec.config.run import load_scenario
+    from simrec.experiment import run_replicate
+
+    sc = load_scenario("quickstart")[0]
+    worlds, ev = sc.worlds(), sc.evaluation.build()
+    calls: list[tuple] = []
+    originals = {type(rec): type(rec).score for rec in ev.recommenders}
+
+    def recorder(fn):
+        def score(self, train, relevant, rng=None, users=None, **kw):
+            calls.append((self, train, relevant, rng.bit_generator.state, users, kw))
+            return fn(self, train, relevant, rng, users=users, **kw)
+        return score
+
+    try:
+        for cls, fn in originals.items():
+            cls.score = recorder(fn)
+        for w, world in enumerate(worlds):
+            run_replicate(world, ev, task_seed(sc.seed, 0, w), 0)
+    finally:
+        for cls, fn in originals.items():
+            cls.score = fn
+    times: dict[str, list[float]] = {}
+    for rec, train, relevant, state, users, kw in calls:
+        for _ in range(reps):
+            gen = np.random.Generator(np.random.PCG64())
+            gen.bit_generator.state = state
+            t0 = time.process_time()
+            rec.score(train, relevant, gen, users=users, **kw)
+            times.setdefault(rec.name, []).append(time.process_time() - t0)
+            t0 = time.process_time()
+            gen.random((train.n_users if users is None else len(users), train.n_items))
+            times.setdefault(_DRAWS, []).append(time.process_time() - t0)
+    return {name: 1000 * float(np.median(t)) for name, t in times.items()}
+
+
 _IMPORT_METRICS = "import numpy as np, scipy.sparse as sp; from simrec.metrics import auc"
 _FIRST_AUC = "; auc(np.arange(6.0).reshape(2, 3), sp.csr_array(np.eye(2, 3)))"
 
@@ -87,6 +142,8 @@ def main() -> None:
     print(f"{'30 tasks without AUC (reference)':<52} {'':>8} {base:8.2f}")
     print(f"{'30 tasks with AUC':<52} {'':>8} {with_auc:8.2f}")
     print(f"{'  ratio with / without AUC':<52} {'':>8} {with_auc / base:7.2f}x")
+    for name, ms in score_cpu().items():
+        print(f"{'  one score block, ms: ' + name:<52} {'':>8} {ms:8.2f}")
     bare = min((child_run(["-c", "pass"]) for _ in range(3)), key=lambda x: x[1])
     helps = min((child_run(["-m", "simrec.cli", "--help"]) for _ in range(3)), key=lambda x: x[1])
     print(f"{'python -c pass (reference, best of 3)':<52} {bare[0]:8.2f} {bare[1]:8.2f}")

@@ -173,18 +173,31 @@ def _scatter_rows(out: np.ndarray, m: sp.csr_array, users: np.ndarray, value: fl
     """Set (or add ``value`` to) ``out[k, i]`` for every stored pair (users[k], i) of ``m``
     (``value=None``: the pair's stored value).
 
-    O(stored pairs of those users), no dense (users x n_items) mask: the
-    dense masks (``toarray() != 0`` then a boolean assignment) cost several
-    passes over every cell of the score block. Identical values.
+    ``out`` must be C-contiguous (a fresh score block; else ``ValueError``);
+    it is written through a flat view. O(stored pairs of those users), no dense (users x n_items) mask:
+    flat indices ``row * n_items + item`` and a one-dimensional assignment or
+    ``np.add.at`` (the stored pairs of a canonical CSR row are distinct, so
+    every cell receives one addition: the same floating-point result as
+    ``out[rows, cols] += value``). When ``users`` is every row in order, ``m``
+    is used as it is (no row-selection copy). Identical values to the
+    earlier two-dimensional fancy assignment (pinned in
+    tests/test_recommenders_scores.py); measured at the quickstart's size
+    (943 x 1,682, 232,616 relevant pairs, load 8.6): setting -inf 0.49 ->
+    0.09 ms, adding Oracle's 1.0 4.55 -> 1.27 ms.
     """
-    sub = m[users]
-    rows = np.repeat(np.arange(len(users), dtype=np.int64), np.diff(sub.indptr))
+    n_rows, n_items = out.shape
+    whole = len(users) == m.shape[0] and np.array_equal(users, np.arange(m.shape[0]))
+    sub = m if whole else m[users]
+    if not out.flags.c_contiguous:
+        raise ValueError("`out` must be a C-contiguous score block (it is written through a flat view)")
+    flat = out.reshape(-1)  # a view: out is C-contiguous
+    idx = row_ids(np.diff(sub.indptr)) * n_items + sub.indices
     if value is None:
         value = sub.data
     if add:
-        out[rows, sub.indices] += value
+        np.add.at(flat, idx, value)
     else:
-        out[rows, sub.indices] = value
+        flat[idx] = value
 
 
 def _check_n(n: object) -> int:
