@@ -24,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1] / "simrec"
 
 
@@ -205,6 +207,30 @@ def test_the_command_line_help_loads_no_numerical_stack():
     env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_simrec_run_loads_only_what_it_uses():
+    """``simrec run`` (issue 13): the modules it imports (its command, the scenario
+    schema, the study, the job's error handler) load neither ``scipy.stats``
+    (1 s CPU; the summaries use ``scipy.special``) nor the stress harness, the
+    assessment or the sampled-metric estimators, which only other commands use."""
+    code = ("import sys, simrec.cli, simrec.config.run; from simrec.studies import run_scenario; "
+            "simrec.cli._input_errors(); "
+            "mods = ('scipy.stats', 'simrec.stress', 'simrec.assess', 'simrec.sampling', 'simrec.studies.assess', "
+            "'simrec.studies.stress', 'simrec.studies.calibrate'); print(','.join(m for m in mods if m in sys.modules))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_lazy_studies_names_resolve():
+    import simrec.studies as studies
+
+    assert set(studies.__all__) <= set(dir(studies))
+    for name in studies.__all__:
+        assert getattr(studies, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        studies.nope  # noqa: B018
 
 
 def test_lazy_top_level_names_resolve():
