@@ -26,18 +26,7 @@ observed pairs (the truth step: the true pairs). The reference line is numpy
 drawing and sorting as many random int64 keys as the size's true pairs
 (``np.sort(rng.integers(...))``, the least a generator of that many pairs does).
 
-Allocator: by default each child applies the allocator setting the ``simrec``
-command applies in its entry point and its pool workers
-(:func:`simrec.tune_allocator`: glibc's mmap and trim thresholds
-raised, so large freed temporaries are reused instead of mapped fresh), and
-the header of each table says which setting ran. ``--allocator default``
-runs with glibc's defaults (what a library user importing simrec gets);
-``--allocator both`` runs every size with both, interleaved (A B A B ... with
-``--repeat``), and prints their per-step CPU ratio and peak RSS side by side,
-and whether the outputs' digests are identical.
-
 Usage: python bench/bench_scale.py [--sizes ML-100K,ML-1M,Steam,ML-20M]
-       [--allocator simrec|default|both] [--repeat R]
 """
 
 from __future__ import annotations
@@ -47,13 +36,10 @@ import json
 import math
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-ENV_VAR = "SIMREC_MALLOC"  # simrec._alloc.ENV_VAR (not imported here: the parent process stays numpy-free)
 
 SIZES = {
     # name: users, items, observed target, Pareto bounds, IBP alpha and sigma
@@ -108,14 +94,9 @@ def _digest(out) -> str:
     return h.hexdigest()[:12]
 
 
-def _child(name: str, allocator: str) -> dict:
+def _child(name: str) -> dict:
     """One replicate at one size, step by step, in this (fresh) process."""
     import warnings
-
-    from simrec import tune_allocator
-
-    # as the simrec command's entry point does (simrec.cli.main), before any work
-    setting = tune_allocator().reason if allocator == "simrec" else "glibc's defaults"
 
     import numpy as np
     import scipy.sparse as sp
@@ -190,41 +171,34 @@ def _child(name: str, allocator: str) -> dict:
         res = run_replicate(World(name, model, profile, sampler), ev, seed).results
         got = {(r.recommender, r.metric, r.truth): r.value for r in res.itertuples()}
         check = "identical" if all(math.isclose(got[k], v, rel_tol=1e-12) for k, v in means.items()) else "DIFFERENT"
-    return dict(cpu=cpu, rss=rss, digest=digest, peak_gib=peak, allocator=setting, truth_pairs=int(truth.n_pairs), observed_pairs=int(obs.observed.n_pairs),
+    return dict(cpu=cpu, rss=rss, digest=digest, peak_gib=peak, truth_pairs=int(truth.n_pairs), observed_pairs=int(obs.observed.n_pairs),
                 ref=ref, check=check)
 
 
-def _run(name: str, allocator: str, env: dict) -> dict:
-    t0 = time.perf_counter()
-    res = subprocess.run([sys.executable, __file__, "--child", name, "--allocator", allocator], capture_output=True,
-                         text=True, env=env)
-    if res.returncode:
-        sys.exit(res.stderr)
-    out = json.loads(res.stdout.strip().splitlines()[-1])
-    out["wall"] = time.perf_counter() - t0
-    return out
-
-
-def _median(runs: list[dict]) -> dict:
-    """Per-step median CPU over repeats (the other fields: the median run's, by total CPU)."""
-    runs = sorted(runs, key=lambda r: sum(r["cpu"].values()))
-    med = dict(runs[len(runs) // 2])
-    med["cpu"] = {s: statistics.median(r["cpu"][s] for r in runs) for s in STEPS}
-    med["peak_gib"] = max(r["peak_gib"] for r in runs)
-    med["wall"] = statistics.median(r["wall"] for r in runs)
-    med["ref"] = statistics.median(r["ref"] for r in runs)
-    med["totals"] = [sum(r["cpu"].values()) for r in runs]
-    if any(r["digest"] != runs[0]["digest"] for r in runs):
-        med["check"] = "DIGESTS DIFFER BETWEEN REPEATS"
-    return med
-
-
-def _table(out: dict) -> None:
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default=",".join(SIZES))
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(_child(args.child)))
+        return
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
+          f"{os.cpu_count()} CPUs")
+    out = {}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for name in args.sizes.split(","):
+        t0 = time.perf_counter()
+        res = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True, env=env)
+        if res.returncode:
+            sys.exit(res.stderr)
+        out[name] = json.loads(res.stdout.strip().splitlines()[-1])
+        out[name]["wall"] = time.perf_counter() - t0
     names = list(out)
     w = 9
     print(f"{'step (CPU s)':<20}" + "".join(f"{n:>{w}}" for n in names) + f"{'exponent':>{w + 1}}")
     for s in STEPS + ["total"]:
-        row = [sum(out[n]["cpu"].values()) if s == "total" else out[n]["cpu"][s] for n in names]
+        row = [out[n]["cpu"].get(s, sum(out[n]["cpu"].values())) if s == "total" else out[n]["cpu"][s] for n in names]
         line = f"{s:<20}" + "".join(f"{v:>{w}.2f}" for v in row)
         if "ML-1M" in out and "ML-20M" in out:
             a, b = out["ML-1M"], out["ML-20M"]
@@ -236,64 +210,15 @@ def _table(out: dict) -> None:
                      ("ref: sort true keys", lambda r: r["ref"]), ("true pairs (M)", lambda r: r["truth_pairs"] / 1e6),
                      ("observed pairs (M)", lambda r: r["observed_pairs"] / 1e6)):
         print(f"{label:<20}" + "".join(f"{f(out[n]):>{w}.2f}" for n in names))
-    if any(len(out[n]["totals"]) > 1 for n in names):
-        print("totals of each repeat: " + "; ".join(
-            f"{n} " + " / ".join(f"{t:.2f}" for t in out[n]["totals"]) for n in names))
     print("\npeak RSS (GiB) reached by the end of each step:")
     print(f"{'step':<20}" + "".join(f"{n:>{w}}" for n in names))
     for s in STEPS:
         print(f"{s:<20}" + "".join(f"{out[n]['rss'][s]:>{w}.2f}" for n in names))
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default=",".join(SIZES))
-    ap.add_argument("--allocator", choices=("simrec", "default", "both"), default="simrec",
-                    help="simrec: the allocator setting the simrec command applies (simrec.tune_allocator); "
-                         "default: glibc's defaults; both: each size with both, interleaved, and their ratio")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per size and allocator (interleaved); medians")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        print(json.dumps(_child(args.child, args.allocator)))
-        return
-    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
-          f"{os.cpu_count()} CPUs")
-    allocators = ("simrec", "default") if args.allocator == "both" else (args.allocator,)
-    runs: dict[str, dict[str, list[dict]]] = {a: {} for a in allocators}
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    env.pop(ENV_VAR, None)  # the child applies --allocator itself
-    for name in args.sizes.split(","):
-        for _ in range(args.repeat):
-            for a in allocators:  # interleaved: A B A B ...
-                runs[a].setdefault(name, []).append(_run(name, a, env))
-    out = {a: {n: _median(r) for n, r in runs[a].items()} for a in allocators}
-    for a in allocators:
-        setting = next(iter(out[a].values()))["allocator"]
-        print(f"\n== allocator: {a} ({setting}); CPU s, median of {args.repeat} ==")
-        _table(out[a])
-    names = list(out[allocators[0]])
-    w = 14
-    if len(allocators) == 2:
-        s_out, d_out = out["simrec"], out["default"]
-        print("\nsame run, interleaved: CPU s with simrec's allocator setting / glibc's default (ratio)")
-        print(f"{'step':<20}" + "".join(f"{n:>{w + 7}}" for n in names))
-        for s in STEPS + ["total"]:
-            cells = []
-            for n in names:
-                a, b = ((sum(x["cpu"].values()) if s == "total" else x["cpu"][s]) for x in (s_out[n], d_out[n]))
-                cells.append(f"{a:.2f}/{b:.2f} ({a / b:.2f})" if b > 0 else f"{a:.2f}/{b:.2f}")
-            print(f"{s:<20}" + "".join(f"{c:>{w + 7}}" for c in cells))
-        print(f"{'peak RSS GiB':<20}" + "".join(
-            f"{s_out[n]['peak_gib']:>{w}.2f}/{d_out[n]['peak_gib']:.2f}" for n in names))
-        same = all(s_out[n]["digest"] == d_out[n]["digest"] for n in names)
-        print(f"outputs identical with both allocator settings: {'yes' if same else 'NO'}")
-    first = out[allocators[0]]
     print("\nSHA-256 of each step's output (first 12 hex digits):")
-    print(f"{'step':<20}" + "".join(f"{n:>{w}}" for n in names))
+    print(f"{'step':<20}" + "".join(f"{n:>{w + 5}}" for n in names))
     for s in STEPS:
-        print(f"{s:<20}" + "".join(f"{first[n]['digest'][s]:>{w}}" for n in names))
-    print("steps reproduce run_replicate: " + ", ".join(f"{n} {first[n]['check'] or 'not checked'}" for n in names))
+        print(f"{s:<20}" + "".join(f"{out[n]['digest'][s]:>{w + 5}}" for n in names))
+    print("steps reproduce run_replicate: " + ", ".join(f"{n} {out[n]['check'] or 'not checked'}" for n in names))
     print(f"load after: {os.getloadavg()[0]:.2f}")
 
 

@@ -13,15 +13,13 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._alloc import AllocatorSetting, tune_allocator
     from ._random import as_generator, spawn_seeds, task_seed
     from ._validation import DEFAULT_MAX_PAIRS, SizeLimitError
     from .interactions import Interactions
 
     __version__: str
 
-__all__ = ["Interactions", "as_generator", "spawn_seeds", "task_seed", "DEFAULT_MAX_PAIRS", "SizeLimitError", "__version__",
-           "AllocatorSetting", "tune_allocator"]
+__all__ = ["Interactions", "as_generator", "spawn_seeds", "task_seed", "DEFAULT_MAX_PAIRS", "SizeLimitError", "__version__"]
 
 # Lazy re-exports (PEP 562): ``import simrec`` (and so ``simrec --help``)
 # loads no numpy, scipy or pandas; each name is imported on first access.
@@ -32,8 +30,6 @@ _LAZY = {
     "task_seed": "simrec._random",
     "DEFAULT_MAX_PAIRS": "simrec._validation",
     "SizeLimitError": "simrec._validation",
-    "AllocatorSetting": "simrec._alloc",
-    "tune_allocator": "simrec._alloc",
 }
 
 

@@ -717,9 +717,6 @@ def main(argv: list[str] | None = None) -> None:
     with one line; an unexpected error is one line naming its type, asking to
     re-run with ``--debug`` and report it, exit 1.
     """
-    from simrec._alloc import tune_allocator
-
-    tune_allocator()  # glibc: large freed blocks kept for reuse; SIMREC_MALLOC=default switches it off
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args
     try:

@@ -118,8 +118,6 @@ from typing import Any, Literal, Self, TypeVar
 
 import numpy as np
 
-from simrec._alloc import allocator_setting, tune_allocator
-
 __all__ = [
     "BACKENDS",
     "Backend",
@@ -297,21 +295,8 @@ def _watch_parent(pid: int, start_ticks: int | None) -> None:
     os._exit(1)
 
 
-def _allocator_tuned() -> bool:
-    """Whether this process applied :func:`simrec._alloc.tune_allocator` (its pool workers then do too)."""
-    setting = allocator_setting()
-    return setting is not None and setting.applied
-
-
-def _init_worker(parent_pid: int, parent_start: int | None, tune_alloc: bool = False) -> None:
-    """Initializer of a process worker: watchdog, no SIGINT, single-threaded BLAS.
-
-    With ``tune_alloc`` (the creating process applied
-    :func:`simrec._alloc.tune_allocator`, as the ``simrec`` command does), the
-    worker applies the same allocator setting.
-    """
-    if tune_alloc:
-        tune_allocator()
+def _init_worker(parent_pid: int, parent_start: int | None) -> None:
+    """Initializer of a process worker: watchdog, no SIGINT, single-threaded BLAS."""
     threading.Thread(target=_watch_parent, args=(parent_pid, parent_start),
                      name="simrec-parent-watchdog", daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
@@ -481,8 +466,7 @@ class ProcessBackend(Backend):
         method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
         me = os.getpid()
         return ProcessPoolExecutor(max_workers=self._n_jobs, mp_context=mp.get_context(method),
-                                   initializer=_init_worker,
-                                   initargs=(me, _proc_start_ticks(me), _allocator_tuned()))
+                                   initializer=_init_worker, initargs=(me, _proc_start_ticks(me)))
 
     def _start(self) -> None:
         self._pool = self._new_pool()
@@ -555,11 +539,7 @@ class RayBackend(Backend):
 
     Notes
     -----
-    When the driver applied :func:`simrec._alloc.tune_allocator` (the
-    ``simrec`` command does), the job's ``runtime_env`` gets
-    ``worker_process_setup_hook = "simrec._alloc.tune_allocator"`` so its
-    workers apply the same setting, unless the given ``runtime_env`` has a
-    hook of its own. Tasks are submitted with ``max_retries=0`` (retries are
+    Tasks are submitted with ``max_retries=0`` (retries are
     :func:`run_tasks`'s) and one CPU each; on an interrupt they are
     force-cancelled, which kills the workers running them. A local cluster
     gets a reaper process (Linux) that kills what is left of it if the driver
@@ -602,24 +582,16 @@ class RayBackend(Backend):
     def __repr__(self) -> str:
         return f"RayBackend(address={self.address!r}, n_cpus={self.n_cpus!r})"
 
-    def _worker_env(self) -> dict[str, Any] | None:
-        """The job's runtime_env: the allocator setting of the driver for its workers (see Notes)."""
-        env = self.runtime_env
-        if _allocator_tuned() and "worker_process_setup_hook" not in (env or {}):
-            env = {**(env or {}), "worker_process_setup_hook": "simrec._alloc.tune_allocator"}
-        return env
-
     def _start(self) -> None:
         ray = _require_ray(import_it=True)
         if ray.is_initialized():
             raise BackendError("Ray is already initialized in this process; shut it down "
                                "(ray.shutdown()) or close the other ray backend first")
-        runtime_env = self._worker_env()
         if self.address is None:
             self._reaper = _start_reaper()
             try:
                 ray.init(address="local", num_cpus=self.n_cpus, include_dashboard=False,
-                         logging_level=logging.WARNING, runtime_env=runtime_env)
+                         logging_level=logging.WARNING, runtime_env=self.runtime_env)
             except BaseException:
                 _stop_reaper(self._reaper)
                 self._reaper = None
@@ -627,7 +599,7 @@ class RayBackend(Backend):
             _reaper_go(self._reaper)
         else:
             try:
-                ray.init(address=self.address, logging_level=logging.WARNING, runtime_env=runtime_env)
+                ray.init(address=self.address, logging_level=logging.WARNING, runtime_env=self.runtime_env)
             except (ConnectionError, ValueError) as exc:
                 detail = " ".join(str(exc).split())
                 if exc.__cause__ is not None:  # e.g. the cluster wants an authentication token
