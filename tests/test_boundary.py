@@ -307,8 +307,14 @@ def test_calibrate_checks_the_folder_before_writing(tmp_path):
 
 # -- Ctrl-C ------------------------------------------------------------------------------------------
 def test_ctrl_c_stops_within_seconds_with_one_line(tmp_path):
+    # the quickstart with 200 replicates: long enough that Ctrl-C always lands mid-run (the 5-replicate
+    # quickstart can now finish within the second between its first replicate and the signal)
+    from simrec.config.files import shipped_scenarios
+
+    scenario = tmp_path / "long.toml"
+    scenario.write_text(shipped_scenarios()["quickstart"].read_text().replace("replicates = 5", "replicates = 200"))
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "simrec.cli", "run", "quickstart", "--out", str(out), "--quiet",
+    proc = subprocess.Popen([sys.executable, "-m", "simrec.cli", "run", str(scenario), "--out", str(out), "--quiet",
                              "--no-figures", "--jobs", "2"], stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while time.time() < deadline and not (out / "replicates").is_dir():
