@@ -477,10 +477,14 @@ class ProcessBackend(Backend):
             self._pool = None
 
     def _submit(self, fn: Callable[[Any], Any], payload: Any) -> Hashable:
-        if self._pool is None or getattr(self._pool, "_broken", False):
-            self._kill_pool()
-            self._pool = self._new_pool()
-        return self._pool.submit(_run_one, fn, payload)
+        # Ctrl-C / SIGTERM held while a submit may start a worker (with forkserver or spawn the pool starts its
+        # workers on submit): interrupted inside Process.start, a worker not yet in the pool's table escaped
+        # _kill_pool and printed a multiprocessing traceback after simrec's one line
+        with _interrupts_deferred():
+            if self._pool is None or getattr(self._pool, "_broken", False):
+                self._kill_pool()
+                self._pool = self._new_pool()
+            return self._pool.submit(_run_one, fn, payload)
 
     def _wait(self, handles: Iterable[Hashable], timeout: float) -> list[Hashable]:
         done, _ = wait_futures(handles, timeout=timeout, return_when=FIRST_COMPLETED)  # type: ignore[arg-type]
@@ -861,6 +865,33 @@ def _signals_blocked() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM until the block ends, then deliver the first to its own handler (main thread only).
+
+    Unlike :func:`_signals_blocked` (a signal mask, which is per thread), this
+    also holds a signal the kernel hands to a helper thread of the process
+    pool: Python runs the handler in the main thread at its next bytecode,
+    which could be inside ``Process.start``.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        got.append(signum)
+
+    previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        if got:
+            signal.raise_signal(got[0])
 
 
 def run_tasks(
