@@ -308,8 +308,9 @@ def test_calibrate_checks_the_folder_before_writing(tmp_path):
 # -- Ctrl-C ------------------------------------------------------------------------------------------
 def _sigint_at_default() -> None:
     """In the child before exec: SIGINT at its default, as a terminal's Ctrl-C finds it. An ignored SIGINT is
-    inherited (and Python then installs no KeyboardInterrupt handler); in the full suite the pytest process
-    has been found ignoring it by the time these tests run, so the interrupted run went on to the end."""
+    inherited (and Python then installs no KeyboardInterrupt handler), and a non-interactive shell ignores
+    SIGINT in a command it starts in the background (``make test &``, a CI script run with ``&``): the
+    interrupted run then went on to the end."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
