@@ -212,11 +212,12 @@ def _smallest_per_row(
     cut[has] = np.sort(keys)[cstarts[:-1][has] + k[has] - 1]
     kept = keys <= np.take(cut, crow)
     got = np.flatnonzero(kept)
-    over = np.diff(np.searchsorted(got, cstarts)) != k
+    n_kept = np.diff(np.searchsorted(got, cstarts))  # kept keys per row
+    over = n_kept != k
     if over.any():  # a tie at the cut: keep the first of the tied keys by position
         tied = np.flatnonzero(kept & (keys == np.take(cut, crow)) & np.take(over, crow))
         trow = crow[tied]
-        below = np.diff(np.searchsorted(got, cstarts)) - np.bincount(trow, minlength=n_rows)
+        below = n_kept - np.bincount(trow, minlength=n_rows)
         rank = np.arange(len(tied)) - np.searchsorted(trow, trow)
         kept[tied[rank >= (k - below)[trow]]] = False
         got = np.flatnonzero(kept)

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from simrec._random import RNGLike, as_generator
-from simrec._sampling import nth_allowed, rank_within_rows, row_ids, row_starts, sample_distinct
+from simrec._sampling import nth_allowed, rank_within_rows, row_ids, sample_distinct
 from simrec._validation import check_choice, check_in_range, check_int
 from simrec.interactions import Interactions
 from simrec.recommenders._base import (
@@ -72,6 +72,21 @@ def _shuffled_prefix(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator)
 _POPULAR_WINDOW = 4
 #: Cells (bytes) of one block of that bitmap.
 _WINDOW_CELLS = 1 << 22
+
+
+def _cut_levels(
+    q: np.ndarray, ends: np.ndarray, k: np.ndarray, lvl_first: np.ndarray, lvl_end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The popularity level ``[first, end)`` of each list's last position; (0, 0) for an empty list.
+
+    ``ends[u]`` is one past list u's last entry in ``q`` and ``k[u]`` its length.
+    """
+    cs = np.zeros(len(k), dtype=np.int64)
+    ce = np.zeros(len(k), dtype=np.int64)
+    has = np.flatnonzero(k > 0)
+    last = q[ends[has] - 1]
+    cs[has], ce[has] = lvl_first[last], lvl_end[last]
+    return cs, ce
 
 
 def _popular_first_pass(
@@ -136,11 +151,7 @@ def _popular_first_pass(
         r, c = np.nonzero(allowed & (rank <= np.where(ok, kb, 0)[:, None]))
         q[qstart[u0 + r] + rank[r, c] - 1] = c
         # cut level of every user whose list ends inside the window
-        cs = np.zeros(u1 - u0, dtype=np.int64)
-        ce = np.zeros(u1 - u0, dtype=np.int64)
-        end = np.flatnonzero(ok & (kb > 0))
-        last = q[qstart[u0 + end + 1] - 1]
-        cs[end], ce[end] = lvl_first[last], lvl_end[last]
+        cs, ce = _cut_levels(q, qstart[u0 + 1 : u1 + 1], np.where(ok, kb, 0), lvl_first, lvl_end)
         fast = ok & (ce <= width)
         r, c = np.nonzero(~allowed & (col >= cs[:, None]) & (col < ce[:, None]) & fast[:, None])
         e_rows.append(u0 + r)
@@ -157,12 +168,7 @@ def _popular_first_pass(
         qr = row_ids(k[slow])
         qj = rank_within_rows(qr, len(slow))
         q[qstart[slow][qr] + qj] = nth_allowed(s_rows, s_pos, len(slow), qr, qj, n_pos + 1)
-        ks = k[slow]
-        cs = np.zeros(len(slow), dtype=np.int64)
-        ce = np.zeros(len(slow), dtype=np.int64)
-        end = np.flatnonzero(ks > 0)
-        last = q[qstart[slow[end] + 1] - 1]
-        cs[end], ce[end] = lvl_first[last], lvl_end[last]
+        cs, ce = _cut_levels(q, qstart[slow + 1], k[slow], lvl_first, lvl_end)
         at = (s_pos >= cs[s_rows]) & (s_pos < ce[s_rows])
         keys = np.sort(np.concatenate((e_rows * (n_pos + 1) + e_pos, slow[s_rows[at]] * (n_pos + 1) + s_pos[at])))
         e_rows, e_pos = np.divmod(keys, n_pos + 1)
@@ -312,12 +318,7 @@ class Popular:
         q, t_rows, t_pos = _popular_first_pass(lens, t_pos, k, lvl_first, lvl_end, _POPULAR_WINDOW * n)
 
         # level cut by the end of each list: its items are resampled uniformly
-        ends = row_starts(q_rows, n_users)
-        has = k > 0
-        cut_s = np.zeros(n_users, dtype=np.int64)
-        cut_e = np.zeros(n_users, dtype=np.int64)
-        last = q[ends[1:][has] - 1]
-        cut_s[has], cut_e[has] = lvl_first[last], lvl_end[last]
+        cut_s, cut_e = _cut_levels(q, np.cumsum(k), k, lvl_first, lvl_end)
         in_cut = q >= cut_s[q_rows]
         h = np.bincount(q_rows[in_cut], minlength=n_users)
         # (t_rows, t_pos): the training positions inside each user's cut level

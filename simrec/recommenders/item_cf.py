@@ -84,6 +84,15 @@ class ItemCFConfig(BaseModel, extra="forbid"):
     Σ_{j ∈ I} s''_ji; k' then selects the items of which i is among the k' nearest (LensKit's ``save_nbrs``)."""
 
 
+def _binary(x: sp.sparray) -> sp.csr_array:
+    """``x`` as a float64 CSR array of ones at its stored pairs (duplicates and any value count once)."""
+    x = sp.csr_array(x, dtype=np.float64)
+    x.data[:] = 1.0
+    x.sum_duplicates()
+    x.data[:] = 1.0
+    return x
+
+
 def _top_mask(s: sp.csr_array, k: int) -> sp.csr_array:
     """0/1 matrix of each row's ``k`` largest entries of ``s`` (ties: smaller column first)."""
     s = s.tocoo()
@@ -117,11 +126,7 @@ def item_cf_similarity(x: sp.sparray, config: ItemCFConfig) -> sp.csr_array:
         stored; the diagonal (s_ii = 1 for a trained item) is kept when
         ``config.self_similarity``.
     """
-    x = sp.csr_array(x, dtype=np.float64)
-    x.data[:] = 1.0
-    x.sum_duplicates()
-    x.data[:] = 1.0
-    xc = x.tocsc()
+    xc = _binary(x).tocsc()
     co = (xc.T @ xc).tocsr()  # |U_i ∩ U_j|
     co.eliminate_zeros()
     counts = co.diagonal()
@@ -239,13 +244,10 @@ class ItemCFScorer(Component[ItemList], Trainable):
         ndarray of float64, shape (n_users, n_items)
             ŷ(u, i) (eq. 30), NaN where item i cannot be scored.
         """
-        h = sp.csr_array(history, dtype=np.float64)
+        h = _binary(history)
         if h.shape[1] != self.weights_.shape[0]:
             raise ValueError(f"`history` must have {self.weights_.shape[0]} columns (the training items); "
                              f"got {h.shape[1]}")
-        h.data[:] = 1.0
-        h.sum_duplicates()
-        h.data[:] = 1.0
         out = np.asarray((h @ self.weights_).toarray()) if h.nnz else np.zeros(h.shape)
         out[:, ~self.scorable_] = np.nan
         return out

@@ -407,9 +407,7 @@ class CorrectionProblem:
         x = np.asarray(values, dtype=np.float64)
         b = np.asarray(table, dtype=np.float64)
         if gamma is None:
-            n_users = check_int("n_users", n_users, low=1)
-            mat = self.gram - self.gram_unweighted / n_users + np.diag(self.column_sums) / n_users
-            y = scipy.linalg.solve((mat + mat.T) / 2, p, assume_a="pos")
+            y = self.solve_eq45(p, n_users)  # K^{-1} p, K of eq. 45
             return a.matvec(y)[:, None] * (b - a.matvec(x))
         gamma = check_in_range("gamma", gamma, 0, 1, low_open=True)
         support, sc, lam, q = self._eig

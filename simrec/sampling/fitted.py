@@ -169,6 +169,15 @@ class _Metrics:
         return self.scheme.blocks.rmatvec(problem.prior[:, None] * self.table)
 
 
+def _gamma_of(e: Estimator, n_users: int) -> float | None:
+    """γ of a linear estimator's family (K&R eq. 25): 0 for LS, 1/M for BV at 1/M; None for MN (eq. 45)."""
+    if isinstance(e, MSEOptimal):
+        return None
+    if isinstance(e, LeastSquares):
+        return 0.0
+    return 1.0 / n_users if isinstance(e, BiasVarianceInverseUsers) else e.gamma
+
+
 def _linear_corrections(
     estimators: Sequence[Estimator], problem: CorrectionProblem, ms: _Metrics, n_users: int
 ) -> dict[Estimator, np.ndarray]:
@@ -181,8 +190,7 @@ def _linear_corrections(
             rhs = ms.rhs(problem) if rhs is None else rhs
             out[e] = problem.solve_eq45(rhs, n_users)
         else:
-            gammas[e] = 0.0 if isinstance(e, LeastSquares) else (
-                1.0 / n_users if isinstance(e, BiasVarianceInverseUsers) else e.gamma)
+            gammas[e] = _gamma_of(e, n_users)
     if gammas:
         if ms.k_max <= 4 * ms.scheme.n:
             sol = problem.solve_many(ms.f_top, tuple(set(gammas.values())), ms.a_top)
@@ -555,9 +563,7 @@ def _linearised_group(
     for e in ests:
         if e in sol:
             points.append(p @ sol[e])
-            gamma = None if isinstance(e, MSEOptimal) else (
-                1.0 / n_users if isinstance(e, BiasVarianceInverseUsers) else e.gamma)
-            grads.append(problem.prior_gradient(sol[e], p, table, gamma, n_users))
+            grads.append(problem.prior_gradient(sol[e], p, table, _gamma_of(e, n_users), n_users))
             direct.append(sol[e])
         else:
             points.append(pi @ table)

@@ -371,6 +371,7 @@ def score_ranks(
         (e.g. unscored) ranks below every finite one.
     """
     every = check_candidates(recommender, candidates)
+    more = {"exclude_train": False} if every else {}  # the oracles' score takes no exclude_train
     gen = as_generator(rng)
     train, users, targets = data.train, data.users, data.targets
     n_items = train.n_items
@@ -383,11 +384,7 @@ def score_ranks(
     tm = train.matrix
     for r0 in range(0, users.size, step):
         blk = users[r0 : r0 + step]
-        if every:
-            s = np.asarray(recommender.score(train, data.relevant, gen, users=blk, exclude_train=False),
-                           dtype=np.float64)
-        else:
-            s = np.asarray(recommender.score(train, data.relevant, gen, users=blk), dtype=np.float64)
+        s = np.asarray(recommender.score(train, data.relevant, gen, users=blk, **more), dtype=np.float64)
         train_items = np.zeros(s.shape, dtype=bool)  # not candidates
         if not every:
             train_items[tm[blk].nonzero()] = True
