@@ -11,16 +11,18 @@ Three measurements, each with its reference line in the same run:
    removed (the reference line): CPU seconds; target AUC within 1.5x.
 3. ``simrec --help`` in a fresh interpreter (best of 3), beside the bare
    interpreter (``python -c pass``): CPU seconds; target <= 0.5 s.
-   Below it, the dense score blocks AUC needs (the part of the AUC cost
-   paid by the recommenders): CPU milliseconds of one ``score`` call per
-   recommender at the quickstart's size (943 users x 1,682 items; median
-   over the six worlds' recorded calls, 5 repeats each), beside the
-   block's Uniform(0, 1) draws alone (the reference line: the floor of
-   every baseline, whose random streams must not change).
+   Below it, AUC per recommender for one replicate's two relevance sets
+   (observed and true) at the quickstart's size (943 users x 1,682 items;
+   median over the six worlds of replicate 0, 5 repeats each), CPU ms: the
+   path ``run_replicate`` takes for the baselines (``score_levels`` ->
+   ``TiedLevels.mid_ranks`` -> ``auc_from_ranks``, no dense block) beside
+   the dense path every other recommender takes (``score`` -> ``auc_many``,
+   numba's kernel warmed up first: the reference line).
 4. The one-off start-up of AUC's compiled kernel in a fresh interpreter
-   (importing numba and loading the cached machine code on the first AUC,
-   best of 3), beside importing :mod:`simrec.metrics` alone: part of the
-   AUC cost of every process (measurement 2 includes it once).
+   (importing numba and loading the cached machine code on the first dense
+   AUC, best of 3), beside importing :mod:`simrec.metrics` alone: paid by a
+   process that computes the AUC of a dense-scored recommender (the
+   quickstart's baselines do not).
 
 The load (``os.getloadavg``) is printed before and after.
 
@@ -72,53 +74,48 @@ def tasks_cpu() -> tuple[float, float]:
     return out[0], out[1]
 
 
-_DRAWS = "Uniform draws alone (reference)"
+def auc_cpu(reps: int = 5) -> dict[str, tuple[float, float]]:
+    """Median CPU ms per recommender of AUC against both relevance sets: (levels path, dense path).
 
-
-def score_cpu(reps: int = 5) -> dict[str, float]:
-    """Median CPU ms of one dense ``score`` block per recommender (the quickstart's six worlds, replicate 0).
-
-    The inputs are recorded while ``run_replicate`` runs (the recommenders'
-    ``score`` wrapped for that pass only), then each recorded call is repeated
-    ``reps`` times from the same generator state.
+    The inputs are those of ``run_replicate`` at replicate 0 of each world
+    (the same seeds); each path is repeated ``reps`` times per world.
     """
     import numpy as np
+    import scipy.sparse as sp
 
-    from simrec import task_seed
+    from simrec import as_generator, spawn_seeds, task_seed
     from simrec.config.run import load_scenario
-    from simrec.experiment import run_replicate
+    from simrec.experiment import true_relevance
+    from simrec.metrics import auc_from_ranks, auc_many
+    from simrec.observation import observe
+    from simrec.split import holdout
 
     sc = load_scenario("quickstart")[0]
     worlds, ev = sc.worlds(), sc.evaluation.build()
-    calls: list[tuple] = []
-    originals = {type(rec): type(rec).score for rec in ev.recommenders}
-
-    def recorder(fn):
-        def score(self, train, relevant, rng=None, users=None, **kw):
-            calls.append((self, train, relevant, rng.bit_generator.state, users, kw))
-            return fn(self, train, relevant, rng, users=users, **kw)
-        return score
-
-    try:
-        for cls, fn in originals.items():
-            cls.score = recorder(fn)
-        for w, world in enumerate(worlds):
-            run_replicate(world, ev, task_seed(sc.seed, 0, w), 0)
-    finally:
-        for cls, fn in originals.items():
-            cls.score = fn
-    times: dict[str, list[float]] = {}
-    for rec, train, relevant, state, users, kw in calls:
-        for _ in range(reps):
-            gen = np.random.Generator(np.random.PCG64())
-            gen.bit_generator.state = state
-            t0 = time.process_time()
-            rec.score(train, relevant, gen, users=users, **kw)
-            times.setdefault(rec.name, []).append(time.process_time() - t0)
-            t0 = time.process_time()
-            gen.random((train.n_users if users is None else len(users), train.n_items))
-            times.setdefault(_DRAWS, []).append(time.process_time() - t0)
-    return {name: 1000 * float(np.median(t)) for name, t in times.items()}
+    times: dict[str, tuple[list[float], list[float]]] = {rec.name: ([], []) for rec in ev.recommenders}
+    warm = False
+    for w, world in enumerate(worlds):
+        children = spawn_seeds(task_seed(sc.seed, 0, w), 3 + len(ev.recommenders))
+        truth = world.preference.generate(as_generator(children[0]), max_pairs=world.max_pairs)
+        obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
+        split = holdout(obs.observed, ev.test_fraction, as_generator(children[2]))
+        true_rel = true_relevance(truth, obs.truth_rows, split.train)
+        users = np.flatnonzero(split.test.user_counts() > 0)
+        rels = [sp.csr_array(split.test.matrix[users]), sp.csr_array(true_rel[users])]
+        for rec in ev.recommenders:
+            if not warm:  # numba's start-up is measurement 4, not part of a call
+                auc_many(rec.score(split.train, true_rel, np.random.default_rng(0), users=users), rels)
+                warm = True
+            for _ in range(reps):
+                t0 = time.process_time()
+                lv = rec.score_levels(split.train, true_rel, users=users)
+                [auc_from_ranks(r, lv.n_candidates()) for r in lv.mid_ranks(rels)]
+                t1 = time.process_time()
+                auc_many(rec.score(split.train, true_rel, np.random.default_rng(0), users=users), rels)
+                t2 = time.process_time()
+                times[rec.name][0].append(t1 - t0)
+                times[rec.name][1].append(t2 - t1)
+    return {name: (1000 * float(np.median(a)), 1000 * float(np.median(b))) for name, (a, b) in times.items()}
 
 
 _IMPORT_METRICS = "import numpy as np, scipy.sparse as sp; from simrec.metrics import auc"
@@ -142,12 +139,14 @@ def main() -> None:
     print(f"{'30 tasks without AUC (reference)':<52} {'':>8} {base:8.2f}")
     print(f"{'30 tasks with AUC':<52} {'':>8} {with_auc:8.2f}")
     print(f"{'  ratio with / without AUC':<52} {'':>8} {with_auc / base:7.2f}x")
-    for name, ms in score_cpu().items():
-        print(f"{'  one score block, ms: ' + name:<52} {'':>8} {ms:8.2f}")
     bare = min((child_run(["-c", "pass"]) for _ in range(3)), key=lambda x: x[1])
     helps = min((child_run(["-m", "simrec.cli", "--help"]) for _ in range(3)), key=lambda x: x[1])
     print(f"{'python -c pass (reference, best of 3)':<52} {bare[0]:8.2f} {bare[1]:8.2f}")
     print(f"{'simrec --help (best of 3)':<52} {helps[0]:8.2f} {helps[1]:8.2f}")
+    print(f"\n{'AUC of one replicate, both relevance sets, CPU ms':<52} {'levels':>8} {'dense':>8}")
+    for name, (lv_ms, dense_ms) in auc_cpu().items():
+        print(f"{'  ' + name:<52} {lv_ms:8.2f} {dense_ms:8.2f}")
+    print(f"{'  (dense: score + auc_many, the reference line)':<52}\n")
     metrics = min((child_run(["-c", _IMPORT_METRICS]) for _ in range(3)), key=lambda x: x[1])
     first = min((child_run(["-c", _IMPORT_METRICS + _FIRST_AUC]) for _ in range(3)), key=lambda x: x[1])
     print(f"{'import simrec.metrics (reference, best of 3)':<52} {metrics[0]:8.2f} {metrics[1]:8.2f}")

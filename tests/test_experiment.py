@@ -6,6 +6,8 @@ standard errors of the mean over replicates, computed here.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,7 +16,7 @@ import scipy.sparse as sp
 from simrec._random import as_generator, spawn_seeds
 from simrec.experiment import Evaluation, World, run_replicate, true_gains, true_relevance
 from simrec.interactions import Interactions
-from simrec.metrics import AUC, NDCG, NDCGLensKit07, Precision, Recall
+from simrec.metrics import AUC, NDCG, NDCGLensKit07, PapAtK, Precision, Recall, UndefinedMetricWarning, auc
 from simrec.observation import PopularitySampler, TruncatedPareto, UniformSampler, observe
 from simrec.preference import IBP, LDA, Uniform
 from simrec.recommenders import Oracle, Popular, RandomRecommender
@@ -215,3 +217,31 @@ def test_summary_and_table3_intervals():
     assert wilson_interval(np.array([10, 0]), np.array([10, 10]))[0][1] == 0.0
     all_wins = res.assign(value=np.where(res["recommender"] == "Oracle", 1.0, 0.0))
     assert (pairwise_wins(all_wins, "Oracle", "Popular")["ci_high"] == 100.0).all()
+
+
+def test_baseline_auc_is_the_tie_averaged_auc_of_their_levels():
+    """The baselines' AUC in a replicate is :func:`auc` of their score levels with ties (the
+    expected AUC over their tie-break), recomputed step by step; it does not depend on which
+    other metrics are measured (pAp@k still needs dense scores); Random's is exactly 1/2."""
+    world, seed = WORLDS[2], 5
+    recs = (Oracle(), Popular(), RandomRecommender())
+    got = run_replicate(world, Evaluation(recommenders=recs, metrics=(AUC(),), n=20), seed).results
+    with_pap = run_replicate(world, Evaluation(recommenders=recs, metrics=(AUC(), PapAtK()), n=20), seed).results
+    pd.testing.assert_frame_equal(got, with_pap[with_pap["metric"] == "auc"].reset_index(drop=True))
+    children = spawn_seeds(seed, 6)
+    truth = world.preference.generate(as_generator(children[0]))
+    obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
+    split = holdout(obs.observed, 0.2, as_generator(children[2]))
+    true_rel = true_relevance(truth, obs.truth_rows, split.train)
+    evaluated = np.flatnonzero(split.test.user_counts() > 0)
+    rels = {"observed": split.test.matrix[evaluated], "true": true_rel[evaluated]}
+    for rec in recs:
+        dense = rec.score_levels(split.train, true_rel, users=evaluated).to_dense()
+        for kind, rel in rels.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedMetricWarning)
+                want = np.nanmean(auc(dense, sp.csr_array(rel)))
+            row = got[(got["recommender"] == rec.name) & (got["truth"] == kind)]
+            assert row["value"].item() == pytest.approx(want, rel=1e-12, abs=1e-15)
+    assert (got.loc[got["recommender"] == "Random", "value"] == 0.5).all()
+    assert got.loc[(got["recommender"] == "Oracle") & (got["truth"] == "true"), "value"].item() == 1.0

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 import simrec.metrics._common as common
-from simrec.metrics import UndefinedMetricWarning, auc, auc_many
+from simrec.metrics import UndefinedMetricWarning, auc, auc_from_ranks, auc_many
 from simrec.metrics.rankings import _auc_values
 
 
@@ -176,3 +176,26 @@ def test_auc_empty_shapes(shape):
         out = auc(S, rel)
     assert out.shape == (shape[0],)
     assert np.isnan(out).all()
+
+
+def test_auc_from_ranks_hand_case_and_nan_policy():
+    # user 0: 5 candidates, relevant at mid-ranks 1 and 3.5 (tied with another) -> ascending 5 and 2.5:
+    # 2U = 2 (5 + 2.5) - 2 * 3 = 9, AUC = 9 / (2 * 2 * 3) = 0.75; user 1: no relevant candidate (-1 only)
+    ranks = sp.csr_array((np.array([1.0, 3.5, -1.0]), np.array([0, 2, 1]), np.array([0, 2, 3])), shape=(2, 4))
+    with pytest.warns(UndefinedMetricWarning, match="undefined for 1 of 2"):
+        v = auc_from_ranks(ranks, np.array([5, 3]))
+    assert v[0] == 0.75 and np.isnan(v[1])
+    with pytest.warns(UndefinedMetricWarning, match="undefined for 1 of 1"):
+        assert np.isnan(auc_from_ranks(ranks, np.array([5, 3]), evaluated=np.array([False, True]))).all()
+
+
+@pytest.mark.parametrize("value, m", [(0.0, 4), (2.25, 4), (5.0, 4), (-2.0, 4)])
+def test_auc_from_ranks_refuses_values_that_are_not_mid_ranks(value, m):
+    ranks = sp.csr_array((np.array([value]), np.array([0]), np.array([0, 1])), shape=(1, 3))
+    with pytest.raises(ValueError, match="must be -1 or mid-ranks"):
+        auc_from_ranks(ranks, np.array([m]))
+
+
+def test_auc_from_ranks_refuses_a_wrong_candidate_count_shape():
+    with pytest.raises(ValueError, match=r"`n_candidates` must have shape \(2,\); got \(3,\)"):
+        auc_from_ranks(sp.csr_array((2, 3)), np.array([1, 2, 3]))

@@ -42,7 +42,7 @@ from simrec.metrics.measures import (
     measure_lists,
     measure_lists_many,
 )
-from simrec.metrics.rankings import auc, auc_many, pap_at_k
+from simrec.metrics.rankings import auc, auc_from_ranks, auc_many, pap_at_k
 
 __all__ = [
     # metric objects
@@ -68,6 +68,7 @@ __all__ = [
     "UndefinedMetricWarning",
     "average_precision",
     "auc",
+    "auc_from_ranks",
     "auc_many",
     "hit",
     "hits",

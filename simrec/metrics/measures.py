@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from simrec._validation import check_int
 from simrec.metrics.lists import list_metrics, list_metrics_many
-from simrec.metrics.rankings import auc, auc_many, pap_at_k
+from simrec.metrics.rankings import auc, auc_from_ranks, auc_many, pap_at_k
 
 __all__ = [
     "Metric",
@@ -65,6 +66,8 @@ class RankingMetric:
 
     name: ClassVar[str]
     needs_scores: ClassVar[bool] = True
+    #: Whether :meth:`per_user_ranked` exists: the metric needs only the relevant items' mid-ranks.
+    from_ranks: ClassVar[bool] = False
 
     def per_user_many(self, scores: np.ndarray, relevants: Sequence) -> list[np.ndarray]:
         """``[self.per_user(scores, r) for r in relevants]``, sharing work across relevance sets where it can."""
@@ -131,6 +134,12 @@ class AUC(RankingMetric):
     def per_user_many(self, scores: np.ndarray, relevants: Sequence) -> list[np.ndarray]:
         """AUC against each relevance set, the scores sorted once (:func:`simrec.metrics.rankings.auc_many`)."""
         return auc_many(scores, relevants)
+
+    from_ranks: ClassVar[bool] = True
+
+    def per_user_ranked(self, ranks: Sequence[sp.csr_array], n_candidates: np.ndarray) -> list[np.ndarray]:
+        """AUC against each relevance set given its items' mid-ranks (:func:`simrec.metrics.rankings.auc_from_ranks`)."""
+        return [auc_from_ranks(r, n_candidates) for r in ranks]
 
 
 @dataclass(frozen=True)

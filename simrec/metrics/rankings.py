@@ -20,7 +20,7 @@ from simrec._validation import check_int
 from simrec.interactions import Interactions
 from simrec.metrics._common import as_relevance, check_evaluated, finish, user_blocks
 
-__all__ = ["auc", "auc_many", "pap_at_k"]
+__all__ = ["auc", "auc_from_ranks", "auc_many", "pap_at_k"]
 
 Relevance = sp.csr_array | Interactions
 
@@ -93,6 +93,77 @@ def auc_many(
     mask = check_evaluated(evaluated, s.shape[0])
     return [finish(values, undefined, mask, "auc", "no relevant or no non-relevant candidate")
             for values, undefined in _auc_values(s, rels)]
+
+
+def auc_from_ranks(
+    ranks: sp.csr_array, n_candidates: np.ndarray, *, evaluated: np.ndarray | None = None
+) -> np.ndarray:
+    r""":func:`auc` given only each relevant item's mid-rank among the candidates.
+
+    With :math:`m_u` candidates and the :math:`k_u` relevant candidates at
+    1-based mid-ranks :math:`R_{up}` in *decreasing* score (1 = first; tied
+    candidates share the average of their positions), the ascending mid-rank
+    is :math:`m_u + 1 - R_{up}` and the Mann-Whitney form of :func:`auc` is
+
+    .. math::
+        \mathrm{AUC}_u = \frac{\sum_{p \in P_u} (m_u + 1 - R_{up}) - k_u(k_u + 1)/2}
+                               {k_u\,(m_u - k_u)}
+
+    (ties count 1/2, as in :func:`auc`), computed as the same exact integer
+    counts and one division, so the value is bit-identical to :func:`auc` of a
+    score block with those mid-ranks (tests/metrics/test_auc_from_ranks.py).
+
+    Parameters
+    ----------
+    ranks : csr_array of float, shape (n_users, n_items)
+        The relevance sets; each stored value is the pair's mid-rank (an
+        integer or half-integer in [1, m_u]), or -1 for a relevant item that
+        is not a candidate (ignored, as in :func:`auc`), e.g. from
+        :meth:`simrec.recommenders.TiedLevels.mid_ranks`.
+    n_candidates : ndarray of int, shape (n_users,)
+        :math:`m_u`.
+    evaluated : ndarray of bool, shape (n_users,), optional
+        Users to evaluate (default all); others get NaN.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_users,)
+        NaN (with a warning) where :math:`P_u` or :math:`N_u` is empty.
+
+    Raises
+    ------
+    ValueError
+        On a shape mismatch, or a value that is neither -1 nor a half-integer
+        in [1, m_u].
+    """
+    r = sp.csr_array(ranks)
+    n_users = r.shape[0]
+    m = np.asarray(n_candidates, dtype=np.int64)
+    if m.shape != (n_users,):
+        raise ValueError(f"`n_candidates` must have shape ({n_users},); got {m.shape}")
+    mask = check_evaluated(evaluated, n_users)
+    ptr = r.indptr.astype(np.int64)
+    twice = np.multiply(r.data, 2.0, dtype=np.float64)
+    two_r = twice.astype(np.int64)
+    cand = two_r != -2
+    if (two_r != twice).any() or (two_r[cand] < 2).any():
+        raise ValueError("`ranks` values must be -1 or mid-ranks: integers or half-integers in [1, n_candidates]")
+    # per-row sums over the row-grouped pairs as differences of running sums (no row index array)
+    two_r[~cand] = 0
+    run = np.zeros(len(two_r) + 1, dtype=np.int64)
+    np.cumsum(two_r, out=run[1:])
+    sum_2r = run[ptr[1:]] - run[ptr[:-1]]
+    np.cumsum(cand, out=run[1:])
+    k = run[ptr[1:]] - run[ptr[:-1]]
+    full = np.flatnonzero(k > 0)
+    if len(full) and (np.maximum.reduceat(two_r, ptr[full]) > 2 * m[full]).any():
+        raise ValueError("`ranks` values must be -1 or mid-ranks: integers or half-integers in [1, n_candidates]")
+    # 2U = sum_p (2 (m + 1) - 2 R_p) - k (k + 1), in exact integers
+    two_u = 2 * k * (m + 1) - sum_2r - k * (k + 1)
+    nneg = m - k
+    undefined = (k == 0) | (nneg <= 0)
+    values = np.divide(two_u, 2.0 * k * nneg, out=np.zeros(n_users), where=~undefined)
+    return finish(values, undefined, mask, "auc", "no relevant or no non-relevant candidate")
 
 
 def _auc_values(s: np.ndarray, rels: list[sp.csr_array]) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -18,6 +18,7 @@ from simrec.recommenders._base import Recommender, top_n
 from simrec.recommenders.baselines import Oracle, Popular, ProbabilisticOracle, RandomRecommender
 from simrec.recommenders.import_path import ImportPathError, check_import_path, import_component, param_problems
 from simrec.recommenders.lenskit_adapter import LENSKIT_SCORERS, LensKitRecommender
+from simrec.recommenders.levels import TiedLevels
 
 if TYPE_CHECKING:
     from simrec.recommenders.item_cf import ItemCFConfig, ItemCFScorer, item_cf_similarity
@@ -37,6 +38,7 @@ __all__ = [
     "ProbabilisticOracle",
     "RandomRecommender",
     "Recommender",
+    "TiedLevels",
     "top_n",
 ]
 

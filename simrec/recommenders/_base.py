@@ -51,6 +51,12 @@ class Recommender(Protocol):
 
     ``relevant`` (csr_array (n_users, n_items)) is the true relevance of the
     candidates, truth_u - train_u; only oracles read it, others accept None.
+
+    Optional: ``score_levels(train, relevant, users=None) -> TiedLevels or
+    None`` (Random, Popular, Oracle): the ranking of ``score`` as levels with
+    a uniformly random tie-break (:class:`simrec.recommenders.TiedLevels`),
+    or None where it has no such form; ranking metrics that need only mid-ranks
+    (AUC) then need no dense block (:func:`simrec.experiment.run_replicate`).
     """
 
     name: str

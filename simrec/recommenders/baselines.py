@@ -25,6 +25,7 @@ from simrec.recommenders._base import (
     train_mask,
     user_blocks,
 )
+from simrec.recommenders.levels import TiedLevels
 
 __all__ = ["Oracle", "ProbabilisticOracle", "Popular", "RandomRecommender"]
 
@@ -206,6 +207,22 @@ def _scatter_rows(out: np.ndarray, m: sp.csr_array, users: np.ndarray, value: fl
         flat[idx] = value
 
 
+def _rows_of(m: sp.csr_array, users: np.ndarray) -> sp.csr_array:
+    """``m[users]`` as a csr_array (``m`` itself when ``users`` is every row in order)."""
+    if len(users) == m.shape[0] and np.array_equal(users, np.arange(m.shape[0])):
+        return sp.csr_array(m)
+    return sp.csr_array(m[users])
+
+
+def _item_levels(train: Interactions, relevant: object, users: object, *, popularity: bool) -> TiedLevels:
+    """Levels of the non-oracle baselines for ``users``: the training popularity or one level; training items excluded."""
+    train = check_train(train)
+    check_relevant(relevant, train, required=False)
+    users = check_users(users, train.n_users)
+    level = train.item_counts().astype(np.float64) if popularity else np.zeros(train.n_items)
+    return TiedLevels(len(users), level, None, _rows_of(train.matrix, users))
+
+
 def _check_n(n: object) -> int:
     return check_int("n", n, low=1)
 
@@ -253,6 +270,12 @@ class RandomRecommender:
         if exclude_train:
             _scatter_rows(out, train.matrix, users, -np.inf)
         return out
+
+    def score_levels(
+        self, train: Interactions, relevant: sp.csr_array | None, users: np.ndarray | None = None
+    ) -> TiedLevels:
+        """The ranking of :meth:`score` as levels: one level, every order of the candidates equally likely."""
+        return _item_levels(train, relevant, users, popularity=False)
 
 
 # -- Popular ----------------------------------------------------------------------
@@ -361,6 +384,12 @@ class Popular:
         if exclude_train:
             _scatter_rows(out, train.matrix, users, -np.inf)
         return out
+
+    def score_levels(
+        self, train: Interactions, relevant: sp.csr_array | None, users: np.ndarray | None = None
+    ) -> TiedLevels:
+        """The ranking of :meth:`score` as levels: the training popularity, ties in uniformly random order."""
+        return _item_levels(train, relevant, users, popularity=True)
 
 
 # -- Oracles ----------------------------------------------------------------------
@@ -619,3 +648,19 @@ class Oracle:
         _scatter_rows(out, rel, users, None if graded else 1.0, add=True)
         _scatter_rows(out, train.matrix, users, -np.inf)
         return out
+
+    def score_levels(
+        self, train: Interactions, relevant: sp.csr_array, users: np.ndarray | None = None
+    ) -> TiedLevels | None:
+        """The ranking of :meth:`score` as levels (relevant candidates 1, others 0, ties at random); ``None`` for ``ties="item_id"``.
+
+        ``ties="item_id"`` ranks without randomness (and excludes the items
+        nobody trained on), which levels with a random tie-break do not
+        describe: its callers use :meth:`score`.
+        """
+        if self.ties == "item_id":
+            return None
+        train = check_train(train)
+        rel, _ = self._relevant(relevant, train)
+        users = check_users(users, train.n_users)
+        return TiedLevels(len(users), np.zeros(train.n_items), _rows_of(rel, users), _rows_of(train.matrix, users))
