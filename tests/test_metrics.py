@@ -201,6 +201,50 @@ def test_membership_matches_brute_force_in_blocks(cells, monkeypatch):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("cells", [7, 40, 2**22])
+def test_membership_with_values_matches_brute_force(cells, monkeypatch):
+    """With per-pair values: each entry's value, 0 where not relevant or padding (blocks of 1, 4 and all users)."""
+    rng = np.random.default_rng(cells + 1)
+    n_users, n_items = 23, 9
+    dense = np.where(rng.random((n_users, n_items)) < 0.4, rng.integers(1, 9, (n_users, n_items)), 0)
+    rel = sp.csr_array(dense)
+    lists = np.argsort(rng.random((n_users, n_items)), axis=1)
+    lists[rng.random(n_users) < 0.3, 5:] = -1
+    monkeypatch.setattr(common, "MEMBERSHIP_CELLS", cells)
+    got = common.membership(lists, rel, rel.data)
+    want = np.array([[dense[u, i] if i >= 0 else 0 for i in row] for u, row in enumerate(lists)])
+    assert got.dtype == rel.data.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_items=st.integers(1, 12), N=st.integers(1, 14),
+       cells=st.sampled_from([1, 13, 40, 2**22]), repeat=st.booleans())
+def test_repeat_check_matches_brute_force(seed, n_items, N, cells, repeat):
+    """Both paths of the repeated-item check (bitmap for lists covering >= 1/4 of the items, row sort for
+    shorter ones), in blocks of one row up to all rows, against a set per row; padding is never a repeat."""
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(1, 12))
+    lists = rng.integers(0, n_items, (n_rows, N))
+    if not repeat:  # distinct items where N allows, then padding
+        lists = np.full((n_rows, N), -1)
+        for r in range(n_rows):  # test-data construction only
+            k = int(rng.integers(0, min(N, n_items) + 1))
+            lists[r, :k] = rng.choice(n_items, k, replace=False)
+    want = any(len(set(row[row >= 0].tolist())) < int((row >= 0).sum()) for row in lists)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(common, "MEMBERSHIP_CELLS", cells)
+        mp.setattr(common, "BLOCK_ELEMENTS", cells)
+        assert common._repeats_in_rows(lists, n_items) is want
+
+
+@pytest.mark.parametrize("n_rows", [1, 3, 40])
+def test_repeat_check_on_padding_only(n_rows):
+    # every list empty, no item at all (width 0: every user trained on the whole catalogue); found by hypothesis
+    assert common._repeats_in_rows(np.full((n_rows, 2), -1), 0) is False
+    assert common._repeats_in_rows(np.full((n_rows, 2), -1), 1) is False
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_auc_many_matches_auc_and_brute_force(seed, monkeypatch):
     """One sort shared by several relevance sets: each value equals the double loop.
@@ -327,6 +371,7 @@ def test_noncanonical_relevance_is_handled():
     [
         (np.array([[0, -1, 1]]), ValueError, "trailing padding"),
         (np.array([[0, 1, 0]]), ValueError, "must not repeat"),
+        (np.array([[2, 3, 1, 3, -1]]), ValueError, "must not repeat"),  # a full ranking: the bitmap path
         (np.array([[0, 7, 1]]), ValueError, r"in \[-1, 5\)"),
         (np.array([[0, -2, 1]]), ValueError, r"in \[-1, 5\)"),
         (np.array([[0.0, 1.0, 2.0]]), TypeError, "integer item indices"),

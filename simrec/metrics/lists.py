@@ -271,6 +271,21 @@ def _reciprocal_rank(p: _Prepared) -> np.ndarray:
         rr = np.where(p.is_rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
     return finish(rr, p.n_rel == 0, p.evaluated, "reciprocal_rank", _EMPTY, 4)
 
+def _discounted_sum(gains: np.ndarray, discounts: np.ndarray) -> np.ndarray:
+    """Each row's :math:`\\sum_i g_{u,i} d_i`, float64 (n_rows,), for gains (n_rows, N) bool or numeric.
+
+    Summed over the row's non-zero entries, left to right (``np.nonzero`` then
+    ``np.bincount``), not as a BLAS matrix-vector product: the product
+    converted the whole gain matrix to float64 (180 MB for full rankings at
+    ML-1M size), its first call in a process started OpenBLAS's threads
+    (0.3 s), whose spinning then billed CPU time to the steps after it, and
+    its summation order may depend on the BLAS build and thread count.
+    """
+    rows, cols = np.nonzero(gains)
+    weights = discounts[cols] if gains.dtype == np.bool_ else gains[rows, cols] * discounts[cols]
+    return np.bincount(rows, weights=weights, minlength=gains.shape[0]).astype(np.float64, copy=False)
+
+
 def _discounts(N: int) -> np.ndarray:
     return 1.0 / np.log2(np.arange(2, N + 2, dtype=np.float64))
 
@@ -300,7 +315,7 @@ def ndcg(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None
 
 def _ndcg(p: _Prepared) -> np.ndarray:
     disc = _discounts(p.N)
-    dcg = p.is_rel.astype(np.float64) @ disc
+    dcg = _discounted_sum(p.is_rel, disc)
     ideal_cum = np.concatenate(([0.0], np.cumsum(disc)))
     idcg = ideal_cum[np.minimum(p.n_rel, p.N)]
     return finish(p.ratio(dcg, idcg), p.n_rel == 0, p.evaluated, "ndcg", _EMPTY, 4)
@@ -404,10 +419,10 @@ def _lenskit07_ideal(rel: sp.csr_array, gains: np.ndarray) -> np.ndarray:
 def _ndcg_lenskit07(p: _Prepared) -> np.ndarray:
     disc = _lenskit07_discounts(p.N)
     if p.graded is not None:
-        dcg = p.graded.at(p.cols) @ disc
+        dcg = _discounted_sum(p.graded.at(p.cols), disc)
         idcg = p.graded.ideal()
     else:
-        dcg = p.is_rel.astype(np.float64) @ disc
+        dcg = _discounted_sum(p.is_rel, disc)
         most = int(p.n_rel.max()) if len(p.n_rel) else 0
         ideal_cum = np.concatenate(([0.0], np.cumsum(_lenskit07_discounts(most))))
         idcg = ideal_cum[p.n_rel]
