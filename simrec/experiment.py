@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from . import metrics as _metrics
 from ._random import as_generator, spawn_seeds
+from ._sampling import pair_blocks
 from ._validation import check_in_range, check_int
 from .interactions import Interactions
 from .observation import observe
@@ -132,18 +133,52 @@ def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interacti
     truth_rows : ndarray of shape (n_users,)
         Truth row of each observed user.
     train : Interactions, shape (n_users, n_items)
-        Training items (a subset of the truth rows).
+        Training items (a subset of the truth rows; items outside them are
+        ignored).
 
     Returns
     -------
     csr_array of shape (n_users, n_items)
-        Binary, canonical.
+        Binary (int8 ones), canonical.
+
+    Notes
+    -----
+    By blocks of about ``_BLOCK_PAIRS`` truth pairs of consecutive users
+    (:func:`simrec._sampling.pair_blocks`): each block's truth rows minus
+    their product with the training rows (scipy's sparse operations), the
+    blocks' rows written one after another into the result. Every
+    temporary is of the block's size; the same operations on all users at
+    once built several arrays of the truth's size (at ML-20M size, 40M pairs
+    each time, all fresh memory). The same set.
     """
-    aligned = truth.matrix[np.asarray(truth_rows)]
-    diff = sp.csr_array(aligned - aligned.multiply(train.matrix))
-    diff.eliminate_zeros()
-    diff.sort_indices()
-    return diff
+    rows = np.asarray(truth_rows, dtype=np.int64)
+    t_ptr = truth.matrix.indptr
+    n_users, n_items = len(rows), truth.n_items
+    g_ptr = np.zeros(n_users + 1, dtype=np.int64)  # the observed users' truth rows, user after user
+    np.cumsum(t_ptr[rows + 1] - t_ptr[rows], out=g_ptr[1:])
+    counts = np.zeros(n_users, dtype=np.int64)
+    out = np.empty(int(g_ptr[-1]), dtype=truth.matrix.indices.dtype)
+    filled = 0
+    for u0, u1 in pair_blocks(g_ptr, _BLOCK_PAIRS):
+        aligned = truth.matrix[rows[u0:u1]]
+        blk = sp.csr_array(aligned - aligned.multiply(train.matrix[u0:u1]))
+        blk.eliminate_zeros()
+        blk.sort_indices()
+        out[filled : filled + blk.nnz] = blk.indices
+        filled += blk.nnz
+        counts[u0:u1] = np.diff(blk.indptr)
+    indptr = np.zeros(n_users + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    idx = np.int32 if max(n_items, filled) < 2**31 else np.int64
+    rel = sp.csr_array((np.ones(filled, dtype=np.int8), out[:filled].astype(idx, copy=False), indptr.astype(idx)),
+                       shape=(n_users, n_items))
+    rel.has_sorted_indices = True  # every block's rows sorted and unique
+    rel.has_canonical_format = True
+    return rel
+
+
+#: Truth pairs per block of :func:`true_relevance`.
+_BLOCK_PAIRS = 1 << 20
 
 
 def true_gains(truth: Interactions, truth_rows: np.ndarray, relevant: sp.csr_array) -> np.ndarray:

@@ -63,7 +63,7 @@ class Interactions:
             raise TypeError(f"`matrix` must be a scipy.sparse.csr_array; got {type(m).__name__}")
         if not m.has_canonical_format:
             raise ValueError("`matrix` must have sorted, unique column indices per row (canonical CSR)")
-        if m.nnz and not (m.data == 1).all():
+        if m.nnz and not (m.data.min() == 1 and m.data.max() == 1):  # no temporary of the pairs' size
             raise ValueError("`matrix` must be binary: every stored value must be 1")
         for name, ids, n in (("user_ids", self.user_ids, m.shape[0]), ("item_ids", self.item_ids, m.shape[1])):
             if ids is not None and len(ids) != n:

@@ -245,3 +245,17 @@ def test_baseline_auc_is_the_tie_averaged_auc_of_their_levels():
             assert row["value"].item() == pytest.approx(want, rel=1e-12, abs=1e-15)
     assert (got.loc[got["recommender"] == "Random", "value"] == 0.5).all()
     assert got.loc[(got["recommender"] == "Oracle") & (got["truth"] == "true"), "value"].item() == 1.0
+
+
+def test_true_relevance_by_blocks_is_the_set_difference(monkeypatch):
+    import simrec.experiment as experiment
+
+    truth = IBP(300, 12.0, 1.0, 0.3).generate(2)
+    rows = np.flatnonzero(truth.user_counts() > 0)[::-1]  # observed users in another order than the truth's
+    rng = np.random.default_rng(3)
+    T = truth.matrix[rows].toarray().astype(bool)
+    train = Interactions(sp.csr_array((T & (rng.random(T.shape) < 0.4)).astype(np.int8)))
+    monkeypatch.setattr(experiment, "_BLOCK_PAIRS", 7)
+    rel = true_relevance(truth, rows, train)
+    assert rel.has_canonical_format and rel.dtype == np.int8
+    np.testing.assert_array_equal(rel.toarray(), (T & ~train.matrix.toarray().astype(bool)).astype(np.int8))

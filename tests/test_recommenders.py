@@ -576,3 +576,85 @@ def test_row_ids_is_the_repeat_of_the_row_indices(lens, dtype):
     got = row_ids(lens, dtype)
     assert got.dtype == dtype
     np.testing.assert_array_equal(got, np.repeat(np.arange(len(lens), dtype=dtype), lens))
+
+
+# -- blocked passes give the draws and results of one pass ------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=40), st.integers(1, 12))
+def test_pair_blocks_cover_the_rows_in_order(lens, budget):
+    from simrec._sampling import pair_blocks
+
+    indptr = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+    blocks = pair_blocks(indptr, budget)
+    assert [r for r0, r1 in blocks for r in range(r0, r1)] == list(range(len(lens)))
+    for r0, r1 in blocks:
+        assert r1 > r0 and indptr[r1 - 1] - indptr[r0] < budget  # budget entries plus at most one row
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_rows=st.integers(1, 30), M=st.integers(1, 30))
+def test_nth_allowed_by_blocks_equals_one_pass(seed, n_rows, M, monkeypatch_module):
+    import simrec._sampling as sampling
+
+    rng = np.random.default_rng(seed)
+    er, ev = np.nonzero(rng.random((n_rows, M)) < rng.random())
+    allowed = M - np.bincount(er, minlength=n_rows)
+    qr = np.repeat(np.arange(n_rows), 3 * allowed)  # grouped by row: the blocked path
+    qj = rng.integers(0, np.repeat(np.maximum(allowed, 1), 3 * allowed))
+    args = (er.astype(np.int64), ev.astype(np.int64), n_rows, qr, qj, M + 1)
+    with monkeypatch_module.context() as mp:
+        mp.setattr(sampling, "_BLOCK", 3)
+        blocked = sampling.nth_allowed(*args)
+    np.testing.assert_array_equal(blocked, sampling._nth_allowed(*args))
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+@pytest.mark.parametrize("block, table", [(5, 0), (5, 10**9), (40, 8), (1 << 19, 0)])
+def test_sample_distinct_draws_do_not_depend_on_blocks_or_the_dedup_path(block, table, monkeypatch):
+    """Blocks of rows and the two first-occurrence paths (table, sort) change neither the draws nor the sample;
+    the chunks hold every row with k > 0 exactly once, rows ascending within a chunk."""
+    import simrec._sampling as sampling
+
+    rng = np.random.default_rng(19)
+    a = rng.integers(0, 60, 500)
+    k = np.minimum(a, rng.integers(0, 25, 500))  # dense (2k > a), sparse and empty rows
+    want = sampling.sample_distinct(k, a, np.random.default_rng(7))
+    monkeypatch.setattr(sampling, "_BLOCK", block)
+    monkeypatch.setattr(sampling, "_TABLE_RATIO", table)
+    got = sampling.sample_distinct(k, a, np.random.default_rng(7))
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    chunks = list(sampling.sample_distinct_chunks(k, a, np.random.default_rng(7)))
+    rows = np.concatenate([r for r, _ in chunks])
+    assert sorted(rows.tolist()) == np.repeat(np.arange(500), k).tolist()
+    assert all((np.diff(r) >= 0).all() for r, _ in chunks)
+    assert len({int(u) for r, _ in chunks for u in np.unique(r)}) == int((k > 0).sum())  # a row in one chunk
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=30))
+def test_group_ranks_is_the_rank_within_rows(lens):
+    from simrec._sampling import group_ranks, rank_within_rows
+
+    rows = np.repeat(np.arange(len(lens)), lens)
+    np.testing.assert_array_equal(group_ranks(rows), rank_within_rows(rows, len(lens)))
+
+
+def test_baselines_by_blocks_give_the_lists_of_one_pass(monkeypatch):
+    """Random, Oracle and Popular consume their draws block by block: tiny blocks give the same lists."""
+    import simrec._sampling as sampling
+
+    train, _, relevant = make_world(5, n_users=400, n_items=60)
+    recs = [RandomRecommender(), Oracle(), Popular()]
+    want = [rec.recommend(train, relevant, 10, rng=3) for rec in recs]
+    monkeypatch.setattr(sampling, "_BLOCK", 7)
+    monkeypatch.setattr(base, "BLOCK_ELEMENTS", 25)
+    for rec, w in zip(recs, want):
+        np.testing.assert_array_equal(rec.recommend(train, relevant, 10, rng=3), w)

@@ -14,7 +14,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from simrec._random import RNGLike, as_generator
-from simrec._sampling import nth_allowed, rank_within_rows, row_ids, sample_distinct
+from simrec._sampling import (
+    group_ranks,
+    nth_allowed,
+    rank_within_rows,
+    row_ids,
+    row_starts,
+    sample_distinct,
+    sample_distinct_chunks,
+)
 from simrec._validation import check_choice, check_in_range, check_int
 from simrec.interactions import Interactions
 from simrec.recommenders._base import (
@@ -67,6 +75,23 @@ def _shuffled_prefix(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator)
     return rows, rank_within_rows(rows, rel.shape[0]), items
 
 
+def _allowed_items(excluded: sp.csr_array, rows: np.ndarray, j: np.ndarray, width: int) -> np.ndarray:
+    """The ``j``-th item outside its row's excluded items, for grouped ``rows``.
+
+    ``excluded`` holds the excluded items of the distinct ``rows``, one CSR
+    row each, in order (e.g. ``m[unique rows]``); ``width`` exceeds every
+    item. :func:`~simrec._sampling.nth_allowed` on those rows alone.
+    """
+    local = np.cumsum(group_ranks(rows) == 0) - 1
+    return nth_allowed(row_ids(np.diff(excluded.indptr)), excluded.indices.astype(np.int64), excluded.shape[0],
+                       local, j, width)
+
+
+def _distinct(rows: np.ndarray) -> np.ndarray:
+    """The distinct values of grouped ``rows``, in order."""
+    return rows[group_ranks(rows) == 0]
+
+
 #: Popular's first pass looks for each user's first allowed positions among the
 #: top ``_POPULAR_WINDOW * n`` of the popularity order (a dense bitmap per user
 #: block); users whose list reaches beyond take the exact sparse path.
@@ -92,7 +117,8 @@ def _cut_levels(
 
 def _popular_first_pass(
     lens: np.ndarray,
-    excl: np.ndarray,
+    items: np.ndarray,
+    gpos: np.ndarray,
     k: np.ndarray,
     lvl_first: np.ndarray,
     lvl_end: np.ndarray,
@@ -104,9 +130,12 @@ def _popular_first_pass(
     ----------
     lens : ndarray of int64, shape (n_users,)
         Training items per user.
-    excl : ndarray of int, shape (lens.sum(),)
-        The training items as positions of the global popularity order, users
-        laid out consecutively, in any order within a user.
+    items : ndarray of int, shape (lens.sum(),)
+        The training items, users laid out consecutively (a CSR's indices).
+    gpos : ndarray of int64, shape (n_positions,)
+        Each item's position in the global popularity order: the training
+        items are mapped block by block (no array of every training pair's
+        position; at ML-20M size it was 128 MB of fresh memory).
     k : ndarray of int64, shape (n_users,)
         List lengths, at most each user's non-training positions.
     lvl_first, lvl_end : ndarray of int64, shape (n_positions,)
@@ -141,7 +170,7 @@ def _popular_first_pass(
     slow, e_rows, e_pos = [], [], []
     for u0 in range(0, n_users, step):
         u1 = min(u0 + step, n_users)
-        seg = excl[bounds[u0] : bounds[u1]]
+        seg = np.take(gpos, items[bounds[u0] : bounds[u1]])
         inw = seg < width
         cells = row_ids(lens[u0:u1])[inw] * width + seg[inw]
         allowed = np.ones((u1 - u0, width), dtype=bool)
@@ -164,7 +193,8 @@ def _popular_first_pass(
     if len(slow):
         sl = lens[slow]
         srows = row_ids(sl)
-        keys = np.sort(srows * (n_pos + 1) + excl[np.repeat(bounds[slow], sl) + rank_within_rows(srows, len(slow))])
+        excl = np.take(gpos, items[np.repeat(bounds[slow], sl) + rank_within_rows(srows, len(slow))])
+        keys = np.sort(srows * (n_pos + 1) + excl)
         s_rows, s_pos = np.divmod(keys, n_pos + 1)
         qr = row_ids(k[slow])
         qj = rank_within_rows(qr, len(slow))
@@ -253,9 +283,12 @@ class RandomRecommender:
         check_relevant(relevant, train, required=False)
         n = _check_n(n)
         gen = as_generator(rng)
-        k = np.minimum(n, train.n_items - train.user_counts())
-        rows, items = _random_allowed(_csr_rows(train.matrix), k, train.n_items, gen)
-        return lists_from_entries(rows, rank_within_rows(rows, train.n_users), items, train.n_users, n)
+        allowed = train.n_items - train.user_counts()
+        out = np.full((train.n_users, n), -1, dtype=np.int64)
+        # chunk by chunk: each chunk's excluded items are its rows of train alone (no arrays of the whole sample)
+        for rows, j in sample_distinct_chunks(np.minimum(n, allowed), allowed, gen):
+            out[rows, group_ranks(rows)] = _allowed_items(train.matrix[_distinct(rows)], rows, j, train.n_items + 1)
+        return out
 
     def score(
         self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None,
@@ -332,13 +365,12 @@ class Popular:
         lvl_size = np.bincount(level_id)
         lvl_end = lvl_first + lvl_size[level_id]
 
-        # training items as global positions (row-grouped, unsorted within rows);
         # the first k non-training positions of the global order
         lens = train.user_counts()
-        t_pos = np.take(gpos, train.matrix.indices)
         k = np.minimum(n, n_items - lens)
         q_rows = row_ids(k)
-        q, t_rows, t_pos = _popular_first_pass(lens, t_pos, k, lvl_first, lvl_end, _POPULAR_WINDOW * n)
+        q, t_rows, t_pos = _popular_first_pass(lens, train.matrix.indices, gpos, k, lvl_first, lvl_end,
+                                               _POPULAR_WINDOW * n)
 
         # level cut by the end of each list: its items are resampled uniformly
         cut_s, cut_e = _cut_levels(q, np.cumsum(k), k, lvl_first, lvl_end)
@@ -351,17 +383,29 @@ class Popular:
 
         # per user: fully included levels first (ascending level), then the cut
         # level; shuffled within each level by a random argsort followed by a
-        # stable argsort on the level (an exact per-user, per-level shuffle)
-        pos = np.full((n_users, n), n_items, dtype=np.int64)  # n_items = padding
-        keep = ~in_cut
-        kr = q_rows[keep]
-        pos[kr, rank_within_rows(kr, n_users)] = q[keep]
-        pos[b_rows, (k - h)[b_rows] + rank_within_rows(b_rows, n_users)] = b_pos
-        lvl = np.append(lvl_first, n_items)[pos]
-        o = np.argsort(gen.random(pos.shape), axis=1)
-        o = np.take_along_axis(o, np.argsort(np.take_along_axis(lvl, o, axis=1), axis=1, kind="stable"), axis=1)
-        pos = np.take_along_axis(pos, o, axis=1)
-        return np.append(order, -1)[pos]  # padding (n_items) -> -1
+        # stable argsort on the level (an exact per-user, per-level shuffle).
+        # By blocks of users: the (users x n) arrays stay a few MiB; the
+        # uniform draws are those of one (n_users, n) draw, row by row.
+        out = np.empty((n_users, n), dtype=np.int64)
+        lvl_of = np.append(lvl_first, n_items)
+        item_of = np.append(order, -1)  # padding (n_items) -> -1
+        q_start = np.zeros(n_users + 1, dtype=np.int64)
+        np.cumsum(k, out=q_start[1:])
+        b_start = row_starts(b_rows, n_users)
+        n_first = k - h  # each list's entries before its cut level: the first of its q entries
+        for blk in user_blocks(n_users, n):
+            u0, u1 = blk.start, blk.stop
+            pos = np.full((u1 - u0, n), n_items, dtype=np.int64)  # n_items = padding
+            rows = row_ids(n_first[u0:u1])
+            rank = rank_within_rows(rows, u1 - u0)
+            pos[rows, rank] = q[q_start[u0:u1][rows] + rank]
+            rows = b_rows[b_start[u0] : b_start[u1]] - u0
+            pos[rows, n_first[u0:u1][rows] + rank_within_rows(rows, u1 - u0)] = b_pos[b_start[u0] : b_start[u1]]
+            o = np.argsort(gen.random(pos.shape), axis=1)
+            o = np.take_along_axis(o, np.argsort(np.take_along_axis(lvl_of[pos], o, axis=1), axis=1, kind="stable"),
+                                   axis=1)
+            out[blk] = item_of[np.take_along_axis(pos, o, axis=1)]
+        return out
 
     def score(
         self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None,
@@ -608,17 +652,20 @@ class Oracle:
         n_users, n_items = train.n_users, train.n_items
         r = np.diff(rel.indptr).astype(np.int64)
         t = np.minimum(n, r)
-        rows, pos, items = _shuffled_prefix(rel, t, gen)
-        out = lists_from_entries(rows, pos, items, n_users, n)
-        f = np.minimum(n - t, n_items - train.user_counts() - r)
+        out = np.full((n_users, n), -1, dtype=np.int64)
+        # chunk by chunk (no arrays of the whole sample): t relevant items per user, in random order
+        for rows, j in sample_distinct_chunks(t, r, gen):
+            out[rows, group_ranks(rows)] = rel.indices[np.take(rel.indptr, rows) + j]
         # Only users with fewer than n relevant candidates get random fill
-        # items: their excluded pairs alone are gathered (rows with f = 0 draw
-        # nothing, so the draws are those of the full-matrix version).
-        need = np.flatnonzero(f > 0)
-        excl = _union_rows(train.matrix[need], rel[need])
-        frows, fitems = _random_allowed(excl, f[need], n_items, gen)
-        frows = need[frows]
-        out[frows, t[frows] + rank_within_rows(frows, n_users)] = fitems
+        # items, outside their training and relevant items (disjoint:
+        # check_relevant drops relevant training pairs); rows with f = 0 draw
+        # nothing, so the draws are those of the full-matrix version.
+        allowed = n_items - train.user_counts() - r
+        f = np.minimum(n - t, allowed)
+        for rows, j in sample_distinct_chunks(f, allowed, gen):
+            u = _distinct(rows)
+            excluded = sp.csr_array(train.matrix[u] + rel[u])  # their union, each row's items sorted
+            out[rows, t[rows] + group_ranks(rows)] = _allowed_items(excluded, rows, j, n_items + 1)
         return out
 
     def score(

@@ -240,3 +240,18 @@ def test_bad_inputs():
         observe(truth, object(), UniformSampler(), 0)
     with pytest.raises(TypeError, match="`sampler`"):
         observe(truth, TruncatedPareto(1.0, 1.0, 5.0), object(), 0)
+
+
+@pytest.mark.parametrize("exponent", [1.0, 0.5])
+def test_popularity_sampler_by_blocks_gives_the_sample_of_one_pass(exponent, monkeypatch):
+    """Rows processed in blocks of a few pairs draw the same keys, keep the global row in the keys (ties at a
+    row's cut break the same way) and select the same pairs as one pass."""
+    import simrec.observation.samplers as samplers
+
+    truth = IBP(400, 15.0, 1.0, 0.3).generate(3)
+    sizes = np.random.default_rng(4).integers(1, 12, truth.n_users)
+    sampler = PopularitySampler(exponent)
+    want = sampler.sample(truth, sizes, 5)
+    monkeypatch.setattr(samplers, "_BLOCK_PAIRS", 9)
+    got = sampler.sample(truth, sizes, 5)
+    assert (got.matrix != want.matrix).nnz == 0 and got.n_pairs == want.n_pairs
