@@ -14,7 +14,17 @@ import numpy as np
 
 RNGLike = np.random.Generator | np.random.SeedSequence | int | None
 
-__all__ = ["RNGLike", "as_generator", "spawn_seeds", "task_seed"]
+__all__ = ["RNGLike", "DRAWS_VERSION", "as_generator", "spawn_seeds", "task_seed"]
+
+#: Version of simrec's random draws, recorded in every run folder's manifest.
+#: Raised whenever a random function draws differently for the same seed
+#: (same law, other numbers), so that a run folder started by an earlier
+#: simrec is never resumed with tasks drawn the new way: a mix of the two
+#: would not be the numbers of any one seed. 1: simrec 0.1.0 before issue 13;
+#: 2: the IBP's later likers as a Bernoulli process
+#: (:func:`simrec._subsets.bernoulli_subsets`) and the LDA's item streams
+#: refilled in larger chunks (:class:`simrec.preference.lda._TopicStreams`).
+DRAWS_VERSION = 2
 
 
 def as_generator(rng: RNGLike) -> np.random.Generator:

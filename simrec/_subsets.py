@@ -1,8 +1,11 @@
 """Uniform random subsets and fast de-duplication, vectorized over rows.
 
-* :func:`uniform_subsets`: uniform random subsets of many ranges at once
-  (no per-row Python loop), used by the uniform generator, the IBP and the
-  uniform observation sampler.
+* :func:`uniform_subsets`: uniform random subsets of given sizes of many
+  ranges at once (no per-row Python loop), used by the uniform generator and
+  the uniform observation sampler.
+* :func:`bernoulli_subsets`: independent Bernoulli(p_r) inclusion of every
+  member of many ranges (the IBP's later likers of each item), sorted by
+  construction: no sort, no de-duplication.
 * :func:`sorted_unique`: de-duplicate integer cell keys fast.
 * :func:`interactions_from_rows`: build an :class:`~simrec.interactions.Interactions`
   from per-row counts and column indices.
@@ -25,7 +28,7 @@ import numpy as np
 
 from simrec.interactions import Interactions
 
-__all__ = ["uniform_subsets", "sorted_unique", "interactions_from_rows"]
+__all__ = ["uniform_subsets", "bernoulli_subsets", "sorted_unique", "interactions_from_rows"]
 
 #: Use a bitmap when ``cells <= _BITMAP_RATIO * keys`` (a bitmap costs ~0.5 ns
 #: per cell, a sort ~70 ns per key on the reference machine).
@@ -238,6 +241,168 @@ def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
     del acc, full
     keys -= np.repeat(cum[:-1], sizes)
     return keys
+
+
+#: Draws per block of :func:`bernoulli_subsets`: its temporaries (a few arrays of
+#: 8 bytes a draw, 2 MiB each) stay in cache at every data size.
+_BERNOULLI_BLOCK = 1 << 18
+#: Draws a row gets in a round: its expected members + ``_SD`` standard deviations + ``_EXTRA``.
+_SD, _EXTRA = 4.0, 6.0
+
+
+def _round_draws(rem: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """Gaps drawn for rows with ``rem`` positions left: mean + 4 sd + 6 of the members, at most rem + 1."""
+    mu = rem * probs
+    want = np.ceil(mu + _SD * np.sqrt(mu) + _EXTRA)
+    return np.where(rem > 0, np.minimum(want, rem + 1.0), 0.0).astype(np.int64)
+
+
+def bernoulli_subsets(
+    pops: np.ndarray,
+    probs: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    offsets: np.ndarray | None = None,
+    include_first: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """For every row r, each member of ``range(pops[r])`` kept independently with probability ``probs[r]``.
+
+    Parameters
+    ----------
+    pops : ndarray of int, shape (n_rows,)
+        Population sizes, >= 0.
+    probs : ndarray of float, shape (n_rows,)
+        Inclusion probabilities in [0, 1] (the caller guarantees both; not
+        re-checked).
+    rng : numpy.random.Generator
+    offsets : ndarray of int, shape (n_rows,), optional
+        Added to every member of row r (default 0): the members are returned
+        as ``offsets[r] + position``.
+    include_first : bool, default False
+        Position 0 of every non-empty row is a member with probability 1 (and
+        positions 1, 2, ... with ``probs[r]``): the IBP's first liker of an
+        item followed by its later likers, one CSC column per row.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_rows + 1,)
+    members : ndarray of int32, shape (indptr[-1],)
+        Row r's members, ascending, at ``indptr[r]:indptr[r+1]``.
+
+    Raises
+    ------
+    ValueError
+        If ``offsets[r] + pops[r]`` reaches 2**31 (members are int32; the
+        float64 partial sums below then stay exact, under 2**50).
+
+    Notes
+    -----
+    The members of a Bernoulli(p) process are the partial sums of its gaps,
+    which are i.i.d. Geometric(p) on {1, 2, ...}; with :math:`E \\sim
+    \\mathrm{Exp}(1)`,
+
+    .. math:: G = 1 + \\left\\lfloor \\frac{E}{-\\log(1 - p)} \\right\\rfloor,
+              \\qquad P(G > g) = (1 - p)^g,
+
+    so each row costs one exponential draw (numpy's ziggurat) per member plus
+    a few, no sort and no de-duplication: O(members + rows). (Rejection of
+    duplicates in :func:`uniform_subsets`, which the IBP used before, sorts
+    every key: O(k log k), 5.9 of its 6.8 s at ML-20M size.) A row's number
+    of members is Binomial(pops[r], probs[r]) and, given it, the members are
+    a uniform subset: the same law as a Binomial count followed by
+    :func:`uniform_subsets`, drawn differently. p = 0 (also a Beta draw that
+    underflows) gives no member, p = 1 every position.
+
+    Rows are processed in blocks of consecutive rows of about
+    ``_BERNOULLI_BLOCK`` draws. A row gets its expected number of members
+    plus 4 standard deviations plus 6 gaps in one round; a row whose gaps
+    have not yet passed its population (rare) draws again from its last
+    member, in further rounds of the same block. The draws are consumed
+    block by block in row order, so the result depends on the seed alone.
+    """
+    pops = np.asarray(pops, dtype=np.int64)
+    probs = np.asarray(probs, dtype=np.float64)
+    n_rows = len(pops)
+    offsets = np.zeros(n_rows, dtype=np.int64) if offsets is None else np.asarray(offsets, dtype=np.int64)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    if n_rows == 0:
+        return indptr, np.zeros(0, dtype=np.int32)
+    top = int((offsets + pops).max())
+    if top >= 2**31:
+        raise ValueError(f"`offsets + pops` must be below 2**31 (int32 members); got {top}")
+    with np.errstate(divide="ignore"):
+        scale = -1.0 / np.log1p(-probs)  # gap - 1 = floor(E * scale): +inf at p = 0, 0 at p = 1
+    rem = pops - 1 if include_first else pops
+    draws = _round_draws(rem, probs) + (include_first & (pops > 0))
+    ends = np.cumsum(draws)
+    cuts = np.searchsorted(ends, np.arange(_BERNOULLI_BLOCK, ends[-1], _BERNOULLI_BLOCK), side="left") + 1
+    bounds = np.unique(np.concatenate(([0], cuts, [n_rows])))
+    counts = np.zeros(n_rows, dtype=np.int64)
+    out = np.empty(int(ends[-1]), dtype=np.int32)  # one round per row: at most its draws are members
+    filled = 0
+    for r0, r1 in zip(bounds[:-1], bounds[1:]):
+        block = slice(r0, r1)
+        c, members = _bernoulli_block(pops[block], probs[block], scale[block], draws[block], offsets[block],
+                                      include_first, rng)
+        counts[block] = c
+        if filled + len(members) > len(out):  # only after extra rounds
+            out = np.concatenate((out[:filled], np.empty(len(members) + len(out) // 8, dtype=np.int32)))
+        out[filled : filled + len(members)] = members
+        filled += len(members)
+    np.cumsum(counts, out=indptr[1:])
+    return indptr, out[:filled]
+
+
+def _bernoulli_block(pops, probs, scale, draws, offsets, include_first, rng) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bernoulli_subsets` of one block of rows: (members per row, members row by row)."""
+    n_rows = len(pops)
+    last = np.full(n_rows, -1, dtype=np.int64)  # each row's last position so far
+    live = np.flatnonzero(draws > 0)
+    sizes = draws[live]
+    cap = float(pops.max()) + 1.0  # any gap this large ends its row; keeps the sums exact
+    rounds: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    first_round = include_first
+    while len(live):
+        g = rng.standard_exponential(int(sizes.sum()))
+        g *= np.repeat(scale[live], sizes)
+        np.fmin(g, cap, out=g)  # also NaN (0 * inf) -> cap
+        np.floor(g, out=g)
+        g += 1.0
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        if first_round:  # position 0 is a member for sure
+            g[starts] = 1.0
+            first_round = False
+        np.cumsum(g, out=g)  # increasing over the whole block: exact integers (< 2**53)
+        before = np.zeros(len(live))
+        before[1:] = g[ends[:-1] - 1]
+        shift = before - last[live]  # row position = g - shift, kept while < pops
+        n_in = np.minimum(np.searchsorted(g, shift + pops[live], side="left"), ends) - starts
+        runs = np.empty(2 * len(live), dtype=np.int64)  # per row: n_in kept, then the rest
+        runs[0::2] = n_in
+        runs[1::2] = sizes - n_in
+        keep = np.repeat(np.tile(np.array([True, False]), len(live)), runs)
+        members = g[keep]
+        members -= np.repeat(shift - offsets[live], n_in)
+        rounds.append((live, n_in, members.astype(np.int32)))
+        more = np.flatnonzero(n_in == sizes)  # every gap inside the population: the row may go on
+        if not len(more):
+            break
+        last[live[more]] = (g[ends[more] - 1] - shift[more]).astype(np.int64)
+        live = live[more]
+        sizes = _round_draws(pops[live] - 1 - last[live], probs[live])
+        keep_going = sizes > 0
+        live, sizes = live[keep_going], sizes[keep_going]
+    counts = np.zeros(n_rows, dtype=np.int64)
+    if not rounds:  # every row of the block is empty
+        return counts, np.zeros(0, dtype=np.int32)
+    if len(rounds) == 1:
+        counts[rounds[0][0]] = rounds[0][1]
+        return counts, rounds[0][2]
+    rows = np.concatenate([np.repeat(r, n) for r, n, _ in rounds])
+    members = np.concatenate([m for _, _, m in rounds])
+    np.add.at(counts, rows, 1)
+    return counts, members[np.lexsort((members, rows))]
 
 
 def interactions_from_rows(counts: np.ndarray, indices: np.ndarray, shape: tuple[int, int]) -> Interactions:

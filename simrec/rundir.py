@@ -3,7 +3,9 @@
 A run directory holds a job's outputs and everything needed to resume it:
 
 * ``manifest.json`` — the job's kind, name, content digest, seed, package
-  versions, status (``running`` / ``complete``) and timings;
+  versions, the version of simrec's random draws
+  (:data:`simrec._random.DRAWS_VERSION`), status (``running`` /
+  ``complete``) and timings;
 * ``scenario.toml`` — a copy of the file that was run;
 * per-task shards, written atomically as each task finishes (:class:`Shards`),
   so an interrupted job keeps its work and re-running resumes from them;
@@ -15,7 +17,8 @@ A run directory holds a job's outputs and everything needed to resume it:
   every value as computed).
 
 Opening a run directory checks it (a file in the way, or the results of a
-*different* job, is refused with a one-line message naming the folder) and
+*different* job, or results drawn by a simrec whose random draws differ, is
+refused with a one-line message naming the folder) and
 takes an exclusive lock (``.simrec.lock``, :func:`fcntl.flock`), so two jobs
 cannot write into one folder at once; the lock is released when the job ends
 or its process dies.
@@ -45,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from simrec._io import atomic_write, write_csv, write_json, write_parquet, write_text
+from simrec._random import DRAWS_VERSION
 
 __all__ = ["RunDir", "RunDirError", "Shards", "package_versions", "os_error_line", "NOISE", "snap_noise"]
 
@@ -159,8 +163,10 @@ class RunDir:
         ------
         RunDirError
             ``out`` is a file, holds files but no simrec manifest (a user's
-            folder is never written into), holds another job's results, has an
-            unreadable manifest, or another simrec job holds its lock.
+            folder is never written into), holds another job's results or
+            results of another draws version (a manifest without one is
+            version 1), has an unreadable manifest, or another simrec job
+            holds its lock.
         """
         out = Path(out)
         manifest_path = out / "manifest.json"
@@ -182,12 +188,19 @@ class RunDir:
                     f"--out {out}: holds results of {prev.get('kind', 'run')} {prev.get('scenario', '?')!r} with "
                     f"different content (digest {prev.get('digest')} != {digest}); use a new --out folder"
                 )
+            if prev.get("draws", 1) != DRAWS_VERSION:
+                raise RunDirError(
+                    f"--out {out}: holds results of a simrec that draws random numbers differently (draws "
+                    f"version {prev.get('draws', 1)}, this simrec {DRAWS_VERSION}: the same seed gives other "
+                    "numbers, and resuming would mix both); use a new --out folder"
+                )
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # a file on the path, a read-only or full disk, no permission: nothing written
             raise RunDirError(f"--out {out}: {os_error_line(exc, out)}") from None
         rd = cls(out, {"scenario": name, "kind": kind, "source": str(source) if source else None, "digest": digest,
-                       **(manifest or {}), "versions": package_versions(), "status": "running"})
+                       **(manifest or {}), "draws": DRAWS_VERSION, "versions": package_versions(),
+                       "status": "running"})
         try:
             rd._lock()
         except OSError as exc:

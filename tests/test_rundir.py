@@ -10,6 +10,7 @@ import textwrap
 import pandas as pd
 import pytest
 
+from simrec._random import DRAWS_VERSION
 from simrec.rundir import RunDir, RunDirError
 
 
@@ -50,6 +51,26 @@ def test_refuses_a_file_another_job_and_a_broken_manifest(tmp_path):
     (out / "manifest.json").write_text("{not json")
     with pytest.raises(RunDirError, match="unreadable manifest"):
         _open(out)
+
+
+@pytest.mark.parametrize("earlier", [None, 1, DRAWS_VERSION + 1])
+def test_refuses_to_resume_results_of_other_random_draws(tmp_path, earlier):
+    """A folder started by a simrec that draws differently (a manifest without "draws" is version 1) is
+    refused, its files untouched; the current version resumes."""
+    out = tmp_path / "out"
+    _open(out).close()
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["draws"] == DRAWS_VERSION
+    if earlier is None:
+        del m["draws"]
+    else:
+        m["draws"] = earlier
+    (out / "manifest.json").write_text(json.dumps(m))
+    before = (out / "manifest.json").read_text()
+    want = f"draws version {1 if earlier is None else earlier}, this simrec {DRAWS_VERSION}.*use a new --out folder"
+    with pytest.raises(RunDirError, match=want):
+        _open(out)
+    assert (out / "manifest.json").read_text() == before
 
 
 def test_lock_refuses_a_second_job_and_dies_with_its_process(tmp_path):

@@ -19,6 +19,13 @@ This module samples the same distribution *item-wise*, with no loop at all:
    draws, so the item has a weight π ~ Beta(1 − σ, f + c + σ) and each of the
    U − 1 − f later users likes it independently with probability π: its number
    of later likers is Binomial(U − 1 − f, π) and their set is a uniform subset.
+   They are drawn as a Bernoulli process, the gaps between consecutive likers
+   being Geometric(π) (:func:`simrec._subsets.bernoulli_subsets`): sorted and
+   distinct by construction, O(pairs) with no sort. (Up to draws version 1,
+   :data:`simrec._random.DRAWS_VERSION`, the count was drawn from the
+   Binomial and the set by rejection with a sort,
+   :func:`~simrec._subsets.uniform_subsets`: the same law, other numbers for
+   a given seed, and 4-7x slower at ML-20M size, bench/bench_scale.py.)
 
 Items are independent given their first users, so steps 1-2 vectorize over
 items (tests compare with a literal user-wise implementation).
@@ -33,7 +40,7 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 
 from simrec._random import RNGLike, as_generator
-from simrec._subsets import uniform_subsets
+from simrec._subsets import bernoulli_subsets
 from simrec._validation import check_in_range, check_int, check_pairs_budget
 from simrec.interactions import Interactions
 
@@ -127,24 +134,13 @@ class IBP:
         first = np.repeat(np.arange(U, dtype=np.int64), gen.poisson(self.new_item_rates()))
         n_items = len(first)
         weight = gen.beta(1.0 - self.sigma, first + self.c + self.sigma) if n_items else np.zeros(0)
-        later_pop = U - 1 - first
-        later = gen.binomial(later_pop, weight).astype(np.int64)
-        sub_ptr, pos = uniform_subsets(later, later_pop, gen)
-        # item-major (CSC) layout: first user, then the later likers in order;
-        # int32 indices when they fit (scipy's CSC -> CSR pass then moves half
-        # the bytes, and the result needs no conversion)
-        n_pairs = n_items + int(later.sum())
-        idx = np.int32 if max(U, n_items, n_pairs) < 2**31 else np.int64
-        col_ptr = np.zeros(n_items + 1, dtype=idx)
-        np.cumsum(later + 1, out=col_ptr[1:])
-        rows = np.empty(n_pairs, dtype=idx)
-        is_first = np.zeros(len(rows), dtype=bool)
-        is_first[col_ptr[:-1]] = True
-        rows[is_first] = first
-        pos += 1
-        pos += np.repeat(first, later)
-        rows[~is_first] = pos
-        del pos
-        csc = sp.csc_array((np.ones(len(rows), dtype=np.int8), rows, col_ptr), shape=(U, n_items))
-        csr = csc.tocsr()
-        return Interactions.from_csr(csr.indptr, csr.indices, (U, n_items), sort=False)
+        # item-major (CSC): each item's first user, then every later user
+        # independently with probability weight (bernoulli_subsets with
+        # include_first); int32 indices (scipy's CSC -> CSR pass then moves
+        # half the bytes, and the result needs no conversion)
+        col_ptr, rows = bernoulli_subsets(U - first, weight, gen, offsets=first, include_first=True)
+        idx = np.int32 if max(U, n_items, len(rows)) < 2**31 else np.int64
+        csc = sp.csc_array((np.ones(len(rows), dtype=np.int8), rows, col_ptr.astype(idx)), shape=(U, n_items))
+        csr = csc.tocsr()  # sorted indices, int8 ones; unique: an item's likers are distinct
+        csr.has_canonical_format = True
+        return Interactions(csr)

@@ -54,6 +54,8 @@ __all__ = ["LDA"]
 #: Bounds of one block of users: cells (users × items) and expected draws.
 _BLOCK_CELLS = 1 << 25
 _BLOCK_DRAWS = 1 << 22
+#: About the most draws the topic streams hold over all topics (:class:`_TopicStreams`).
+_STREAM_BUFFER = 1 << 23
 #: Count duplicate keys with one ``bincount`` over the cells (8 bytes per cell)
 #: when the cells are at most this many and at most ``_COUNT_RATIO`` times the
 #: keys; otherwise sort the keys and take run lengths.
@@ -64,11 +66,12 @@ _COUNT_RATIO = 16
 def _unique_counts(keys: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique values of ``keys`` (all in ``[0, n_cells)``) and how often each occurs.
 
-    ``keys`` (int64) may be sorted in place: the caller gives it up.
+    ``keys`` (int32 or int64) may be sorted in place: the caller gives it up.
 
     Returns
     -------
-    unique : ndarray of int64, shape (n_unique,)
+    unique : ndarray of int, shape (n_unique,)
+        The dtype of ``keys`` (sort path) or int64 (count path).
     counts : ndarray of int32, shape (n_unique,)
         Multiplicities, >= 1; they sum to ``len(keys)``.
     """
@@ -100,9 +103,21 @@ class _TopicStreams:
     rng : numpy.random.Generator
     expected_per_topic : float
         Expected total draws of one topic (λ·n_users/K); refills are about
-        min(4·n_items, this) draws, at least what a request lacks. A refill of
-        at least n_items/2 draws is a shuffled multinomial sample (O(n_items + m));
-        a smaller one uses inverse-CDF search (O(m log n_items)).
+        min(16·n_items, this, max(4·n_items, ``_STREAM_BUFFER`` / K)) draws,
+        at least what a request lacks. A refill of at least n_items/2 draws
+        is a shuffled multinomial sample (O(n_items + m)); a smaller one uses
+        inverse-CDF search (O(m log n_items)).
+
+    Notes
+    -----
+    The multinomial costs one binomial draw per item whatever m (about 70 ns
+    each), so refills of several times n_items draws keep its share small: at
+    Steam size (K = 100, 10,978 items, 10.6M draws) refills of 4·n_items
+    spent 0.2 s in multinomials, refills of 7.6·n_items (the buffer bound)
+    0.1 s. The bound caps the draws held over all topics, about
+    ``_STREAM_BUFFER`` (64 MiB). Up to draws version 1
+    (:data:`simrec._random.DRAWS_VERSION`) refills were min(4·n_items,
+    expected_per_topic) draws: the same law, other numbers for a seed.
     """
 
     def __init__(self, phi: np.ndarray, rng: np.random.Generator, expected_per_topic: float) -> None:
@@ -110,7 +125,8 @@ class _TopicStreams:
         self.rng = rng
         n_topics, n_items = phi.shape
         self.items = np.arange(n_items, dtype=np.int64)
-        self.chunk = int(max(1, min(4 * n_items, np.ceil(expected_per_topic))))
+        cap = max(4 * n_items, _STREAM_BUFFER // n_topics)
+        self.chunk = int(max(1, min(16 * n_items, np.ceil(expected_per_topic), cap)))
         self.buf: list[np.ndarray] = [self.items[:0]] * n_topics
         self.cdf: np.ndarray | None = None
 
@@ -212,15 +228,17 @@ class LDA:
         I = self.n_items
         draws = rng.poisson(self.lam * theta)  # (n, K): C_uk ~ Poisson(λ θ_uk)
         per_topic = draws.sum(axis=0)
-        # topic-major slots: all draws of topic k are contiguous, users ascending
-        user = np.repeat(np.arange(n * K, dtype=np.int64), draws.T.ravel()) % n
-        item = np.empty(len(user), dtype=np.int64)
+        # topic-major slots: all draws of topic k are contiguous, users ascending; the
+        # keys user * I + item built in place, int32 when the block's cells fit (numpy
+        # sorts 32-bit keys about twice as fast), from the non-zero cells only
+        dtype = np.int32 if n * I < 2**31 else np.int64
+        cells = np.flatnonzero(draws.T.ravel())  # topic-major (topic, user) cells with a draw
+        keys = np.repeat((cells % n).astype(dtype) * dtype(I), draws.T.ravel()[cells])
+        del cells
         bounds = np.concatenate(([0], np.cumsum(per_topic)))
         for k in np.flatnonzero(per_topic):
-            item[bounds[k] : bounds[k + 1]] = streams.take(k, int(per_topic[k]))
-        keys = user * I + item
-        del user, item  # the generator's peak memory is here: keep one array per draw
-        keys, likes = _unique_counts(keys, n * I)
+            keys[bounds[k] : bounds[k + 1]] += streams.take(k, int(per_topic[k]))
+        keys, likes = _unique_counts(keys, n * I)  # the generator's peak memory is here: one array per draw
         user, item = np.divmod(keys, I)
         return np.bincount(user, minlength=n), item, likes
 
