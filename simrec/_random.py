@@ -22,8 +22,9 @@ __all__ = ["RNGLike", "DRAWS_VERSION", "as_generator", "spawn_seeds", "task_seed
 #: simrec is never resumed with tasks drawn the new way: a mix of the two
 #: would not be the numbers of any one seed. 1: simrec 0.1.0 before issue 13;
 #: 2: the IBP's later likers as a Bernoulli process
-#: (:func:`simrec._subsets.bernoulli_subsets`) and the LDA's item streams
-#: refilled in larger chunks (:class:`simrec.preference.lda._TopicStreams`).
+#: (:func:`simrec._subsets.bernoulli_subsets`); the LDA's topics by the
+#: Dirichlet-multinomial urn (:meth:`simrec.preference.LDA._topic_counts`)
+#: and its item streams refilled in larger chunks.
 DRAWS_VERSION = 2
 
 

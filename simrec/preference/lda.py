@@ -5,21 +5,33 @@ K topics; per user θ_u ~ Dirichlet(a·1) over topics, n_u ~ Poisson(λ), n_u
 (topic, item) draws z ~ θ_u, i ~ φ_z; then the (user, item) pairs are
 de-duplicated.
 
-Vectorization. By Poisson splitting, drawing n_u ~ Poisson(λ) and then n_u
-topics from θ_u is the same as drawing the per-topic counts
-C_uk ~ Poisson(λ θ_uk) independently, so one ``poisson`` call over a
-(users × K) block replaces the per-user multinomials. The T_k draws of topic
-k in a block are taken in order from an i.i.d. stream of items from φ_k
-(:class:`_TopicStreams`), refilled in chunks of about 4·I draws made as one
-multinomial(m, φ_k) count vector laid out as items and uniformly shuffled (a
-shuffled multinomial sample *is* an i.i.d. sequence): O(1) amortized per draw,
-no binary search (a ``searchsorted`` per draw was 3-5x slower). The draws fill
-the block's topic-k slots (users in ascending order). Users are processed in blocks
-(bounded memory); Python loops run over blocks and topics, never over users or
-draws.
+Vectorization. Users are processed in blocks (bounded memory); Python loops
+run over blocks and topics, never over users or draws.
 
-Consequence used by the tests: given θ_u and φ, item i's count for user u is
-Poisson(λ (θ_u φ)_i), independently over items, so
+* Topics. By Poisson splitting, n_u ~ Poisson(λ) draws whose topics are
+  i.i.d. from θ_u give per-topic counts C_uk ~ Poisson(λ θ_uk), independent
+  given θ_u. With θ_u ~ Dirichlet(a·1) integrated out, the topics of a
+  user's n_u draws follow the Pólya urn of the Dirichlet-multinomial: draw
+  i takes topic k with probability (a + c_k) / (K a + i), c_k its earlier
+  draws of topic k. :meth:`LDA._topic_counts` draws n_u and one uniform
+  per draw with numpy and runs the urn in a small compiled kernel
+  (:func:`simrec.preference._urn_kernel.urn_topic_counts`, numba,
+  deterministic): O(draws). Up to draws version 1
+  (:data:`simrec._random.DRAWS_VERSION`) simrec drew θ_u and the (users ×
+  K) Poisson counts: the same law, other numbers for a seed, and O(users ×
+  K) gamma and Poisson draws, 0.5 of the LDA's 1.2 s at Steam size (K =
+  100; bench/bench_generators.py).
+* Items. The T_k draws of topic k in a block are taken in order from an
+  i.i.d. stream of items from φ_k (:class:`_TopicStreams`), refilled in
+  chunks made as one multinomial(m, φ_k) count vector laid out as items and
+  uniformly shuffled (a shuffled multinomial sample *is* an i.i.d.
+  sequence): O(1) amortized per draw, no binary search (a ``searchsorted``
+  per draw was 3-5x slower). The draws fill the block's topic-k slots
+  (users in ascending order).
+
+Consequence used by the tests: given θ_u and φ (C_uk ~ Poisson(λ θ_uk)),
+item i's count for user u is Poisson(λ (θ_u φ)_i), independently over
+items, so
 
 .. math:: E[|\\tilde I_u| \\mid \\theta_u, \\phi] = \\sum_i \\left(1 - e^{-\\lambda (\\theta_u \\phi)_i}\\right) < \\lambda.
 
@@ -210,23 +222,33 @@ class LDA:
         phi /= phi.sum(axis=1, keepdims=True)
         return phi
 
-    def _sample_theta(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """User-topic distributions θ of ``n`` users, shape (n, n_topics)."""
-        return rng.dirichlet(np.full(self.n_topics, self.a), size=n)
+    def _topic_counts(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Per-topic draw counts of ``n`` users, shape (n, n_topics), int64.
 
-    def _block_pairs(
-        self, streams: _TopicStreams, theta: np.ndarray, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """De-duplicated likes of a block of users with topic vectors ``theta``.
+        A user's total is Poisson(λ) and, given it, the counts are
+        Dirichlet-multinomial(total, a·1): marginally over θ_u, the law of
+        C_uk ~ Poisson(λ θ_uk) with θ_u ~ Dirichlet(a·1). Drawn by the
+        urn of :func:`~simrec.preference._urn_kernel.urn_topic_counts` from
+        numpy uniforms (one per draw, after the n totals).
+        """
+        from simrec.preference._urn_kernel import urn_topic_counts  # numba: only when an LDA truth is drawn
+
+        per_user = rng.poisson(self.lam, n).astype(np.int64)
+        x = rng.random(int(per_user.sum()))
+        counts = np.zeros((n, self.n_topics), dtype=np.int64)
+        urn_topic_counts(x, per_user, float(self.a), counts)
+        return counts
+
+    def _block_pairs(self, streams: _TopicStreams, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """De-duplicated likes of a block of users with per-topic draw counts ``draws`` (n, n_topics).
 
         Item draws come from ``streams`` (shared by all blocks). Returns
         per-user numbers of liked items, shape (n,), the row-sorted item
         indices, and each pair's number of draws (its like count, int32),
         aligned with the items.
         """
-        n, K = theta.shape
+        n, K = draws.shape
         I = self.n_items
-        draws = rng.poisson(self.lam * theta)  # (n, K): C_uk ~ Poisson(λ θ_uk)
         per_topic = draws.sum(axis=0)
         # topic-major slots: all draws of topic k are contiguous, users ascending; the
         # keys user * I + item built in place, int32 when the block's cells fit (numpy
@@ -266,7 +288,7 @@ class LDA:
         counts, items, likes = [], [], []
         for start in range(0, self.n_users, block):
             nb = min(block, self.n_users - start)
-            cnt, it, lk = self._block_pairs(streams, self._sample_theta(gen, nb), gen)
+            cnt, it, lk = self._block_pairs(streams, self._topic_counts(gen, nb))
             counts.append(cnt)
             items.append(it)
             likes.append(lk)

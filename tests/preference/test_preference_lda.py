@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
+
 import numpy as np
 import pytest
 from scipy import stats
-from scipy.special import digamma
+from scipy.special import gammaln
 
 import simrec.preference.lda as lda_mod
 from simrec.preference import LDA
@@ -28,9 +31,9 @@ def test_profile_size_is_lambda_minus_exact_dedup_amount():
     m = LDA(3000, 200, 5, 30.0, 0.3, 0.5)
     rng = np.random.default_rng(4)
     phi = m._sample_phi(rng)
-    theta = m._sample_theta(rng, m.n_users)
+    theta = rng.dirichlet(np.full(m.n_topics, m.a), size=m.n_users)
     streams = _TopicStreams(phi, rng, m.lam * m.n_users / m.n_topics)
-    counts, items, likes = m._block_pairs(streams, theta, rng)
+    counts, items, likes = m._block_pairs(streams, rng.poisson(m.lam * theta))
     p = -np.expm1(-m.lam * theta @ phi)  # (users, items) inclusion probabilities
     e, v = p.sum(), (p * (1 - p)).sum()
     assert abs(counts.sum() - e) < 4 * np.sqrt(v)
@@ -73,13 +76,63 @@ def test_many_blocks_same_law_as_one_block(monkeypatch):
     assert (ref.matrix != x.matrix).nnz == 0
 
 
-def test_theta_entropy_matches_dirichlet_theory():
-    # E[H(theta)] for theta ~ Dirichlet(a 1_K) is psi(K a + 1) - psi(a + 1)
-    K = 10
-    for a in (0.05, 1.0):
-        th = LDA(4000, 5, K, 1.0, a, 1.0)._sample_theta(np.random.default_rng(6), 4000)
-        h = -np.sum(np.where(th > 0, th * np.log(np.where(th > 0, th, 1.0)), 0.0), axis=1)
-        assert abs(h.mean() - (digamma(K * a + 1) - digamma(a + 1))) < 4 * h.std(ddof=1) / np.sqrt(len(h))
+def _poisson_dirmult_pmf(c, lam, a):
+    """P(C_u = c) for n ~ Poisson(lam) and C | n ~ Dirichlet-multinomial(n, a 1_K): the law of C_k ~ Poisson(lam
+    theta_k), theta ~ Dirichlet(a 1_K)."""
+    c = np.asarray(c, dtype=float)
+    K, n = len(c), c.sum()
+    lp = -lam + n * np.log(lam) - gammaln(n + 1)  # Poisson(lam) total
+    lp += gammaln(n + 1) - gammaln(c + 1).sum() + gammaln(K * a) - gammaln(n + K * a) + (gammaln(c + a) - gammaln(a)).sum()
+    return np.exp(lp)
+
+
+@pytest.mark.parametrize("K, a, lam", [(3, 0.5, 3.0), (2, 0.05, 6.0), (4, 2.0, 2.0)])
+def test_topic_counts_follow_the_poisson_dirichlet_multinomial_law(K, a, lam):
+    # the whole joint law of a user's counts (every cell with >= 5 expected users, the rest pooled): chi-square
+    m = LDA(1, 5, K, lam, a, 1.0)
+    C = m._topic_counts(np.random.default_rng(6), 60_000)
+    seen = Counter(map(tuple, C.tolist()))
+    cells = [c for c in itertools.product(range(40), repeat=K) if sum(c) <= 40 and _poisson_dirmult_pmf(c, lam, a) * len(C) >= 5]
+    exp = np.array([_poisson_dirmult_pmf(c, lam, a) * len(C) for c in cells])
+    obs = np.array([seen.get(c, 0) for c in cells])
+    assert stats.chisquare(np.append(obs, len(C) - obs.sum()), np.append(exp, len(C) - exp.sum())).pvalue > 1e-3
+
+
+def test_topic_counts_moments_with_many_topics_and_long_profiles():
+    # E[C_k] = lam / K and Var[C_k] = lam / K + lam^2 (K - 1) / (K^2 (K a + 1)) (Poisson mixed over a Beta
+    # margin of theta); a = 0.1, K = 100, lam = 150 as at Steam size in bench_generators.py
+    K, a, lam, n = 100, 0.1, 150.0, 20_000
+    C = LDA(1, 5, K, lam, a, 1.0)._topic_counts(np.random.default_rng(7), n).astype(float)
+    mean, var = lam / K, lam / K + lam**2 * (K - 1) / (K**2 * (K * a + 1))
+    assert abs(C.mean() - mean) < 4 * np.sqrt(lam / n) / K  # C.mean() = mean total / K, totals Poisson(lam)
+    per_topic = C.var(axis=0, ddof=1)  # K exchangeable, nearly independent estimates of var
+    assert abs(per_topic.mean() - var) < 4 * per_topic.std(ddof=1) / np.sqrt(K)
+    assert abs(C.sum(axis=1).var(ddof=1) / lam - 1) < 4 * np.sqrt(2 / n)  # totals Poisson(lam): variance lam
+
+
+def test_urn_kernel_equals_a_literal_urn():
+    # the compiled urn against the urn written out draw by draw, on the same uniforms
+    from simrec.preference._urn_kernel import urn_topic_counts
+
+    rng = np.random.default_rng(8)
+    K, a = 5, 0.3
+    per_user = rng.integers(0, 12, 40)
+    x = rng.random(int(per_user.sum()))
+    got = np.zeros((40, K), dtype=np.int64)
+    urn_topic_counts(x, per_user, a, got)
+    want = np.zeros((40, K), dtype=np.int64)
+    t = 0
+    for u, n_u in enumerate(per_user):  # test reference: the urn's definition, one draw at a time
+        topics = []
+        for i in range(n_u):
+            if x[t] < K * a / (K * a + i):
+                k = min(int(x[t] * (K * a + i) / a), K - 1)
+            else:
+                k = topics[min(int(x[t] * (K * a + i) - K * a), i - 1)]
+            topics.append(k)
+            want[u, k] += 1
+            t += 1
+    np.testing.assert_array_equal(got, want)
 
 
 def test_small_a_concentrates_users_on_few_topics():
@@ -113,25 +166,18 @@ def test_users_without_draws_kept():
 # -- like counts (graded truth, issue 11) ---------------------------------------
 
 
-def _twin(rng: np.random.Generator) -> np.random.Generator:
-    """A generator in the same state (the next draws are equal)."""
-    twin = np.random.Generator(type(rng.bit_generator)())
-    twin.bit_generator.state = rng.bit_generator.state
-    return twin
-
-
 def test_like_counts_sum_to_each_users_draws():
-    # _block_pairs first draws C_uk ~ Poisson(lam theta_uk); a user's like counts must add up
+    # a user's like counts must add up
     # to its number of draws exactly (de-duplication only merges, it never drops a draw)
     m = LDA(700, 90, 4, 35.0, 0.2, 0.1)
     rng = np.random.default_rng(21)
-    phi, theta = m._sample_phi(rng), m._sample_theta(rng, m.n_users)
+    phi = m._sample_phi(rng)
     streams = _TopicStreams(phi, rng, m.lam * m.n_users / m.n_topics)
-    draws = _twin(rng).poisson(m.lam * theta).sum(axis=1)
-    counts, items, likes = m._block_pairs(streams, theta, rng)
+    draws = m._topic_counts(rng, m.n_users)
+    counts, items, likes = m._block_pairs(streams, draws)
     users = np.repeat(np.arange(m.n_users), counts)
     assert likes.dtype == np.int32 and likes.min() >= 1 and len(likes) == len(items)
-    np.testing.assert_array_equal(np.bincount(users, weights=likes, minlength=m.n_users), draws)
+    np.testing.assert_array_equal(np.bincount(users, weights=likes, minlength=m.n_users), draws.sum(axis=1))
     assert (likes > 1).mean() > 0.2  # peaked topics (b = 0.1): counts really are graded here
 
 
@@ -141,9 +187,9 @@ def test_like_counts_follow_poisson_given_theta_and_phi():
     # (2) the number of pairs liked at least twice has mean sum P(c >= 2) = 1 - e^-mu (1 + mu)
     m = LDA(2500, 150, 5, 25.0, 0.3, 0.3)
     rng = np.random.default_rng(22)
-    phi, theta = m._sample_phi(rng), m._sample_theta(rng, m.n_users)
+    phi, theta = m._sample_phi(rng), rng.dirichlet(np.full(m.n_topics, m.a), size=m.n_users)
     streams = _TopicStreams(phi, rng, m.lam * m.n_users / m.n_topics)
-    counts, items, likes = m._block_pairs(streams, theta, rng)
+    counts, items, likes = m._block_pairs(streams, rng.poisson(m.lam * theta))
     mu = m.lam * theta @ phi
     obs = np.bincount(items, weights=likes, minlength=m.n_items)
     exp = mu.sum(axis=0)
