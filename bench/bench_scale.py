@@ -1,32 +1,52 @@
 """Benchmark: one IBP-Pop replicate per step, from ML-100K to ML-20M size.
 
-Each size runs in a fresh subprocess (so its peak RSS, ``ru_maxrss``, is its
-own) and times, in CPU seconds, every step of
-:func:`simrec.experiment.run_replicate`, in its order and with its seeds:
-truth (``IBP.generate``), observe (popularity sampler, truncated Pareto),
-split, true relevance, then per recommender (Oracle, Popular, Random) its
-``recommend``, and the measurement of the three recommenders' lists
-(precision, recall, nDCG, reciprocal rank) against observed and true
-relevance — 24 measurements, each relevance set looked up once for all
-lists (:func:`simrec.metrics.measure_lists_many`, as ``run_replicate``).
-A final line checks that the steps reproduce ``run_replicate``'s results,
-and a last table gives a SHA-256 digest (first 12 hex digits) of every step's
-output (sparse structure or list array, raw bytes and dtype; not timed), so a
-speed change can show that it moved no number and no random draw.
+Each size runs ``--repeats`` times (default 3), each time in a fresh
+subprocess (so its peak RSS, ``ru_maxrss``, is its own), the sizes
+interleaved (ML-100K, ML-1M, ..., then again) so that a drift of the
+machine's load touches every size alike. Every run times, in CPU seconds
+(user + system), every step of :func:`simrec.experiment.run_replicate`, in
+its order and with its seeds: truth (``IBP.generate``), observe (popularity
+sampler, truncated Pareto), split, true relevance, then per recommender
+(Oracle, Popular, Random) its ``recommend``, and the measurement of the three
+recommenders' lists (precision, recall, nDCG, reciprocal rank) against
+observed and true relevance — 24 measurements, each relevance set looked up
+once for all lists (:func:`simrec.metrics.measure_lists_many`, as
+``run_replicate``). The tables give the median over the repeats, the first
+of CPU seconds, the second and third of their user and system parts (each
+the median of its own). A line checks that the
+steps reproduce ``run_replicate``'s results, and a last table gives a SHA-256
+digest (first 12 hex digits) of every step's output (sparse structure or
+list array, raw bytes and dtype; not timed; identical in every repeat, or
+the script says so), so a speed change can show that it moved no number and
+no random draw.
 
 Sizes (users x items, observed pairs): ML-100K 943 x 1,682 (100K), ML-1M
 6,040 x 3,706 (1M), Steam 70,912 x 10,978 (5M), ML-20M 138,493 x 26,744
 (20M). IBP's c is solved so that E[items] = the size's items; the Pareto
 shape so that E[observed pairs] = the target (as in bench_generators.py).
 
-A second table gives the peak RSS reached by the end of each step (where
+A further table gives the peak RSS reached by the end of each step (where
 the memory goes). The exponent column is the growth exponent of each step from ML-1M to ML-20M
 size, log(t_20M / t_1M) / log(pairs_20M / pairs_1M), with pairs the
 observed pairs (the truth step: the true pairs). The reference line is numpy
 drawing and sorting as many random int64 keys as the size's true pairs
 (``np.sort(rng.integers(...))``, the least a generator of that many pairs does).
 
-Usage: python bench/bench_scale.py [--sizes ML-100K,ML-1M,Steam,ML-20M]
+The machine. On a VM that hands freed memory back to its host (this one: a
+Firecracker guest booted with ``page_reporting.page_reporting_order=11``,
+see /proc/cmdline), memory the guest frees is reported to the host within
+seconds and discarded; touching it again costs the host's first touch:
+about 2 ms of system time per MiB (measured here: a fresh 160 MB array
+costs 0.2 ms/MiB within 5 s of a warm-up and 2.2 ms/MiB 20 s later),
+10-20 times the guest's own page fault. Arrays below glibc's mmap threshold
+(32 MiB at most) stay in the process's heap and never pay it, so it falls on
+the largest sizes only and inflates their growth exponents with a cost that
+is the host's. The second table shows how much of each step is system time.
+simrec's hot paths work in blocks of rows whose temporaries stay below that
+threshold; what remains is mostly the outputs themselves, which are fresh
+memory at any size.
+
+Usage: python bench/bench_scale.py [--sizes ML-100K,ML-1M,Steam,ML-20M] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -36,6 +56,7 @@ import json
 import math
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -116,14 +137,17 @@ def _child(name: str) -> dict:
     seed = 20240613
     children = spawn_seeds(seed, 6)
     cpu: dict[str, float] = {}
+    system: dict[str, float] = {}
     rss: dict[str, float] = {}
 
     digest: dict[str, str] = {}
 
     def step(label, fn, *args):
-        t0 = time.process_time()
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
         out = fn(*args)
-        cpu[label] = time.process_time() - t0
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu[label] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        system[label] = r1.ru_stime - r0.ru_stime
         rss[label] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
         digest[label] = _digest(out)
         return out
@@ -171,13 +195,14 @@ def _child(name: str) -> dict:
         res = run_replicate(World(name, model, profile, sampler), ev, seed).results
         got = {(r.recommender, r.metric, r.truth): r.value for r in res.itertuples()}
         check = "identical" if all(math.isclose(got[k], v, rel_tol=1e-12) for k, v in means.items()) else "DIFFERENT"
-    return dict(cpu=cpu, rss=rss, digest=digest, peak_gib=peak, truth_pairs=int(truth.n_pairs), observed_pairs=int(obs.observed.n_pairs),
+    return dict(cpu=cpu, sys=system, rss=rss, digest=digest, peak_gib=peak, truth_pairs=int(truth.n_pairs), observed_pairs=int(obs.observed.n_pairs),
                 ref=ref, check=check)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default=",".join(SIZES))
+    ap.add_argument("--repeats", type=int, default=3, help="fresh processes per size (medians are printed)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -185,31 +210,42 @@ def main() -> None:
         return
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
           f"{os.cpu_count()} CPUs")
-    out = {}
+    runs: dict[str, list[dict]] = {name: [] for name in args.sizes.split(",")}
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    for name in args.sizes.split(","):
-        t0 = time.perf_counter()
-        res = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True, env=env)
-        if res.returncode:
-            sys.exit(res.stderr)
-        out[name] = json.loads(res.stdout.strip().splitlines()[-1])
-        out[name]["wall"] = time.perf_counter() - t0
+    for _ in range(args.repeats):
+        for name in runs:
+            t0 = time.perf_counter()
+            res = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True, env=env)
+            if res.returncode:
+                sys.exit(res.stderr)
+            runs[name].append(json.loads(res.stdout.strip().splitlines()[-1]))
+            runs[name][-1]["wall"] = time.perf_counter() - t0
+    out = {name: _median_run(r) for name, r in runs.items()}
     names = list(out)
     w = 9
-    print(f"{'step (CPU s)':<20}" + "".join(f"{n:>{w}}" for n in names) + f"{'exponent':>{w + 1}}")
-    for s in STEPS + ["total"]:
-        row = [out[n]["cpu"].get(s, sum(out[n]["cpu"].values())) if s == "total" else out[n]["cpu"][s] for n in names]
-        line = f"{s:<20}" + "".join(f"{v:>{w}.2f}" for v in row)
-        if "ML-1M" in out and "ML-20M" in out:
-            a, b = out["ML-1M"], out["ML-20M"]
-            key = "truth_pairs" if s == "truth" else "observed_pairs"
-            ta, tb = (sum(x["cpu"].values()) if s == "total" else x["cpu"][s] for x in (a, b))
-            line += f"{math.log(tb / ta) / math.log(b[key] / a[key]):>{w + 1}.2f}" if ta > 0 else ""
-        print(line)
+    print(f"median of {args.repeats} runs per size\n")
+    for title, key in (("step (CPU s)", "cpu"), ("of which user s", "user"), ("of which system s", "sys")):
+        print(f"{title:<20}" + "".join(f"{n:>{w}}" for n in names) + f"{'exponent':>{w + 1}}")
+        for s in STEPS + ["total"]:
+            row = [out[n][key + "_total"] if s == "total" else out[n][key][s] for n in names]
+            line = f"{s:<20}" + "".join(f"{v:>{w}.2f}" for v in row)
+            if "ML-1M" in out and "ML-20M" in out:
+                a, b = out["ML-1M"], out["ML-20M"]
+                size = "truth_pairs" if s == "truth" else "observed_pairs"
+                ta, tb = (x[key + "_total"] if s == "total" else x[key][s] for x in (a, b))
+                line += f"{math.log(tb / ta) / math.log(b[size] / a[size]):>{w + 1}.2f}" if ta > 0 and tb > 0 else ""
+            print(line)
+        print()
     for label, f in (("wall s (process)", lambda r: r["wall"]), ("peak RSS GiB", lambda r: r["peak_gib"]),
                      ("ref: sort true keys", lambda r: r["ref"]), ("true pairs (M)", lambda r: r["truth_pairs"] / 1e6),
                      ("observed pairs (M)", lambda r: r["observed_pairs"] / 1e6)):
-        print(f"{label:<20}" + "".join(f"{f(out[n]):>{w}.2f}" for n in names))
+        line = f"{label:<20}" + "".join(f"{f(out[n]):>{w}.2f}" for n in names)
+        if label.startswith("ref") and "ML-1M" in out and "ML-20M" in out:  # its growth, over the true pairs
+            a, b = out["ML-1M"], out["ML-20M"]
+            line += f"{math.log(b['ref'] / a['ref']) / math.log(b['truth_pairs'] / a['truth_pairs']):>{w + 1}.2f}"
+        print(line)
+    print("\nCPU s of every run (total; the median is the table's): "
+          + "; ".join(f"{n} " + ", ".join(f"{sum(r['cpu'].values()):.2f}" for r in runs[n]) for n in names))
     print("\npeak RSS (GiB) reached by the end of each step:")
     print(f"{'step':<20}" + "".join(f"{n:>{w}}" for n in names))
     for s in STEPS:
@@ -218,8 +254,25 @@ def main() -> None:
     print(f"{'step':<20}" + "".join(f"{n:>{w + 5}}" for n in names))
     for s in STEPS:
         print(f"{s:<20}" + "".join(f"{out[n]['digest'][s]:>{w + 5}}" for n in names))
+    unstable = [n for n in names if any(r["digest"] != runs[n][0]["digest"] for r in runs[n])]
+    print("digests identical in every repeat" if not unstable else f"DIGESTS DIFFER between repeats: {unstable}")
     print("steps reproduce run_replicate: " + ", ".join(f"{n} {out[n]['check'] or 'not checked'}" for n in names))
     print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
+def _median_run(runs: list[dict]) -> dict:
+    """Per step and measure, the median over the runs (digests, sizes and check from the first run)."""
+    med = statistics.median
+    out = dict(runs[0])
+    for r in runs:
+        r["user"] = {s: r["cpu"][s] - r["sys"][s] for s in r["cpu"]}
+    for key in ("cpu", "user", "sys", "rss"):
+        out[key] = {s: med(r[key][s] for r in runs) for s in runs[0][key]}
+    for key in ("cpu", "user", "sys"):
+        out[key + "_total"] = med(sum(r[key].values()) for r in runs)
+    for key in ("wall", "peak_gib", "ref"):
+        out[key] = med(r[key] for r in runs)
+    return out
 
 
 if __name__ == "__main__":
