@@ -252,7 +252,7 @@ _SD, _EXTRA = 4.0, 6.0
 
 def _round_draws(rem: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """Gaps drawn for rows with ``rem`` positions left: mean + 4 sd + 6 of the members, at most rem + 1."""
-    mu = rem * probs
+    mu = np.maximum(rem, 0) * probs  # (rem = -1: an empty row with include_first)
     want = np.ceil(mu + _SD * np.sqrt(mu) + _EXTRA)
     return np.where(rem > 0, np.minimum(want, rem + 1.0), 0.0).astype(np.int64)
 

@@ -138,6 +138,7 @@ def test_bernoulli_subsets_counts_are_binomial_on_long_rows():
     first=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
+@pytest.mark.filterwarnings("error")  # no RuntimeWarning either (an empty row once took the sqrt of -p)
 def test_bernoulli_subsets_invariants(data, first, seed):
     pops = np.array([d[0] for d in data], dtype=np.int64)
     probs = np.array([d[1] for d in data])
