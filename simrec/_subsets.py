@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simrec._sampling import pair_blocks
 from simrec.interactions import Interactions
 
 __all__ = ["uniform_subsets", "bernoulli_subsets", "sorted_unique", "interactions_from_rows"]
@@ -334,13 +335,12 @@ def bernoulli_subsets(
         scale = -1.0 / np.log1p(-probs)  # gap - 1 = floor(E * scale): +inf at p = 0, 0 at p = 1
     rem = pops - 1 if include_first else pops
     draws = _round_draws(rem, probs) + (include_first & (pops > 0))
-    ends = np.cumsum(draws)
-    cuts = np.searchsorted(ends, np.arange(_BERNOULLI_BLOCK, ends[-1], _BERNOULLI_BLOCK), side="left") + 1
-    bounds = np.unique(np.concatenate(([0], cuts, [n_rows])))
+    draw_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(draws, out=draw_ptr[1:])
     counts = np.zeros(n_rows, dtype=np.int64)
-    out = np.empty(int(ends[-1]), dtype=np.int32)  # one round per row: at most its draws are members
+    out = np.empty(int(draw_ptr[-1]), dtype=np.int32)  # one round per row: at most its draws are members
     filled = 0
-    for r0, r1 in zip(bounds[:-1], bounds[1:]):
+    for r0, r1 in pair_blocks(draw_ptr, _BERNOULLI_BLOCK):
         block = slice(r0, r1)
         c, members = _bernoulli_block(pops[block], probs[block], scale[block], draws[block], offsets[block],
                                       include_first, rng)

@@ -254,9 +254,10 @@ class LDA:
         # keys user * I + item built in place, int32 when the block's cells fit (numpy
         # sorts 32-bit keys about twice as fast), from the non-zero cells only
         dtype = np.int32 if n * I < 2**31 else np.int64
-        cells = np.flatnonzero(draws.T.ravel())  # topic-major (topic, user) cells with a draw
-        keys = np.repeat((cells % n).astype(dtype) * dtype(I), draws.T.ravel()[cells])
-        del cells
+        flat = draws.T.ravel()  # topic-major (topic, user) cells (a copy: ravel of a transpose)
+        cells = np.flatnonzero(flat)  # those with a draw
+        keys = np.repeat((cells % n).astype(dtype) * dtype(I), flat[cells])
+        del flat, cells
         bounds = np.concatenate(([0], np.cumsum(per_topic)))
         for k in np.flatnonzero(per_topic):
             keys[bounds[k] : bounds[k + 1]] += streams.take(k, int(per_topic[k]))

@@ -45,34 +45,33 @@ def _csr_rows(m: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     return row_ids(np.diff(m.indptr)), m.indices.astype(np.int64)
 
 
-def _union_rows(a: sp.csr_array, b: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
-    """(row, item) pairs of the union of two disjoint binary CSR matrices, sorted by (row, item).
+def _random_relevant(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator):
+    """Per user, ``t[u]`` items of its row of ``rel`` drawn uniformly without replacement, in random order.
 
-    One sparse sum: scipy merges each row's sorted indices in C++ (linear
-    time), several times faster than a stable sort of (row, item) keys.
-    """
-    return _csr_rows(sp.csr_array(a + b))
-
-
-def _random_allowed(
-    excl: tuple[np.ndarray, np.ndarray], k: np.ndarray, n_items: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per user, k[u] distinct random items outside the excluded (row, item) set."""
-    n_users = len(k)
-    allowed = n_items - np.bincount(excl[0], minlength=n_users)
-    rows, j = sample_distinct(k, allowed, rng)
-    return rows, nth_allowed(excl[0], excl[1], n_users, rows, j, n_items + 1)
-
-
-def _shuffled_prefix(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator):
-    """Per user, t[u] items of its row of ``rel`` drawn uniformly without replacement, in random order.
-
-    Returns row-grouped (rows, position in the draw, item) arrays.
+    Yields chunks ``(rows, rank, items)`` (grouped rows, each entry's position
+    in its user's draw, the item) as :func:`~simrec._sampling.sample_distinct_chunks`
+    draws them: no arrays of the whole sample.
     """
     r = np.diff(rel.indptr).astype(np.int64)
-    rows, j = sample_distinct(t, r, rng)
-    items = rel.indices[rel.indptr[:-1][rows] + j].astype(np.int64)
-    return rows, rank_within_rows(rows, rel.shape[0]), items
+    for rows, j in sample_distinct_chunks(t, r, rng):
+        yield rows, group_ranks(rows), rel.indices[np.take(rel.indptr, rows) + j]
+
+
+def _random_outside(excluded, k: np.ndarray, allowed: np.ndarray, n_items: int, rng: np.random.Generator):
+    """Per user, ``k[u]`` distinct items drawn uniformly among its ``allowed[u]`` non-excluded ones, in random order.
+
+    ``excluded(users)`` gives the excluded items of the distinct, ascending
+    ``users`` as a canonical csr_array, one row each (only the users of one
+    chunk are asked for). Yields chunks ``(rows, rank, items)`` like
+    :func:`_random_relevant`.
+    """
+    for rows, j in sample_distinct_chunks(k, allowed, rng):
+        yield rows, group_ranks(rows), _allowed_items(excluded(_distinct(rows)), rows, j, n_items + 1)
+
+
+def _train_or_relevant(train: Interactions, rel: sp.csr_array):
+    """``excluded`` of :func:`_random_outside` for the union of training and relevant items (disjoint)."""
+    return lambda users: sp.csr_array(train.matrix[users] + rel[users])  # scipy merges each row's sorted items
 
 
 def _allowed_items(excluded: sp.csr_array, rows: np.ndarray, j: np.ndarray, width: int) -> np.ndarray:
@@ -285,9 +284,9 @@ class RandomRecommender:
         gen = as_generator(rng)
         allowed = train.n_items - train.user_counts()
         out = np.full((train.n_users, n), -1, dtype=np.int64)
-        # chunk by chunk: each chunk's excluded items are its rows of train alone (no arrays of the whole sample)
-        for rows, j in sample_distinct_chunks(np.minimum(n, allowed), allowed, gen):
-            out[rows, group_ranks(rows)] = _allowed_items(train.matrix[_distinct(rows)], rows, j, train.n_items + 1)
+        for rows, rank, items in _random_outside(lambda u: train.matrix[u], np.minimum(n, allowed), allowed,
+                                                 train.n_items, gen):
+            out[rows, rank] = items
         return out
 
     def score(
@@ -516,11 +515,13 @@ class ProbabilisticOracle:
         n_rel = (kinds == 1).sum(axis=1)
         n_non = (kinds == 0).sum(axis=1)
         out = np.full((n_users, n), -1, dtype=np.int64)
-        rr, _, ritems = _shuffled_prefix(rel, n_rel, gen)
-        out[kinds == 1] = ritems  # row-major slots match the row-grouped items
-        excl = _union_rows(train.matrix, rel)
-        _, nitems = _random_allowed(excl, n_non, n_items, gen)
-        out[kinds == 0] = nitems
+        # the rank-th item drawn for a user goes to its rank-th slot of that kind
+        for kind, count, draws in ((1, n_rel, _random_relevant(rel, n_rel, gen)),
+                                   (0, n_non, _random_outside(_train_or_relevant(train, rel), n_non, m, n_items, gen))):
+            slot_cols = np.nonzero(kinds == kind)[1]  # row-major: each user's slots of this kind, in order
+            first = np.cumsum(count) - count
+            for rows, rank, items in draws:
+                out[rows, slot_cols[first[rows] + rank]] = items
         return out
 
     def score(
@@ -653,19 +654,16 @@ class Oracle:
         r = np.diff(rel.indptr).astype(np.int64)
         t = np.minimum(n, r)
         out = np.full((n_users, n), -1, dtype=np.int64)
-        # chunk by chunk (no arrays of the whole sample): t relevant items per user, in random order
-        for rows, j in sample_distinct_chunks(t, r, gen):
-            out[rows, group_ranks(rows)] = rel.indices[np.take(rel.indptr, rows) + j]
+        for rows, rank, items in _random_relevant(rel, t, gen):  # t relevant items per user, in random order
+            out[rows, rank] = items
         # Only users with fewer than n relevant candidates get random fill
         # items, outside their training and relevant items (disjoint:
         # check_relevant drops relevant training pairs); rows with f = 0 draw
         # nothing, so the draws are those of the full-matrix version.
         allowed = n_items - train.user_counts() - r
         f = np.minimum(n - t, allowed)
-        for rows, j in sample_distinct_chunks(f, allowed, gen):
-            u = _distinct(rows)
-            excluded = sp.csr_array(train.matrix[u] + rel[u])  # their union, each row's items sorted
-            out[rows, t[rows] + group_ranks(rows)] = _allowed_items(excluded, rows, j, n_items + 1)
+        for rows, rank, items in _random_outside(_train_or_relevant(train, rel), f, allowed, n_items, gen):
+            out[rows, t[rows] + rank] = items
         return out
 
     def score(
