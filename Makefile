@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh clone (only Python >= 3.11 needed):
 #   make run    install into .venv and run the main job (simrec run quickstart)
 #   make test   install into .venv and run the test suite (python -m pytest)
-#   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/
+#   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/; ruff format --check
 # PyTorch (needed by LensKit) is installed first, pinned to the CPU build
 # torch==2.13.0, so pip does not resolve a multi-GB CUDA build.
 
@@ -31,6 +31,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

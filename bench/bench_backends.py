@@ -116,8 +116,10 @@ def section_tasks(names: Sequence[str], n_noop: int, n_cpu: int) -> None:
     cpu_tasks = [Task(f"sort {i}", s, s) for i, s in enumerate(seeds)]
     noop_compute = _serial_compute(noop, noop_tasks)
     cpu_compute = _serial_compute(cpu_task, cpu_tasks)
-    print(f"serial compute (plain loop): {n_noop} no-op tasks {noop_compute * 1e3:.1f} ms; "
-          f"{n_cpu} CPU tasks {cpu_compute:.2f} s ({cpu_compute / n_cpu:.2f} s each)\n")
+    print(
+        f"serial compute (plain loop): {n_noop} no-op tasks {noop_compute * 1e3:.1f} ms; "
+        f"{n_cpu} CPU tasks {cpu_compute:.2f} s ({cpu_compute / n_cpu:.2f} s each)\n"
+    )
 
     rows = []
     reference = None
@@ -140,17 +142,34 @@ def section_tasks(names: Sequence[str], n_noop: int, n_cpu: int) -> None:
         identical = out == reference
         if name == "serial":
             serial_wall = wall1
-        rows.append((f"{name} ({backend.n_workers})", startup, wall0, cpu0, (wall0 - noop_compute) / n_noop,
-                     wall1, cpu1, serial_wall / wall1 if serial_wall else float("nan"), identical))
+        rows.append(
+            (
+                f"{name} ({backend.n_workers})",
+                startup,
+                wall0,
+                cpu0,
+                (wall0 - noop_compute) / n_noop,
+                wall1,
+                cpu1,
+                serial_wall / wall1 if serial_wall else float("nan"),
+                identical,
+            )
+        )
 
-    print(f"{'backend (workers)':<18} {'start s':>8} | {'no-op wall s':>12} {'cpu s':>7} {'ms/task':>8} | "
-          f"{'cpu-bound wall s':>16} {'cpu s':>7} {'speed-up':>8} {'same':>5}")
+    print(
+        f"{'backend (workers)':<18} {'start s':>8} | {'no-op wall s':>12} {'cpu s':>7} {'ms/task':>8} | "
+        f"{'cpu-bound wall s':>16} {'cpu s':>7} {'speed-up':>8} {'same':>5}"
+    )
     print("-" * 104)
     for label, startup, w0, c0, per, w1, c1, speed, same in rows:
-        print(f"{label:<18} {startup:8.2f} | {w0:12.3f} {c0:7.2f} {per * 1e3:8.3f} | "
-              f"{w1:16.2f} {c1:7.2f} {speed:7.2f}x {'yes' if same else 'NO':>5}")
-    print(f"\n(no-op: {n_noop} tasks; cpu-bound: {n_cpu} tasks; cpu s counts this process and the backend's "
-          "processes; speed-up = serial wall / wall)")
+        print(
+            f"{label:<18} {startup:8.2f} | {w0:12.3f} {c0:7.2f} {per * 1e3:8.3f} | "
+            f"{w1:16.2f} {c1:7.2f} {speed:7.2f}x {'yes' if same else 'NO':>5}"
+        )
+    print(
+        f"\n(no-op: {n_noop} tasks; cpu-bound: {n_cpu} tasks; cpu s counts this process and the backend's "
+        "processes; speed-up = serial wall / wall)"
+    )
 
 
 def section_cli(names: Sequence[str], scenario: str, jobs: int) -> None:
@@ -163,8 +182,19 @@ def section_cli(names: Sequence[str], scenario: str, jobs: int) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-backends-") as tmp:
         for name in names:
             out = Path(tmp) / name
-            args = [*command, "run", scenario, "--out", str(out), "--quiet", "--no-figures",
-                    "--backend", name, "--jobs", str(jobs)]
+            args = [
+                *command,
+                "run",
+                scenario,
+                "--out",
+                str(out),
+                "--quiet",
+                "--no-figures",
+                "--backend",
+                name,
+                "--jobs",
+                str(jobs),
+            ]
             ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             res = subprocess.run(args, check=False, capture_output=True, text=True)
@@ -191,7 +221,9 @@ def section_cli(names: Sequence[str], scenario: str, jobs: int) -> None:
             rows.append((name, wall, cpu, note))
             shutil.rmtree(out, ignore_errors=True)
     serial = next((w for n, w, _, _ in rows if n == "serial" and w is not None), None)
-    print(f"{'simrec run ' + Path(scenario).stem + f' --jobs {jobs}':<36} {'wall s':>8} {'cpu s':>8} {'speed-up':>9}  note")
+    print(
+        f"{'simrec run ' + Path(scenario).stem + f' --jobs {jobs}':<36} {'wall s':>8} {'cpu s':>8} {'speed-up':>9}  note"
+    )
     print("-" * 82)
     for name, wall, cpu, note in rows:
         if wall is None:
@@ -199,9 +231,11 @@ def section_cli(names: Sequence[str], scenario: str, jobs: int) -> None:
         else:
             speed = f"{serial / wall:8.2f}x" if serial else f"{'-':>9}"
             print(f"--backend {name:<26} {wall:8.2f} {cpu:8.2f} {speed}  {note}")
-    print("\n(wall time of the whole command: interpreter start, imports, cluster start-up and writing the "
-          "run folder included; cpu s = the command and the children it waited for (Ray's own daemons are "
-          "not its children and are not counted))")
+    print(
+        "\n(wall time of the whole command: interpreter start, imports, cluster start-up and writing the "
+        "run folder included; cpu s = the command and the children it waited for (Ray's own daemons are "
+        "not its children and are not counted))"
+    )
 
 
 def main() -> None:
@@ -212,9 +246,13 @@ def main() -> None:
     ap.add_argument("--n-cpu", type=int, default=None, help="CPU-bound tasks (default 12)")
     ap.add_argument("--skip-tasks", action="store_true", help="skip section 1")
     ap.add_argument("--skip-cli", action="store_true", help="skip section 2 (simrec run)")
-    ap.add_argument("--scenario", nargs="+", default=["quickstart", str(Path(__file__).with_name("ml1m-size.toml"))],
-                    help="scenarios of section 2 (default: the quickstart, 30 tasks at ML-100K size, and "
-                         "bench/ml1m-size.toml, 8 tasks at ML-1M size)")
+    ap.add_argument(
+        "--scenario",
+        nargs="+",
+        default=["quickstart", str(Path(__file__).with_name("ml1m-size.toml"))],
+        help="scenarios of section 2 (default: the quickstart, 30 tasks at ML-100K size, and "
+        "bench/ml1m-size.toml, 8 tasks at ML-1M size)",
+    )
     ap.add_argument("--jobs", type=int, default=2, help="--jobs of section 2 (default 2)")
     args = ap.parse_args()
     n_noop = args.n_noop or (500 if args.quick else 2000)

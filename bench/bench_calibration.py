@@ -46,8 +46,10 @@ def main() -> None:
     truth = IBP(n_users=6040, alpha=400.0, c=0.504, sigma=0.1).generate(0)
     ref = observe(truth, TruncatedPareto(m_low=20, alpha=0.3, m_high=2314), PopularitySampler(), 1).observed
     target = CalibrationTarget.from_interactions("ml-1m-like", ref, rng=0)
-    print(f"reference: {ref.n_users:,} users x {ref.n_items:,} items, {ref.n_pairs:,} pairs "
-          f"(built in {time.perf_counter() - t0:.2f} s)\n")
+    print(
+        f"reference: {ref.n_users:,} users x {ref.n_items:,} items, {ref.n_pairs:,} pairs "
+        f"(built in {time.perf_counter() - t0:.2f} s)\n"
+    )
 
     print(f"{'cell':12s} {'seconds':>8s} {'peak MiB':>9s} {'observed pairs':>15s} {'KL item pop':>12s}")
     for pref in ("uniform", "ibp", "lda"):
@@ -62,8 +64,10 @@ def main() -> None:
             peak = tracemalloc.get_traced_memory()[1] / 2**20
             tracemalloc.stop()
             name = f"{pref}-{'pop' if obs == 'popularity' else 'unif'}"
-            print(f"{name:12s} {secs:8.3f} {peak:9.0f} {out.details.get('observed_pairs', float('nan')):15,.0f} "
-                  f"{out.value:12.4f}")
+            print(
+                f"{name:12s} {secs:8.3f} {peak:9.0f} {out.details.get('observed_pairs', float('nan')):15,.0f} "
+                f"{out.value:12.4f}"
+            )
 
     pref, obs_short = args.cell.split("-")
     obs = "popularity" if obs_short == "pop" else "uniform"

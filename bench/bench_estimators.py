@@ -106,8 +106,18 @@ ROWS: list[tuple] = []
 REPEAT = 3
 #: The estimators whose bootstrap cost is measured (every family).
 BOOT_ESTIMATORS = (
-    Naive(), RankEstimate(), ConstrainedLeastSquares(), BiasVariance(0.1), MSEOptimal(), MappingEstimator("beta@P"),
-    MLE(), WeightedMLE(10.0), MES(), MSEOptimal(MLEPrior()), BiasVariance(0.1, MLEPrior()), MSEOptimal(MESPrior()),
+    Naive(),
+    RankEstimate(),
+    ConstrainedLeastSquares(),
+    BiasVariance(0.1),
+    MSEOptimal(),
+    MappingEstimator("beta@P"),
+    MLE(),
+    WeightedMLE(10.0),
+    MES(),
+    MSEOptimal(MLEPrior()),
+    BiasVariance(0.1, MLEPrior()),
+    MSEOptimal(MESPrior()),
 )
 
 
@@ -236,7 +246,12 @@ def run_naive(N: int, M: int, n: int, R: np.ndarray, rng: np.random.Generator, d
 
 
 def run_bootstrap(
-    N: int, n: int, R: np.ndarray, rng: np.random.Generator, n_boot: int, estimators: tuple[Estimator, ...],
+    N: int,
+    n: int,
+    R: np.ndarray,
+    rng: np.random.Generator,
+    n_boot: int,
+    estimators: tuple[Estimator, ...],
     refit: bool = False,
 ) -> None:
     """Point estimate alone vs ``fit(..., n_boot).estimate(metric)``, each on a warm P(r|R) and a cold cache."""
@@ -260,8 +275,14 @@ def run_bootstrap(
         e, wall_b, cpu_b = measure(interval)
         kind = ("refitted " if refit else "linearised ") if linearised(est) else ""
         row(setting, f"{est.name}: point estimate", wall, cpu, v)
-        row(setting, f"{est.name}: + {n_boot} {kind}bootstrap", wall_b, cpu_b, e.estimate,
-            f"x{cpu_b / cpu:.2f} CPU; 95% [{e.lower:.4f}, {e.upper:.4f}]")
+        row(
+            setting,
+            f"{est.name}: + {n_boot} {kind}bootstrap",
+            wall_b,
+            cpu_b,
+            e.estimate,
+            f"x{cpu_b / cpu:.2f} CPU; 95% [{e.lower:.4f}, {e.upper:.4f}]",
+        )
 
 
 def _built(N: int, n: int) -> SamplingScheme:
@@ -290,13 +311,21 @@ def main() -> None:
     global REPEAT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    ap.add_argument("--full", action="store_true", help="also n = 100 and 1,000, the straightforward "
-                    "implementations (dense N x N D: ~4 GB) and the scaling in N")
+    ap.add_argument(
+        "--full",
+        action="store_true",
+        help="also n = 100 and 1,000, the straightforward implementations (dense N x N D: ~4 GB) and the scaling in N",
+    )
     ap.add_argument("--n-boot", type=int, default=200, help="bootstrap replicates (default 200)")
-    ap.add_argument("--fitted-boot", type=int, default=20, help="replicates of the refitted reference lines "
-                    "(refit=True; default 20: their cost is linear in it)")
-    ap.add_argument("--refit-repeat", type=int, default=1, help="runs per timing of the refitted references "
-                    "(default 1)")
+    ap.add_argument(
+        "--fitted-boot",
+        type=int,
+        default=20,
+        help="replicates of the refitted reference lines (refit=True; default 20: their cost is linear in it)",
+    )
+    ap.add_argument(
+        "--refit-repeat", type=int, default=1, help="runs per timing of the refitted references (default 1)"
+    )
     ap.add_argument("--bootstrap-only", action="store_true", help="section 2 only (bootstrap intervals)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per timing (median; default 3)")
     ap.add_argument("--seed", type=int, default=0)

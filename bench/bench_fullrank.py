@@ -56,8 +56,10 @@ def timed(fn, *args, **kwargs):
 def simrec_measure(lists, rels):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return {kind: {m: float(np.nanmean(v)) for m, v in list_metrics(lists, rel, METRICS).items()}
-                for kind, rel in rels.items()}
+        return {
+            kind: {m: float(np.nanmean(v)) for m, v in list_metrics(lists, rel, METRICS).items()}
+            for kind, rel in rels.items()
+        }
 
 
 def _collection_of_lists(lists: np.ndarray, users: np.ndarray):
@@ -77,8 +79,9 @@ def lenskit_measure(recs, rels, users, n):
     out = {}
     for kind, m in rels.items():
         rows = users[np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))]
-        test = ItemListCollection.from_df(pd.DataFrame({"user_id": rows, "item_id": m.indices.astype(np.int64)}),
-                                          UserIDKey)
+        test = ItemListCollection.from_df(
+            pd.DataFrame({"user_id": rows, "item_id": m.indices.astype(np.int64)}), UserIDKey
+        )
         ra = RunAnalysis()
         for metric in (Precision(), Recall(), RecipRank(), NDCG(n=n, weight=LogRankWeight(offset=1))):
             ra.add_metric(metric)
@@ -91,8 +94,14 @@ def lenskit_measure(recs, rels, users, n):
 def ranx_dicts(lists, rels, users, n):
     """ranx's input dicts (built untimed): the run and one qrels dict per relevance set."""
     run = {str(u): {str(i): float(n - r) for r, i in enumerate(row[row >= 0])} for u, row in zip(users, lists)}
-    qrels = {kind: {str(users[u]): {str(i): 1 for i in m.indices[m.indptr[u]:m.indptr[u + 1]]}
-                    for u in range(m.shape[0]) if m.indptr[u + 1] > m.indptr[u]} for kind, m in rels.items()}
+    qrels = {
+        kind: {
+            str(users[u]): {str(i): 1 for i in m.indices[m.indptr[u] : m.indptr[u + 1]]}
+            for u in range(m.shape[0])
+            if m.indptr[u + 1] > m.indptr[u]
+        }
+        for kind, m in rels.items()
+    }
     return run, qrels
 
 
@@ -138,13 +147,24 @@ def main() -> None:
     for name, w, c in rows:
         print(f"{name:<40} {w:8.2f} {c:8.2f}")
     if theirs is not None:
-        print(f"\nmetrics: LensKit / simrec = {rows[-1][1] / simrec_metrics[0]:.1f}x wall, "
-              f"{rows[-1][2] / simrec_metrics[1]:.1f}x CPU; (LensKit) / (simrec top_n + metrics) = "
-              f"{rows[-1][1] / (rows[0][1] + rows[1][1]):.1f}x wall")
-        names = {"precision": "Precision", "recall": "Recall", "reciprocal_rank": "RecipRank", "ndcg": f"NDCG@{n_items}"}
+        print(
+            f"\nmetrics: LensKit / simrec = {rows[-1][1] / simrec_metrics[0]:.1f}x wall, "
+            f"{rows[-1][2] / simrec_metrics[1]:.1f}x CPU; (LensKit) / (simrec top_n + metrics) = "
+            f"{rows[-1][1] / (rows[0][1] + rows[1][1]):.1f}x wall"
+        )
+        names = {
+            "precision": "Precision",
+            "recall": "Recall",
+            "reciprocal_rank": "RecipRank",
+            "ndcg": f"NDCG@{n_items}",
+        }
         for kind in rels:
-            print(f"  {kind:<9}" + "  ".join(f"{m} {ours[kind][m]:.4f}/{theirs[kind].get(lab, float('nan')):.4f}"
-                                         for m, lab in names.items()))
+            print(
+                f"  {kind:<9}"
+                + "  ".join(
+                    f"{m} {ours[kind][m]:.4f}/{theirs[kind].get(lab, float('nan')):.4f}" for m, lab in names.items()
+                )
+            )
 
     if not args.skip_ranx:
         try:
@@ -163,8 +183,9 @@ def main() -> None:
         print(f"{'ranx evaluate':<40} {rw:8.3f} {rc:8.3f}")
         print(f"ranx / simrec = {rw / sw:.1f}x wall, {rc / sc:.1f}x CPU")
         for kind in rels:
-            print(f"  {kind:<9}" + "  ".join(f"{m} {s[kind][m]:.4f}/{v:.4f}"
-                                         for m, v in zip(METRICS, r[kind].values())))
+            print(
+                f"  {kind:<9}" + "  ".join(f"{m} {s[kind][m]:.4f}/{v:.4f}" for m, v in zip(METRICS, r[kind].values()))
+            )
     print(f"load after: {os.getloadavg()[0]:.2f}")
 
 

@@ -34,12 +34,26 @@ from simrec.preference import IBP, LDA, Uniform
 SCALES = {
     # name: (n_users, n_items, observed target, Pareto m_low, m_high, model params)
     "ML-1M": dict(
-        n_users=6040, n_items=3706, target=1_000_000, m_low=20.0, m_high=2314.0,
-        uniform_lam=600.0, ibp_alpha=400.0, ibp_sigma=0.1, lda=dict(n_topics=100, lam=600.0, a=0.1, b=0.1),
+        n_users=6040,
+        n_items=3706,
+        target=1_000_000,
+        m_low=20.0,
+        m_high=2314.0,
+        uniform_lam=600.0,
+        ibp_alpha=400.0,
+        ibp_sigma=0.1,
+        lda=dict(n_topics=100, lam=600.0, a=0.1, b=0.1),
     ),
     "Steam": dict(
-        n_users=70912, n_items=10978, target=5_000_000, m_low=1.0, m_high=7000.0,
-        uniform_lam=150.0, ibp_alpha=150.0, ibp_sigma=0.3, lda=dict(n_topics=100, lam=150.0, a=0.1, b=0.1),
+        n_users=70912,
+        n_items=10978,
+        target=5_000_000,
+        m_low=1.0,
+        m_high=7000.0,
+        uniform_lam=150.0,
+        ibp_alpha=150.0,
+        ibp_sigma=0.3,
+        lda=dict(n_topics=100, lam=150.0, a=0.1, b=0.1),
     ),
 }
 
@@ -134,17 +148,36 @@ def main() -> None:
                 tot_s, _ = best_of(lambda: run_once(model, profile, sampler, 1))
                 mem = peak_mib(lambda: run_once(model, profile, sampler, 1))
                 scale_rows.append(
-                    dict(model=f"{mname}-{sname}", scale=scale, seconds=tot_s, gen_s=gen_s, obs_s=obs_s,
-                         true_pairs=truth.n_pairs, observed_pairs=obs.observed.n_pairs,
-                         pairs_per_s=truth.n_pairs / tot_s, peak_mib=mem)
+                    dict(
+                        model=f"{mname}-{sname}",
+                        scale=scale,
+                        seconds=tot_s,
+                        gen_s=gen_s,
+                        obs_s=obs_s,
+                        true_pairs=truth.n_pairs,
+                        observed_pairs=obs.observed.n_pairs,
+                        pairs_per_s=truth.n_pairs / tot_s,
+                        peak_mib=mem,
+                    )
                 )
                 del truth, obs
         n_ref = max(r["true_pairs"] for r in scale_rows)
         for how in ("from_pairs", "sort+CSR"):
             s, x = best_of(lambda: reference(U, I, n_ref, 3, how))
             mem = peak_mib(lambda: reference(U, I, n_ref, 3, how))
-            scale_rows.append(dict(model=f"ref: {how}", scale=scale, seconds=s, gen_s=s, obs_s=0.0,
-                                   true_pairs=x.n_pairs, observed_pairs=0, pairs_per_s=n_ref / s, peak_mib=mem))
+            scale_rows.append(
+                dict(
+                    model=f"ref: {how}",
+                    scale=scale,
+                    seconds=s,
+                    gen_s=s,
+                    obs_s=0.0,
+                    true_pairs=x.n_pairs,
+                    observed_pairs=0,
+                    pairs_per_s=n_ref / s,
+                    peak_mib=mem,
+                )
+            )
         ref_rate = {r["model"]: r["pairs_per_s"] for r in scale_rows if r["model"].startswith("ref")}
         for r in scale_rows:
             r["vs_from_pairs"] = ref_rate["ref: from_pairs"] / r["pairs_per_s"]
@@ -155,16 +188,22 @@ def main() -> None:
         else:
             print(f"# Steam IBP: c = {models['IBP'].c:.4f}, E[items] = {models['IBP'].expected_items():.0f}")
 
-    head = f"{'model':<16}{'scale':<7}{'seconds':>9}{'gen s':>8}{'obs s':>8}{'true pairs':>12}{'obs pairs':>11}" \
-           f"{'true pairs/s':>14}{'peak MiB':>10}{'x ref(fp)':>10}{'x ref(sort)':>12}"
+    head = (
+        f"{'model':<16}{'scale':<7}{'seconds':>9}{'gen s':>8}{'obs s':>8}{'true pairs':>12}{'obs pairs':>11}"
+        f"{'true pairs/s':>14}{'peak MiB':>10}{'x ref(fp)':>10}{'x ref(sort)':>12}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['model']:<16}{r['scale']:<7}{r['seconds']:>9.3f}{r['gen_s']:>8.3f}{r['obs_s']:>8.3f}"
-              f"{r['true_pairs']:>12,}{r['observed_pairs']:>11,}{r['pairs_per_s']:>14,.0f}{r['peak_mib']:>10.0f}"
-              f"{r['vs_from_pairs']:>10.2f}{r['vs_sort']:>12.2f}")
+        print(
+            f"{r['model']:<16}{r['scale']:<7}{r['seconds']:>9.3f}{r['gen_s']:>8.3f}{r['obs_s']:>8.3f}"
+            f"{r['true_pairs']:>12,}{r['observed_pairs']:>11,}{r['pairs_per_s']:>14,.0f}{r['peak_mib']:>10.0f}"
+            f"{r['vs_from_pairs']:>10.2f}{r['vs_sort']:>12.2f}"
+        )
     print("seconds = best of 3 of generate + observe; gen s / obs s = best of 3 of each step alone;")
-    print("peak MiB = tracemalloc peak of one generate + observe; x ref = slowdown in true pairs/s vs the reference line.")
+    print(
+        "peak MiB = tracemalloc peak of one generate + observe; x ref = slowdown in true pairs/s vs the reference line."
+    )
     print(f"load after: {os.getloadavg()[0]:.2f}")
 
 

@@ -69,12 +69,18 @@ def main() -> None:
     rng = np.random.default_rng(2)
     lists = [np.argsort(rng.random((truth.n_users, truth.n_items)), axis=1)[:, :50] for _ in range(5)]
     binary = Interactions(truth.matrix)
-    rows.append(("ndcg_lenskit07, graded truth, 5 x top-50", *best(lambda: list_metrics_many(lists, truth, ["ndcg_lenskit07"]))))
-    rows.append(("  peer: ndcg_lenskit07, binary pairs", *best(lambda: list_metrics_many(lists, binary, ["ndcg_lenskit07"]))))
+    rows.append(
+        ("ndcg_lenskit07, graded truth, 5 x top-50", *best(lambda: list_metrics_many(lists, truth, ["ndcg_lenskit07"])))
+    )
+    rows.append(
+        ("  peer: ndcg_lenskit07, binary pairs", *best(lambda: list_metrics_many(lists, binary, ["ndcg_lenskit07"])))
+    )
     rows.append(("  peer: standard ndcg, graded truth", *best(lambda: list_metrics_many(lists, truth, ["ndcg"]))))
 
-    print(f"truth: {truth.n_users} users x {truth.n_items} items, {truth.n_pairs} pairs, "
-          f"{int(truth.gains.sum())} draws, max like count {int(truth.gains.max())}")
+    print(
+        f"truth: {truth.n_users} users x {truth.n_items} items, {truth.n_pairs} pairs, "
+        f"{int(truth.gains.sum())} draws, max like count {int(truth.gains.max())}"
+    )
     head = f"{'step':<44}{'CPU s':>8}{'wall s':>8}"
     print(head)
     print("-" * len(head))

@@ -60,8 +60,11 @@ def main() -> None:
         rec = LensKitRecommender(ItemCFScorer, q=args.q)
         _, w, c = timed(lambda: rec.fit(inter, rng=1))
         rows.append(("ItemCF, training", w, c))
-        blocks, w, c = timed(lambda: np.concatenate([rec.score(inter, None, users=users[i:i + 500])
-                                                     for i in range(0, users.size, 500)]))
+        blocks, w, c = timed(
+            lambda: np.concatenate(
+                [rec.score(inter, None, users=users[i : i + 500]) for i in range(0, users.size, 500)]
+            )
+        )
         rows.append(("ItemCF, blocks (simrec)", w, c))
         pipe = rec.pipeline
 
@@ -77,8 +80,11 @@ def main() -> None:
         knn = LensKitRecommender("ItemKNNScorer", max_nbrs=inter.n_items)
         _, w, c = timed(lambda: knn.fit(inter, rng=1))
         rows.append(("LensKit ItemKNN, training", w, c))
-        _, w, c = timed(lambda: np.concatenate([knn.score(inter, None, users=users[i:i + 500])
-                                                for i in range(0, users.size, 500)]))
+        _, w, c = timed(
+            lambda: np.concatenate(
+                [knn.score(inter, None, users=users[i : i + 500]) for i in range(0, users.size, 500)]
+            )
+        )
         rows.append(("LensKit ItemKNN, every neighbour, per user (peer)", w, c))
     cand = np.isfinite(blocks) & (blocks > -1e300)
     diff = np.nanmax(np.abs(blocks[cand] - single[cand]) / np.maximum(np.abs(single[cand]), 1e-12))

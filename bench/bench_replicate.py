@@ -79,6 +79,7 @@ def lenskit_path(train: Interactions, test: Interactions, truth_rel: sp.csr_arra
     from lenskit.splitting import SampleFrac, sample_users
 
     times = {}
+
     # split: LensKit's per-user holdout over every user
     def lk_split():
         df = pd.DataFrame({"user_id": obs.row_of_pairs(), "item_id": obs.matrix.indices.astype(np.int64)})
@@ -129,8 +130,10 @@ def main() -> None:
 
     n_users, n_items, mean_truth = (1_000, 1_000, 160) if args.quick else (6_040, 3_706, 380)
     truth, obs = make_data(n_users, n_items, mean_truth, args.seed)
-    print(f"data: {obs.n_users} users x {obs.n_items} items, {obs.n_pairs:,} observed pairs, "
-          f"{truth.n_pairs:,} true pairs; lists of N = {N}\n")
+    print(
+        f"data: {obs.n_users} users x {obs.n_items} items, {obs.n_pairs:,} observed pairs, "
+        f"{truth.n_pairs:,} true pairs; lists of N = {N}\n"
+    )
 
     rng = np.random.default_rng(args.seed)
     t0 = {}
@@ -171,8 +174,10 @@ def main() -> None:
         ratio = f"{b / a:7.0f}x" if b is not None else f"{'-':>8}"
         print(f"{step:<38} {a:10.3f} {bs} {ratio}")
 
-    print("\nmean over evaluated users (Popular; simrec vs LensKit; Popular ties are broken "
-          "differently, so small differences are expected):")
+    print(
+        "\nmean over evaluated users (Popular; simrec vs LensKit; Popular ties are broken "
+        "differently, so small differences are expected):"
+    )
     names = {"precision": "Precision", "recall": "Recall", "reciprocal_rank": "RecipRank", "ndcg": f"NDCG@{N}"}
     for kind in ("observed", "truth"):
         parts = []
@@ -182,9 +187,14 @@ def main() -> None:
             parts.append(f"{m} {ours:.4f}/{theirs}")
         print(f"  {kind:<9}" + "  ".join(parts))
     for name in ("Oracle", "Random"):
-        print(f"  {name:<9}" + "  ".join(
-            f"{m}[{kind}] {np.nanmean(vals[name][(m, kind)]):.4f}" for m in ("precision", "recall") for kind in ("observed", "truth")
-        ))
+        print(
+            f"  {name:<9}"
+            + "  ".join(
+                f"{m}[{kind}] {np.nanmean(vals[name][(m, kind)]):.4f}"
+                for m in ("precision", "recall")
+                for kind in ("observed", "truth")
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -67,11 +67,18 @@ SIZES = {
     "ML-100K": dict(n_users=943, n_items=1682, target=100_000, m_low=20.0, m_high=737.0, alpha=300.0, sigma=0.1),
     "ML-1M": dict(n_users=6040, n_items=3706, target=1_000_000, m_low=20.0, m_high=2314.0, alpha=400.0, sigma=0.1),
     "Steam": dict(n_users=70912, n_items=10978, target=5_000_000, m_low=1.0, m_high=7000.0, alpha=150.0, sigma=0.3),
-    "ML-20M": dict(n_users=138493, n_items=26744, target=20_000_000, m_low=20.0, m_high=9254.0, alpha=300.0,
-                   sigma=0.3),
+    "ML-20M": dict(n_users=138493, n_items=26744, target=20_000_000, m_low=20.0, m_high=9254.0, alpha=300.0, sigma=0.3),
 }
-STEPS = ["truth", "observe", "split", "true relevance", "Oracle recommend", "Popular recommend", "Random recommend",
-         "measure (3 recs)"]
+STEPS = [
+    "truth",
+    "observe",
+    "split",
+    "true relevance",
+    "Oracle recommend",
+    "Popular recommend",
+    "Random recommend",
+    "measure (3 recs)",
+]
 
 
 def _digest(out) -> str:
@@ -131,8 +138,12 @@ def _child(name: str) -> dict:
     from simrec.split import holdout
 
     p = SIZES[name]
-    c = brentq(lambda c: IBP(p["n_users"], p["alpha"], c, p["sigma"]).expected_items() - p["n_items"],
-               -p["sigma"] + 1e-9, 1e4, xtol=1e-10)
+    c = brentq(
+        lambda c: IBP(p["n_users"], p["alpha"], c, p["sigma"]).expected_items() - p["n_items"],
+        -p["sigma"] + 1e-9,
+        1e4,
+        xtol=1e-10,
+    )
     model = IBP(p["n_users"], p["alpha"], c, p["sigma"])
     seed = 20240613
     children = spawn_seeds(seed, 6)
@@ -161,8 +172,9 @@ def _child(name: str) -> dict:
         d = TruncatedPareto(p["m_low"], a, p["m_high"])
         return float(np.concatenate(([0.0, 1.0], 1.0 + np.cumsum(1.0 - d.cdf(k))))[caps].sum())
 
-    profile = TruncatedPareto(p["m_low"], brentq(lambda a: expected(a) - p["target"], 0.01, 50.0, xtol=1e-6),
-                              p["m_high"])
+    profile = TruncatedPareto(
+        p["m_low"], brentq(lambda a: expected(a) - p["target"], 0.01, 50.0, xtol=1e-6), p["m_high"]
+    )
     sampler = PopularitySampler()
     recs = (Oracle(), Popular(), RandomRecommender())
     ev = Evaluation(recommenders=recs)
@@ -172,8 +184,12 @@ def _child(name: str) -> dict:
     evaluated = np.flatnonzero(split.test.user_counts() > 0)
     rels = [sp.csr_array(split.test.matrix[evaluated]), sp.csr_array(true_rel[evaluated])]
     means = {}
-    all_lists = [step(f"{rec.name} recommend", rec.recommend, split.train, true_rel, ev.n,
-                      as_generator(children[3 + j]))[evaluated] for j, rec in enumerate(recs)]
+    all_lists = [
+        step(f"{rec.name} recommend", rec.recommend, split.train, true_rel, ev.n, as_generator(children[3 + j]))[
+            evaluated
+        ]
+        for j, rec in enumerate(recs)
+    ]
 
     def measure():
         # as run_replicate: each relevance set looked up once for every recommender's lists
@@ -195,8 +211,17 @@ def _child(name: str) -> dict:
         res = run_replicate(World(name, model, profile, sampler), ev, seed).results
         got = {(r.recommender, r.metric, r.truth): r.value for r in res.itertuples()}
         check = "identical" if all(math.isclose(got[k], v, rel_tol=1e-12) for k, v in means.items()) else "DIFFERENT"
-    return dict(cpu=cpu, sys=system, rss=rss, digest=digest, peak_gib=peak, truth_pairs=int(truth.n_pairs), observed_pairs=int(obs.observed.n_pairs),
-                ref=ref, check=check)
+    return dict(
+        cpu=cpu,
+        sys=system,
+        rss=rss,
+        digest=digest,
+        peak_gib=peak,
+        truth_pairs=int(truth.n_pairs),
+        observed_pairs=int(obs.observed.n_pairs),
+        ref=ref,
+        check=check,
+    )
 
 
 def main() -> None:
@@ -208,8 +233,10 @@ def main() -> None:
     if args.child:
         print(json.dumps(_child(args.child)))
         return
-    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
-          f"{os.cpu_count()} CPUs")
+    print(
+        f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
+        f"{os.cpu_count()} CPUs"
+    )
     runs: dict[str, list[dict]] = {name: [] for name in args.sizes.split(",")}
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     for _ in range(args.repeats):
@@ -236,16 +263,22 @@ def main() -> None:
                 line += f"{math.log(tb / ta) / math.log(b[size] / a[size]):>{w + 1}.2f}" if ta > 0 and tb > 0 else ""
             print(line)
         print()
-    for label, f in (("wall s (process)", lambda r: r["wall"]), ("peak RSS GiB", lambda r: r["peak_gib"]),
-                     ("ref: sort true keys", lambda r: r["ref"]), ("true pairs (M)", lambda r: r["truth_pairs"] / 1e6),
-                     ("observed pairs (M)", lambda r: r["observed_pairs"] / 1e6)):
+    for label, f in (
+        ("wall s (process)", lambda r: r["wall"]),
+        ("peak RSS GiB", lambda r: r["peak_gib"]),
+        ("ref: sort true keys", lambda r: r["ref"]),
+        ("true pairs (M)", lambda r: r["truth_pairs"] / 1e6),
+        ("observed pairs (M)", lambda r: r["observed_pairs"] / 1e6),
+    ):
         line = f"{label:<20}" + "".join(f"{f(out[n]):>{w}.2f}" for n in names)
         if label.startswith("ref") and "ML-1M" in out and "ML-20M" in out:  # its growth, over the true pairs
             a, b = out["ML-1M"], out["ML-20M"]
             line += f"{math.log(b['ref'] / a['ref']) / math.log(b['truth_pairs'] / a['truth_pairs']):>{w + 1}.2f}"
         print(line)
-    print("\nCPU s of every run (total; the median is the table's): "
-          + "; ".join(f"{n} " + ", ".join(f"{sum(r['cpu'].values()):.2f}" for r in runs[n]) for n in names))
+    print(
+        "\nCPU s of every run (total; the median is the table's): "
+        + "; ".join(f"{n} " + ", ".join(f"{sum(r['cpu'].values()):.2f}" for r in runs[n]) for n in names)
+    )
     print("\npeak RSS (GiB) reached by the end of each step:")
     print(f"{'step':<20}" + "".join(f"{n:>{w}}" for n in names))
     for s in STEPS:

@@ -145,9 +145,18 @@ def run(study: str, jobs: int, repeats: int | None, out: Path | None) -> dict:
         self_mb, child_mb = _peak_mb(), mem.peak_mb
         n_tasks = outcome.computed
         rows = len(outcome.estimates)
-        return {"study": study, "repeats": sc.repeats, "jobs": jobs, "tasks": n_tasks, "rows": rows,
-                "wall_s": secs, "peak_parent_mb": self_mb, "peak_worker_mb": child_mb,
-                "estimates": outcome.estimates, "winners": outcome.winners}
+        return {
+            "study": study,
+            "repeats": sc.repeats,
+            "jobs": jobs,
+            "tasks": n_tasks,
+            "rows": rows,
+            "wall_s": secs,
+            "peak_parent_mb": self_mb,
+            "peak_worker_mb": child_mb,
+            "estimates": outcome.estimates,
+            "winners": outcome.winners,
+        }
 
 
 def main() -> None:
@@ -158,16 +167,22 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="keep the outputs here (a folder per study)")
     args = ap.parse_args()
     studies = ["ml20m", "ml100k"] if args.study == "both" else [args.study]
-    print(f"{'study':8s} {'repeats':>7s} {'jobs':>4s} {'tasks':>5s} {'rows':>8s} {'wall s':>8s} "
-          f"{'parent MB':>9s} {'workers MB':>10s}")
+    print(
+        f"{'study':8s} {'repeats':>7s} {'jobs':>4s} {'tasks':>5s} {'rows':>8s} {'wall s':>8s} "
+        f"{'parent MB':>9s} {'workers MB':>10s}"
+    )
     for s in studies:
         r = run(s, args.jobs, args.repeats, None if args.out is None else args.out / s)
-        print(f"{r['study']:8s} {r['repeats']:7d} {r['jobs']:4d} {r['tasks']:5d} {r['rows']:8d} {r['wall_s']:8.1f} "
-              f"{r['peak_parent_mb']:9.0f} {r['peak_worker_mb']:10.0f}", flush=True)
+        print(
+            f"{r['study']:8s} {r['repeats']:7d} {r['jobs']:4d} {r['tasks']:5d} {r['rows']:8d} {r['wall_s']:8.1f} "
+            f"{r['peak_parent_mb']:9.0f} {r['peak_worker_mb']:10.0f}",
+            flush=True,
+        )
         est = r["estimates"]
         k10 = est[est["k"] == 10].assign(abs_rel=lambda f: f["rel_error"].abs())
-        tab = k10.pivot_table(index=["scheme", "n", "estimator"], columns="metric", values="abs_rel", aggfunc="mean",
-                              sort=False)
+        tab = k10.pivot_table(
+            index=["scheme", "n", "estimator"], columns="metric", values="abs_rel", aggfunc="mean", sort=False
+        )
         print(f"  mean |relative error| at K = 10 over recommenders ({s}):")
         print("  " + tab.round(3).to_string().replace("\n", "\n  "))
 

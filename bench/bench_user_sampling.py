@@ -80,20 +80,28 @@ def main() -> None:
     sizes = (1000, 5000) if args.quick else (1000, 5000, 10_000)
     repeats = 20 if args.quick else args.repeats
     rng = np.random.default_rng(0)
-    recs = [RecommenderRanks(f"R{i}", _ranks(rng, M, N, a), np.full(M, N), np.arange(M))
-            for i, a in enumerate((0.25, 0.3, 0.35, 0.4, 0.45))]
+    recs = [
+        RecommenderRanks(f"R{i}", _ranks(rng, M, N, a), np.full(M, N), np.arange(M))
+        for i, a in enumerate((0.25, 0.3, 0.35, 0.4, 0.45))
+    ]
     config = UserSamplingConfig(sizes=sizes, repeats=repeats)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"M = {M:,} users, R = {len(recs)} recommenders, N = {N:,}, J = {len(config.ks)} metric columns, "
-          f"{repeats} samples per size; median of {args.repeat} runs")
+    print(
+        f"M = {M:,} users, R = {len(recs)} recommenders, N = {N:,}, J = {len(config.ks)} metric columns, "
+        f"{repeats} samples per size; median of {args.repeat} runs"
+    )
     print(f"{'m':>7} | {'implementation':<18} | {'wall s':>7} | {'CPU s':>7} | {'per sample ms':>13} | ratio")
     for m in sizes:
         w_lib, c_lib, lib = _time(lambda: run_user_sampling(recs, m, config, rng=m), args.repeat)
         w_dir, c_dir, direct = _time(lambda: _direct(recs, m, config, m), args.repeat)
         np.testing.assert_allclose(lib.mean, direct, rtol=0, atol=1e-12)  # type: ignore[union-attr]
-        print(f"{m:>7,} | {'run_user_sampling':<18} | {w_lib:7.2f} | {c_lib:7.2f} | {1e3 * w_lib / repeats:13.1f} | 1.00")
-        print(f"{m:>7,} | {'direct (peer)':<18} | {w_dir:7.2f} | {c_dir:7.2f} | {1e3 * w_dir / repeats:13.1f} | "
-              f"{w_dir / w_lib:.2f}")
+        print(
+            f"{m:>7,} | {'run_user_sampling':<18} | {w_lib:7.2f} | {c_lib:7.2f} | {1e3 * w_lib / repeats:13.1f} | 1.00"
+        )
+        print(
+            f"{m:>7,} | {'direct (peer)':<18} | {w_dir:7.2f} | {c_dir:7.2f} | {1e3 * w_dir / repeats:13.1f} | "
+            f"{w_dir / w_lib:.2f}"
+        )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

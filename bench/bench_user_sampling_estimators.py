@@ -52,25 +52,35 @@ def main() -> None:
     args = ap.parse_args()
     M, N, n = 6040, 3706, 100
     rng = np.random.default_rng(0)
-    recs = [RecommenderRanks(f"R{i}", _ranks(rng, M, N, a), np.full(M, N), np.arange(M))
-            for i, a in enumerate((0.3, 0.35, 0.4))]
+    recs = [
+        RecommenderRanks(f"R{i}", _ranks(rng, M, N, a), np.full(M, N), np.arange(M))
+        for i, a in enumerate((0.3, 0.35, 0.4))
+    ]
     ests = (Naive(), BiasVariance(0.1), MLE(), MSEOptimal(MESPrior(0.001)))
     sizes = (1000, 3000)
     seeds = [[np.random.SeedSequence([7, j])] for j in range(len(recs))]
     plain = UserSamplingConfig(sizes=sizes, repeats=args.repeats)
     with_e = UserSamplingConfig(sizes=sizes, repeats=args.repeats, estimators=ests, item_sizes=(n,))
-    with_b = UserSamplingConfig(sizes=sizes, repeats=args.repeats, estimators=ests, item_sizes=(n,),
-                                n_boot=args.n_boot)
+    with_b = UserSamplingConfig(sizes=sizes, repeats=args.repeats, estimators=ests, item_sizes=(n,), n_boot=args.n_boot)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"M = {M:,}, N = {N:,}, R = {len(recs)}, n = {n}, estimators {', '.join(e.name for e in ests)}, "
-          f"J = {len(plain.ks)} metric columns, {args.repeats} samples per size")
+    print(
+        f"M = {M:,}, N = {N:,}, R = {len(recs)}, n = {n}, estimators {', '.join(e.name for e in ests)}, "
+        f"J = {len(plain.ks)} metric columns, {args.repeats} samples per size"
+    )
     print(f"{'m':>7} | {'computation':<32} | {'wall s':>7} | {'CPU s':>7} | {'per sample ms':>13}")
-    w, c, _ = _time(lambda: [run_stress(r, "binomial", n, StressConfig(repeats=args.repeats, estimators=ests),
-                                        rng=s[0]) for r, s in zip(recs, seeds)])
+    w, c, _ = _time(
+        lambda: [
+            run_stress(r, "binomial", n, StressConfig(repeats=args.repeats, estimators=ests), rng=s[0])
+            for r, s in zip(recs, seeds)
+        ]
+    )
     print(f"{M:>7,} | {'harness, all users (reference)':<32} | {w:7.2f} | {c:7.2f} | {1e3 * w / args.repeats:13.1f}")
     for m in sizes:
-        for label, cfg in (("exact part only", plain), ("+ estimators", with_e),
-                           (f"+ estimators, n_boot = {args.n_boot}", with_b)):
+        for label, cfg in (
+            ("exact part only", plain),
+            ("+ estimators", with_e),
+            (f"+ estimators, n_boot = {args.n_boot}", with_b),
+        ):
             w, c, _ = _time(lambda cfg=cfg: run_user_sampling(recs, m, cfg, rng=m, item_rngs=seeds))
             print(f"{m:>7,} | {label:<32} | {w:7.2f} | {c:7.2f} | {1e3 * w / args.repeats:13.1f}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -19,7 +19,15 @@ if TYPE_CHECKING:
 
     __version__: str
 
-__all__ = ["Interactions", "as_generator", "spawn_seeds", "task_seed", "DEFAULT_MAX_PAIRS", "SizeLimitError", "__version__"]
+__all__ = [
+    "Interactions",
+    "as_generator",
+    "spawn_seeds",
+    "task_seed",
+    "DEFAULT_MAX_PAIRS",
+    "SizeLimitError",
+    "__version__",
+]
 
 # Lazy re-exports (PEP 562): ``import simrec`` (and so ``simrec --help``)
 # loads no numpy, scipy or pandas; each name is imported on first access.

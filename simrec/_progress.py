@@ -27,8 +27,14 @@ def progress_bar(name: str, total: int, label: str, enabled: bool = True) -> Ite
         TimeRemainingColumn,
     )
 
-    bar = Progress(TextColumn(f"[bold]{name}[/bold] {label}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
+    bar = Progress(
+        TextColumn(f"[bold]{name}[/bold] {label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        transient=False,
+    )
     task = bar.add_task(label, total=total)
     bar.start()
     try:

@@ -41,8 +41,7 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
             raise ValueError(f"`rng` seed must be a non-negative integer; got {rng}")
         return np.random.default_rng(rng)
     raise TypeError(
-        "`rng` must be a numpy Generator, SeedSequence, non-negative int or None; "
-        f"got {type(rng).__name__}"
+        f"`rng` must be a numpy Generator, SeedSequence, non-negative int or None; got {type(rng).__name__}"
     )
 
 

@@ -18,8 +18,17 @@ from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["first_occurrences", "nth_allowed", "sample_distinct", "sample_distinct_chunks", "row_starts",
-           "rank_within_rows", "group_ranks", "row_ids", "pair_blocks"]
+__all__ = [
+    "first_occurrences",
+    "nth_allowed",
+    "sample_distinct",
+    "sample_distinct_chunks",
+    "row_starts",
+    "rank_within_rows",
+    "group_ranks",
+    "row_ids",
+    "pair_blocks",
+]
 
 
 def row_ids(lens: np.ndarray, dtype: type = np.int64) -> np.ndarray:

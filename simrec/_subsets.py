@@ -342,8 +342,9 @@ def bernoulli_subsets(
     filled = 0
     for r0, r1 in pair_blocks(draw_ptr, _BERNOULLI_BLOCK):
         block = slice(r0, r1)
-        c, members = _bernoulli_block(pops[block], probs[block], scale[block], draws[block], offsets[block],
-                                      include_first, rng)
+        c, members = _bernoulli_block(
+            pops[block], probs[block], scale[block], draws[block], offsets[block], include_first, rng
+        )
         counts[block] = c
         if filled + len(members) > len(out):  # only after extra rounds
             out = np.concatenate((out[:filled], np.empty(len(members) + len(out) // 8, dtype=np.int32)))

@@ -44,16 +44,25 @@ __all__ = ["app", "main"]
 
 _Out = Annotated[Path, typer.Option("--out", "-o", help="Output folder (re-running resumes).")]
 _Jobs = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Workers (processes, or Ray CPUs of a local cluster).")]
-_Backend = Annotated[Optional[str], typer.Option("--backend", help="serial | processes | ray (default: serial for 1 job, "
-                                                                   "else processes).")]
-_Address = Annotated[Optional[str], typer.Option("--address", help="Ray cluster to connect to (with --backend ray); "
-                                                                   "default: start a local one.")]
+_Backend = Annotated[
+    Optional[str],
+    typer.Option("--backend", help="serial | processes | ray (default: serial for 1 job, else processes)."),
+]
+_Address = Annotated[
+    Optional[str],
+    typer.Option("--address", help="Ray cluster to connect to (with --backend ray); default: start a local one."),
+]
 #: Boolean flags get an empty metavar: typer would otherwise show them as taking a <bool> value.
 _Quiet = Annotated[bool, typer.Option("--quiet", "-q", metavar="", help="No progress bar or summary.")]
-_MaxMemory = Annotated[Optional[str], typer.Option(
-    "--max-memory", metavar="SIZE",
-    help="Refuse the job if its estimated peak memory exceeds SIZE (e.g. 8G, 512M; default: 75% of this machine's "
-         "memory).")]
+_MaxMemory = Annotated[
+    Optional[str],
+    typer.Option(
+        "--max-memory",
+        metavar="SIZE",
+        help="Refuse the job if its estimated peak memory exceeds SIZE (e.g. 8G, 512M; default: 75% of this machine's "
+        "memory).",
+    ),
+]
 _NoFigures = Annotated[bool, typer.Option("--no-figures", metavar="", help="Skip the figures.")]
 
 
@@ -76,9 +85,13 @@ _DEBUG = {"on": False}
 
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, metavar="",
-                                          help="Print the version and exit.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", metavar="", help="Show tracebacks instead of one-line error messages.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, metavar="", help="Print the version and exit."),
+    ] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", metavar="", help="Show tracebacks instead of one-line error messages.")
+    ] = False,
 ) -> None:
     """simrec: how wrong are offline recommender evaluations? Simulate, calibrate, measure."""
     _DEBUG["on"] = debug
@@ -134,8 +147,11 @@ def _job(out: Path) -> Iterator[None]:
     except MemoryError:
         if _DEBUG["on"]:
             raise
-        _fail(f"ran out of memory; finished tasks are kept in {out}. Use fewer --jobs or smaller sizes, or lower "
-              "--max-memory so that such a job is refused before it starts", code=1)
+        _fail(
+            f"ran out of memory; finished tasks are kept in {out}. Use fewer --jobs or smaller sizes, or lower "
+            "--max-memory so that such a job is refused before it starts",
+            code=1,
+        )
     except OSError as exc:
         if _DEBUG["on"]:
             raise
@@ -173,7 +189,9 @@ def os_error_message(exc: OSError, out: Path) -> str:
 
 @app.command()
 def run(
-    scenario: Annotated[str, typer.Argument(help="Scenario TOML file, or the name of a shipped scenario (e.g. quickstart).")],
+    scenario: Annotated[
+        str, typer.Argument(help="Scenario TOML file, or the name of a shipped scenario (e.g. quickstart).")
+    ],
     out: _Out = Path("runs/out"),
     jobs: _Jobs = 1,
     backend: _Backend = None,
@@ -193,8 +211,9 @@ def run(
     except ScenarioError as exc:
         _fail(str(exc))
     with _backend(backend, jobs, address) as b, _job(out):
-        outcome = run_scenario(sc, path, out, backend=b, progress=not quiet, figures=not no_figures,
-                               max_pairs=budget.max_pairs)
+        outcome = run_scenario(
+            sc, path, out, backend=b, progress=not quiet, figures=not no_figures, max_pairs=budget.max_pairs
+        )
     _print_warnings(outcome.warnings)
     if not quiet:
         _print_run_summary(outcome, sc.evaluation.n)
@@ -206,8 +225,18 @@ def _print_warnings(warnings: tuple[str, ...]) -> None:
         typer.echo(f"simrec: warning: {w}", err=True)
 
 
-_SHORT = {"precision": "P@N", "recall": "R@N", "recall_truncated": "Rt@N", "reciprocal_rank": "RR", "ndcg": "nDCG",
-          "average_precision": "AP", "auc": "AUC", "pap_at_k": "pAp@k", "hits": "hits", "hit": "HR"}
+_SHORT = {
+    "precision": "P@N",
+    "recall": "R@N",
+    "recall_truncated": "Rt@N",
+    "reciprocal_rank": "RR",
+    "ndcg": "nDCG",
+    "average_precision": "AP",
+    "auc": "AUC",
+    "pap_at_k": "pAp@k",
+    "hits": "hits",
+    "hit": "HR",
+}
 
 
 def _print_run_summary(outcome, n: int) -> None:
@@ -219,8 +248,10 @@ def _print_run_summary(outcome, n: int) -> None:
     s = outcome.summary
     err = s[s["kind"] == "error"]
     metrics = list(dict.fromkeys(outcome.results["metric"]))
-    table = Table(title=f"Mean missing-data error (observed − true) over replicates; @N: top-N lists, N = {n}",
-                  title_justify="left")
+    table = Table(
+        title=f"Mean missing-data error (observed − true) over replicates; @N: top-N lists, N = {n}",
+        title_justify="left",
+    )
     table.add_column("world")
     table.add_column("recommender")
     for m in metrics:
@@ -237,7 +268,9 @@ def _print_run_summary(outcome, n: int) -> None:
 
 @app.command()
 def stress(
-    scenario: Annotated[str, typer.Argument(help="Stress scenario TOML file, or the name of a shipped one (e.g. sampled-ml100k).")],
+    scenario: Annotated[
+        str, typer.Argument(help="Stress scenario TOML file, or the name of a shipped one (e.g. sampled-ml100k).")
+    ],
     out: _Out = Path("runs/stress"),
     jobs: _Jobs = 1,
     backend: _Backend = None,
@@ -258,8 +291,9 @@ def stress(
         _fail(str(exc))
     with _backend(backend, jobs, address) as b, _job(out):
         try:
-            outcome = run_stress_scenario(sc, path, out, backend=b, progress=not quiet, figures=not no_figures,
-                                          max_pairs=budget.max_pairs)
+            outcome = run_stress_scenario(
+                sc, path, out, backend=b, progress=not quiet, figures=not no_figures, max_pairs=budget.max_pairs
+            )
         except ValueError as exc:  # e.g. a size impossible for the candidate sets found
             _fail(f"{path}: {exc}")
     _print_warnings(outcome.warnings)
@@ -274,8 +308,9 @@ def _stress_summary_frame(outcome):
     est = outcome.estimates
     k = 10 if (est["k"] == 10).any() else int(est["k"].max())
     e = est[(est["k"] == k) | est["k"].isna()].assign(abs_rel=lambda f: f["rel_error"].abs())  # + AUC, full AP
-    table = e.pivot_table(index=["scheme", "n", "estimator"], columns="metric", values="abs_rel", aggfunc="mean",
-                          sort=False)
+    table = e.pivot_table(
+        index=["scheme", "n", "estimator"], columns="metric", values="abs_rel", aggfunc="mean", sort=False
+    )
     if len(outcome.winners):
         w = outcome.winners[outcome.winners["k"] == k]
         win = w.groupby(["scheme", "n", "estimator"], sort=False)["share_correct"].mean().rename("winner_share")
@@ -291,17 +326,22 @@ def _stress_summary_notes(frame) -> list[str]:
     metric_cols = [c for c in frame.columns if c != "winner_share"]
     values = frame[metric_cols].to_numpy(dtype=float)
     if np.isnan(values).any():
-        notes.append("—: not defined. Li & Jin's mappings (mapping:*) map a sampled cutoff k to a global one and "
-                     "estimate recall / hit ratio only, not NDCG or AP; a relative error is also undefined where "
-                     "the exact metric is 0.")
+        notes.append(
+            "—: not defined. Li & Jin's mappings (mapping:*) map a sampled cutoff k to a global one and "
+            "estimate recall / hit ratio only, not NDCG or AP; a relative error is also undefined where "
+            "the exact metric is 0."
+        )
     huge = sorted({str(est) for (_, _, est), row in zip(frame.index, values) if np.nanmax(row, initial=0) > 10})
     if huge:
-        why = {"naive": "naive applies the metric to the sampled rank as if it were the global rank",
-               "LS": "LS (Krichene & Rendle's unconstrained least squares, eqs. 21-23) puts no bound on its per-rank "
-                     "values; CLS is LS with the ordering constraint"}
-        notes.append(f"{', '.join(huge)}: mean |relative error| above 10 (1000%) in a column: relative errors divide "
-                     "by the exact metric, which is small at small K. "
-                     + " ".join(f"{v}." for k, v in why.items() if k in huge))
+        why = {
+            "naive": "naive applies the metric to the sampled rank as if it were the global rank",
+            "LS": "LS (Krichene & Rendle's unconstrained least squares, eqs. 21-23) puts no bound on its per-rank "
+            "values; CLS is LS with the ordering constraint",
+        }
+        notes.append(
+            f"{', '.join(huge)}: mean |relative error| above 10 (1000%) in a column: relative errors divide "
+            "by the exact metric, which is small at small K. " + " ".join(f"{v}." for k, v in why.items() if k in huge)
+        )
     return notes
 
 
@@ -311,40 +351,67 @@ def _print_stress_summary(outcome) -> None:
 
     frame, k = _stress_summary_frame(outcome)
     console = Console(width=max(110, Console().width))
-    table = Table(title=f"Mean |relative error| at K = {k} over recommenders, and share of repeats picking the "
-                        "exact winner", title_justify="left")
+    table = Table(
+        title=f"Mean |relative error| at K = {k} over recommenders, and share of repeats picking the exact winner",
+        title_justify="left",
+    )
     for col in ("scheme", "n", "estimator", *frame.columns):
         table.add_column(str(col), justify="left" if col in ("scheme", "estimator") else "right")
     for (scheme, n, est), row in frame.iterrows():
-        table.add_row(str(scheme), str(n), str(est), *["—" if v != v else f"{v:.3f}" for v in row.to_numpy(dtype=float)])
+        table.add_row(
+            str(scheme), str(n), str(est), *["—" if v != v else f"{v:.3f}" for v in row.to_numpy(dtype=float)]
+        )
     console.print(table)
     for note in _stress_summary_notes(frame):
         console.print(note, soft_wrap=True)
-    console.print(f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> "
-                  f"{outcome.out}")
+    console.print(
+        f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"
+    )
 
 
 @app.command()
 def ranks(
-    dataset: Annotated[Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")],
-    recommender: Annotated[list[str], typer.Option(
-        "--recommender", "-r", metavar="SPEC",
-        help="A recommender (repeat for several): item_knn | user_knn | implicit_mf | popular | item_cf, a "
-             "'package.module:Class' LensKit scorer (imported from the current folder or the installed packages), "
-             "or a TOML inline table as in a scenario, e.g. '{ kind = \"lenskit\", algorithm = \"item_knn\", "
-             "params = { max_nbrs = 20 } }'.")],
+    dataset: Annotated[
+        Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")
+    ],
+    recommender: Annotated[
+        list[str],
+        typer.Option(
+            "--recommender",
+            "-r",
+            metavar="SPEC",
+            help="A recommender (repeat for several): item_knn | user_knn | implicit_mf | popular | item_cf, a "
+            "'package.module:Class' LensKit scorer (imported from the current folder or the installed packages), "
+            'or a TOML inline table as in a scenario, e.g. \'{ kind = "lenskit", algorithm = "item_knn", '
+            "params = { max_nbrs = 20 } }'.",
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Ranks file to write (.csv, or .parquet/.pq).")],
-    split: Annotated[str, typer.Option("--split", help="last: hold out each user's latest item by timestamp "
-                                                       "(leave-last-out); random: one random item per user.")] = "random",
-    candidates: Annotated[str, typer.Option(
-        "--candidates", help="What the held-out item is ranked among (n_candidates): unseen: the items the user "
-                             "did not train on (n_items - training items; Krichene & Rendle, Li & Jin's 'actual'); "
-                             "all: every item, the user's training items scored too (n_items; Li & Jin's "
-                             "'binom'/'hyper'). As a stress scenario's source.candidates.")] = "unseen",
-    min_items: Annotated[int, typer.Option("--min-items", min=1, help="Users with fewer items are not "
-                                                                      "evaluated.")] = 2,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the split, training and tie-breaking "
-                                                            "(as a stress scenario's seed).")] = 0,
+    split: Annotated[
+        str,
+        typer.Option(
+            "--split",
+            help="last: hold out each user's latest item by timestamp "
+            "(leave-last-out); random: one random item per user.",
+        ),
+    ] = "random",
+    candidates: Annotated[
+        str,
+        typer.Option(
+            "--candidates",
+            help="What the held-out item is ranked among (n_candidates): unseen: the items the user "
+            "did not train on (n_items - training items; Krichene & Rendle, Li & Jin's 'actual'); "
+            "all: every item, the user's training items scored too (n_items; Li & Jin's "
+            "'binom'/'hyper'). As a stress scenario's source.candidates.",
+        ),
+    ] = "unseen",
+    min_items: Annotated[int, typer.Option("--min-items", min=1, help="Users with fewer items are not evaluated.")] = 2,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed", min=0, help="Seed of the split, training and tie-breaking (as a stress scenario's seed)."
+        ),
+    ] = 0,
     overwrite: Annotated[bool, typer.Option("--overwrite", metavar="", help="Replace an existing ranks file.")] = False,
     kind: _Kind = None,
     user_col: _UserCol = None,
@@ -383,8 +450,10 @@ def ranks(
         except ScenarioError as exc:
             problems.append(str(exc))
     if len(specs) == len(recommender):
-        problems += [p.replace("recommenders[", "--recommender[", 1)
-                     for p in recommender_problems(specs, "recommenders", truth=False, base=Path.cwd())]
+        problems += [
+            p.replace("recommenders[", "--recommender[", 1)
+            for p in recommender_problems(specs, "recommenders", truth=False, base=Path.cwd())
+        ]
     if problems:
         _fail("\n".join(problems))
     # memory: reading the files is estimated from their size before reading; the models and the score blocks
@@ -395,25 +464,38 @@ def ranks(
         budget.check(dataset, ([[reading]], []), jobs_option=False)
     except ScenarioError as exc:
         _fail(str(exc))
-    inter, times = _read_dataset(dataset, kind, split == "last", user_col=user_col, item_col=item_col,
-                                 rating_col=rating_col, sep=sep, min_rating=min_rating, k_core=k_core)
+    inter, times = _read_dataset(
+        dataset,
+        kind,
+        split == "last",
+        user_col=user_col,
+        item_col=item_col,
+        rating_col=rating_col,
+        sep=sep,
+        min_rating=min_rating,
+        k_core=k_core,
+    )
     try:
-        budget.check(dataset, ranks_needs(specs, n_users=inter.n_users, n_items=inter.n_items, n_pairs=inter.n_pairs,
-                                              read=reading),
-                     jobs_option=False)
+        budget.check(
+            dataset,
+            ranks_needs(specs, n_users=inter.n_users, n_items=inter.n_items, n_pairs=inter.n_pairs, read=reading),
+            jobs_option=False,
+        )
     except ScenarioError as exc:
         _fail(str(exc))
     recs = [r.build() for r in specs]
     current = {"name": ""}
     t0 = time.perf_counter()
     with _ranks_progress(not quiet) as show:
+
         def on_progress(name: str, done: int, total: int) -> None:
             current["name"] = name
             show(name, done, total)
 
         try:
-            frame = dataset_ranks(inter, recs, seed, timestamps=times, min_items=min_items, candidates=candidates,
-                                  on_progress=on_progress)
+            frame = dataset_ranks(
+                inter, recs, seed, timestamps=times, min_items=min_items, candidates=candidates, on_progress=on_progress
+            )
         except ValueError as exc:  # before any recommender started: the split (e.g. no user with min_items items)
             if current["name"]:
                 _ranks_failed(current["name"], exc)
@@ -432,16 +514,21 @@ def ranks(
         _fail(os_error_line(exc, out), code=1)
     if not quiet:
         n_users = frame["user"].nunique()
-        typer.echo(f"{len(frame)} ranks ({n_users} users x {len(recs)} recommender(s)), "
-                   f"{time.perf_counter() - t0:.1f} s -> {out}")
+        typer.echo(
+            f"{len(frame)} ranks ({n_users} users x {len(recs)} recommender(s)), "
+            f"{time.perf_counter() - t0:.1f} s -> {out}"
+        )
 
 
 def _ranks_failed(name: str, exc: Exception) -> None:
     """A recommender failed while training or scoring (its code, or LensKit's): one line, exit 1."""
     if _DEBUG["on"]:
         raise exc
-    _fail(f"recommender {name!r} failed: {type(exc).__name__}: {exc} (nothing was written; re-run with --debug for "
-          "the traceback)", code=1)
+    _fail(
+        f"recommender {name!r} failed: {type(exc).__name__}: {exc} (nothing was written; re-run with --debug for "
+        "the traceback)",
+        code=1,
+    )
 
 
 @contextmanager
@@ -452,11 +539,17 @@ def _ranks_progress(enabled: bool) -> Iterator:
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    bar = Progress(TextColumn("[bold]ranks[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("users"), TimeElapsedColumn())
+    bar = Progress(
+        TextColumn("[bold]ranks[/bold] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("users"),
+        TimeElapsedColumn(),
+    )
     tasks: dict[str, int] = {}
     bar.start()
     try:
+
         def show(name: str, done: int, total: int) -> None:
             if name not in tasks:
                 tasks[name] = bar.add_task(f"{name} (training, then scoring)", total=total)
@@ -475,8 +568,10 @@ def calibrate(
     backend: _Backend = None,
     address: _Address = None,
     n_calls: Annotated[Optional[int], typer.Option("--n-calls", min=1, help="Override the spec's n_calls.")] = None,
-    export_presets: Annotated[Optional[Path], typer.Option("--export-presets", help="Also copy the presets into this "
-                                                           "folder (<dir>/<dataset>/<cell>.toml).")] = None,
+    export_presets: Annotated[
+        Optional[Path],
+        typer.Option("--export-presets", help="Also copy the presets into this folder (<dir>/<dataset>/<cell>.toml)."),
+    ] = None,
     no_figures: _NoFigures = False,
     quiet: _Quiet = False,
     max_memory: _MaxMemory = None,
@@ -505,18 +600,22 @@ def calibrate(
             searched = _search_note(cell)
             if cell.denoised:
                 p = cell.denoised[0]
-                typer.echo(f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: de-noised best {p.mean:.4g} ± "
-                           f"{p.sd:.2g} over {p.n} fresh simulations (trial {p.trial}); best single value "
-                           f"{cell.best.value:.4g}, {searched}")
+                typer.echo(
+                    f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: de-noised best {p.mean:.4g} ± "
+                    f"{p.sd:.2g} over {p.n} fresh simulations (trial {p.trial}); best single value "
+                    f"{cell.best.value:.4g}, {searched}"
+                )
             else:
-                typer.echo(f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: best {cell.best.value:.4g} "
-                           f"{searched}")
+                typer.echo(
+                    f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: best {cell.best.value:.4g} {searched}"
+                )
 
     total = len(sweep.dataset) * len(sweep.cells()) * len(sweep.objectives) * (n_calls or sweep.n_calls)
     with _backend(backend, jobs, address) as b, _job(out), _trial_progress(out, total, not quiet):
         try:
-            result = calibrate_sweep(sweep, spec, out, n_calls=n_calls, backend=b, figures=not no_figures,
-                                     on_cell=on_cell)
+            result = calibrate_sweep(
+                sweep, spec, out, n_calls=n_calls, backend=b, figures=not no_figures, on_cell=on_cell
+            )
         except CalibrationLogError as exc:
             _fail(str(exc))
         if export_presets is not None:
@@ -560,8 +659,9 @@ def _trial_progress(out: Path, total: int, enabled: bool, every: float = 1.0) ->
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    bar = Progress(TextColumn("[bold]calibrate[/bold] GP trials"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn())
+    bar = Progress(
+        TextColumn("[bold]calibrate[/bold] GP trials"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+    )
     task = bar.add_task("trials", total=total)
     stop = threading.Event()
 
@@ -588,28 +688,37 @@ def _search_note(cell) -> str:
     n = cell.n_trials
     note = f"at trial {cell.best.index} (0-based, as in trials.jsonl) of {n}"
     if cell.n_refused:
-        note += (f"; {cell.n_refused} of the {n} trials were refused, i.e. not simulated: their parameters would "
-                 "exceed the size guard (max_pairs, items) or gave an undefined statistic (reasons in trials.jsonl); "
-                 "the search scores them as worse than the worst evaluated trial")
+        note += (
+            f"; {cell.n_refused} of the {n} trials were refused, i.e. not simulated: their parameters would "
+            "exceed the size guard (max_pairs, items) or gave an undefined statistic (reasons in trials.jsonl); "
+            "the search scores them as worse than the worst evaluated trial"
+        )
     if cell.resumed_from >= n:
         note += f"; all {n} trials were read from the trial log of an earlier run (nothing recomputed)"
     elif cell.resumed_from:
-        note += (f"; resumed: trials 0-{cell.resumed_from - 1} were read from the trial log of an earlier run, "
-                 f"{cell.resumed_from}-{n - 1} computed now")
+        note += (
+            f"; resumed: trials 0-{cell.resumed_from - 1} were read from the trial log of an earlier run, "
+            f"{cell.resumed_from}-{n - 1} computed now"
+        )
     return note
 
 
 @app.command()
 def assess(
-    assessment: Annotated[str, typer.Argument(help="Assessment TOML file, or the name of a shipped one "
-                                                   "(e.g. ml100k-assess).")],
+    assessment: Annotated[
+        str, typer.Argument(help="Assessment TOML file, or the name of a shipped one (e.g. ml100k-assess).")
+    ],
     out: _Out = Path("runs/assess"),
     jobs: _Jobs = 1,
     backend: _Backend = None,
     address: _Address = None,
     quiet: _Quiet = False,
-    no_figures: Annotated[bool, typer.Option("--no-figures", metavar="", help="Skip the sub-runs' own figures (the "
-                                                                              "report's are always drawn).")] = False,
+    no_figures: Annotated[
+        bool,
+        typer.Option(
+            "--no-figures", metavar="", help="Skip the sub-runs' own figures (the report's are always drawn)."
+        ),
+    ] = False,
     max_memory: _MaxMemory = None,
 ) -> None:
     """Assess an evaluation: dataset + algorithms + protocol -> expected missing-data and sampling error (HTML report)."""
@@ -633,10 +742,11 @@ def assess(
 
     with _backend(backend, jobs, address) as b, _job(out):
         try:
-            outcome = run_assessment(spec, out, backend=b, progress=not quiet, figures=not no_figures, budget=budget,
-                                     on_phase=on_phase)
+            outcome = run_assessment(
+                spec, out, backend=b, progress=not quiet, figures=not no_figures, budget=budget, on_phase=on_phase
+            )
         except (CalibrationLogError, ScenarioError, DatasetLoadError) as exc:  # ScenarioError: a calibrated world
-            _fail(str(exc))                                                   # too large for the budget
+            _fail(str(exc))  # too large for the budget
         except ValueError as exc:  # e.g. a sample size impossible for some user's candidate set
             _fail(f"{spec.path}: {exc}")
     _print_warnings(outcome.warnings)
@@ -657,30 +767,38 @@ def scenarios() -> None:
     for name, path, assessment in shipped:
         with open(path, "rb") as fh:
             raw = tomllib.load(fh)
-        command = ("simrec assess" if assessment else "simrec stress" if raw.get("kind") == "stress"
-                   else "simrec run")
+        command = "simrec assess" if assessment else "simrec stress" if raw.get("kind") == "stress" else "simrec run"
         typer.echo(f"{command:14s} {name:24s} {raw.get('description', '')}")
 
 
 #: Options of a dataset named on the command line (``datasets describe``, ``ranks``).
 _Kind = Annotated[Optional[str], typer.Option("--kind", help="Force the layout: movielens | amazon | steam | pairs.")]
-_UserCol = Annotated[Optional[str], typer.Option("--user-col", help="User column of a CSV/Parquet table "
-                                                                   "(default: user).")]
-_ItemCol = Annotated[Optional[str], typer.Option("--item-col", help="Item column of a CSV/Parquet table "
-                                                                   "(default: item).")]
-_RatingCol = Annotated[Optional[str], typer.Option("--rating-col", help="Rating column of a CSV/Parquet table "
-                                                                       "(needed by --min-rating).")]
-_Sep = Annotated[Optional[str], typer.Option("--sep", help="Field separator of a CSV table (default: detected; "
-                                                         "use '\\t' for tabs).")]
-_MinRating = Annotated[Optional[float], typer.Option("--min-rating", help="Keep ratings >= this (MovieLens, "
-                                                                          "Amazon, CSV with a rating column).")]
-_KCore = Annotated[Optional[int], typer.Option("--k-core", min=1, help="Reduce to the k-core (every user and item "
-                                                                      "with >= k pairs).")]
+_UserCol = Annotated[
+    Optional[str], typer.Option("--user-col", help="User column of a CSV/Parquet table (default: user).")
+]
+_ItemCol = Annotated[
+    Optional[str], typer.Option("--item-col", help="Item column of a CSV/Parquet table (default: item).")
+]
+_RatingCol = Annotated[
+    Optional[str], typer.Option("--rating-col", help="Rating column of a CSV/Parquet table (needed by --min-rating).")
+]
+_Sep = Annotated[
+    Optional[str], typer.Option("--sep", help="Field separator of a CSV table (default: detected; use '\\t' for tabs).")
+]
+_MinRating = Annotated[
+    Optional[float],
+    typer.Option("--min-rating", help="Keep ratings >= this (MovieLens, Amazon, CSV with a rating column)."),
+]
+_KCore = Annotated[
+    Optional[int], typer.Option("--k-core", min=1, help="Reduce to the k-core (every user and item with >= k pairs).")
+]
 
 
 @datasets_app.command("describe")
 def datasets_describe(
-    path: Annotated[Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")],
+    path: Annotated[
+        Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")
+    ],
     kind: _Kind = None,
     user_col: _UserCol = None,
     item_col: _ItemCol = None,
@@ -692,8 +810,17 @@ def datasets_describe(
     """Print users, items, pairs, density, activity and popularity summaries."""
     from .datasets import describe
 
-    inter, _ = _read_dataset(path, kind, False, user_col=user_col, item_col=item_col, rating_col=rating_col, sep=sep,
-                             min_rating=min_rating, k_core=k_core)
+    inter, _ = _read_dataset(
+        path,
+        kind,
+        False,
+        user_col=user_col,
+        item_col=item_col,
+        rating_col=rating_col,
+        sep=sep,
+        min_rating=min_rating,
+        k_core=k_core,
+    )
     typer.echo(describe(inter).to_text())
 
 
@@ -735,8 +862,11 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # an unexpected error: a bug, or a boundary case not handled yet
         if debug:
             raise
-        typer.echo(f"simrec: internal error: {type(exc).__name__}: {exc}\n"
-                   "re-run with --debug for the traceback, and please report it", err=True)
+        typer.echo(
+            f"simrec: internal error: {type(exc).__name__}: {exc}\n"
+            "re-run with --debug for the traceback, and please report it",
+            err=True,
+        )
         code = 1
     sys.exit(code if isinstance(code, int) else 0)
 

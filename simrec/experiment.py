@@ -98,8 +98,12 @@ class Evaluation:
     """
 
     recommenders: tuple[Any, ...]
-    metrics: tuple[_metrics.Metric, ...] = (_metrics.Precision(), _metrics.Recall(), _metrics.NDCG(),
-                                            _metrics.ReciprocalRank())
+    metrics: tuple[_metrics.Metric, ...] = (
+        _metrics.Precision(),
+        _metrics.Recall(),
+        _metrics.NDCG(),
+        _metrics.ReciprocalRank(),
+    )
     n: int = 50
     test_fraction: float = 0.2
 
@@ -170,8 +174,10 @@ def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interacti
     indptr = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     idx = np.int32 if max(n_items, filled) < 2**31 else np.int64
-    rel = sp.csr_array((np.ones(filled, dtype=np.int8), out[:filled].astype(idx, copy=False), indptr.astype(idx)),
-                       shape=(n_users, n_items))
+    rel = sp.csr_array(
+        (np.ones(filled, dtype=np.int8), out[:filled].astype(idx, copy=False), indptr.astype(idx)),
+        shape=(n_users, n_items),
+    )
     rel.has_sorted_indices = True  # every block's rows sorted and unique
     rel.has_canonical_format = True
     return rel
@@ -202,13 +208,16 @@ def true_gains(truth: Interactions, truth_rows: np.ndarray, relevant: sp.csr_arr
     if truth.gains is None:
         raise ValueError("`truth` must carry gains (a graded truth); got a binary Interactions")
     sub = sp.csr_array(truth.gain_matrix()[np.asarray(truth_rows)])
-    ones = sp.csr_array((np.ones(relevant.nnz, dtype=truth.gains.dtype), relevant.indices, relevant.indptr),
-                        shape=relevant.shape)
+    ones = sp.csr_array(
+        (np.ones(relevant.nnz, dtype=truth.gains.dtype), relevant.indices, relevant.indptr), shape=relevant.shape
+    )
     on = sp.csr_array(sub.multiply(ones))
     on.eliminate_zeros()
     on.sort_indices()
     if on.nnz != relevant.nnz:
-        raise ValueError(f"`relevant` must hold only pairs of the truth; {relevant.nnz - on.nnz} of {relevant.nnz} are not")
+        raise ValueError(
+            f"`relevant` must hold only pairs of the truth; {relevant.nnz - on.nnz} of {relevant.nnz} are not"
+        )
     return on.data
 
 
@@ -220,7 +229,9 @@ def _quietly(fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
-def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequence | int, replicate: int = 0) -> Replicate:
+def run_replicate(
+    world: World, evaluation: Evaluation, seed: np.random.SeedSequence | int, replicate: int = 0
+) -> Replicate:
     """Run one replicate and measure every recommender x metric x truth kind.
 
     Parameters
@@ -306,14 +317,19 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
     measured: dict[str, list[dict[str, np.ndarray]]] = {}
     if list_metrics:
         # every recommender's lists first, then each relevance set looked up once for all of them
-        all_lists = [rec.recommend(train, rec_rel, evaluation.n, rec_rng)[evaluated]
-                     for rec, rec_rng in zip(evaluation.recommenders, rec_rngs)]
-        measured = {kind: _quietly(_metrics.measure_lists_many, all_lists, rel, list_metrics)
-                    for kind, rel in list_rel_sets.items()}
+        all_lists = [
+            rec.recommend(train, rec_rel, evaluation.n, rec_rng)[evaluated]
+            for rec, rec_rng in zip(evaluation.recommenders, rec_rngs)
+        ]
+        measured = {
+            kind: _quietly(_metrics.measure_lists_many, all_lists, rel, list_metrics)
+            for kind, rel in list_rel_sets.items()
+        }
         del all_lists
     for j, (rec, rec_rng) in enumerate(zip(evaluation.recommenders, rec_rngs)):
         values: dict[tuple[str, str], np.ndarray] = {
-            (m, kind): v for kind, per_rec in measured.items() for m, v in per_rec[j].items()}
+            (m, kind): v for kind, per_rec in measured.items() for m, v in per_rec[j].items()
+        }
         # a baseline whose ranking is levels with a random tie-break (score_levels): the metrics
         # that need only the relevant items' mid-ranks (AUC) read them, without a dense score block
         levels = None
@@ -325,8 +341,9 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
             n_cand = levels.n_candidates()
             for m in score_metrics:
                 if m.from_ranks:
-                    values.update({(m.name, kind): v for kind, v in
-                                   zip(rel_sets, _quietly(m.per_user_ranked, ranked, n_cand))})
+                    values.update(
+                        {(m.name, kind): v for kind, v in zip(rel_sets, _quietly(m.per_user_ranked, ranked, n_cand))}
+                    )
         if dense_metrics:
             # Dense scores only for a block of users at a time.
             parts: dict[tuple[str, str], list[np.ndarray]] = {(m.name, k): [] for m in dense_metrics for k in rel_sets}
@@ -344,8 +361,18 @@ def run_replicate(world: World, evaluation: Evaluation, seed: np.random.SeedSequ
                 ok = ~np.isnan(vals)
                 mean = float(vals[ok].mean()) if ok.any() else float("nan")
                 rows.append(
-                    (replicate, world.name, world.preference_label, world.observation_label, rec.name, m, kind,
-                     mean, int(ok.sum()), int((~ok).sum()))
+                    (
+                        replicate,
+                        world.name,
+                        world.preference_label,
+                        world.observation_label,
+                        rec.name,
+                        m,
+                        kind,
+                        mean,
+                        int(ok.sum()),
+                        int((~ok).sum()),
+                    )
                 )
     frame = pd.DataFrame(rows, columns=RESULT_COLUMNS)
     info = {

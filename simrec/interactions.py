@@ -204,8 +204,9 @@ class Interactions:
         if self.gains is None:
             return Interactions(sp.csr_array(self.matrix[rows]), uid, self.item_ids)
         sub = sp.csr_array(self.gain_matrix()[rows])
-        return Interactions.from_csr(sub.indptr, sub.indices, sub.shape, sort=False, user_ids=uid,
-                                     item_ids=self.item_ids, gains=sub.data)
+        return Interactions.from_csr(
+            sub.indptr, sub.indices, sub.shape, sort=False, user_ids=uid, item_ids=self.item_ids, gains=sub.data
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy (user, item) index pairs, one row per stored pair (and their ``gain`` when graded)."""

@@ -73,8 +73,7 @@ def _split(observed: Interactions, is_test: np.ndarray) -> Split:
     return Split(train=part(~is_test), test=part(is_test))
 
 
-def leave_last_out(observed: Interactions, timestamps: np.ndarray, rng: RNGLike = None, *,
-                   min_items: int = 2) -> Split:
+def leave_last_out(observed: Interactions, timestamps: np.ndarray, rng: RNGLike = None, *, min_items: int = 2) -> Split:
     """Hold out each user's latest item (Krichene & Rendle 2020, §2: "the last event of each user").
 
     .. math:: t_u = \\arg\\max_{i \\in \\mathrm{observed}_u} \\tau_{ui}, \\quad
@@ -107,8 +106,9 @@ def leave_last_out(observed: Interactions, timestamps: np.ndarray, rng: RNGLike 
     min_items = check_int("min_items", min_items, low=1)
     ts = np.asarray(timestamps)
     if ts.shape != (observed.n_pairs,):
-        raise ValueError(f"`timestamps` must have one entry per stored pair, shape ({observed.n_pairs},); "
-                         f"got {ts.shape}")
+        raise ValueError(
+            f"`timestamps` must have one entry per stored pair, shape ({observed.n_pairs},); got {ts.shape}"
+        )
     if not np.issubdtype(ts.dtype, np.number) or not np.isfinite(ts.astype(np.float64)).all():
         raise ValueError("`timestamps` must be finite numbers")
     gen = as_generator(rng)

@@ -30,7 +30,9 @@ def errors(results: pd.DataFrame) -> pd.DataFrame:
     recommender x metric with columns ``observed``, ``true`` and
     ``error = observed − true`` (NaN where either side is undefined).
     """
-    wide = results.pivot_table(index=["replicate", *_KEYS], columns="truth", values="value", aggfunc="first", dropna=False)
+    wide = results.pivot_table(
+        index=["replicate", *_KEYS], columns="truth", values="value", aggfunc="first", dropna=False
+    )
     wide = wide.reindex(columns=["observed", "true"]).reset_index()
     wide.columns.name = None
     wide["error"] = wide["observed"] - wide["true"]
@@ -112,9 +114,15 @@ def pairwise_wins(results: pd.DataFrame, winner: str, loser: str, level: float =
         aggfunc="first",
     ).dropna()
     if winner not in wide or loser not in wide:
-        return pd.DataFrame(columns=["world", "metric", "truth", "wins", "n_replicates", "percent", "ci_low", "ci_high"])
+        return pd.DataFrame(
+            columns=["world", "metric", "truth", "wins", "n_replicates", "percent", "ci_low", "ci_high"]
+        )
     wide["win"] = wide[winner] > wide[loser]
-    tab = wide.groupby(["world", "preference", "observation", "metric", "truth"])["win"].agg(["sum", "count"]).reset_index()
+    tab = (
+        wide.groupby(["world", "preference", "observation", "metric", "truth"])["win"]
+        .agg(["sum", "count"])
+        .reset_index()
+    )
     tab = tab.rename(columns={"sum": "wins", "count": "n_replicates"})
     lo, hi = wilson_interval(tab["wins"].to_numpy(), tab["n_replicates"].to_numpy(), level)
     tab["percent"] = 100 * tab["wins"] / tab["n_replicates"]
@@ -187,7 +195,9 @@ def plot_results(results: pd.DataFrame, out_dir: str | Path, *, n: int | None = 
             drawn = [_draw_figures(shares[0], out_dir, n)] + [f.result() for f in futures]
     # share i drew metrics[i::n_proc], the same number of files for each, in that order
     per = len(drawn[0]) // len(metrics[::n_proc])
-    return [path for j in range(len(metrics)) for path in drawn[j % n_proc][(j // n_proc) * per : (j // n_proc + 1) * per]]
+    return [
+        path for j in range(len(metrics)) for path in drawn[j % n_proc][(j // n_proc) * per : (j // n_proc + 1) * per]
+    ]
 
 
 def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = None) -> list[Path]:
@@ -237,7 +247,7 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
     for name in ("values", "error"):
         fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, height), squeeze=False)
         fig.subplots_adjust(left=0.08, right=0.98, bottom=0.08, top=1 - 0.7 / height, wspace=0.3, hspace=0.35)
-        for ax in axes.flat[len(worlds):]:
+        for ax in axes.flat[len(worlds) :]:
             ax.set_visible(False)
         for ax, world in zip(axes.flat, worlds):
             # y given: matplotlib then skips re-measuring the axes' decorations to place the title on
@@ -253,10 +263,14 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
 
     # Every panel's values, split once (one groupby per table instead of a mask
     # and a groupby per panel and metric): (metric, world[, truth], recommender) -> values.
-    values = {key: grp.dropna().to_numpy() for key, grp in
-              results.groupby(["metric", "world", "truth", "recommender"], sort=False)["value"]}
-    error_values = {key: grp.dropna().to_numpy() for key, grp in
-                    err.groupby(["metric", "world", "recommender"], sort=False)["error"]}
+    values = {
+        key: grp.dropna().to_numpy()
+        for key, grp in results.groupby(["metric", "world", "truth", "recommender"], sort=False)["value"]
+    }
+    error_values = {
+        key: grp.dropna().to_numpy()
+        for key, grp in err.groupby(["metric", "world", "recommender"], sort=False)["error"]
+    }
     none = np.empty(0)
 
     def boxes(ax, table: dict, key: tuple, offset: float, width: float, color: str) -> list:
@@ -270,12 +284,18 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
             st = boxplot_stats(v)[0]
             x0, x1, xm = x + offset - width / 2, x + offset + width / 2, x + offset
             polys.append([(x0, st["q1"]), (x1, st["q1"]), (x1, st["q3"]), (x0, st["q3"])])
-            segs += [[(x0, st["med"]), (x1, st["med"])], [(xm, st["q1"]), (xm, st["whislo"])],
-                     [(xm, st["q3"]), (xm, st["whishi"])], [(xm - width / 4, st["whislo"]), (xm + width / 4, st["whislo"])],
-                     [(xm - width / 4, st["whishi"]), (xm + width / 4, st["whishi"])]]
+            segs += [
+                [(x0, st["med"]), (x1, st["med"])],
+                [(xm, st["q1"]), (xm, st["whislo"])],
+                [(xm, st["q3"]), (xm, st["whishi"])],
+                [(xm - width / 4, st["whislo"]), (xm + width / 4, st["whislo"])],
+                [(xm - width / 4, st["whishi"]), (xm + width / 4, st["whishi"])],
+            ]
             fliers += [(xm, f) for f in st["fliers"]]
-        drawn = [ax.add_collection(PolyCollection(polys, facecolors=color, edgecolors="black", linewidths=0.8, alpha=0.8)),
-                 ax.add_collection(LineCollection(segs, colors="black", linewidths=0.8))]
+        drawn = [
+            ax.add_collection(PolyCollection(polys, facecolors=color, edgecolors="black", linewidths=0.8, alpha=0.8)),
+            ax.add_collection(LineCollection(segs, colors="black", linewidths=0.8)),
+        ]
         if fliers:
             drawn += ax.plot(*zip(*fliers), "o", color="black", markersize=2, fillstyle="none")
         return drawn
@@ -297,14 +317,35 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
 
     for metric in dict.fromkeys(results["metric"]):
         label = _metric_label(metric, n)
-        where = ("full ranking of the candidates" if metric in _FULL_RANKING
-                 else f"top-N lists, N = {n}" if n is not None else "top-N lists")
-        written.append(draw("values", metric, f"{label}: observed vs true relevance\n({where})", label,
-                            lambda ax, world: [
-            a for j, (kind, color) in enumerate(kinds.items())
-            for a in boxes(ax, values, (metric, world, kind), (j - 0.5) * 0.4, 0.35, color)]))
-        written.append(draw("error", metric, f"{label}: missing-data error\n({where})", f"{label} error (observed − true)",
-                            lambda ax, world: boxes(ax, error_values, (metric, world), 0.0, 0.5, "tab:red")))
+        where = (
+            "full ranking of the candidates"
+            if metric in _FULL_RANKING
+            else f"top-N lists, N = {n}"
+            if n is not None
+            else "top-N lists"
+        )
+        written.append(
+            draw(
+                "values",
+                metric,
+                f"{label}: observed vs true relevance\n({where})",
+                label,
+                lambda ax, world: [
+                    a
+                    for j, (kind, color) in enumerate(kinds.items())
+                    for a in boxes(ax, values, (metric, world, kind), (j - 0.5) * 0.4, 0.35, color)
+                ],
+            )
+        )
+        written.append(
+            draw(
+                "error",
+                metric,
+                f"{label}: missing-data error\n({where})",
+                f"{label} error (observed − true)",
+                lambda ax, world: boxes(ax, error_values, (metric, world), 0.0, 0.5, "tab:red"),
+            )
+        )
     for fig, _ in figs.values():
         plt.close(fig)
     return written

@@ -141,8 +141,16 @@ class RunDir:
     _lock_fd: int | None = field(default=None, repr=False)
 
     @classmethod
-    def open(cls, out: str | os.PathLike, *, kind: str, name: str, digest: str, manifest: dict[str, Any] | None = None,
-             source: Path | None = None) -> RunDir:
+    def open(
+        cls,
+        out: str | os.PathLike,
+        *,
+        kind: str,
+        name: str,
+        digest: str,
+        manifest: dict[str, Any] | None = None,
+        source: Path | None = None,
+    ) -> RunDir:
         """Check and lock ``out``, write the manifest (status ``running``) and copy the job's file.
 
         Parameters
@@ -176,8 +184,10 @@ class RunDir:
             others = sorted(p.name for p in out.iterdir() if p.name != _LOCK)
             if others:
                 shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
-                raise RunDirError(f"--out {out}: holds files ({shown}) but is not a simrec run folder (no "
-                                  "manifest.json); nothing was written. Choose a new or empty --out folder")
+                raise RunDirError(
+                    f"--out {out}: holds files ({shown}) but is not a simrec run folder (no "
+                    "manifest.json); nothing was written. Choose a new or empty --out folder"
+                )
         if manifest_path.exists():
             try:
                 prev = json.loads(manifest_path.read_text())
@@ -198,9 +208,19 @@ class RunDir:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # a file on the path, a read-only or full disk, no permission: nothing written
             raise RunDirError(f"--out {out}: {os_error_line(exc, out)}") from None
-        rd = cls(out, {"scenario": name, "kind": kind, "source": str(source) if source else None, "digest": digest,
-                       **(manifest or {}), "draws": DRAWS_VERSION, "versions": package_versions(),
-                       "status": "running"})
+        rd = cls(
+            out,
+            {
+                "scenario": name,
+                "kind": kind,
+                "source": str(source) if source else None,
+                "digest": digest,
+                **(manifest or {}),
+                "draws": DRAWS_VERSION,
+                "versions": package_versions(),
+                "status": "running",
+            },
+        )
         try:
             rd._lock()
         except OSError as exc:
@@ -223,8 +243,10 @@ class RunDir:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise RunDirError(f"--out {self.out}: another simrec job is writing into this folder; wait for it to "
-                              "finish or choose another --out folder") from None
+            raise RunDirError(
+                f"--out {self.out}: another simrec job is writing into this folder; wait for it to "
+                "finish or choose another --out folder"
+            ) from None
         self._lock_fd = fd
 
     def close(self) -> None:

@@ -139,8 +139,14 @@ R = TypeVar("R")
 BACKENDS: tuple[str, ...] = ("serial", "processes", "ray")
 
 #: Environment variables that size the thread pools of BLAS/OpenMP libraries.
-_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+_THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
 #: Seconds between two checks of a worker's watchdog / waits of the scheduler.
 _WATCHDOG_INTERVAL = 0.5
 _WAIT_INTERVAL = 1.0
@@ -271,7 +277,7 @@ def _proc_start_ticks(pid: int) -> int | None:
             data = f.read()
     except OSError:
         return None
-    fields = data[data.rindex(b")") + 2:].split()
+    fields = data[data.rindex(b")") + 2 :].split()
     if fields[0] in (b"Z", b"X"):
         return None
     return int(fields[19])
@@ -297,8 +303,9 @@ def _watch_parent(pid: int, start_ticks: int | None) -> None:
 
 def _init_worker(parent_pid: int, parent_start: int | None) -> None:
     """Initializer of a process worker: watchdog, no SIGINT, single-threaded BLAS."""
-    threading.Thread(target=_watch_parent, args=(parent_pid, parent_start),
-                     name="simrec-parent-watchdog", daemon=True).start()
+    threading.Thread(
+        target=_watch_parent, args=(parent_pid, parent_start), name="simrec-parent-watchdog", daemon=True
+    ).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
     if not any(v in os.environ for v in _THREAD_VARS):
         for v in _THREAD_VARS:  # libraries loaded later read these
@@ -465,8 +472,12 @@ class ProcessBackend(Backend):
     def _new_pool(self) -> ProcessPoolExecutor:
         method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
         me = os.getpid()
-        return ProcessPoolExecutor(max_workers=self._n_jobs, mp_context=mp.get_context(method),
-                                   initializer=_init_worker, initargs=(me, _proc_start_ticks(me)))
+        return ProcessPoolExecutor(
+            max_workers=self._n_jobs,
+            mp_context=mp.get_context(method),
+            initializer=_init_worker,
+            initargs=(me, _proc_start_ticks(me)),
+        )
 
     def _start(self) -> None:
         self._pool = self._new_pool()
@@ -495,8 +506,10 @@ class ProcessBackend(Backend):
         try:
             ok, value = fut.result()
         except BrokenProcessPool as exc:
-            error = ("BrokenProcessPool: a worker process died while this task was in flight "
-                     "(killed, out of memory or crashed)")
+            error = (
+                "BrokenProcessPool: a worker process died while this task was in flight "
+                "(killed, out of memory or crashed)"
+            )
             return "broken", (error, _traceback_text(exc))
         except Exception as exc:  # noqa: BLE001 - e.g. an argument or result that does not pickle
             return "error", (_error_text(exc), _traceback_text(exc))
@@ -553,8 +566,9 @@ class RayBackend(Backend):
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, n_cpus: int | None = None,
-                 runtime_env: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, address: str | None = None, n_cpus: int | None = None, runtime_env: dict[str, Any] | None = None
+    ) -> None:
         super().__init__()
         if runtime_env is not None and not isinstance(runtime_env, dict):
             raise TypeError(f"`runtime_env` must be a dict; got {type(runtime_env).__name__}")
@@ -563,8 +577,10 @@ class RayBackend(Backend):
         if n_cpus is not None:
             n_cpus = _check_n_jobs(n_cpus, "n_cpus")
             if address is not None:
-                raise ValueError("`n_cpus` sets the CPUs of a local cluster; the cluster at "
-                                 f"`address` has its own; got n_cpus={n_cpus}, address={address!r}")
+                raise ValueError(
+                    "`n_cpus` sets the CPUs of a local cluster; the cluster at "
+                    f"`address` has its own; got n_cpus={n_cpus}, address={address!r}"
+                )
         _require_ray()
         self.address = address
         self.n_cpus = n_cpus
@@ -589,13 +605,20 @@ class RayBackend(Backend):
     def _start(self) -> None:
         ray = _require_ray(import_it=True)
         if ray.is_initialized():
-            raise BackendError("Ray is already initialized in this process; shut it down "
-                               "(ray.shutdown()) or close the other ray backend first")
+            raise BackendError(
+                "Ray is already initialized in this process; shut it down "
+                "(ray.shutdown()) or close the other ray backend first"
+            )
         if self.address is None:
             self._reaper = _start_reaper()
             try:
-                ray.init(address="local", num_cpus=self.n_cpus, include_dashboard=False,
-                         logging_level=logging.WARNING, runtime_env=self.runtime_env)
+                ray.init(
+                    address="local",
+                    num_cpus=self.n_cpus,
+                    include_dashboard=False,
+                    logging_level=logging.WARNING,
+                    runtime_env=self.runtime_env,
+                )
             except BaseException:
                 _stop_reaper(self._reaper)
                 self._reaper = None
@@ -625,8 +648,9 @@ class RayBackend(Backend):
     def _submit(self, fn: Callable[[Any], Any], payload: Any) -> Hashable:
         remote = self._named.get(fn)
         if remote is None:  # tasks show as ray::<fn name> in `ray list tasks` and the dashboard
-            remote = self._named[fn] = self._remote.options(max_retries=0, num_cpus=1,
-                                                            name=getattr(fn, "__name__", "task"))
+            remote = self._named[fn] = self._remote.options(
+                max_retries=0, num_cpus=1, name=getattr(fn, "__name__", "task")
+            )
         return remote.remote(fn, payload)
 
     def _wait(self, handles: Iterable[Hashable], timeout: float) -> list[Hashable]:
@@ -745,10 +769,16 @@ def _start_reaper() -> subprocess.Popen | None:
     """Start the reaper of a local cluster (None where there is no ``/proc``)."""
     if not sys.platform.startswith("linux") or not os.path.isdir("/proc"):
         return None
-    proc = subprocess.Popen([sys.executable, "-I", "-c", _REAPER_SOURCE, str(os.getpid())],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            start_new_session=True)  # no Ctrl-C from the terminal
-    if proc.stdout is None or proc.stdout.readline() != b"ready\n":  # pragma: no cover - the interpreter failed to start
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-c", _REAPER_SOURCE, str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # no Ctrl-C from the terminal
+    if (
+        proc.stdout is None or proc.stdout.readline() != b"ready\n"
+    ):  # pragma: no cover - the interpreter failed to start
         _stop_reaper(proc)
         return None
     return proc

@@ -15,7 +15,7 @@ from pathlib import Path
 from simrec.cli import main
 
 #: A tiny valid run scenario (one replicate of one small world).
-RUN_TOML = textwrap.dedent('''
+RUN_TOML = textwrap.dedent("""
     name = "tiny"
     seed = 3
     replicates = 1
@@ -30,7 +30,7 @@ RUN_TOML = textwrap.dedent('''
     n = 5
     metrics = ["precision", "recall"]
     recommenders = [{ kind = "oracle" }, { kind = "popular" }]
-''')
+""")
 
 
 def invoke(args: list[str]) -> tuple[int, str, str]:

@@ -57,11 +57,17 @@ def test_a_world_name_never_becomes_a_path(tmp_path, name):
     assert files_under(tmp_path) == {"s.toml"}
 
 
-@pytest.mark.parametrize("old, new, key", [
-    ('name = "tiny"', 'name = "../up"', "name:"),
-    ('recommenders = [{ kind = "oracle" }, { kind = "popular" }]',
-     'recommenders = [{ kind = "lenskit", algorithm = "item_knn", name = "../x" }]', "evaluation.recommenders[0].name"),
-])
+@pytest.mark.parametrize(
+    "old, new, key",
+    [
+        ('name = "tiny"', 'name = "../up"', "name:"),
+        (
+            'recommenders = [{ kind = "oracle" }, { kind = "popular" }]',
+            'recommenders = [{ kind = "lenskit", algorithm = "item_knn", name = "../x" }]',
+            "evaluation.recommenders[0].name",
+        ),
+    ],
+)
 def test_scenario_and_recommender_names_are_checked(tmp_path, old, new, key):
     spec = _write(tmp_path, _edit(RUN_TOML, old, new))
     code, _, err = invoke(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"])
@@ -73,11 +79,16 @@ def test_scenario_and_recommender_names_are_checked(tmp_path, old, new, key):
 SIZE_CASES = {
     "n_items": ("n_items = 60", "n_items = 1000000000", "population.n_items"),
     "n_users": ("n_users = 40", "n_users = 1000000000", "population.n_users"),
-    "ibp_alpha": ('preference = { model = "uniform", lam = 12.0 }',
-                  'preference = { model = "ibp", alpha = 1e9, c = 1.0, sigma = 0.1 }', "world[0].preference.alpha"),
-    "lda_topics": ('preference = { model = "uniform", lam = 12.0 }',
-                   'preference = { model = "lda", n_topics = 1000000000, lam = 12.0, a = 0.1, b = 0.1 }',
-                   "world[0].preference.n_topics"),
+    "ibp_alpha": (
+        'preference = { model = "uniform", lam = 12.0 }',
+        'preference = { model = "ibp", alpha = 1e9, c = 1.0, sigma = 0.1 }',
+        "world[0].preference.alpha",
+    ),
+    "lda_topics": (
+        'preference = { model = "uniform", lam = 12.0 }',
+        'preference = { model = "lda", n_topics = 1000000000, lam = 12.0, a = 0.1, b = 0.1 }',
+        "world[0].preference.n_topics",
+    ),
     "replicates": ("replicates = 1", "replicates = 1000000000", "replicates"),
     "auc_blocks": ('metrics = ["precision", "recall"]\n', 'metrics = ["auc"]\n', "population.n_items"),
 }
@@ -136,7 +147,9 @@ def test_refusals_allocate_nothing_under_a_memory_limit(tmp_path):
 
 def _ranks_scenario(tmp_path: Path, ranks_csv: str, extra: str = "") -> Path:
     (tmp_path / "ranks.csv").write_text(ranks_csv)
-    return _write(tmp_path, textwrap.dedent(f"""
+    return _write(
+        tmp_path,
+        textwrap.dedent(f"""
         kind = "stress"
         name = "mine"
         seed = 1
@@ -154,7 +167,8 @@ def _ranks_scenario(tmp_path: Path, ranks_csv: str, extra: str = "") -> Path:
         curve_k = 5
         curve_sizes = [10]
         {extra}
-    """))
+    """),
+    )
 
 
 def _ranks(n_users: int, n_candidates: object = 100) -> str:
@@ -195,10 +209,13 @@ def test_out_below_a_file(tmp_path):
     assert (tmp_path / "file").read_text() == "mine"
 
 
-@pytest.mark.parametrize("err_no, patch, advice", [
-    (errno.ENOSPC, "simrec.rundir.RunDir.write_parquet", "the disk is full"),
-    (errno.EROFS, "simrec.studies.run.plot_results", "the file system is read-only"),
-])
+@pytest.mark.parametrize(
+    "err_no, patch, advice",
+    [
+        (errno.ENOSPC, "simrec.rundir.RunDir.write_parquet", "the disk is full"),
+        (errno.EROFS, "simrec.studies.run.plot_results", "the file system is read-only"),
+    ],
+)
 def test_disk_errors_while_running_are_one_line(tmp_path, monkeypatch, err_no, patch, advice):
     spec = _write(tmp_path, RUN_TOML)
     out = tmp_path / "out"
@@ -213,12 +230,21 @@ def test_disk_errors_while_running_are_one_line(tmp_path, monkeypatch, err_no, p
 
 
 def test_lenskit_parameters_are_reported_with_their_key(tmp_path):
-    spec = _write(tmp_path, _edit(RUN_TOML, 'recommenders = [{ kind = "oracle" }, { kind = "popular" }]',
-                                  'recommenders = [{ kind = "lenskit", algorithm = "item_knn", '
-                                  'params = { bogus = 3, max_nbrs = "x" } }]'))
+    spec = _write(
+        tmp_path,
+        _edit(
+            RUN_TOML,
+            'recommenders = [{ kind = "oracle" }, { kind = "popular" }]',
+            'recommenders = [{ kind = "lenskit", algorithm = "item_knn", params = { bogus = 3, max_nbrs = "x" } }]',
+        ),
+    )
     code, _, err = invoke(["run", str(spec), "--out", str(tmp_path / "out")])
-    _assert_clean_error(code, err, "evaluation.recommenders[0].params.bogus: unknown parameter",
-                        "evaluation.recommenders[0].params.max_nbrs")
+    _assert_clean_error(
+        code,
+        err,
+        "evaluation.recommenders[0].params.bogus: unknown parameter",
+        "evaluation.recommenders[0].params.max_nbrs",
+    )
     assert "errors.pydantic.dev" not in err
 
 
@@ -237,16 +263,19 @@ def test_unexpected_errors_are_one_line_unless_debug(tmp_path, monkeypatch):
 
 
 # -- no silent acceptance ----------------------------------------------------------------------------
-@pytest.mark.parametrize("old, new, key", [
-    ("lam = 12.0", "lam = true", "world[0].preference.lam: Input should be a valid number"),
-    ("n_users = 40", 'n_users = "40"', "population.n_users: Input should be a valid integer"),
-    ("replicates = 1", "replicates = 1e3", "replicates: Input should be a valid integer"),
-    ("n = 5", "n = 100", "evaluation.n: the list length must be <= the number of items"),
-    ("m_high = 10", "m_high = 100", "world[0].observation.profile.m_high: must be <= the number of items"),
-    ("lam = 12.0", "lam = 100.0", "world[0].preference.lam: must be <= the number of items"),
-    ('name = "tiny"', 'name = ""', "name: must be 1-64 letters"),
-    ('metrics = ["precision", "recall"]', 'metrics = ["pap_at_k"]\npap_k = 100000', "evaluation.pap_k: must be <="),
-])
+@pytest.mark.parametrize(
+    "old, new, key",
+    [
+        ("lam = 12.0", "lam = true", "world[0].preference.lam: Input should be a valid number"),
+        ("n_users = 40", 'n_users = "40"', "population.n_users: Input should be a valid integer"),
+        ("replicates = 1", "replicates = 1e3", "replicates: Input should be a valid integer"),
+        ("n = 5", "n = 100", "evaluation.n: the list length must be <= the number of items"),
+        ("m_high = 10", "m_high = 100", "world[0].observation.profile.m_high: must be <= the number of items"),
+        ("lam = 12.0", "lam = 100.0", "world[0].preference.lam: must be <= the number of items"),
+        ('name = "tiny"', 'name = ""', "name: must be 1-64 letters"),
+        ('metrics = ["precision", "recall"]', 'metrics = ["pap_at_k"]\npap_k = 100000', "evaluation.pap_k: must be <="),
+    ],
+)
 def test_impossible_values_are_refused(tmp_path, old, new, key):
     spec = _write(tmp_path, _edit(RUN_TOML, old, new))
     code, _, err = invoke(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet"])
@@ -322,9 +351,24 @@ def test_ctrl_c_stops_within_seconds_with_one_line(tmp_path):
     scenario = tmp_path / "long.toml"
     scenario.write_text(shipped_scenarios()["quickstart"].read_text().replace("replicates = 5", "replicates = 200"))
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "simrec.cli", "run", str(scenario), "--out", str(out), "--quiet",
-                             "--no-figures", "--jobs", "2"], stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_sigint_at_default)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "simrec.cli",
+            "run",
+            str(scenario),
+            "--out",
+            str(out),
+            "--quiet",
+            "--no-figures",
+            "--jobs",
+            "2",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_sigint_at_default,
+    )
     # Ctrl-C once the first task has finished (the workers are running); during start-up: the next test
     deadline = time.time() + 120
     while time.time() < deadline and not any((out / "replicates").glob("*.parquet")):
@@ -351,9 +395,24 @@ def test_ctrl_c_while_workers_start_prints_one_line_only(tmp_path):
     scenario.write_text(shipped_scenarios()["quickstart"].read_text().replace("replicates = 5", "replicates = 200"))
     for k, delay in enumerate((0.05, 0.08, 0.1, 0.1, 0.12, 0.15)):
         out = tmp_path / f"out{k}"
-        proc = subprocess.Popen([sys.executable, "-m", "simrec.cli", "run", str(scenario), "--out", str(out),
-                                 "--quiet", "--no-figures", "--jobs", "2"], stderr=subprocess.PIPE, text=True,
-                                preexec_fn=_sigint_at_default)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "simrec.cli",
+                "run",
+                str(scenario),
+                "--out",
+                str(out),
+                "--quiet",
+                "--no-figures",
+                "--jobs",
+                "2",
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_sigint_at_default,
+        )
         deadline = time.time() + 120
         while time.time() < deadline and not (out / "replicates").is_dir():
             time.sleep(0.01)
@@ -378,8 +437,21 @@ def test_describe_takes_column_names_and_filters(tmp_path):
     table.write_text("userId,itemId,score\n1,10,5\n1,11,3\n2,10,4\n3,12,1\n")
     code, _, err = invoke(["datasets", "describe", str(table)])
     _assert_clean_error(code, err, "--user-col/--item-col")
-    code, out, err = invoke(["datasets", "describe", str(table), "--user-col", "userId", "--item-col", "itemId",
-                             "--rating-col", "score", "--min-rating", "3"])
+    code, out, err = invoke(
+        [
+            "datasets",
+            "describe",
+            str(table),
+            "--user-col",
+            "userId",
+            "--item-col",
+            "itemId",
+            "--rating-col",
+            "score",
+            "--min-rating",
+            "3",
+        ]
+    )
     assert code == 0, err
     assert [int(line.split()[1]) for line in out.splitlines()[:3]] == [2, 2, 3]  # users, items, pairs
     code, _, err = invoke(["datasets", "describe", str(table), "--k-core", "0"])
@@ -408,7 +480,6 @@ def test_table3_on_few_replicates_warns(tmp_path):
     assert pd.read_csv(out / "table3.csv")["warning"].str.startswith("only 1 replicate").all()
 
 
-
 def test_calibrate_n_calls_override_is_budgeted(tmp_path):
     spec = _write(tmp_path, SWEEP)
     code, _, err = invoke(["calibrate", str(spec), "--out", str(tmp_path / "out"), "--n-calls", "1000000000"])
@@ -416,8 +487,10 @@ def test_calibrate_n_calls_override_is_budgeted(tmp_path):
     assert files_under(tmp_path) == {"s.toml"}
 
 
-@pytest.mark.parametrize("command, name, hint", [("run", "sampled-ml100k", "simrec stress sampled-ml100k"),
-                                                 ("stress", "quickstart", "simrec run quickstart")])
+@pytest.mark.parametrize(
+    "command, name, hint",
+    [("run", "sampled-ml100k", "simrec stress sampled-ml100k"), ("stress", "quickstart", "simrec run quickstart")],
+)
 def test_a_shipped_scenario_of_the_other_kind_names_its_command(tmp_path, command, name, hint):
     code, _, err = invoke([command, name, "--out", str(tmp_path / "out")])
     _assert_clean_error(code, err, "this is a shipped", hint)

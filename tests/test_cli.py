@@ -37,8 +37,9 @@ def test_datasets_describe_missing_file_is_a_clear_error(tmp_path):
 
 def test_calibrate_bad_spec_is_refused_and_writes_nothing(tmp_path):
     spec = tmp_path / "sweep.toml"
-    spec.write_text('name = "x"\nseed = 1\nn_calls = 5\nn_initial = 9\n'
-                    '[[dataset]]\nname = "toy"\npath = "missing-folder"\n')
+    spec.write_text(
+        'name = "x"\nseed = 1\nn_calls = 5\nn_initial = 9\n[[dataset]]\nname = "toy"\npath = "missing-folder"\n'
+    )
     out = tmp_path / "out"
     res = runner.invoke(app, ["calibrate", str(spec), "--out", str(out), "-q"])
     assert res.exit_code == 2
@@ -52,7 +53,9 @@ def test_calibrate_bad_spec_is_refused_and_writes_nothing(tmp_path):
 
 def test_calibrate_refuses_a_reference_without_similarity_statistics(tmp_path):
     spec = tmp_path / "sweep.toml"
-    spec.write_text(f'name = "x"\nseed = 1\n[[dataset]]\nname = "fixture"\npath = "{(FIXTURES / "ml-100k").as_posix()}"\n')
+    spec.write_text(
+        f'name = "x"\nseed = 1\n[[dataset]]\nname = "fixture"\npath = "{(FIXTURES / "ml-100k").as_posix()}"\n'
+    )
     res = runner.invoke(app, ["calibrate", str(spec), "--out", str(tmp_path / "out"), "-q"])
     assert res.exit_code == 2
     assert "dataset[0]" in res.output and "similarity" in res.output and "undefined" in res.output
@@ -119,10 +122,13 @@ def test_stress_summary_notes_explain_dashes_and_huge_errors():
 
     from simrec.cli import _stress_summary_notes
 
-    idx = pd.MultiIndex.from_tuples([("binomial", 100, "CLS"), ("binomial", 100, "LS"),
-                                     ("binomial", 100, "mapping:beta@P")], names=["scheme", "n", "estimator"])
-    frame = pd.DataFrame({"recall": [0.1, 2400.0, 0.2], "ndcg": [0.1, 3.0, np.nan], "winner_share": [1.0, 0.5, 1.0]},
-                         index=idx)
+    idx = pd.MultiIndex.from_tuples(
+        [("binomial", 100, "CLS"), ("binomial", 100, "LS"), ("binomial", 100, "mapping:beta@P")],
+        names=["scheme", "n", "estimator"],
+    )
+    frame = pd.DataFrame(
+        {"recall": [0.1, 2400.0, 0.2], "ndcg": [0.1, 3.0, np.nan], "winner_share": [1.0, 0.5, 1.0]}, index=idx
+    )
     notes = _stress_summary_notes(frame)
     assert notes[0].startswith("—: not defined. Li & Jin's mappings") and "not NDCG or AP" in notes[0]
     assert notes[1].startswith("LS: mean |relative error| above 10") and "unconstrained least squares" in notes[1]

@@ -120,7 +120,9 @@ class _AsBinary:
 
 
 _LDA = LDA(n_users=250, n_items=160, n_topics=4, lam=60.0, a=0.3, b=0.05)
-_GRADED_EVAL = Evaluation(recommenders=(Oracle(), Popular()), metrics=(Precision(), NDCG(), NDCGLensKit07(), AUC()), n=15)
+_GRADED_EVAL = Evaluation(
+    recommenders=(Oracle(), Popular()), metrics=(Precision(), NDCG(), NDCGLensKit07(), AUC()), n=15
+)
 
 
 def _lda_world(pref) -> World:
@@ -194,10 +196,25 @@ def test_summary_and_table3_intervals():
     rows = []
     for r in range(10):
         for rec, v in (("Oracle", 0.5 + 0.01 * r), ("Popular", 0.52)):
-            rows += [(r, "w", "ibp", "popularity", rec, "recall", "observed", v, 10, 0),
-                     (r, "w", "ibp", "popularity", rec, "recall", "true", v - 0.1, 10, 0)]
-    res = pd.DataFrame(rows, columns=["replicate", "world", "preference", "observation", "recommender", "metric",
-                                      "truth", "value", "n_evaluated", "n_undefined"])
+            rows += [
+                (r, "w", "ibp", "popularity", rec, "recall", "observed", v, 10, 0),
+                (r, "w", "ibp", "popularity", rec, "recall", "true", v - 0.1, 10, 0),
+            ]
+    res = pd.DataFrame(
+        rows,
+        columns=[
+            "replicate",
+            "world",
+            "preference",
+            "observation",
+            "recommender",
+            "metric",
+            "truth",
+            "value",
+            "n_evaluated",
+            "n_undefined",
+        ],
+    )
     s = summarize(res)
     err = s[(s["kind"] == "error") & (s["recommender"] == "Oracle")].iloc[0]
     assert err["mean"] == pytest.approx(0.1) and err["sd"] == pytest.approx(0.0, abs=1e-12)

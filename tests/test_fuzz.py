@@ -38,27 +38,74 @@ PAIRS = Path(__file__).resolve().parent / "golden" / "pairs.csv"
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "20"))
 
 RANKS_CSV = "user,recommender,rank,n_candidates,popularity_share\n" + "".join(
-    f"u{i},{rec},{1 + (i * 7 + k) % 50},120,{(i % 10) / 10}\n" for k, rec in enumerate(["A", "B"]) for i in range(40))
+    f"u{i},{rec},{1 + (i * 7 + k) % 50},120,{(i % 10) / 10}\n" for k, rec in enumerate(["A", "B"]) for i in range(40)
+)
 
 STRESS = {
-    "kind": "stress", "name": "fuzz", "seed": 1, "repeats": 2,
+    "kind": "stress",
+    "name": "fuzz",
+    "seed": 1,
+    "repeats": 2,
     "source": {"type": "file", "path": "ranks.csv"},
     "sampling": {"schemes": ["binomial", "popularity"], "sizes": [10]},
     "estimators": {"names": ["naive", "CLS", "MLE"], "max_iter": 20},
     "metrics": {"k_max": 5, "curve_k": 5, "curve_sizes": [10]},
 }
 SWEEP = {
-    "name": "fuzz", "seed": 2, "n_calls": 2, "n_initial": 2, "preferences": ["uniform"],
-    "observations": ["popularity"], "objectives": ["item_popularity"], "stat_pairs": 2000, "max_pairs": 200000,
+    "name": "fuzz",
+    "seed": 2,
+    "n_calls": 2,
+    "n_initial": 2,
+    "preferences": ["uniform"],
+    "observations": ["popularity"],
+    "objectives": ["item_popularity"],
+    "stat_pairs": 2000,
+    "max_pairs": 200000,
     "dataset": [{"name": "pairs", "path": str(PAIRS), "kind": "pairs"}],
 }
 BASES = {"run": tomllib.loads(RUN_TOML), "stress": STRESS, "calibrate": SWEEP}
 ARGS = {"run": [], "stress": [], "calibrate": ["--n-calls", "2"]}
 
 HOSTILE = st.one_of(
-    st.sampled_from([-1, 0, 1, 2, 3, 10**9, 10**20, 2**63 - 1, -(2**63), 0.5, -0.5, 1e9, 1e300, math.nan, math.inf,
-                     True, False, "", "x", "../../escape", "a/b", "ü", "uniform", "ibp", "lda", "popularity",
-                     "pareto", "binomial", "adaptive", "MLE", [], [0], [10**9], {}, {"a": 1}]),
+    st.sampled_from(
+        [
+            -1,
+            0,
+            1,
+            2,
+            3,
+            10**9,
+            10**20,
+            2**63 - 1,
+            -(2**63),
+            0.5,
+            -0.5,
+            1e9,
+            1e300,
+            math.nan,
+            math.inf,
+            True,
+            False,
+            "",
+            "x",
+            "../../escape",
+            "a/b",
+            "ü",
+            "uniform",
+            "ibp",
+            "lda",
+            "popularity",
+            "pareto",
+            "binomial",
+            "adaptive",
+            "MLE",
+            [],
+            [0],
+            [10**9],
+            {},
+            {"a": 1},
+        ]
+    ),
     st.integers(-3, 300),
     st.floats(allow_nan=True, allow_infinity=True, width=32),
     st.text(max_size=6),
@@ -148,8 +195,9 @@ def _check(kind: str, content: bytes, ranks: bytes = RANKS_CSV.encode()) -> int:
         (work / "ranks.csv").write_bytes(ranks)
         out = work / "out"
         with memory_cap():
-            code, _, err = invoke([kind, str(spec), "--out", str(out), "--quiet", "--no-figures", "--max-memory", "2G",
-                                   *ARGS[kind]])
+            code, _, err = invoke(
+                [kind, str(spec), "--out", str(out), "--quiet", "--no-figures", "--max-memory", "2G", *ARGS[kind]]
+            )
         assert "Traceback" not in err and "internal error" not in err, err
         assert code in (0, 2), f"exit {code}: {err}"
         if code == 2:
@@ -163,8 +211,13 @@ def _check(kind: str, content: bytes, ranks: bytes = RANKS_CSV.encode()) -> int:
     return code
 
 
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize="FUZZ_EXAMPLES" not in os.environ, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize="FUZZ_EXAMPLES" not in os.environ,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @pytest.mark.parametrize("kind", sorted(BASES))

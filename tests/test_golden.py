@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent / "golden"
 EXPECTED = HERE / "expected"
 PAIRS = HERE / "pairs.csv"
 
-_WORLD = "observation = {{ sampler = \"{s}\", profile = {{ model = \"pareto\", m_low = 5, alpha = 1.0, m_high = 90 }} }}"
+_WORLD = 'observation = {{ sampler = "{s}", profile = {{ model = "pareto", m_low = 5, alpha = 1.0, m_high = 90 }} }}'
 
 RUN = f"""
 name = "golden-run"
@@ -177,8 +177,9 @@ def snapshot(out: Path) -> dict[str, object]:
         elif p.suffix == ".csv":
             files[rel] = pd.read_csv(p)
         elif p.suffix == ".jsonl":
-            files[rel] = [{k: v for k, v in json.loads(line).items() if k != "seconds"}
-                          for line in p.read_text().splitlines()]
+            files[rel] = [
+                {k: v for k, v in json.loads(line).items() if k != "seconds"} for line in p.read_text().splitlines()
+            ]
         elif p.suffix == ".toml":
             files[rel] = tomllib.loads(p.read_text())
         else:
@@ -197,8 +198,11 @@ _STEPS = ("share_correct", "global_hr_at_f")
 def _close(a: object, b: object) -> bool:
     """Equal, with floats to the default tolerance (recursively through dicts and lists)."""
     if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and (
-            (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=_RTOL, abs_tol=_ATOL))
+        return (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and ((math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=_RTOL, abs_tol=_ATOL))
+        )
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):

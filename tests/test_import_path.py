@@ -16,14 +16,41 @@ from tests.cli_helpers import invoke
 BYO = Path(__file__).parent / "fixtures" / "byo"
 
 
-@pytest.mark.parametrize("path, parts", [("m:C", ("m", "C")), ("pkg.sub.mod:Class_2", ("pkg.sub.mod", "Class_2")),
-                                         ("lenskit.knn:ItemKNNScorer", ("lenskit.knn", "ItemKNNScorer"))])
+@pytest.mark.parametrize(
+    "path, parts",
+    [
+        ("m:C", ("m", "C")),
+        ("pkg.sub.mod:Class_2", ("pkg.sub.mod", "Class_2")),
+        ("lenskit.knn:ItemKNNScorer", ("lenskit.knn", "ItemKNNScorer")),
+    ],
+)
 def test_import_path_syntax_accepts(path, parts):
     assert check_import_path(path) == parts
 
 
-@pytest.mark.parametrize("path", ["m", "m.C", "m:", ":C", "m:C:D", "../m:C", "/tmp/m:C", "m/n.py:C", ".m:C", "m..n:C",
-                                  "a-b:C", "m:C.D", "m:class", "import:C", "m :C", "m:C()", "", "m:C; import os"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "m",
+        "m.C",
+        "m:",
+        ":C",
+        "m:C:D",
+        "../m:C",
+        "/tmp/m:C",
+        "m/n.py:C",
+        ".m:C",
+        "m..n:C",
+        "a-b:C",
+        "m:C.D",
+        "m:class",
+        "import:C",
+        "m :C",
+        "m:C()",
+        "",
+        "m:C; import os",
+    ],
+)
 def test_import_path_syntax_refuses(path):
     with pytest.raises(ImportPathError, match="must be an import path 'package.module:Class'"):
         check_import_path(path)
@@ -36,12 +63,15 @@ def test_import_component_from_a_search_folder():
     assert callable(import_component("simrec_test_scorers:make_shrunk_pop", BYO))
 
 
-@pytest.mark.parametrize("path, message", [
-    ("simrec_no_such_module_xyz:C", "no module named 'simrec_no_such_module_xyz'"),
-    ("simrec_test_scorers:Missing", "module 'simrec_test_scorers' has no attribute 'Missing'"),
-    ("simrec_test_scorers:NOT_CALLABLE", "must be a LensKit Component class"),
-    ("simrec_test_scorers:ShrunkPopConfig", "must be a LensKit Component class"),  # a class, not a Component
-])
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        ("simrec_no_such_module_xyz:C", "no module named 'simrec_no_such_module_xyz'"),
+        ("simrec_test_scorers:Missing", "module 'simrec_test_scorers' has no attribute 'Missing'"),
+        ("simrec_test_scorers:NOT_CALLABLE", "must be a LensKit Component class"),
+        ("simrec_test_scorers:ShrunkPopConfig", "must be a LensKit Component class"),  # a class, not a Component
+    ],
+)
 def test_import_component_errors(path, message):
     with pytest.raises(ImportPathError, match=message):
         import_component(path, BYO)
@@ -75,8 +105,9 @@ def test_lenskit_recommender_takes_an_import_path():
 
 
 def test_run_scenario_with_a_user_defined_scorer_end_to_end(tmp_path):
-    code, out, err = invoke(["run", str(BYO / "byo-run.toml"), "--out", str(tmp_path / "out"), "--quiet",
-                             "--no-figures"])
+    code, out, err = invoke(
+        ["run", str(BYO / "byo-run.toml"), "--out", str(tmp_path / "out"), "--quiet", "--no-figures"]
+    )
     assert code == 0, err
     res = pd.read_parquet(tmp_path / "out" / "results.parquet")
     assert set(res["recommender"]) == {"LensKitPop", "ShrunkPop", "ShrunkPopFactory"}
@@ -88,24 +119,34 @@ def test_run_scenario_with_a_user_defined_scorer_end_to_end(tmp_path):
 
 
 def test_stress_scenario_with_a_user_defined_scorer_end_to_end(tmp_path):
-    code, _, err = invoke(["stress", str(BYO / "byo-stress.toml"), "--out", str(tmp_path / "out"), "--quiet",
-                           "--no-figures"])
+    code, _, err = invoke(
+        ["stress", str(BYO / "byo-stress.toml"), "--out", str(tmp_path / "out"), "--quiet", "--no-figures"]
+    )
     assert code == 0, err
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
     assert {"ShrunkPop", "Popular"} <= set(summary["recommender"])
 
 
-@pytest.mark.parametrize("rec, needle", [
-    ('{ kind = "lenskit", scorer = "../evil:C" }', "evaluation.recommenders[0].scorer: must be an import path"),
-    ('{ kind = "lenskit", scorer = "simrec_test_scorers:Nope" }', "evaluation.recommenders[0].scorer: `scorer` "
-                                                                  "'simrec_test_scorers:Nope': module"),
-    ('{ kind = "lenskit", scorer = "simrec_test_scorers:ShrunkPopScorer", params = { shrink = 1.0 } }',
-     "evaluation.recommenders[0].params.shrink: unknown parameter of ShrunkPopScorer"),
-    ('{ kind = "lenskit", scorer = "simrec_test_scorers:ShrunkPopScorer", params = { shrinkage = 0.0 } }',
-     "evaluation.recommenders[0].params: `shrinkage` must be > 0; got 0.0"),
-    ('{ kind = "lenskit", algorithm = "popular", scorer = "m:C" }', "give exactly one of `algorithm`"),
-    ('{ kind = "lenskit" }', "give exactly one of `algorithm`"),
-])
+@pytest.mark.parametrize(
+    "rec, needle",
+    [
+        ('{ kind = "lenskit", scorer = "../evil:C" }', "evaluation.recommenders[0].scorer: must be an import path"),
+        (
+            '{ kind = "lenskit", scorer = "simrec_test_scorers:Nope" }',
+            "evaluation.recommenders[0].scorer: `scorer` 'simrec_test_scorers:Nope': module",
+        ),
+        (
+            '{ kind = "lenskit", scorer = "simrec_test_scorers:ShrunkPopScorer", params = { shrink = 1.0 } }',
+            "evaluation.recommenders[0].params.shrink: unknown parameter of ShrunkPopScorer",
+        ),
+        (
+            '{ kind = "lenskit", scorer = "simrec_test_scorers:ShrunkPopScorer", params = { shrinkage = 0.0 } }',
+            "evaluation.recommenders[0].params: `shrinkage` must be > 0; got 0.0",
+        ),
+        ('{ kind = "lenskit", algorithm = "popular", scorer = "m:C" }', "give exactly one of `algorithm`"),
+        ('{ kind = "lenskit" }', "give exactly one of `algorithm`"),
+    ],
+)
 def test_bad_scorers_are_reported_with_file_key_rule_and_value(tmp_path, rec, needle):
     text = (BYO / "byo-run.toml").read_text()
     start = text.index("recommenders = [")
@@ -123,7 +164,7 @@ def test_bad_scorers_are_reported_with_file_key_rule_and_value(tmp_path, rec, ne
 
 def test_same_named_modules_in_two_folders_are_refused_not_mixed(tmp_path):
     """Python imports a module once per process: the second folder's file of the same name is refused, naming both."""
-    body = ("from simrec_test_scorers import ShrunkPopScorer as Base\n\n\nclass Other(Base):\n    pass\n")
+    body = "from simrec_test_scorers import ShrunkPopScorer as Base\n\n\nclass Other(Base):\n    pass\n"
     a, b = tmp_path / "a", tmp_path / "b"
     for folder in (a, b):
         folder.mkdir()
@@ -132,8 +173,11 @@ def test_same_named_modules_in_two_folders_are_refused_not_mixed(tmp_path):
     try:
         assert import_component("simrec_dup_scorers_mod:Other", a).__name__ == "Other"
         assert import_component("simrec_dup_scorers_mod:Other", a).__name__ == "Other"  # the same folder again: fine
-        with pytest.raises(ImportPathError, match=r"module 'simrec_dup_scorers_mod' is already imported from .*a.*"
-                                                  r"simrec_dup_scorers_mod.py.*rename one of them"):
+        with pytest.raises(
+            ImportPathError,
+            match=r"module 'simrec_dup_scorers_mod' is already imported from .*a.*"
+            r"simrec_dup_scorers_mod.py.*rename one of them",
+        ):
             import_component("simrec_dup_scorers_mod:Other", b)
     finally:
         sys.modules.pop("simrec_dup_scorers_mod", None)

@@ -58,6 +58,7 @@ def _resolve(module: str, is_pkg: bool, node: ast.ImportFrom) -> str:
 
 def _top_level_imports(tree: ast.Module):
     """Import statements executed at import time (not in functions, not under TYPE_CHECKING)."""
+
     def walk(body):
         for node in body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -72,6 +73,7 @@ def _top_level_imports(tree: ast.Module):
                 yield from walk(node.body)
                 for h in node.handlers:
                     yield from walk(h.body)
+
     yield from walk(tree.body)
 
 
@@ -190,20 +192,24 @@ def test_library_never_imports_the_pipeline():
         if mod.startswith(upper):
             continue
         for node in _all_imports(ast.parse(path.read_text())):
-            srcs = [a.name for a in node.names] if isinstance(node, ast.Import) else [
-                _resolve(mod, path.name == "__init__.py", node)]
+            srcs = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [_resolve(mod, path.name == "__init__.py", node)]
+            )
             bad += [f"{mod} imports {s}" for s in srcs if s.startswith(upper)]
     assert not bad, "\n".join(bad)
     assert graph  # the graph was built
-
 
 
 def test_the_command_line_help_loads_no_numerical_stack():
     """``simrec --help`` stays fast (issue 13: <= 0.5 s CPU): importing the CLI
     and the package loads neither numpy, scipy nor pandas (lazy re-exports in
     ``simrec/__init__.py``, pandas imported inside ``Interactions.to_frame``)."""
-    code = ("import sys, simrec.cli; heavy = [m for m in ('numpy', 'scipy', 'pandas') if m in sys.modules]; "
-            "print(','.join(heavy))")
+    code = (
+        "import sys, simrec.cli; heavy = [m for m in ('numpy', 'scipy', 'pandas') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == ""
@@ -214,10 +220,12 @@ def test_simrec_run_loads_only_what_it_uses():
     schema, the study, the job's error handler) load neither ``scipy.stats``
     (1 s CPU; the summaries use ``scipy.special``) nor the stress harness, the
     assessment or the sampled-metric estimators, which only other commands use."""
-    code = ("import sys, simrec.cli, simrec.config.run; from simrec.studies import run_scenario; "
-            "simrec.cli._input_errors(); "
-            "mods = ('scipy.stats', 'simrec.stress', 'simrec.assess', 'simrec.sampling', 'simrec.studies.assess', "
-            "'simrec.studies.stress', 'simrec.studies.calibrate'); print(','.join(m for m in mods if m in sys.modules))")
+    code = (
+        "import sys, simrec.cli, simrec.config.run; from simrec.studies import run_scenario; "
+        "simrec.cli._input_errors(); "
+        "mods = ('scipy.stats', 'simrec.stress', 'simrec.assess', 'simrec.sampling', 'simrec.studies.assess', "
+        "'simrec.studies.stress', 'simrec.studies.calibrate'); print(','.join(m for m in mods if m in sys.modules))"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == ""
@@ -239,6 +247,7 @@ def test_lazy_top_level_names_resolve():
     assert set(simrec.__all__) <= set(dir(simrec))
     for name in simrec.__all__:
         assert getattr(simrec, name) is not None
+
 
 if __name__ == "__main__":  # pragma: no cover - prints the package-level graph
     g = import_graph()

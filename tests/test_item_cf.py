@@ -66,9 +66,14 @@ def call(comp: ItemCFScorer, history, items) -> np.ndarray:
         ({"self_similarity": False}, [(2 / 3) / (2 / 3 + 1 / math.sqrt(6) + 1 / math.sqrt(3)), 2 / 3, 0.0]),
         # transpose, no s_ii: L2 norms of rows 0-3 are sqrt(109)/18, sqrt(52)/9, sqrt(17)/6, 1/3; target i sums
         # column i of s'' = s / norm(row): column 0 = (0, 4/sqrt52, 1/sqrt17, 1), column 2 = (3/sqrt109, 6/sqrt52, 0, 0)
-        ({"q": 2.0, "self_similarity": False, "transpose": True},
-         [(4 / math.sqrt(52)) / (4 / math.sqrt(52) + 1 / math.sqrt(17) + 1),
-          (6 / math.sqrt(52)) / (3 / math.sqrt(109) + 6 / math.sqrt(52)), 0.0]),
+        (
+            {"q": 2.0, "self_similarity": False, "transpose": True},
+            [
+                (4 / math.sqrt(52)) / (4 / math.sqrt(52) + 1 / math.sqrt(17) + 1),
+                (6 / math.sqrt(52)) / (3 / math.sqrt(109) + 6 / math.sqrt(52)),
+                0.0,
+            ],
+        ),
     ],
 )
 def test_hand_case(config, expected):
@@ -88,7 +93,7 @@ def test_untrained_item_and_empty_history_score_nan():
     train = Interactions.from_pairs(np.array([0, 0, 1]), np.array([0, 1, 1]), (2, 3))  # item 2: no user
     comp = trained(train, q=3.0)
     got = call(comp, [0], [1, 2])
-    assert got[0] == pytest.approx(1 / 2 ** 1.5 / (1 / 2 ** 1.5 + 1)) and math.isnan(got[1])
+    assert got[0] == pytest.approx(1 / 2**1.5 / (1 / 2**1.5 + 1)) and math.isnan(got[1])
     assert np.isnan(call(comp, [], [0, 1])).all()
     assert np.isnan(call(comp, [0], [99])).all()  # not a training item
 
@@ -103,8 +108,9 @@ def random_train(seed: int, n_users: int = 120, n_items: int = 30) -> Interactio
     return Interactions.from_pairs(*np.nonzero(seen), (n_users, n_items))
 
 
-def dense_reference(train: Interactions, q: float, k, k_prime, normalize: bool, self_similarity: bool,
-                    transpose: bool) -> np.ndarray:
+def dense_reference(
+    train: Interactions, q: float, k, k_prime, normalize: bool, self_similarity: bool, transpose: bool
+) -> np.ndarray:
     """Eqs. 27-30 transcribed with dense arrays and one loop per row (the tie rule: smaller item first)."""
     x = train.matrix.toarray().astype(float)
     counts = x.sum(axis=0)
@@ -163,7 +169,7 @@ def test_matches_dense_transcription_and_batch_equals_per_user(config):
     batch = comp.score_histories(train.matrix)
     np.testing.assert_allclose(batch, want, rtol=1e-10, atol=1e-14)
     for u in (0, 5, 17):
-        hist = train.matrix.indices[train.matrix.indptr[u]:train.matrix.indptr[u + 1]]
+        hist = train.matrix.indices[train.matrix.indptr[u] : train.matrix.indptr[u + 1]]
         np.testing.assert_allclose(call(comp, hist, np.arange(train.n_items)), want[u], rtol=1e-7, atol=1e-14)
 
 
@@ -180,8 +186,10 @@ def test_q1_without_normalisation_is_lenskit_item_knn(k, transpose):
     transposed: k')."""
     train = random_train(4, n_users=400)
     nbrs = {"k_prime": k} if transpose else {"k": k}
-    ours = lenskit_scores(train, LensKitRecommender(ItemCFScorer, q=1.0, normalize=False, self_similarity=False,
-                                                    transpose=transpose, **nbrs))
+    ours = lenskit_scores(
+        train,
+        LensKitRecommender(ItemCFScorer, q=1.0, normalize=False, self_similarity=False, transpose=transpose, **nbrs),
+    )
     extra = {} if k is None else {"save_nbrs": k}
     lk = lenskit_scores(train, LensKitRecommender("ItemKNNScorer", max_nbrs=train.n_items, min_sim=1e-12, **extra))
     if k is not None:  # the comparison needs no tie at any item's k-th neighbour (LensKit's tie rule is not ours)
@@ -198,19 +206,22 @@ def test_q1_without_normalisation_is_lenskit_item_knn(k, transpose):
 
 def test_config_checks_and_scenario_names(tmp_path):
     assert param_problems(ItemCFScorer, {"q": 3.0, "k_prime": 10}) == []
-    (key, msg), = param_problems(ItemCFScorer, {"q": -1.0})
+    ((key, msg),) = param_problems(ItemCFScorer, {"q": -1.0})
     assert key == "q" and "greater than 0" in msg and "-1.0" in msg
-    (key, msg), = param_problems(ItemCFScorer, {"kprime": 10})
+    ((key, msg),) = param_problems(ItemCFScorer, {"kprime": 10})
     assert key == "kprime" and "accepted: q, k, k_prime, normalize, self_similarity, transpose" in msg
     from pydantic import TypeAdapter
 
     from simrec.config.recommenders import RecommenderSpec
 
-    specs = [TypeAdapter(RecommenderSpec).validate_python(s) for s in (
-        {"kind": "lenskit", "algorithm": "item_cf", "name": "Y", "params": {"q": 3.0}},
-        {"kind": "lenskit", "scorer": "simrec.recommenders:ItemCFScorer", "name": "Z", "params": {"k_prime": 10}},
-        {"kind": "lenskit", "algorithm": "item_cf", "name": "bad", "params": {"k": 0}},
-    )]
+    specs = [
+        TypeAdapter(RecommenderSpec).validate_python(s)
+        for s in (
+            {"kind": "lenskit", "algorithm": "item_cf", "name": "Y", "params": {"q": 3.0}},
+            {"kind": "lenskit", "scorer": "simrec.recommenders:ItemCFScorer", "name": "Z", "params": {"k_prime": 10}},
+            {"kind": "lenskit", "algorithm": "item_cf", "name": "bad", "params": {"k": 0}},
+        )
+    ]
     problems = recommender_problems(specs, "source.recommenders", truth=False)
     assert problems == ["source.recommenders[2].params.k: Input should be greater than 0 (ItemCFConfig); got 0"]
     rec = specs[0].build()

@@ -20,8 +20,13 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 def _events(rng: np.random.Generator, n_users=80, n_items=50, n_records=900, ties=False) -> pd.DataFrame:
     t = rng.integers(0, 40, n_records) if ties else rng.permutation(n_records) * 10.0
-    return pd.DataFrame({"user": rng.integers(0, n_users, n_records), "item": rng.integers(0, n_items, n_records),
-                         "time": t.astype(float)})
+    return pd.DataFrame(
+        {
+            "user": rng.integers(0, n_users, n_records),
+            "item": rng.integers(0, n_items, n_records),
+            "time": t.astype(float),
+        }
+    )
 
 
 def _brute_latest(df: pd.DataFrame) -> dict[int, set[int]]:
@@ -117,7 +122,7 @@ def test_a_stress_dataset_source_can_hold_out_each_users_latest_item(tmp_path):
     df = _events(rng, n_users=40, n_items=60, n_records=800)
     df.rename(columns={"time": "timestamp"}).to_csv(tmp_path / "events.csv", index=False)
     spec = tmp_path / "s.toml"
-    spec.write_text('''
+    spec.write_text("""
 kind = "stress"
 name = "last"
 seed = 4
@@ -130,7 +135,7 @@ split = "last"
 recommenders = [{ kind = "popular" }]
 [sampling]
 sizes = [20]
-''')
+""")
     sc, path = load_stress_scenario(spec)
     data = build_source_data(sc, sc.data_path(path))
     inter, _ = load_timestamped(tmp_path / "events.csv")

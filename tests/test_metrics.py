@@ -218,8 +218,13 @@ def test_membership_with_values_matches_brute_force(cells, monkeypatch):
 
 
 @settings(max_examples=150, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n_items=st.integers(1, 12), N=st.integers(1, 14),
-       cells=st.sampled_from([1, 13, 40, 2**22]), repeat=st.booleans())
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_items=st.integers(1, 12),
+    N=st.integers(1, 14),
+    cells=st.sampled_from([1, 13, 40, 2**22]),
+    repeat=st.booleans(),
+)
 def test_repeat_check_matches_brute_force(seed, n_items, N, cells, repeat):
     """Both paths of the repeated-item check (bitmap for lists covering >= 1/4 of the items, row sort for
     shorter ones), in blocks of one row up to all rows, against a set per row; padding is never a repeat."""

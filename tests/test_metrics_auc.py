@@ -66,8 +66,9 @@ def reference_auc_values(s, rels):
             tied = np.flatnonzero(flat[base + below + 1] == v)
             if len(tied):
                 vt = v[tied]
-                upto[tied] = np.where(vt == np.inf, n_items,
-                                      _count_less(flat, base[tied], width, np.nextafter(vt, np.inf)))
+                upto[tied] = np.where(
+                    vt == np.inf, n_items, _count_less(flat, base[tied], width, np.nextafter(vt, np.inf))
+                )
             npos = np.bincount(prow, minlength=rows)
             nneg = n_cand - npos
             rank_sum = np.bincount(prow, weights=(below + upto + 1) / 2.0 - n_non[prow], minlength=rows)

@@ -99,8 +99,13 @@ def _graded(gains: list[dict[int, float]], n_items: int) -> Interactions:
     indices = [i for g in gains for i in sorted(g)]
     values = [g[i] for g in gains for i in sorted(g)]
     indptr = np.concatenate(([0], np.cumsum(sizes)))
-    return Interactions.from_csr(indptr, np.array(indices, dtype=np.int64), (len(gains), n_items), sort=False,
-                                 gains=np.array(values, dtype=np.float64))
+    return Interactions.from_csr(
+        indptr,
+        np.array(indices, dtype=np.int64),
+        (len(gains), n_items),
+        sort=False,
+        gains=np.array(values, dtype=np.float64),
+    )
 
 
 def _graded_loop(lists: np.ndarray, gains: list[dict[int, float]]) -> np.ndarray:

@@ -49,13 +49,16 @@ def test_notebook_runs_at_small_scale(notebook: Path, tmp_path: Path, monkeypatc
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     nb = nbformat.read(copy, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
-                                     resources={"metadata": {"path": str(tmp_path)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
     try:
         client.execute()
     except CellExecutionError as exc:  # the failing cell's source and traceback, without the kernel's noise
         pytest.fail(f"{notebook.name}: a cell raised:\n{exc}", pytrace=False)
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"
+    ]
     assert not errors, f"{notebook.name}: error outputs {errors}"
     assert all(c.get("execution_count") for c in nb.cells if c.cell_type == "code" and c.source.strip())
     assert notebook.read_bytes() == committed, "the committed notebook must not be modified by the test"

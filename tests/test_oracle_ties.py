@@ -19,7 +19,12 @@ def _random_case(seed: int, n_users=40, n_items=30):
     rng = np.random.default_rng(seed)
     train = (rng.random((n_users, n_items)) < 0.15) & (np.arange(n_items) < n_items - 4)  # last 4 items unseen
     truth = rng.random((n_users, n_items)) < 0.3
-    return Interactions(sp.csr_array(train.astype(np.int8))), sp.csr_array((truth & ~train).astype(np.int8)), train, truth
+    return (
+        Interactions(sp.csr_array(train.astype(np.int8))),
+        sp.csr_array((truth & ~train).astype(np.int8)),
+        train,
+        truth,
+    )
 
 
 def _brute(train: np.ndarray, truth: np.ndarray, n: int) -> np.ndarray:
@@ -95,10 +100,15 @@ def test_item_id_ties_rank_graded_truth_by_count_then_item(seed, n):
 def test_unit_gains_and_random_ties_ignore_the_counts():
     inter, graded, _, _ = _graded_case(7)
     ones = Interactions(graded.matrix, gains=np.ones(graded.n_pairs))
-    np.testing.assert_array_equal(Oracle(ties="item_id").recommend(inter, ones, 9),
-                                  Oracle(ties="item_id").recommend(inter, graded.matrix, 9))
+    np.testing.assert_array_equal(
+        Oracle(ties="item_id").recommend(inter, ones, 9), Oracle(ties="item_id").recommend(inter, graded.matrix, 9)
+    )
     # the thesis text's Oracle (ties at random) reads relevance as binary
-    np.testing.assert_array_equal(Oracle().recommend(inter, graded, 9, np.random.default_rng(8)),
-                                  Oracle().recommend(inter, graded.matrix, 9, np.random.default_rng(8)))
-    np.testing.assert_array_equal(Oracle().score(inter, graded, np.random.default_rng(9)),
-                                  Oracle().score(inter, graded.matrix, np.random.default_rng(9)))
+    np.testing.assert_array_equal(
+        Oracle().recommend(inter, graded, 9, np.random.default_rng(8)),
+        Oracle().recommend(inter, graded.matrix, 9, np.random.default_rng(8)),
+    )
+    np.testing.assert_array_equal(
+        Oracle().score(inter, graded, np.random.default_rng(9)),
+        Oracle().score(inter, graded.matrix, np.random.default_rng(9)),
+    )

@@ -502,8 +502,11 @@ def test_sample_distinct_uniform_ordered_subsets(k, a):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(1, 30), min_size=1, max_size=40), st.sampled_from(["random", "ties", "tiny"]),
-       st.integers(0, 2**32))
+@given(
+    st.lists(st.integers(1, 30), min_size=1, max_size=40),
+    st.sampled_from(["random", "ties", "tiny"]),
+    st.integers(0, 2**32),
+)
 def test_order_in_rows_is_the_lexsort(sizes, kind, seed):
     """The packed-key sort gives np.lexsort's permutation (the previous implementation),
     also where u ties exactly ("ties") or only in the bits kept in the key ("tiny")."""
@@ -514,8 +517,11 @@ def test_order_in_rows_is_the_lexsort(sizes, kind, seed):
     starts = np.cumsum(sizes) - sizes
     rows = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     pos = np.arange(sizes.sum(), dtype=np.int64) - np.repeat(starts, sizes)
-    u = {"random": rng.random(len(rows)), "ties": rng.integers(0, 3, len(rows)) / 4.0,
-         "tiny": rng.random(len(rows)) * 2.0**-40}[kind]
+    u = {
+        "random": rng.random(len(rows)),
+        "ties": rng.integers(0, 3, len(rows)) / 4.0,
+        "tiny": rng.random(len(rows)) * 2.0**-40,
+    }[kind]
     assert np.array_equal(_order_in_rows(rows, pos, u, starts), np.lexsort((u, rows)))
 
 

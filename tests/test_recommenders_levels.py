@@ -47,8 +47,12 @@ def level_cases(draw):
     excluded = np.array(draw(cells), dtype=bool).reshape(n_rows, n_items)
     pairs = [np.array(draw(cells), dtype=bool).reshape(n_rows, n_items) for _ in range(draw(st.integers(1, 2)))]
     use_promoted = draw(st.booleans())
-    lv = TiedLevels(n_rows, g * draw(st.sampled_from([1.0, 0.5, -3.0])),
-                    _sparse(promoted) if use_promoted else None, _sparse(excluded))
+    lv = TiedLevels(
+        n_rows,
+        g * draw(st.sampled_from([1.0, 0.5, -3.0])),
+        _sparse(promoted) if use_promoted else None,
+        _sparse(excluded),
+    )
     return lv, [_sparse(p) for p in pairs]
 
 
@@ -60,7 +64,7 @@ def reference_mid_ranks(dense: np.ndarray, pairs: sp.csr_array) -> np.ndarray:
         cand = np.isfinite(row)
         ranks = np.full(len(row), -1.0)
         ranks[cand] = rankdata(-row[cand], method="average")
-        out.extend(ranks[pairs.indices[pairs.indptr[r]:pairs.indptr[r + 1]]])
+        out.extend(ranks[pairs.indices[pairs.indptr[r] : pairs.indptr[r + 1]]])
     return np.array(out)
 
 
@@ -87,9 +91,12 @@ def test_mid_ranks_and_auc_match_the_dense_block(case, cell_bytes):
 
 def test_mid_ranks_hand_case():
     # levels g = (2, 1, 1, 0, 1); row 0 excludes item 0 and promotes item 3; row 1 promotes item 0
-    lv = TiedLevels(2, np.array([2.0, 1, 1, 0, 1]),
-                    sp.csr_array(np.array([[0, 0, 0, 1, 0], [1, 0, 0, 0, 0]], dtype=float)),
-                    sp.csr_array(np.array([[1, 0, 0, 0, 0], [0, 0, 0, 0, 0]], dtype=float)))
+    lv = TiedLevels(
+        2,
+        np.array([2.0, 1, 1, 0, 1]),
+        sp.csr_array(np.array([[0, 0, 0, 1, 0], [1, 0, 0, 0, 0]], dtype=float)),
+        sp.csr_array(np.array([[1, 0, 0, 0, 0], [0, 0, 0, 0, 0]], dtype=float)),
+    )
     pairs = sp.csr_array(np.ones((2, 5)))
     # row 0: item 3 first (promoted), items 1, 2, 4 tied at positions 2-4, item 0 excluded
     # row 1: item 0 first, items 1, 2, 4 at 2-4, item 3 last

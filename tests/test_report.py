@@ -25,11 +25,27 @@ def test_run_figures_show_the_list_length(tmp_path, monkeypatch):
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Figure, "savefig", record)
-    rows = [(r, w, "uniform", "uniform", rec, m, t, 0.1 * r + (t == "true"), 10, 0)
-            for r, w, rec, m, t in itertools.product(range(3), ["w1", "w2"], ["Oracle", "Popular"], ["precision", "auc"],
-                                                  ["observed", "true"])]
-    results = pd.DataFrame(rows, columns=["replicate", "world", "preference", "observation", "recommender", "metric",
-                                          "truth", "value", "n_evaluated", "n_undefined"])
+    rows = [
+        (r, w, "uniform", "uniform", rec, m, t, 0.1 * r + (t == "true"), 10, 0)
+        for r, w, rec, m, t in itertools.product(
+            range(3), ["w1", "w2"], ["Oracle", "Popular"], ["precision", "auc"], ["observed", "true"]
+        )
+    ]
+    results = pd.DataFrame(
+        rows,
+        columns=[
+            "replicate",
+            "world",
+            "preference",
+            "observation",
+            "recommender",
+            "metric",
+            "truth",
+            "value",
+            "n_evaluated",
+            "n_undefined",
+        ],
+    )
     plot_results(results, tmp_path, n=50)
     assert titles[0].startswith("precision@50: observed vs true relevance") and "N = 50" in titles[0]
     # the y label on the first panel only (the second panel's would run into the first)
@@ -39,9 +55,12 @@ def test_run_figures_show_the_list_length(tmp_path, monkeypatch):
 
 def _results(metrics):
     rng = np.random.default_rng(5)
-    rows = [(r, w, "ibp", "pop", rec, m, kind, rng.random(), 10, 0)
-            for r, w, rec, m, kind in itertools.product(range(4), ["w1", "w2"], ["Oracle", "Random"], metrics,
-                                                         ["observed", "true"])]
+    rows = [
+        (r, w, "ibp", "pop", rec, m, kind, rng.random(), 10, 0)
+        for r, w, rec, m, kind in itertools.product(
+            range(4), ["w1", "w2"], ["Oracle", "Random"], metrics, ["observed", "true"]
+        )
+    ]
     return pd.DataFrame(rows, columns=RESULT_COLUMNS)
 
 
@@ -53,8 +72,12 @@ def test_parallel_figures_are_byte_identical_and_in_order(tmp_path):
     res = _results(["recall_truncated", "auc"])
     serial = plot_results(res, tmp_path / "serial")
     parallel = plot_results(res, tmp_path / "parallel", n_jobs=2)
-    assert [p.name for p in serial] == ["values_recall_truncated.png", "error_recall_truncated.png",
-                                        "values_auc.png", "error_auc.png"]
+    assert [p.name for p in serial] == [
+        "values_recall_truncated.png",
+        "error_recall_truncated.png",
+        "values_auc.png",
+        "error_auc.png",
+    ]
     assert _digests(parallel) == _digests(serial)
 
 

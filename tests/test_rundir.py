@@ -95,8 +95,13 @@ def test_csv_tables_write_floating_point_noise_as_zero(tmp_path):
 
     from simrec.rundir import NOISE, snap_noise
 
-    frame = pd.DataFrame({"error": [0.3 - 0.1 - 0.2, -3.47e-16, 0.25, np.nan, np.inf, 2e-12],
-                          "name": list("abcdef"), "count": [0, 1, 2, 3, 4, 5]})
+    frame = pd.DataFrame(
+        {
+            "error": [0.3 - 0.1 - 0.2, -3.47e-16, 0.25, np.nan, np.inf, 2e-12],
+            "name": list("abcdef"),
+            "count": [0, 1, 2, 3, 4, 5],
+        }
+    )
     assert frame["error"].iloc[0] != 0  # 0.3 - 0.1 - 0.2 is -2.8e-17 in binary floating point
     with RunDir.open(tmp_path / "o", kind="run", name="t", digest="d", manifest={}) as rd:
         rd.write_csv("t.csv", frame)

@@ -54,8 +54,10 @@ def test_hand_computed_case():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 50)), min_size=1, max_size=12),
-       st.lists(st.tuples(st.integers(0, 30), st.integers(0, 50)), min_size=1, max_size=12))
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.integers(0, 50)), min_size=1, max_size=12),
+    st.lists(st.tuples(st.integers(0, 30), st.integers(0, 50)), min_size=1, max_size=12),
+)
 def test_equals_the_published_recipe(ref_pairs, sim_pairs):
     def vc(pairs):
         d = dict(pairs)  # one count per value

@@ -136,8 +136,12 @@ def test_same_results_on_every_backend(backend):
 def test_results_in_task_order_callbacks_in_completion_order(backend):
     seen: list[tuple[int, int]] = []
     delays = [0.8, 0.05, 0.05, 0.05]
-    out = run_tasks(sleep_then, _tasks([(d, 100 + i) for i, d in enumerate(delays)]), backend=backend,
-                    on_result=lambda i, r: seen.append((i, r)))
+    out = run_tasks(
+        sleep_then,
+        _tasks([(d, 100 + i) for i, d in enumerate(delays)]),
+        backend=backend,
+        on_result=lambda i, r: seen.append((i, r)),
+    )
     assert out == [100, 101, 102, 103]
     assert sorted(seen) == [(0, 100), (1, 101), (2, 102), (3, 103)]
     if backend.name == "serial":
@@ -178,8 +182,10 @@ def test_failing_task_is_reported_and_the_others_kept(backend, tmp_path):
     assert failure.seed == "SeedSequence(entropy=20190531, spawn_key=(2, 1))"
     assert failure.error == "ValueError: value 2 is bad"
     assert "in fail_on" in failure.traceback and failure.traceback.rstrip().endswith("ValueError: value 2 is bad")
-    assert str(info.value) == ("task 'replicate 2, world ibp-pop' with seed "
-                               "SeedSequence(entropy=20190531, spawn_key=(2, 1)) failed: ValueError: value 2 is bad")
+    assert str(info.value) == (
+        "task 'replicate 2, world ibp-pop' with seed "
+        "SeedSequence(entropy=20190531, spawn_key=(2, 1)) failed: ValueError: value 2 is bad"
+    )
     assert log.read_text().split().count("2") == 2  # tried, retried once
 
 
@@ -245,12 +251,15 @@ def test_make_backend():
     assert isinstance(make_backend("serial", 2), SerialBackend)
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("foo",), "`--backend` must be one of serial, processes, ray; got 'foo'"),
-    (("processes", 0), "`n_jobs` must be >= 1; got 0"),
-    (("serial", 1, "auto"), "`--address` needs --backend ray; got --backend serial"),
-    ((None, 1, "auto"), "`--address` needs --backend ray; got --backend unset"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("foo",), "`--backend` must be one of serial, processes, ray; got 'foo'"),
+        (("processes", 0), "`n_jobs` must be >= 1; got 0"),
+        (("serial", 1, "auto"), "`--address` needs --backend ray; got --backend serial"),
+        ((None, 1, "auto"), "`--address` needs --backend ray; got --backend unset"),
+    ],
+)
 def test_make_backend_validation(args, message):
     with pytest.raises(ValueError) as info:
         make_backend(*args)
@@ -305,8 +314,9 @@ def _start_driver(tmp_path: Path, backend: str) -> tuple[subprocess.Popen, list]
     psutil = pytest.importorskip("psutil")  # comes with LensKit
     script = tmp_path / "driver.py"
     script.write_text(DRIVER)
-    proc = subprocess.Popen([sys.executable, str(script), backend, str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), backend, str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while len(list(tmp_path.glob("started-*"))) < 2:
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -364,7 +374,11 @@ def test_sigterm_of_the_driver_interrupts_and_stops_workers(tmp_path):
 def test_sigterm_handler_is_restored():
     before = signal.getsignal(signal.SIGTERM)
     seen = []
-    run_tasks(sleep_then, _tasks([(0.0, 1)]), backend=SerialBackend(),
-              on_result=lambda i, r: seen.append(signal.getsignal(signal.SIGTERM)))
+    run_tasks(
+        sleep_then,
+        _tasks([(0.0, 1)]),
+        backend=SerialBackend(),
+        on_result=lambda i, r: seen.append(signal.getsignal(signal.SIGTERM)),
+    )
     assert seen[0] is not before
     assert signal.getsignal(signal.SIGTERM) is before

@@ -30,8 +30,9 @@ __all__ = ["EXCLUDED_ESTIMATORS", "best_estimators", "recommend"]
 EXCLUDED_ESTIMATORS: tuple[str, ...] = ("LS",)
 
 
-def best_estimators(estimates: pd.DataFrame, coverage: pd.DataFrame | None, *, k: int,
-                    min_coverage: float = 0.85) -> pd.DataFrame:
+def best_estimators(
+    estimates: pd.DataFrame, coverage: pd.DataFrame | None, *, k: int, min_coverage: float = 0.85
+) -> pd.DataFrame:
     """The best estimator per metric x sample size (rules 1-4 of the module docstring).
 
     Parameters
@@ -56,8 +57,9 @@ def best_estimators(estimates: pd.DataFrame, coverage: pd.DataFrame | None, *, k
         raise ValueError(f"`min_coverage` must be in [0, 1]; got {min_coverage}")
     est = estimates[(estimates["k"] == k) & ~estimates["estimator"].isin(EXCLUDED_ESTIMATORS)]
     keys = ["metric", "scheme", "n", "estimator"]
-    agg = est.groupby(keys, sort=False).agg(worst_rel_rmse=("rel_rmse", "max"),
-                                             mean_abs_rel_error=("rel_error", lambda s: float(np.abs(s).mean())))
+    agg = est.groupby(keys, sort=False).agg(
+        worst_rel_rmse=("rel_rmse", "max"), mean_abs_rel_error=("rel_error", lambda s: float(np.abs(s).mean()))
+    )
     agg = agg.reset_index()
     if coverage is not None and len(coverage):
         cov = coverage[coverage["k"] == k].groupby(keys, sort=False)["coverage"].min().rename("min_coverage")
@@ -103,13 +105,33 @@ def recommend(best: pd.DataFrame, metrics: list[str], *, max_rel_rmse: float = 0
         ok = g[(g["worst_rel_rmse"] <= max_rel_rmse) & g["acceptable"]]
         if len(ok):
             r = ok.iloc[0]
-            rows.append((metric, "sampled", int(r["n"]), r["scheme"], r["estimator"], r["worst_rel_rmse"],
-                         r["min_coverage"], f"smallest n with worst relative RMSE <= {max_rel_rmse:g} and "
-                                            "acceptable coverage"))
+            rows.append(
+                (
+                    metric,
+                    "sampled",
+                    int(r["n"]),
+                    r["scheme"],
+                    r["estimator"],
+                    r["worst_rel_rmse"],
+                    r["min_coverage"],
+                    f"smallest n with worst relative RMSE <= {max_rel_rmse:g} and acceptable coverage",
+                )
+            )
         else:
             r = g.loc[g["worst_rel_rmse"].idxmin()]
-            rows.append((metric, "full ranking", int(r["n"]), r["scheme"], r["estimator"], r["worst_rel_rmse"],
-                         r["min_coverage"], f"no sample size reaches worst relative RMSE <= {max_rel_rmse:g} with "
-                                            "acceptable coverage; the closest is listed"))
-    return pd.DataFrame(rows, columns=["metric", "report", "n", "scheme", "estimator", "worst_rel_rmse",
-                                       "min_coverage", "reason"])
+            rows.append(
+                (
+                    metric,
+                    "full ranking",
+                    int(r["n"]),
+                    r["scheme"],
+                    r["estimator"],
+                    r["worst_rel_rmse"],
+                    r["min_coverage"],
+                    f"no sample size reaches worst relative RMSE <= {max_rel_rmse:g} with "
+                    "acceptable coverage; the closest is listed",
+                )
+            )
+    return pd.DataFrame(
+        rows, columns=["metric", "report", "n", "scheme", "estimator", "worst_rel_rmse", "min_coverage", "reason"]
+    )

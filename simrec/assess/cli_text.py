@@ -16,20 +16,30 @@ def assessment_lines(outcome) -> list[str]:
         parts = []
         for comp in ("missing data", "sampling", "total"):
             r = g[g["component"] == comp]
-            parts.append("n/a" if r.empty or r["mean"].isna().all() else
-                         f"{r['mean'].iloc[0]:+.4f} [{r['lower'].iloc[0]:+.4f}, {r['upper'].iloc[0]:+.4f}]")
+            parts.append(
+                "n/a"
+                if r.empty or r["mean"].isna().all()
+                else f"{r['mean'].iloc[0]:+.4f} [{r['lower'].iloc[0]:+.4f}, {r['upper'].iloc[0]:+.4f}]"
+            )
         lines.append(f"  {rec:>12} {metric:>18}: " + " | ".join(parts))
     lines.append("P(observed ranking of the algorithms = true ranking), all worlds:")
     for _, r in outcome.ranking[outcome.ranking["source"] == "all worlds"].iterrows():
-        lines.append(f"  {r['metric']:>18}: {r['probability']:.2f} [{r['lower']:.2f}, {r['upper']:.2f}] "
-                     f"({r['agree']}/{r['n']}; true order mostly {r['true_order']})")
+        lines.append(
+            f"  {r['metric']:>18}: {r['probability']:.2f} [{r['lower']:.2f}, {r['upper']:.2f}] "
+            f"({r['agree']}/{r['n']}; true order mostly {r['true_order']})"
+        )
     lines.append("Report:")
     for _, r in outcome.advice.iterrows():
-        what = (f"n = {int(r['n'])} sampled ({r['scheme']}), estimator {r['estimator']}" if r["report"] == "sampled"
-                else "the full-ranking metric")
+        what = (
+            f"n = {int(r['n'])} sampled ({r['scheme']}), estimator {r['estimator']}"
+            if r["report"] == "sampled"
+            else "the full-ranking metric"
+        )
         lines.append(f"  {r['metric']:>18}: {what}")
-    lines.append(f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> "
-                 f"{outcome.out / 'report.html'}")
+    lines.append(
+        f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> "
+        f"{outcome.out / 'report.html'}"
+    )
     return lines
 
 

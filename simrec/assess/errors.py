@@ -75,14 +75,23 @@ def missing_data_errors(results: pd.DataFrame, level: float = 0.95) -> pd.DataFr
             groups = [("all worlds", sub)] + [(w, g) for w, g in sub.groupby("world", sort=False)]
             for source, g in groups:
                 e = g["error"].to_numpy(dtype=float)
-                rows.append((rec, metric, source, float(e.mean()) if len(e) else np.nan,
-                             float(e.std(ddof=1)) if len(e) > 1 else np.nan, len(e)))
+                rows.append(
+                    (
+                        rec,
+                        metric,
+                        source,
+                        float(e.mean()) if len(e) else np.nan,
+                        float(e.std(ddof=1)) if len(e) > 1 else np.nan,
+                        len(e),
+                    )
+                )
     frame = pd.DataFrame(rows, columns=["recommender", "metric", "source", "mean", "sd", "n"])
     return _with_interval(frame, level)
 
 
-def sampling_errors(estimates: pd.DataFrame, choice: pd.DataFrame, *, k: int, n: int | None,
-                    level: float = 0.95) -> pd.DataFrame:
+def sampling_errors(
+    estimates: pd.DataFrame, choice: pd.DataFrame, *, k: int, n: int | None, level: float = 0.95
+) -> pd.DataFrame:
     """Sampling error of the chosen estimator at sample size ``n`` per recommender x metric.
 
     Parameters
@@ -118,15 +127,21 @@ def sampling_errors(estimates: pd.DataFrame, choice: pd.DataFrame, *, k: int, n:
                 rows.append((rec, metric, f"n = {n}: no estimator", np.nan, np.nan, 0))
                 continue
             scheme, est = pick["scheme"].iloc[0], pick["estimator"].iloc[0]
-            cell = estimates[(estimates["recommender"] == rec) & (estimates["metric"] == metric)
-                             & (estimates["k"] == k) & (estimates["n"] == n) & (estimates["scheme"] == scheme)
-                             & (estimates["estimator"] == est)]
+            cell = estimates[
+                (estimates["recommender"] == rec)
+                & (estimates["metric"] == metric)
+                & (estimates["k"] == k)
+                & (estimates["n"] == n)
+                & (estimates["scheme"] == scheme)
+                & (estimates["estimator"] == est)
+            ]
             if cell.empty:
                 rows.append((rec, metric, f"{scheme}, n = {n}, {est}", np.nan, np.nan, 0))
                 continue
             c = cell.iloc[0]
-            rows.append((rec, metric, f"{scheme}, n = {n}, {est}", float(c["bias"]), float(c["sd"]),
-                         int(c["n_repeats"])))
+            rows.append(
+                (rec, metric, f"{scheme}, n = {n}, {est}", float(c["bias"]), float(c["sd"]), int(c["n_repeats"]))
+            )
     frame = pd.DataFrame(rows, columns=["recommender", "metric", "source", "mean", "sd", "n"])
     return _with_interval(frame, level)
 
@@ -143,8 +158,16 @@ def total_errors(missing: pd.DataFrame, sampling: pd.DataFrame, level: float = 0
     for (rec, metric), m in md.iterrows():
         if (rec, metric) in sa.index:
             s = sa.loc[(rec, metric)]
-            rows.append((rec, metric, "missing data + sampling", m["mean"] + s["mean"],
-                         float(np.hypot(m["sd"], s["sd"])), int(min(m["n"], s["n"]) if s["n"] else m["n"])))
+            rows.append(
+                (
+                    rec,
+                    metric,
+                    "missing data + sampling",
+                    m["mean"] + s["mean"],
+                    float(np.hypot(m["sd"], s["sd"])),
+                    int(min(m["n"], s["n"]) if s["n"] else m["n"]),
+                )
+            )
         else:
             rows.append((rec, metric, "sampling not measured", np.nan, np.nan, 0))
     frame = pd.DataFrame(rows, columns=["recommender", "metric", "source", "mean", "sd", "n"])

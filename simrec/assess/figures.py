@@ -94,8 +94,13 @@ def estimator_figure(best: pd.DataFrame, estimates: pd.DataFrame, *, k: int, max
         b = best[best["metric"] == metric].sort_values("n")
         ax.plot(b["n"], b["worst_rel_rmse"], "o-", color="tab:green", label="best estimator")
         for _, r in b.iterrows():
-            ax.annotate(str(r["estimator"]), (r["n"], r["worst_rel_rmse"]), fontsize=7, xytext=(3, 3),
-                        textcoords="offset points")
+            ax.annotate(
+                str(r["estimator"]),
+                (r["n"], r["worst_rel_rmse"]),
+                fontsize=7,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
         naive = estimates[(estimates["metric"] == metric) & (estimates["k"] == k) & (estimates["estimator"] == "naive")]
         if len(naive):
             nv = naive.groupby("n")["rel_rmse"].max()

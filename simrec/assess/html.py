@@ -67,8 +67,10 @@ def table_html(frame: pd.DataFrame, table_id: str, caption: str = "") -> str:
             cells.append(f"<td{cls}>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return (f'<div class="scroll"><table id="{html.escape(table_id)}">{cap}<thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+    return (
+        f'<div class="scroll"><table id="{html.escape(table_id)}">{cap}<thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def figure_html(png: bytes, alt: str) -> str:
@@ -84,6 +86,9 @@ def render_page(title: str, subtitle: str, sections: Sequence[Section]) -> str:
         body.append(f"<h2>{html.escape(s.title)}</h2>")
         body += [f"<p>{html.escape(p)}</p>" for p in s.paragraphs]
         body += list(s.parts)
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<link rel=\"icon\" href=\"data:,\"><title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<link rel="icon" href="data:,"><title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n'
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )

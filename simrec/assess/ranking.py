@@ -51,8 +51,13 @@ def ranking_agreement(results: pd.DataFrame, level: float = 0.95) -> pd.DataFram
         order (best first, ``" > "``-separated).
     """
     recs = list(dict.fromkeys(results["recommender"]))
-    wide = results.pivot_table(index=["metric", "world", "replicate"], columns=["truth", "recommender"],
-                               values="value", aggfunc="first", sort=False)
+    wide = results.pivot_table(
+        index=["metric", "world", "replicate"],
+        columns=["truth", "recommender"],
+        values="value",
+        aggfunc="first",
+        sort=False,
+    )
     rows = []
     for metric in dict.fromkeys(results["metric"]):
         sub = wide.loc[metric]
@@ -70,6 +75,16 @@ def ranking_agreement(results: pd.DataFrame, level: float = 0.95) -> pd.DataFram
             n, a = int(sel.sum()), int(agree[sel].sum())
             lo, hi = wilson_interval(np.array([a]), np.array([n]), level)
             common = pd.Series([o for o, s in zip(orders, sel) if s]).mode()
-            rows.append((metric, source, a, n, a / n if n else np.nan, float(lo[0]), float(hi[0]),
-                         common.iloc[0] if len(common) else ""))
+            rows.append(
+                (
+                    metric,
+                    source,
+                    a,
+                    n,
+                    a / n if n else np.nan,
+                    float(lo[0]),
+                    float(hi[0]),
+                    common.iloc[0] if len(common) else "",
+                )
+            )
     return pd.DataFrame(rows, columns=RANKING_COLUMNS)

@@ -82,8 +82,10 @@ def _read(path: Path, digest: str) -> dict[tuple[int, int], dict]:
         return {}
     head = records[0]
     if head.get("kind") != _KIND or head.get("digest") != digest:
-        raise CalibrationLogError(f"{path}: de-noising log of another search (digest {head.get('digest')} != "
-                                  f"{digest}); use another output folder")
+        raise CalibrationLogError(
+            f"{path}: de-noising log of another search (digest {head.get('digest')} != "
+            f"{digest}); use another output folder"
+        )
     return {(r["trial"], r["rep"]): r for r in records[1:]}
 
 
@@ -94,9 +96,16 @@ def _stats(values: list[float]) -> tuple[int, float, float]:
     return len(v), float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else math.nan
 
 
-def denoise(objective: Callable[[dict[str, float], np.random.SeedSequence], TrialOutcome], result: SearchResult, *,
-            seed: int, top: int = 5, seeds: int = 10, log_path: str | Path | None = None,
-            digest: str = "") -> tuple[Denoised, ...]:
+def denoise(
+    objective: Callable[[dict[str, float], np.random.SeedSequence], TrialOutcome],
+    result: SearchResult,
+    *,
+    seed: int,
+    top: int = 5,
+    seeds: int = 10,
+    log_path: str | Path | None = None,
+    digest: str = "",
+) -> tuple[Denoised, ...]:
     """Re-evaluate the ``top`` best trials of ``result`` with ``seeds`` fresh seeds each.
 
     Parameters
@@ -124,8 +133,10 @@ def denoise(objective: Callable[[dict[str, float], np.random.SeedSequence], Tria
     """
     top = check_int("top", top, low=1)
     seeds = check_int("seeds", seeds, low=1)
-    ok = sorted((t for t in result.trials if t.status == "ok" and t.value is not None and math.isfinite(t.value)),
-                key=lambda t: (t.value, t.index))[:top]
+    ok = sorted(
+        (t for t in result.trials if t.status == "ok" and t.value is not None and math.isfinite(t.value)),
+        key=lambda t: (t.value, t.index),
+    )[:top]
     path = Path(log_path) if log_path is not None else None
     done = _read(path, digest) if path is not None else {}
     fh = None
@@ -141,8 +152,13 @@ def denoise(objective: Callable[[dict[str, float], np.random.SeedSequence], Tria
                 if (t.index, r) in done:
                     continue
                 out = objective(t.params, task_seed(seed, DENOISE_KEY, t.index, r))
-                rec = {"trial": t.index, "rep": r, "value": None if out.refused else out.value,
-                       "details": out.details, "refused": out.refused}
+                rec = {
+                    "trial": t.index,
+                    "rep": r,
+                    "value": None if out.refused else out.value,
+                    "details": out.details,
+                    "refused": out.refused,
+                }
                 done[t.index, r] = rec
                 if fh is not None:
                     fh.write(json.dumps(rec, sort_keys=True) + "\n")
@@ -156,7 +172,17 @@ def denoise(objective: Callable[[dict[str, float], np.random.SeedSequence], Tria
         n, mean, sd = _stats([r["value"] for r in recs])
         keys = sorted({k for r in recs if r["value"] is not None for k in r["details"]})
         d_stats = {k: _stats([r["details"].get(k) for r in recs if r["value"] is not None]) for k in keys}
-        points.append(Denoised(t.index, dict(t.params), n, mean, sd, {k: v[1] for k, v in d_stats.items()},
-                               {k: v[2] for k, v in d_stats.items()}))
-    return tuple(sorted(points, key=lambda p: (not math.isfinite(p.mean), p.mean if math.isfinite(p.mean) else 0.0,
-                                               p.trial)))
+        points.append(
+            Denoised(
+                t.index,
+                dict(t.params),
+                n,
+                mean,
+                sd,
+                {k: v[1] for k, v in d_stats.items()},
+                {k: v[2] for k, v in d_stats.items()},
+            )
+        )
+    return tuple(
+        sorted(points, key=lambda p: (not math.isfinite(p.mean), p.mean if math.isfinite(p.mean) else 0.0, p.trial))
+    )

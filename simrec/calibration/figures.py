@@ -48,8 +48,10 @@ def plot_statistics(reference: KeyStatistics, simulated: KeyStatistics, path: st
     fig, axes = plt.subplots(2, 2, figsize=(9, 6.5))
     for ax, name in zip(axes.flat, STATISTICS):
         x = _x(reference, name)
-        for stats, label, style in ((reference, "reference", dict(color="black", marker="o", ms=3, lw=1)),
-                                    (simulated, "simulated", dict(color="tab:orange", marker="s", ms=3, lw=1))):
+        for stats, label, style in (
+            (reference, "reference", dict(color="black", marker="o", ms=3, lw=1)),
+            (simulated, "simulated", dict(color="tab:orange", marker="s", ms=3, lw=1)),
+        ):
             y = np.asarray(stats[name], dtype=float)
             keep = y > 0
             ax.plot(x[keep], y[keep], label=label, **style)

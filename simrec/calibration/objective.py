@@ -42,8 +42,17 @@ from ..stats import (
 from .search import TrialOutcome
 from .space import Cell, ReferenceShape
 
-__all__ = ["CalibrationTarget", "Objective", "AVERAGE_LOSS", "SUM_KL", "OBJECTIVES", "THESIS_OBJECTIVES",
-           "STATISTICS_VARIANTS", "DEFAULT_CALIBRATION_MAX_PAIRS", "objective_column"]
+__all__ = [
+    "CalibrationTarget",
+    "Objective",
+    "AVERAGE_LOSS",
+    "SUM_KL",
+    "OBJECTIVES",
+    "THESIS_OBJECTIVES",
+    "STATISTICS_VARIANTS",
+    "DEFAULT_CALIBRATION_MAX_PAIRS",
+    "objective_column",
+]
 
 #: Name of the thesis's combined objective (mean relative loss over the four statistics, Tian 2019 §3.4).
 AVERAGE_LOSS = "average_loss"
@@ -105,8 +114,9 @@ class CalibrationTarget:
         return "thesis" if self.code_reference is None else "authors_code"
 
     @classmethod
-    def from_interactions(cls, name: str, inter: Interactions, rng=0, *, max_pairs: int = 1_000_000,
-                          statistics: str = "thesis") -> CalibrationTarget:
+    def from_interactions(
+        cls, name: str, inter: Interactions, rng=0, *, max_pairs: int = 1_000_000, statistics: str = "thesis"
+    ) -> CalibrationTarget:
         """Bins and statistics of a reference dataset (``statistics``: one of :data:`STATISTICS_VARIANTS`).
 
         Raises
@@ -171,15 +181,19 @@ class Objective:
 
     def __post_init__(self) -> None:
         if not all(hasattr(self.cell, a) for a in ("name", "search_space", "models")):
-            raise TypeError(f"`cell` must have `name`, `search_space` and `models` (e.g. a CellSpec); "
-                            f"got {type(self.cell).__name__}")
+            raise TypeError(
+                f"`cell` must have `name`, `search_space` and `models` (e.g. a CellSpec); "
+                f"got {type(self.cell).__name__}"
+            )
         check_choice("objective", self.objective, OBJECTIVES)
         check_int("max_pairs", self.max_pairs, low=1)
         check_int("stat_pairs", self.stat_pairs, low=1)
         if self.objective == AVERAGE_LOSS:
             missing = [s for s in STATISTICS if not self.best_kl or s not in self.best_kl]
             if missing:
-                raise ValueError(f"`best_kl` must give the family's best KL for {missing} with objective 'average_loss'")
+                raise ValueError(
+                    f"`best_kl` must give the family's best KL for {missing} with objective 'average_loss'"
+                )
 
     def simulate(self, params: dict[str, float], rng) -> Interactions:
         """The observed data of one simulation at ``params``."""
@@ -188,7 +202,9 @@ class Objective:
         truth = pref.generate(gen, max_pairs=self.max_pairs)
         return observe(truth, profile, sampler, gen).observed
 
-    def statistics_at(self, params: dict[str, float], seed: np.random.SeedSequence) -> tuple[Interactions, KeyStatistics]:
+    def statistics_at(
+        self, params: dict[str, float], seed: np.random.SeedSequence
+    ) -> tuple[Interactions, KeyStatistics]:
         """Observed data and key statistics of the simulation a trial with ``seed`` ran.
 
         Deterministic in ``(params, seed)``: a logged trial is reproduced exactly
@@ -215,13 +231,19 @@ class Objective:
             return TrialOutcome(float("nan"), refused=f"invalid parameters: {exc}")
         expected = pref.expected_pairs()
         if not np.isfinite(expected) or expected > self.max_pairs:
-            return TrialOutcome(float("nan"), {"expected_pairs": float(expected)},
-                                refused=f"expected {expected:.3g} true pairs > max_pairs {self.max_pairs:.3g}")
+            return TrialOutcome(
+                float("nan"),
+                {"expected_pairs": float(expected)},
+                refused=f"expected {expected:.3g} true pairs > max_pairs {self.max_pairs:.3g}",
+            )
         items = pref.expected_items()
         if items > self.max_items_ratio * self.target.shape.n_items:
-            return TrialOutcome(float("nan"), {"expected_items": float(items)},
-                                refused=f"expected {items:.3g} items > {self.max_items_ratio:g} x the reference's "
-                                        f"{self.target.shape.n_items}")
+            return TrialOutcome(
+                float("nan"),
+                {"expected_items": float(items)},
+                refused=f"expected {items:.3g} items > {self.max_items_ratio:g} x the reference's "
+                f"{self.target.shape.n_items}",
+            )
         try:
             with warnings.catch_warnings():
                 # undefined statistics are reported in the trial's reason below
@@ -231,11 +253,16 @@ class Objective:
             return TrialOutcome(float("nan"), {"expected_pairs": float(expected)}, refused=str(exc))
         if observed.n_pairs == 0:
             return TrialOutcome(float("nan"), refused="the simulation observed no pair")
-        details = {**kls, "observed_pairs": float(observed.n_pairs), "observed_items": float((observed.item_counts() > 0).sum())}
+        details = {
+            **kls,
+            "observed_pairs": float(observed.n_pairs),
+            "observed_items": float((observed.item_counts() > 0).sum()),
+        }
         undefined = [k for k, v in kls.items() if not math.isfinite(v)]
         if undefined and (self.objective in (AVERAGE_LOSS, SUM_KL) or self.objective in undefined):
-            return TrialOutcome(float("nan"), details,
-                                refused=f"statistics undefined on the simulated data: {', '.join(undefined)}")
+            return TrialOutcome(
+                float("nan"), details, refused=f"statistics undefined on the simulated data: {', '.join(undefined)}"
+            )
         if self.objective == AVERAGE_LOSS:
             value = average_loss(kls, self.best_kl)  # type: ignore[arg-type]
             details[AVERAGE_LOSS] = value

@@ -144,7 +144,9 @@ def _gp_inputs(dims: list[Dim], trials: list[Trial]) -> tuple[list[list[float]],
     worst = max(ok)
     stand_in = worst + 0.5 * abs(worst) if worst != 0 else 1.0
     xs = [[t.params[d.name] for d in dims] for t in trials]
-    ys = [t.value if (t.status == "ok" and t.value is not None and math.isfinite(t.value)) else stand_in for t in trials]
+    ys = [
+        t.value if (t.status == "ok" and t.value is not None and math.isfinite(t.value)) else stand_in for t in trials
+    ]
     if min(ys) > 0:
         # KL divergences and losses span orders of magnitude; the GP models
         # their logarithm, which keeps a narrow deep valley from being

@@ -21,7 +21,14 @@ from .objective import AVERAGE_LOSS, SUM_KL, Objective, objective_column
 from .search import SearchResult, Trial, gp_search
 
 __all__ = [
-    "CellResult", "SweepResult", "calibrate_cell", "cell_result", "log_header", "sweep_table", "summary_markdown"]
+    "CellResult",
+    "SweepResult",
+    "calibrate_cell",
+    "cell_result",
+    "log_header",
+    "sweep_table",
+    "summary_markdown",
+]
 
 
 @dataclass(frozen=True)
@@ -118,13 +125,25 @@ def log_header(objective: Objective, *, seed: int, n_initial: int, fixed: dict[s
     another search, so a caller can check a folder before it writes anything.
     """
     fixed = dict(fixed or {})
-    return {"fixed": fixed, "digest": _digest(objective, n_initial, seed, fixed), "dataset": objective.target.name,
-            "cell": objective.cell.name, "objective": objective.objective}
+    return {
+        "fixed": fixed,
+        "digest": _digest(objective, n_initial, seed, fixed),
+        "dataset": objective.target.name,
+        "cell": objective.cell.name,
+        "objective": objective.objective,
+    }
 
 
-def calibrate_cell(objective: Objective, *, seed: int, n_calls: int = 150, n_initial: int = 25,
-                   log_path: str | Path | None = None, on_trial: Callable[[Trial], None] | None = None,
-                   fixed: dict[str, float] | None = None) -> SearchResult:
+def calibrate_cell(
+    objective: Objective,
+    *,
+    seed: int,
+    n_calls: int = 150,
+    n_initial: int = 25,
+    log_path: str | Path | None = None,
+    on_trial: Callable[[Trial], None] | None = None,
+    fixed: dict[str, float] | None = None,
+) -> SearchResult:
     """GP search of one cell and objective (see :func:`simrec.calibration.search.gp_search`).
 
     Parameters
@@ -149,13 +168,15 @@ def calibrate_cell(objective: Objective, *, seed: int, n_calls: int = 150, n_ini
     fixed = dict(fixed or {})
     unknown = sorted(set(fixed) - {d.name for d in dims})
     if unknown:
-        raise ValueError(f"`fixed` names parameters that are not in the search space: {unknown}; "
-                         f"space: {[d.name for d in dims]}")
+        raise ValueError(
+            f"`fixed` names parameters that are not in the search space: {unknown}; space: {[d.name for d in dims]}"
+        )
     dims = [d for d in dims if d.name not in fixed]
     header = log_header(objective, seed=seed, n_initial=n_initial, fixed=fixed)
     fn = _WithFixed(objective, fixed) if fixed else objective
-    return gp_search(fn, dims, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path,
-                     header=header, on_trial=on_trial)
+    return gp_search(
+        fn, dims, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path, header=header, on_trial=on_trial
+    )
 
 
 def cell_result(objective: Objective, res: SearchResult, denoised: tuple[Denoised, ...] = ()) -> CellResult:
@@ -163,9 +184,19 @@ def cell_result(objective: Objective, res: SearchResult, denoised: tuple[Denoise
     c = objective.cell
     usable = tuple(p for p in denoised if p.n > 0)
     chosen = next((t for t in res.trials if usable and t.index == usable[0].trial), None)
-    return CellResult(objective.target.name, c.name, c.preference, c.observation, objective.objective, res.best,
-                      len(res.trials), sum(t.status == "refused" for t in res.trials), res.resumed_from, usable,
-                      chosen)
+    return CellResult(
+        objective.target.name,
+        c.name,
+        c.preference,
+        c.observation,
+        objective.objective,
+        res.best,
+        len(res.trials),
+        sum(t.status == "refused" for t in res.trials),
+        res.resumed_from,
+        usable,
+        chosen,
+    )
 
 
 def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, float]]) -> pd.DataFrame:
@@ -185,9 +216,16 @@ def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, fl
         kls = c.kls()
         # no finite family best (e.g. a sweep of sum_kl only: no single-statistic searches): undefined, not 0
         rel = {s: kls[s] / best[s] if 0 < best[s] < math.inf else math.nan for s in STATISTICS}
-        row = {"dataset": c.dataset, "cell": c.cell, "preference": c.preference, "observation": c.observation,
-               "objective": c.objective, "best_trial": c.chosen.index, "n_trials": c.n_trials,
-               "n_refused": c.n_refused}
+        row = {
+            "dataset": c.dataset,
+            "cell": c.cell,
+            "preference": c.preference,
+            "observation": c.observation,
+            "objective": c.objective,
+            "best_trial": c.chosen.index,
+            "n_trials": c.n_trials,
+            "n_refused": c.n_refused,
+        }
         row.update({f"kl_{s}": kls[s] for s in STATISTICS})
         if denoised:
             row.update({f"sd_kl_{s}": v for s, v in c.kl_sds().items()})
@@ -230,6 +268,9 @@ def summary_markdown(table: pd.DataFrame, dataset: str) -> str:
         lines.append("| cell | " + " | ".join(STATISTICS) + " | average |")
         lines.append("|---|" + "---:|" * (len(STATISTICS) + 1))
         for _, row in avg.iterrows():
-            lines.append(f"| {row['cell']} | " + " | ".join(f"{row[f'rel_{s}']:.2f}" for s in STATISTICS)
-                         + f" | {row['average_loss']:.2f} |")
+            lines.append(
+                f"| {row['cell']} | "
+                + " | ".join(f"{row[f'rel_{s}']:.2f}" for s in STATISTICS)
+                + f" | {row['average_loss']:.2f} |"
+            )
     return "\n".join(lines) + "\n"

@@ -146,7 +146,8 @@ class ProtocolSpec(Strict):
     n: int = Field(default=10, ge=1, description="list length N; metrics at K = N")
     negatives: int = Field(default=0, ge=0, description="sampled negatives per user; 0 = full ranking")
     metrics: list[Literal[METRIC_NAMES]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: ["recall", "ndcg"], min_length=1)
+        default_factory=lambda: ["recall", "ndcg"], min_length=1
+    )
     pap_k: int = Field(default=10, ge=1)
     recommenders: list[RecommenderSpec] = Field(min_length=2)
 
@@ -175,7 +176,8 @@ class AssessSamplingSpec(Strict):
     sizes: list[Annotated[int, Field(ge=2)]] = Field(default_factory=lambda: [50, 100, 500], min_length=1)
     repeats: int = Field(default=30, ge=2)
     estimators: list[Literal[ESTIMATOR_FAMILIES]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: list(ESTIMATOR_FAMILIES), min_length=1)
+        default_factory=lambda: list(ESTIMATOR_FAMILIES), min_length=1
+    )
     n_boot: int = Field(default=20, ge=0, description="bootstrap replicates per repeat (coverage); 0: none")
     confidence: float = Field(default=0.95, gt=0, lt=1)
     max_rel_rmse: float = Field(default=0.1, gt=0)
@@ -270,10 +272,18 @@ class Assessment:
         """The run study's scenario: the user's algorithms and protocol in the given calibrated worlds."""
         sp, pr = self.spec, self.spec.protocol
         return Scenario(
-            name=f"{sp.name}-worlds", seed=sp.seed, replicates=sp.simulation.replicates,
-            population=cells[0].population, world=[c.world for c in cells],
-            evaluation=EvaluationSpec(n=pr.n, test_fraction=pr.test_fraction, metrics=list(pr.metrics),
-                                      pap_k=pr.pap_k, recommenders=list(pr.recommenders)),
+            name=f"{sp.name}-worlds",
+            seed=sp.seed,
+            replicates=sp.simulation.replicates,
+            population=cells[0].population,
+            world=[c.world for c in cells],
+            evaluation=EvaluationSpec(
+                n=pr.n,
+                test_fraction=pr.test_fraction,
+                metrics=list(pr.metrics),
+                pap_k=pr.pap_k,
+                recommenders=list(pr.recommenders),
+            ),
         )
 
     def stress_scenario(self) -> StressScenario:
@@ -283,11 +293,19 @@ class Assessment:
         ds["path"] = str(self.data_path)
         curve = sorted({s for s in (10, 20, 50, 100, 200, 500, 1000, *self.sample_sizes) if 2 <= s <= self.n_items})
         return StressScenario(
-            kind="stress", name=f"{sp.name}-sampling", seed=sp.seed, repeats=sa.repeats,
-            source=DatasetSource(type="dataset", split="last" if pr.split == "last" else "random",
-                                 recommenders=list(pr.recommenders), **ds),
-            sampling=SamplingSpec(schemes=list(sa.schemes), sizes=self.sample_sizes,
-                                  adaptive_n_max=max(3200, max(self.sample_sizes))),
+            kind="stress",
+            name=f"{sp.name}-sampling",
+            seed=sp.seed,
+            repeats=sa.repeats,
+            source=DatasetSource(
+                type="dataset",
+                split="last" if pr.split == "last" else "random",
+                recommenders=list(pr.recommenders),
+                **ds,
+            ),
+            sampling=SamplingSpec(
+                schemes=list(sa.schemes), sizes=self.sample_sizes, adaptive_n_max=max(3200, max(self.sample_sizes))
+            ),
             estimators=EstimatorsSpec(names=list(sa.estimators), n_boot=sa.n_boot, confidence=sa.confidence),
             metrics=MetricsSpec(names=self.sampled_metrics, k_max=pr.n, curve_k=pr.n, curve_sizes=curve),
         )
@@ -298,10 +316,17 @@ class Assessment:
         sp, ca = self.spec, self.spec.calibration
         ds = sp.dataset.model_dump(exclude_defaults=True)
         ds["path"] = str(self.data_path)
-        return SweepSpec(name=f"{sp.name}-calibration", seed=sp.seed, n_calls=ca.n_calls, n_initial=ca.n_initial,
-                         objectives=list(THESIS_OBJECTIVES),
-                         denoise_top=ca.denoise_top, denoise_seeds=ca.denoise_seeds, statistics=ca.statistics,
-                         dataset=[DatasetSpec(**ds)])
+        return SweepSpec(
+            name=f"{sp.name}-calibration",
+            seed=sp.seed,
+            n_calls=ca.n_calls,
+            n_initial=ca.n_initial,
+            objectives=list(THESIS_OBJECTIVES),
+            denoise_top=ca.denoise_top,
+            denoise_seeds=ca.denoise_seeds,
+            statistics=ca.statistics,
+            dataset=[DatasetSpec(**ds)],
+        )
 
 
 _SHIPPED = Path(__file__).resolve().parents[1] / "assessments"
@@ -320,8 +345,10 @@ def resolve_assessment_path(assessment: str | Path) -> Path:
     name = shipped_name(assessment)
     if name in shipped:
         return shipped[name]
-    raise ScenarioError(f"{assessment}: no such file, and no shipped assessment of that name (shipped: "
-                        f"{', '.join(sorted(shipped)) or 'none'})")
+    raise ScenarioError(
+        f"{assessment}: no such file, and no shipped assessment of that name (shipped: "
+        f"{', '.join(sorted(shipped)) or 'none'})"
+    )
 
 
 def cell_from_tables(cell: str, tables: dict[str, Any], where: str) -> CalibratedCell:
@@ -349,8 +376,10 @@ def _preset_cells(presets: str, path: Path) -> tuple[tuple[CalibratedCell, ...] 
         if by_path:
             f = folder / f"{cell}.toml"  # the file names are ours (CELLS), never from the assessment file
             if not folder.is_dir():
-                return None, [f"{key}: preset folder not found at {folder}; name a folder holding the six "
-                              f"<cell>.toml files ({', '.join(CELLS)}) or a shipped preset set; got {presets!r}"]
+                return None, [
+                    f"{key}: preset folder not found at {folder}; name a folder holding the six "
+                    f"<cell>.toml files ({', '.join(CELLS)}) or a shipped preset set; got {presets!r}"
+                ]
             if not f.is_file():
                 problems.append(f"{key}: preset {cell}.toml not found in {folder}")
                 continue
@@ -370,8 +399,10 @@ def _preset_cells(presets: str, path: Path) -> tuple[tuple[CalibratedCell, ...] 
 
                 root = _presets_root()
                 shipped = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-                return None, [f"{key}: no shipped presets named {presets!r} (shipped: {', '.join(shipped) or 'none'}) "
-                              f"and no folder of that name beside the file; got {presets!r}"]
+                return None, [
+                    f"{key}: no shipped presets named {presets!r} (shipped: {', '.join(shipped) or 'none'}) "
+                    f"and no folder of that name beside the file; got {presets!r}"
+                ]
         try:
             cells.append(cell_from_tables(cell, tables, f"{key} ({cell})"))
         except ValueError as exc:
@@ -384,9 +415,11 @@ def _dataset_sizes(spec: AssessmentSpec, data: Path, path: Path) -> tuple[int, i
     from simrec.datasets import DatasetError
 
     if not data.exists():
-        return (f"dataset.path: dataset {spec.dataset.name!r} not found at {data}. Download it, then set "
-                f"SIMREC_DATA to the folder holding {spec.dataset.name}/ or edit dataset.path (relative to "
-                f"{path.resolve().parent})")
+        return (
+            f"dataset.path: dataset {spec.dataset.name!r} not found at {data}. Download it, then set "
+            f"SIMREC_DATA to the folder holding {spec.dataset.name}/ or edit dataset.path (relative to "
+            f"{path.resolve().parent})"
+        )
     try:
         if spec.protocol.split == "last":
             inter, _ = spec.dataset.read_timestamped(data)
@@ -420,17 +453,21 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
     path = resolve_assessment_path(assessment)
     raw = read_toml(path)
     if raw.get("kind") != "assess":
-        raise ScenarioError(f"{path}: not an assessment file (needs the top-level key kind = \"assess\"; got "
-                            f"{raw.get('kind')!r})")
+        raise ScenarioError(
+            f'{path}: not an assessment file (needs the top-level key kind = "assess"; got {raw.get("kind")!r})'
+        )
     try:
         spec = AssessmentSpec.model_validate(raw)
     except ValidationError as exc:
         raise ScenarioError(format_validation(path, exc, "assessment")) from None
-    problems = recommender_problems(spec.protocol.recommenders, "protocol.recommenders", truth=False,
-                                    base=path.resolve().parent)
+    problems = recommender_problems(
+        spec.protocol.recommenders, "protocol.recommenders", truth=False, base=path.resolve().parent
+    )
     if not any(m in SAMPLED_METRICS for m in spec.protocol.metrics):
-        problems.append(f"protocol.metrics: the sampled evaluation needs at least one of {', '.join(SAMPLED_METRICS)}; "
-                        f"got {spec.protocol.metrics}")
+        problems.append(
+            f"protocol.metrics: the sampled evaluation needs at least one of {', '.join(SAMPLED_METRICS)}; "
+            f"got {spec.protocol.metrics}"
+        )
     cells = None
     if spec.calibration.presets is not None:
         cells, more = _preset_cells(spec.calibration.presets, path)
@@ -450,25 +487,33 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
         problems.append(f"protocol.pap_k: must be <= the dataset's number of items ({n_items}); got {pr.pap_k}")
     big = [s for s in a.sample_sizes if s >= n_items]
     if big:
-        problems.append(f"sampling.sizes / protocol.negatives: a sample of negatives must be smaller than the "
-                        f"dataset's number of items ({n_items}); got {big}")
+        problems.append(
+            f"sampling.sizes / protocol.negatives: a sample of negatives must be smaller than the "
+            f"dataset's number of items ({n_items}); got {big}"
+        )
     run = None
     if cells is not None and not problems:
         run = a.run_scenario(a.best_cells())
         for i, w in enumerate(run.world):
-            problems += [p.replace(f"world[{i}]", f"calibration.presets ({w.label})")
-                         for p in world_problems(w, run.population, f"world[{i}]")]
+            problems += [
+                p.replace(f"world[{i}]", f"calibration.presets ({w.label})")
+                for p in world_problems(w, run.population, f"world[{i}]")
+            ]
         smallest = min(w.item_count(run.population) for w in run.world) if not problems else n_items
         if pr.n > smallest:
-            problems.append(f"protocol.n: the list length must be <= the number of items of every calibrated world "
-                            f"(smallest: {smallest}); got {pr.n}")
+            problems.append(
+                f"protocol.n: the list length must be <= the number of items of every calibrated world "
+                f"(smallest: {smallest}); got {pr.n}"
+            )
     if problems:
         raise problems_error(path, problems, "assessment")
     budget = budget or Budget()
     if run is not None:
         budget.check(f"{path} (calibrated worlds)", run_needs(run))
-    budget.check(f"{path} (sampled evaluation)", stress_needs(a.stress_scenario(), n_candidates=float(n_items),
-                                                              n_users=float(n_users)))
+    budget.check(
+        f"{path} (sampled evaluation)",
+        stress_needs(a.stress_scenario(), n_candidates=float(n_items), n_users=float(n_users)),
+    )
     if cells is None:
         budget.check(f"{path} (calibration)", sweep_needs(a.sweep_spec()))
     return a

@@ -14,8 +14,16 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-__all__ = ["Strict", "ScenarioError", "SafeName", "check_safe_name", "no_repeats", "read_toml", "format_validation",
-           "problems_error"]
+__all__ = [
+    "Strict",
+    "ScenarioError",
+    "SafeName",
+    "check_safe_name",
+    "no_repeats",
+    "read_toml",
+    "format_validation",
+    "problems_error",
+]
 
 #: A name that may become part of a file or folder name: 1-64 letters, digits, ``_``, ``-`` or ``.``, starting
 #: with a letter or digit (so never ``""``, ``.``, ``..``, a path separator or a hidden file).
@@ -75,8 +83,9 @@ def read_toml(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
-                            "save the file as UTF-8") from None
+        raise ScenarioError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); save the file as UTF-8"
+        ) from None
     except IsADirectoryError:
         raise ScenarioError(f"{path}: is a folder; expected a TOML file") from None
     except OSError as exc:
@@ -85,8 +94,20 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 #: Discriminator tags pydantic inserts into error locations (left out of key paths).
 #: (The stress source's tags, which are also ordinary key names, are removed by its loader.)
-_TAGS = frozenset({"uniform", "ibp", "lda", "pareto", "beta_binomial", "oracle", "probabilistic_oracle", "popular",
-                   "random", "lenskit"})
+_TAGS = frozenset(
+    {
+        "uniform",
+        "ibp",
+        "lda",
+        "pareto",
+        "beta_binomial",
+        "oracle",
+        "probabilistic_oracle",
+        "popular",
+        "random",
+        "lenskit",
+    }
+)
 
 
 def _fmt_loc(loc: tuple[Any, ...]) -> str:
@@ -122,5 +143,6 @@ def format_validation(path: Path, err: ValidationError, what: str = "scenario") 
 def problems_error(path: Path, problems: list[str], what: str = "scenario") -> ScenarioError:
     """The error for rules that need more than one key (checked after the schema)."""
     n = len(problems)
-    return ScenarioError(f"{path}: invalid {what} ({n} problem{'s' if n > 1 else ''}):\n"
-                         + "\n".join(f"  {p}" for p in problems))
+    return ScenarioError(
+        f"{path}: invalid {what} ({n} problem{'s' if n > 1 else ''}):\n" + "\n".join(f"  {p}" for p in problems)
+    )

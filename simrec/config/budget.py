@@ -161,8 +161,9 @@ def _world_needs(world, population, where: str, *, n_lists: int, score_users: in
     if pref.model == "lda":
         total += 8.0 * pref.n_topics * (items + users)
         keys.append(f"{where}.preference.n_topics")
-    what = (f"{where} ({world.label}): about {pairs:.2g} expected true pairs and {items:.2g} items per replicate"
-            + (" with dense score blocks" if score_users else ""))
+    what = f"{where} ({world.label}): about {pairs:.2g} expected true pairs and {items:.2g} items per replicate" + (
+        " with dense score blocks" if score_users else ""
+    )
     return Need(what, ", ".join(keys), total)
 
 
@@ -175,13 +176,27 @@ def run_needs(sc) -> Needs:
     """Task kinds (one per world) and parent-side needs of a run scenario (:class:`~simrec.config.run.Scenario`)."""
     ev = sc.evaluation
     scores = any(m in ("auc", "pap_at_k") for m in ev.metrics)
-    kinds = [[_world_needs(w, sc.population, f"world[{i}]", n_lists=ev.n * 3 * len(ev.recommenders),
-                           score_users=sc.population.n_users if scores else 0)]
-             for i, w in enumerate(sc.world)]
+    kinds = [
+        [
+            _world_needs(
+                w,
+                sc.population,
+                f"world[{i}]",
+                n_lists=ev.n * 3 * len(ev.recommenders),
+                score_users=sc.population.n_users if scores else 0,
+            )
+        ]
+        for i, w in enumerate(sc.world)
+    ]
     tasks = float(sc.replicates) * len(sc.world)
     rows = tasks * len(ev.recommenders) * len(ev.metrics) * 2
-    fixed = [Need(f"{sc.replicates} replicates x {len(sc.world)} worlds: {tasks:.3g} tasks and {rows:.3g} result rows",
-                  "replicates", BYTES_PER_TASK * tasks + BYTES_PER_ROW * rows)]
+    fixed = [
+        Need(
+            f"{sc.replicates} replicates x {len(sc.world)} worlds: {tasks:.3g} tasks and {rows:.3g} result rows",
+            "replicates",
+            BYTES_PER_TASK * tasks + BYTES_PER_ROW * rows,
+        )
+    ]
     return kinds, fixed
 
 
@@ -200,8 +215,9 @@ def stress_needs(sc, *, n_candidates: float | None = None, n_users: float | None
     src = sc.source
     kinds: list[list[Need]] = []
     if isinstance(src, SimulationSource):
-        kinds.append([_world_needs(src.world, src.population, "source.world", n_lists=0,
-                                   score_users=src.population.n_users)])
+        kinds.append(
+            [_world_needs(src.world, src.population, "source.world", n_lists=0, score_users=src.population.n_users)]
+        )
         n_candidates = float(src.world.item_count(src.population))
         n_users = float(src.population.n_users)
     n_est = len(sc.estimators.build())
@@ -214,14 +230,29 @@ def stress_needs(sc, *, n_candidates: float | None = None, n_users: float | None
             n = max(n, float(sc.sampling.adaptive_n_max))
         n = min(n, n_candidates)
         grid = 8.0 * 4 * n_candidates * n + 8.0 * 4 * n * n + 8.0 * 8 * (n_users or 0)
-        stress_task.append(Need(f"P(r|R) and the estimators' solves for N = {n_candidates:.3g} candidates and n = {n:.3g}",
-                             "sampling.sizes, sampling.adaptive_n_max (or the ranks file's n_candidates)", grid))
+        stress_task.append(
+            Need(
+                f"P(r|R) and the estimators' solves for N = {n_candidates:.3g} candidates and n = {n:.3g}",
+                "sampling.sizes, sampling.adaptive_n_max (or the ranks file's n_candidates)",
+                grid,
+            )
+        )
     cells = repeats * n_est * families * k_max
-    stress_task.append(Need(f"{sc.repeats} repeats x {n_est} estimators x {families} metrics x K = 1..{k_max}",
-                         "repeats, estimators.names, metrics.names, metrics.k_max", 8.0 * 3 * cells))
+    stress_task.append(
+        Need(
+            f"{sc.repeats} repeats x {n_est} estimators x {families} metrics x K = 1..{k_max}",
+            "repeats, estimators.names, metrics.names, metrics.k_max",
+            8.0 * 3 * cells,
+        )
+    )
     n_tasks = float(len(sc.sampling.schemes) * len(sc.sampling.sizes))
-    fixed.append(Need(f"the tables of {n_tasks:.3g} tasks per recommender", "repeats, metrics.k_max",
-                      BYTES_PER_ROW * n_tasks * n_est * families * k_max * 4))
+    fixed.append(
+        Need(
+            f"the tables of {n_tasks:.3g} tasks per recommender",
+            "repeats, metrics.k_max",
+            BYTES_PER_ROW * n_tasks * n_est * families * k_max * 4,
+        )
+    )
     return [*kinds, stress_task], fixed
 
 
@@ -273,21 +304,32 @@ def _model_need(spec, index: int, *, n_users: float, n_items: float, n_pairs: fl
     params = dict(getattr(spec, "params", {}) or {})
     if algorithm == "item_knn":
         keep = float(params.get("save_nbrs") or n_items)
-        return Need(f"{where} (item_knn): up to {n_items:.3g} x {min(keep, n_items):.3g} item similarities",
-                    f"{where} params.save_nbrs", 12.0 * n_items * min(keep, n_items) + 12.0 * n_pairs)
+        return Need(
+            f"{where} (item_knn): up to {n_items:.3g} x {min(keep, n_items):.3g} item similarities",
+            f"{where} params.save_nbrs",
+            12.0 * n_items * min(keep, n_items) + 12.0 * n_pairs,
+        )
     if algorithm == "item_cf":
-        return Need(f"{where} (item_cf): up to {n_items:.3g} x {n_items:.3g} item similarities",
-                    where, 24.0 * n_items * n_items + 12.0 * n_pairs)
+        return Need(
+            f"{where} (item_cf): up to {n_items:.3g} x {n_items:.3g} item similarities",
+            where,
+            24.0 * n_items * n_items + 12.0 * n_pairs,
+        )
     if algorithm == "user_knn":
         return Need(f"{where} (user_knn): the normalised rating matrix", where, 12.0 * n_pairs + 8.0 * n_users)
     if algorithm == "implicit_mf":
         k = float(params.get("embedding_size") or params.get("features") or 50)
-        return Need(f"{where} (implicit_mf): {k:.3g} factors for {n_users + n_items:.3g} users and items",
-                    f"{where} params.embedding_size",
-                    16.0 * k * (n_users + n_items) + 12.0 * n_pairs + IMPLICIT_MF_WORKSPACE)
+        return Need(
+            f"{where} (implicit_mf): {k:.3g} factors for {n_users + n_items:.3g} users and items",
+            f"{where} params.embedding_size",
+            16.0 * k * (n_users + n_items) + 12.0 * n_pairs + IMPLICIT_MF_WORKSPACE,
+        )
     if getattr(spec, "scorer", None) is not None:
-        return Need(f"{where} ({spec.scorer}): the training matrix (what the scorer itself keeps is not known)",
-                    where, 12.0 * n_pairs)
+        return Need(
+            f"{where} ({spec.scorer}): the training matrix (what the scorer itself keeps is not known)",
+            where,
+            12.0 * n_pairs,
+        )
     return Need(f"{where} ({name}): one value per item", where, 8.0 * n_items)
 
 
@@ -300,12 +342,16 @@ def ranks_needs(specs, *, n_users: int, n_items: int, n_pairs: int, read: Need |
     leave-last-out), estimate / measured: popular 666 / 608 MiB, item_knn 834 / 753 MiB, implicit_mf
     845 / 551 MiB, all three 1013 / 895 MiB.
     """
-    data = Need(f"the dataset and its split: {n_pairs:.3g} pairs, {n_users:.3g} users, {n_items:.3g} items",
-                "the dataset (or --k-core, --min-rating)",
-                BYTES_PER_PAIR * float(n_pairs) + BYTES_PER_ITEM * float(n_items) + 64.0 * float(n_users))
+    data = Need(
+        f"the dataset and its split: {n_pairs:.3g} pairs, {n_users:.3g} users, {n_items:.3g} items",
+        "the dataset (or --k-core, --min-rating)",
+        BYTES_PER_PAIR * float(n_pairs) + BYTES_PER_ITEM * float(n_items) + 64.0 * float(n_users),
+    )
     block = Need("one block of scores being ranked (2M scores)", "nothing (fixed)", float(RANKS_BLOCK_BYTES))
-    models = [_model_need(s, i, n_users=float(n_users), n_items=float(n_items), n_pairs=float(n_pairs))
-              for i, s in enumerate(specs)]
+    models = [
+        _model_need(s, i, n_users=float(n_users), n_items=float(n_items), n_pairs=float(n_pairs))
+        for i, s in enumerate(specs)
+    ]
     return [[data, block, *models, *([read] if read is not None else [])]], []
 
 
@@ -330,15 +376,20 @@ def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: in
     base = Need("the interpreter with simrec, LensKit and PyTorch loaded, per worker", "--jobs", WORKER_BASE)
     if not jobs_option:  # a one-process command (``simrec ranks``)
         base = Need("the interpreter with simrec, LensKit and PyTorch loaded", "nothing (fixed)", WORKER_BASE)
-    parts = sorted([(n, n.bytes * workers) for kind in [*kinds, [base]] for n in kind] + [(n, n.bytes) for n in fixed],
-                   key=lambda p: -p[1])
-    lines = [f"{path}: too large for the memory limit of {format_bytes(max_memory)} (--max-memory):",
-             f"  about {format_bytes(peak)} at peak with {workers} worker{'s' if workers > 1 else ''}; "
-             "the largest parts:"]
+    parts = sorted(
+        [(n, n.bytes * workers) for kind in [*kinds, [base]] for n in kind] + [(n, n.bytes) for n in fixed],
+        key=lambda p: -p[1],
+    )
+    lines = [
+        f"{path}: too large for the memory limit of {format_bytes(max_memory)} (--max-memory):",
+        f"  about {format_bytes(peak)} at peak with {workers} worker{'s' if workers > 1 else ''}; the largest parts:",
+    ]
     for need, b in parts[:3]:
         if b < 0.01 * peak:
             break
         lines.append(f"  {need.what} -> {format_bytes(b)}; change {need.keys}")
-    lines.append(f"  lower these{' (or --jobs)' if jobs_option else ''}, or raise --max-memory (e.g. --max-memory 64G) if the machine has the "
-                 "memory")
+    lines.append(
+        f"  lower these{' (or --jobs)' if jobs_option else ''}, or raise --max-memory (e.g. --max-memory 64G) if the machine has the "
+        "memory"
+    )
     raise ScenarioError("\n".join(lines))

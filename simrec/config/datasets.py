@@ -37,7 +37,8 @@ class DatasetSpec(Strict):
     name: SafeName
     path: str
     format: Literal["movielens", "amazon", "steam", "pairs"] | None = Field(
-        default=None, validation_alias=AliasChoices("format", "kind"))
+        default=None, validation_alias=AliasChoices("format", "kind")
+    )
     min_rating: float | None = None
     k_core: int | None = Field(default=None, ge=1)
     user_col: str | None = Field(default=None, min_length=1)
@@ -104,5 +105,8 @@ class DatasetSpec(Strict):
         return keep_pairs(inter, keep), times[keep]
 
     def _options(self) -> dict:
-        return {k: getattr(self, k) for k in ("min_rating", "user_col", "item_col", "rating_col", "sep")
-                if getattr(self, k) is not None}
+        return {
+            k: getattr(self, k)
+            for k in ("min_rating", "user_col", "item_col", "rating_col", "sep")
+            if getattr(self, k) is not None
+        }

@@ -49,8 +49,21 @@ __all__ = ["ESTIMATOR_FAMILIES", "EstimatorsSpec"]
 
 #: Estimator families a stress scenario may name, in the default (table) order.
 ESTIMATOR_FAMILIES: tuple[str, ...] = (
-    "naive", "rank_estimate", "LS", "CLS", "BV", "MLE", "WMLE", "MES", "MN_MLE", "MN_MES",
-    "BV_MLE_inverse_users", "BV_MES_inverse_users", "BV_MLE", "BV_MES", "mapping",
+    "naive",
+    "rank_estimate",
+    "LS",
+    "CLS",
+    "BV",
+    "MLE",
+    "WMLE",
+    "MES",
+    "MN_MLE",
+    "MN_MES",
+    "BV_MLE_inverse_users",
+    "BV_MES_inverse_users",
+    "BV_MLE",
+    "BV_MES",
+    "mapping",
 )
 
 
@@ -82,7 +95,8 @@ class EstimatorsSpec(Strict):
     """
 
     names: list[Literal[ESTIMATOR_FAMILIES]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: list(ESTIMATOR_FAMILIES), min_length=1)
+        default_factory=lambda: list(ESTIMATOR_FAMILIES), min_length=1
+    )
     bv_gammas: list[Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=lambda: [1.0, 0.1, 0.01, 0.001])
     wmle_scale: float = Field(default=10.0, gt=0)
     mes_eta: float = Field(default=0.001, gt=0)
@@ -123,7 +137,11 @@ class EstimatorsSpec(Strict):
             "BV_MES_inverse_users": lambda: [BiasVarianceInverseUsers(mes_prior)],
             "BV_MLE": lambda: [BiasVariance(g, MLEPrior()) for g in gammas],
             "BV_MES": lambda: [BiasVariance(g, mes_prior) for g in gammas],
-            "mapping": lambda: [MappingEstimator("linear"), MappingEstimator("bound"),
-                                *(MappingEstimator("beta", a) for a in BETA_A_VALUES), MappingEstimator("beta@P")],
+            "mapping": lambda: [
+                MappingEstimator("linear"),
+                MappingEstimator("bound"),
+                *(MappingEstimator("beta", a) for a in BETA_A_VALUES),
+                MappingEstimator("beta@P"),
+            ],
         }
         return tuple(e for name in self.names for e in families[name]())

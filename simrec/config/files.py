@@ -16,7 +16,15 @@ from typing import Any
 
 from simrec.config.base import ScenarioError, read_toml
 
-__all__ = ["scenario_kind", "shipped_scenarios", "shipped_name", "resolve_scenario_path", "load_preset", "merge_presets", "PRESET_TABLES"]
+__all__ = [
+    "scenario_kind",
+    "shipped_scenarios",
+    "shipped_name",
+    "resolve_scenario_path",
+    "load_preset",
+    "merge_presets",
+    "PRESET_TABLES",
+]
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -98,8 +106,10 @@ def load_preset(name: str, base: str | Path | None = None) -> dict[str, Any]:
     root = _presets_root()
     available = {f"{f.parent.name}/{f.stem}": f for f in root.glob("*/*.toml")} if root.is_dir() else {}
     if name not in available:
-        raise KeyError(f"unknown preset {name!r}; available: {', '.join(sorted(available)) or 'none'} "
-                       "(or the path of a preset file, ending in .toml)")
+        raise KeyError(
+            f"unknown preset {name!r}; available: {', '.join(sorted(available)) or 'none'} "
+            "(or the path of a preset file, ending in .toml)"
+        )
     with open(available[name], "rb") as fh:
         return tomllib.load(fh)
 
@@ -119,9 +129,11 @@ def _preset_file(name: str, base: str | Path | None) -> dict[str, Any]:
     extra = [k for k in raw if k not in PRESET_TABLES]
     if missing or extra:
         hint = "; this looks like a scenario file" if {"kind", "world", "source", "name"} & set(raw) else ""
-        raise ValueError(f"preset file {str(p)!r}: not a preset (needs [preference] and [observation] tables, and "
-                         f"only {', '.join(PRESET_TABLES)} at the top level; missing: {', '.join(missing) or 'none'}"
-                         f", unexpected: {', '.join(extra) or 'none'}){hint}")
+        raise ValueError(
+            f"preset file {str(p)!r}: not a preset (needs [preference] and [observation] tables, and "
+            f"only {', '.join(PRESET_TABLES)} at the top level; missing: {', '.join(missing) or 'none'}"
+            f", unexpected: {', '.join(extra) or 'none'}){hint}"
+        )
     return raw
 
 

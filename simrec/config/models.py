@@ -71,8 +71,12 @@ class PopulationSpec(Strict):
 
 
 def _lam_dim(ref: ReferenceShape) -> Dim:
-    return Dim("lam", max(1.0, ref.mean_profile / 2),
-               max(min(float(ref.n_items), 20 * ref.mean_profile), ref.mean_profile + 1), log=True)
+    return Dim(
+        "lam",
+        max(1.0, ref.mean_profile / 2),
+        max(min(float(ref.n_items), 20 * ref.mean_profile), ref.mean_profile + 1),
+        log=True,
+    )
 
 
 # -- preference models -------------------------------------------------------
@@ -138,24 +142,43 @@ class LDASpec(Strict):
     def build(self, population: Sizes):
         from simrec.preference import LDA
 
-        return LDA(n_users=population.n_users, n_items=self.n_items or population.n_items, n_topics=self.n_topics,
-                   lam=self.lam, a=self.a, b=self.b)
+        return LDA(
+            n_users=population.n_users,
+            n_items=self.n_items or population.n_items,
+            n_topics=self.n_topics,
+            lam=self.lam,
+            a=self.a,
+            b=self.b,
+        )
 
     @staticmethod
     def search_space(ref: ReferenceShape) -> list[Dim]:
-        return [Dim("n_topics", 5, 200, integer=True), _lam_dim(ref),
-                Dim("a", 0.01, 1.0, log=True), Dim("b", 0.01, 1.0, log=True)]
+        return [
+            Dim("n_topics", 5, 200, integer=True),
+            _lam_dim(ref),
+            Dim("a", 0.01, 1.0, log=True),
+            Dim("b", 0.01, 1.0, log=True),
+        ]
 
     @classmethod
     def from_point(cls, point: dict[str, float], ref: ReferenceShape) -> LDASpec:
-        return cls(model="lda", n_topics=int(point["n_topics"]), lam=point["lam"], a=point["a"], b=point["b"],
-                   n_items=ref.n_items)
+        return cls(
+            model="lda",
+            n_topics=int(point["n_topics"]),
+            lam=point["lam"],
+            a=point["a"],
+            b=point["b"],
+            n_items=ref.n_items,
+        )
 
 
 PreferenceSpec = Annotated[Union[UniformSpec, IBPSpec, LDASpec], Field(discriminator="model")]
 #: Preference specs by their TOML ``model`` tag, in simrec's fixed order (calibration seeds index it).
 PREFERENCE_SPECS: dict[str, type[UniformSpec] | type[IBPSpec] | type[LDASpec]] = {
-    "uniform": UniformSpec, "ibp": IBPSpec, "lda": LDASpec}
+    "uniform": UniformSpec,
+    "ibp": IBPSpec,
+    "lda": LDASpec,
+}
 
 
 # -- observation ---------------------------------------------------------------
@@ -259,8 +282,13 @@ class WorldSpec(Strict):
         """The :class:`~simrec.experiment.World` (its models built for ``population``; ``max_pairs``: its
         generator's memory guard, default the library's)."""
         profile, sampler = self.observation.build()  # type: ignore[union-attr]
-        return World(name or self.label, self.preference.build(population), profile, sampler,  # type: ignore[union-attr]
-                     max_pairs)
+        return World(
+            name or self.label,
+            self.preference.build(population),
+            profile,
+            sampler,  # type: ignore[union-attr]
+            max_pairs,
+        )
 
 
 def cell_name(preference: str, sampler: str) -> str:

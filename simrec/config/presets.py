@@ -20,13 +20,18 @@ from simrec.config.models import CellSpec
 __all__ = ["preset_tables", "write_preset", "to_toml"]
 
 
-def preset_tables(cell: CellSpec, point: dict[str, float], shape: ReferenceShape, dataset: str,
-                  fit: dict[str, float]) -> dict[str, Any]:
+def preset_tables(
+    cell: CellSpec, point: dict[str, float], shape: ReferenceShape, dataset: str, fit: dict[str, float]
+) -> dict[str, Any]:
     """The preset's tables for the best point of a cell's search (keys at their defaults left out)."""
     world = cell.world_spec(point, shape)
     ref = {"dataset": dataset, "n_users": shape.n_users, "n_items": shape.n_items}
-    return {"reference": ref, "preference": world.preference.model_dump(exclude_defaults=True),  # type: ignore[union-attr]
-            "observation": world.observation.model_dump(exclude_defaults=True), "fit": fit}  # type: ignore[union-attr]
+    return {
+        "reference": ref,
+        "preference": world.preference.model_dump(exclude_defaults=True),  # type: ignore[union-attr]
+        "observation": world.observation.model_dump(exclude_defaults=True),
+        "fit": fit,
+    }  # type: ignore[union-attr]
 
 
 def _value(v: Any) -> str:
@@ -35,7 +40,11 @@ def _value(v: Any) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        return repr(v) if v == v and v not in (float("inf"), float("-inf")) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+        return (
+            repr(v)
+            if v == v and v not in (float("inf"), float("-inf"))
+            else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+        )
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     raise TypeError(f"cannot write {type(v).__name__} to TOML")

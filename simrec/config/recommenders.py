@@ -127,8 +127,10 @@ class LensKitSpec(Strict):
     @model_validator(mode="after")
     def _one_of(self) -> LensKitSpec:
         if (self.algorithm is None) == (self.scorer is None):
-            raise ValueError("give exactly one of `algorithm` (a shipped LensKit algorithm) and `scorer` "
-                             f"('package.module:Class'); got algorithm={self.algorithm!r}, scorer={self.scorer!r}")
+            raise ValueError(
+                "give exactly one of `algorithm` (a shipped LensKit algorithm) and `scorer` "
+                f"('package.module:Class'); got algorithm={self.algorithm!r}, scorer={self.scorer!r}"
+            )
         return self
 
     @property
@@ -186,8 +188,10 @@ def recommender_problems(specs: list, where: str, *, truth: bool = True, base: P
     problems, names = [], []
     for j, r in enumerate(specs):
         if not truth and r.kind in TRUTH_KINDS:
-            problems.append(f"{where}[{j}]: {r.kind} needs the true preferences; a dataset source has none "
-                            "(use a simulation source)")
+            problems.append(
+                f"{where}[{j}]: {r.kind} needs the true preferences; a dataset source has none "
+                "(use a simulation source)"
+            )
             continue
         if isinstance(r, LensKitSpec):
             if base is not None:
@@ -239,16 +243,21 @@ def parse_recommender_option(value: str, option: str = "--recommender") -> Recom
     elif ":" in text:
         raw = {"kind": "lenskit", "scorer": text}
     else:
-        raise ScenarioError(f"{option}: must be a LensKit algorithm ({', '.join(LensKitSpec.ALGORITHMS)}), a "
-                            f"'package.module:Class' import path or a TOML inline table "
-                            f"'{{ kind = \"lenskit\", ... }}'; got {value!r}")
+        raise ScenarioError(
+            f"{option}: must be a LensKit algorithm ({', '.join(LensKitSpec.ALGORITHMS)}), a "
+            f"'package.module:Class' import path or a TOML inline table "
+            f"'{{ kind = \"lenskit\", ... }}'; got {value!r}"
+        )
     try:
         return TypeAdapter(RecommenderSpec).validate_python(raw)
     except ValidationError as exc:
         lines = []
         for e in exc.errors():
             msg = "unknown key" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, ")
-            got = "" if e["type"] in ("extra_forbidden", "missing") or isinstance(e.get("input"), dict) \
+            got = (
+                ""
+                if e["type"] in ("extra_forbidden", "missing") or isinstance(e.get("input"), dict)
                 else f"; got {e.get('input')!r}"
+            )
             lines.append(f"{option} {value!r}: {_fmt_loc(tuple(e['loc']))}: {msg}{got}")
         raise ScenarioError("\n".join(lines)) from None

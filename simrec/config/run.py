@@ -90,8 +90,12 @@ class EvaluationSpec(Strict):
     def build(self) -> Evaluation:
         """The typed :class:`~simrec.experiment.Evaluation` (metric names become metric objects here, once)."""
         metrics = tuple(PapAtK(k=self.pap_k) if m == "pap_at_k" else METRICS[m]() for m in self.metrics)
-        return Evaluation(recommenders=tuple(r.build() for r in self.recommenders), metrics=metrics, n=self.n,
-                          test_fraction=self.test_fraction)
+        return Evaluation(
+            recommenders=tuple(r.build() for r in self.recommenders),
+            metrics=metrics,
+            n=self.n,
+            test_fraction=self.test_fraction,
+        )
 
 
 class Scenario(Strict):
@@ -123,8 +127,10 @@ def world_problems(world: WorldSpec, population: PopulationSpec, where: str) -> 
     ``where`` prefixes each message with the world's key path (e.g. ``world[2]``).
     """
     problems = []
-    for key, build in (("preference", lambda: world.preference.build(population)),  # type: ignore[union-attr]
-                       ("observation", lambda: world.observation.build())):  # type: ignore[union-attr]
+    for key, build in (
+        ("preference", lambda: world.preference.build(population)),  # type: ignore[union-attr]
+        ("observation", lambda: world.observation.build()),
+    ):  # type: ignore[union-attr]
         try:
             build()
         except (ValueError, TypeError) as exc:
@@ -138,12 +144,16 @@ def world_problems(world: WorldSpec, population: PopulationSpec, where: str) -> 
     items = world.item_count(population)
     pref, profile = world.preference, world.observation.profile  # type: ignore[union-attr]
     if pref.model in ("uniform", "lda") and pref.lam > items:  # type: ignore[union-attr]
-        problems.append(f"{where}.preference.lam: must be <= the number of items ({items}): a user cannot like "
-                        f"more items than there are; got {pref.lam:g}")  # type: ignore[union-attr]
+        problems.append(
+            f"{where}.preference.lam: must be <= the number of items ({items}): a user cannot like "
+            f"more items than there are; got {pref.lam:g}"
+        )  # type: ignore[union-attr]
     if profile.model == "pareto" and profile.m_high > items:
         what = "expected number of items of this IBP" if pref.model == "ibp" else "number of items"  # type: ignore[union-attr]
-        problems.append(f"{where}.observation.profile.m_high: must be <= the {what} ({items}): no profile can be "
-                        f"larger; got {profile.m_high:g}")
+        problems.append(
+            f"{where}.observation.profile.m_high: must be <= the {what} ({items}): no profile can be "
+            f"larger; got {profile.m_high:g}"
+        )
     return problems
 
 
@@ -155,18 +165,20 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
             problems.append(f"world[{i}].name: world names must be unique; {name!r} repeats")
     for i, w in enumerate(sc.world):
         problems += world_problems(w, sc.population, f"world[{i}]")
-    problems += recommender_problems(sc.evaluation.recommenders, "evaluation.recommenders",
-                                     base=path.resolve().parent)
+    problems += recommender_problems(sc.evaluation.recommenders, "evaluation.recommenders", base=path.resolve().parent)
     if problems:
         return problems
     items = min(w.item_count(sc.population) for w in sc.world)
     ev = sc.evaluation
     if ev.n > items:
-        problems.append(f"evaluation.n: the list length must be <= the number of items of every world "
-                        f"(smallest: {items}); got {ev.n}")
+        problems.append(
+            f"evaluation.n: the list length must be <= the number of items of every world "
+            f"(smallest: {items}); got {ev.n}"
+        )
     if "pap_at_k" in ev.metrics and ev.pap_k > items:
-        problems.append(f"evaluation.pap_k: must be <= the number of items of every world (smallest: {items}); "
-                        f"got {ev.pap_k}")
+        problems.append(
+            f"evaluation.pap_k: must be <= the number of items of every world (smallest: {items}); got {ev.pap_k}"
+        )
     return problems
 
 
@@ -192,7 +204,7 @@ def load_scenario(scenario: str | Path, *, budget: Budget | None = None) -> tupl
     path = resolve_scenario_path(scenario, kind="run")
     raw = read_toml(path)
     if raw.get("kind") == "stress":
-        raise ScenarioError(f"{path}: a stress scenario (kind = \"stress\"); run it with `simrec stress {path}`")
+        raise ScenarioError(f'{path}: a stress scenario (kind = "stress"); run it with `simrec stress {path}`')
     if "world" in raw:
         raw = {**raw, "world": merge_presets(raw["world"], path)}
     try:

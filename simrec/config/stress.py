@@ -138,11 +138,13 @@ class MetricsSpec(Strict):
     ``[user_sampling]`` also covers the cutoff families only."""
 
     names: list[Literal[METRIC_NAMES]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: list(METRIC_FAMILIES), min_length=1)
+        default_factory=lambda: list(METRIC_FAMILIES), min_length=1
+    )
     k_max: int = Field(default=50, ge=1)
     curve_k: int = Field(default=10, ge=1, description="cutoff of the expected-metric-vs-n curve")
     curve_sizes: list[Annotated[int, Field(ge=2)]] = Field(
-        default_factory=lambda: [10, 20, 50, 100, 200, 500, 1000], min_length=1)
+        default_factory=lambda: [10, 20, 50, 100, 200, 500, 1000], min_length=1
+    )
 
     @model_validator(mode="after")
     def _unique(self) -> MetricsSpec:
@@ -206,10 +208,16 @@ class StressScenario(Strict):
     def config(self) -> StressConfig:
         """The harness configuration (estimator names become estimator objects here, once)."""
         m = self.metrics
-        return StressConfig(repeats=self.repeats, metrics=tuple(m.names), k_max=m.k_max,
-                            estimators=self.estimators.build(), max_iter=self.estimators.max_iter,
-                            adaptive_n_max=self.sampling.adaptive_n_max, n_boot=self.estimators.n_boot,
-                            confidence=self.estimators.confidence)
+        return StressConfig(
+            repeats=self.repeats,
+            metrics=tuple(m.names),
+            k_max=m.k_max,
+            estimators=self.estimators.build(),
+            max_iter=self.estimators.max_iter,
+            adaptive_n_max=self.sampling.adaptive_n_max,
+            n_boot=self.estimators.n_boot,
+            confidence=self.estimators.confidence,
+        )
 
     def cutoff_metric_names(self) -> tuple[str, ...]:
         """``metrics.names`` that are cutoff families (:data:`~simrec.stress.harness.METRIC_FAMILIES`): the metrics
@@ -222,13 +230,18 @@ class StressScenario(Strict):
         if us is None:
             return None
         built = {e.name: e for e in self.estimators.build()} if us.estimators else {}
-        return UserSamplingConfig(sizes=tuple(us.sizes), repeats=us.repeats or self.repeats,
-                                  metrics=self.cutoff_metric_names(), k_max=self.metrics.k_max,
-                                  confidence=us.confidence,
-                                  estimators=tuple(built[n] for n in us.estimators if n in built),  # others: refused
-                                  item_scheme=us.item_scheme,
-                                  item_sizes=tuple(self.sampling.sizes) if us.estimators else (),
-                                  n_boot=us.n_boot, max_iter=self.estimators.max_iter)
+        return UserSamplingConfig(
+            sizes=tuple(us.sizes),
+            repeats=us.repeats or self.repeats,
+            metrics=self.cutoff_metric_names(),
+            k_max=self.metrics.k_max,
+            confidence=us.confidence,
+            estimators=tuple(built[n] for n in us.estimators if n in built),  # others: refused
+            item_scheme=us.item_scheme,
+            item_sizes=tuple(self.sampling.sizes) if us.estimators else (),
+            n_boot=us.n_boot,
+            max_iter=self.estimators.max_iter,
+        )
 
     def data_path(self, scenario_path: str | Path) -> Path | None:
         """Where the source's data is: dataset folder/file or ranks file (None for simulations)."""
@@ -244,8 +257,9 @@ class StressScenario(Strict):
 _TAGS = re.compile(r"source\.(simulation|dataset|file)(?=[.:\[])")
 
 
-def load_stress_scenario(scenario: str | Path, *, check_data: bool = True,
-                         budget: Budget | None = None) -> tuple[StressScenario, Path]:
+def load_stress_scenario(
+    scenario: str | Path, *, check_data: bool = True, budget: Budget | None = None
+) -> tuple[StressScenario, Path]:
     """Read and validate a stress scenario; return it and its file.
 
     Parameters
@@ -275,8 +289,10 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True,
     path = resolve_scenario_path(scenario, kind="stress")
     raw = read_toml(path)
     if raw.get("kind") != "stress":
-        raise ScenarioError(f"{path}: not a stress scenario (needs the top-level key kind = \"stress\"; "
-                            f"got {raw.get('kind')!r}); run it with `simrec run`")
+        raise ScenarioError(
+            f'{path}: not a stress scenario (needs the top-level key kind = "stress"; '
+            f"got {raw.get('kind')!r}); run it with `simrec run`"
+        )
     src = raw.get("source")
     if isinstance(src, dict) and isinstance(src.get("world"), dict):
         raw = {**raw, "source": {**src, "world": merge_presets([src["world"]], path, "source.world")[0]}}
@@ -290,14 +306,20 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True,
     if isinstance(src, SimulationSource):
         problems += world_problems(src.world, src.population, "source.world")
     if not isinstance(src, FileSource):
-        more = recommender_problems(src.recommenders, "source.recommenders",
-                                    truth=not isinstance(src, DatasetSource), base=path.resolve().parent)
+        more = recommender_problems(
+            src.recommenders,
+            "source.recommenders",
+            truth=not isinstance(src, DatasetSource),
+            base=path.resolve().parent,
+        )
         problems += more or _candidate_problems(src)
     if sc.metrics.curve_k > sc.metrics.k_max:
         problems.append(f"metrics.curve_k: must be <= metrics.k_max ({sc.metrics.k_max}); got {sc.metrics.curve_k}")
     if "adaptive" in sc.sampling.schemes and min(sc.sampling.sizes) > sc.sampling.adaptive_n_max:
-        problems.append(f"sampling.adaptive_n_max: must be >= the smallest size ({min(sc.sampling.sizes)}); "
-                        f"got {sc.sampling.adaptive_n_max}")
+        problems.append(
+            f"sampling.adaptive_n_max: must be >= the smallest size ({min(sc.sampling.sizes)}); "
+            f"got {sc.sampling.adaptive_n_max}"
+        )
     if isinstance(src, SimulationSource):
         _check_sizes(problems, sc, src.world.item_count(src.population), "the number of items of source.world")
     problems += _user_sampling_problems(sc)
@@ -309,8 +331,11 @@ def load_stress_scenario(scenario: str | Path, *, check_data: bool = True,
             problems += _user_population_problems(sc, path, ranks)
     if problems:
         raise problems_error(path, problems, "stress scenario")
-    sizes = {} if ranks is None else {"n_candidates": ranks.info["max_candidates"],
-                                      "n_users": max(r.n_users for r in ranks.recommenders)}
+    sizes = (
+        {}
+        if ranks is None
+        else {"n_candidates": ranks.info["max_candidates"], "n_users": max(r.n_users for r in ranks.recommenders)}
+    )
     (budget or Budget()).check(path, stress_needs(sc, **sizes))
     return sc, path
 
@@ -327,9 +352,11 @@ def _candidate_problems(src: SimulationSource | DatasetSource) -> list[str]:
         try:
             check_candidates(spec.build(), src.candidates)
         except ValueError:
-            problems.append(f"source.recommenders[{j}]: with source.candidates = \"all\" every recommender must "
-                            f"score the user's training items, which {spec.kind} cannot (set "
-                            f"candidates = \"unseen\", or remove this recommender); got kind {spec.kind!r}")
+            problems.append(
+                f'source.recommenders[{j}]: with source.candidates = "all" every recommender must '
+                f"score the user's training items, which {spec.kind} cannot (set "
+                f'candidates = "unseen", or remove this recommender); got kind {spec.kind!r}'
+            )
     return problems
 
 
@@ -352,17 +379,22 @@ def _data_problems(sc: StressScenario, path: Path) -> tuple[list[str], RankSourc
             from simrec.datasets import DatasetError, detect_kind
 
             try:
-                kind = src.format or detect_kind(data, **{k: v for k, v in (("user_col", src.user_col),
-                                                                            ("item_col", src.item_col)) if v})
+                kind = src.format or detect_kind(
+                    data, **{k: v for k, v in (("user_col", src.user_col), ("item_col", src.item_col)) if v}
+                )
             except DatasetError as exc:
                 return [f"source.path: {exc}"], None
             if kind not in ("movielens", "pairs"):
-                return [f"source.split: 'last' needs timestamps, which simrec reads from MovieLens and from tables "
-                        f"with a timestamp column; {data} is a {kind} dataset"], None
+                return [
+                    f"source.split: 'last' needs timestamps, which simrec reads from MovieLens and from tables "
+                    f"with a timestamp column; {data} is a {kind} dataset"
+                ], None
         if not data.exists():
-            return [f"source.path: dataset {src.name!r} not found at {data}. Download it (e.g. MovieLens 100K from "
-                    f"https://grouplens.org/datasets/movielens/100k/), then set SIMREC_DATA to the folder holding "
-                    f"{src.name}/ or edit source.path (relative to {path.resolve().parent})"], None
+            return [
+                f"source.path: dataset {src.name!r} not found at {data}. Download it (e.g. MovieLens 100K from "
+                f"https://grouplens.org/datasets/movielens/100k/), then set SIMREC_DATA to the folder holding "
+                f"{src.name}/ or edit source.path (relative to {path.resolve().parent})"
+            ], None
         return [], None
     from simrec.stress.sources import RanksFileError, read_ranks_file
 
@@ -376,14 +408,18 @@ def _data_problems(sc: StressScenario, path: Path) -> tuple[list[str], RankSourc
     if "popularity" in sc.sampling.schemes:
         lacking = [r.name for r in source.recommenders if r.popularity_shares is None]
         if lacking:
-            problems.append("sampling.schemes: 'popularity' needs the ranks file's optional `popularity_share` column; "
-                            f"{data} has none")
+            problems.append(
+                "sampling.schemes: 'popularity' needs the ranks file's optional `popularity_share` column; "
+                f"{data} has none"
+            )
     smallest = min(int(r.n_candidates.min()) for r in source.recommenders)
     n_est = min(int(round(r.n_candidates.mean())) for r in source.recommenders)
     _check_sizes(problems, sc, n_est, "mean n_candidates")
     if "hypergeometric" in sc.sampling.schemes and max(sc.sampling.sizes) > smallest:
-        problems.append(f"sampling.sizes: sampling without replacement ('hypergeometric') needs every size <= the "
-                        f"smallest n_candidates ({smallest}); got {max(sc.sampling.sizes)}")
+        problems.append(
+            f"sampling.sizes: sampling without replacement ('hypergeometric') needs every size <= the "
+            f"smallest n_candidates ({smallest}); got {max(sc.sampling.sizes)}"
+        )
     return problems, source
 
 
@@ -394,8 +430,10 @@ def _user_sampling_problems(sc: StressScenario) -> list[str]:
     if us is None:
         return []
     if not sc.cutoff_metric_names():
-        return [f"metrics.names: [user_sampling] needs a cutoff family ({', '.join(METRIC_FAMILIES)}; it does not "
-                f"cover metrics without a cutoff); got {sc.metrics.names}"]
+        return [
+            f"metrics.names: [user_sampling] needs a cutoff family ({', '.join(METRIC_FAMILIES)}; it does not "
+            f"cover metrics without a cutoff); got {sc.metrics.names}"
+        ]
     problems = []
     try:
         sc.user_sampling_config().f_table()  # type: ignore[union-attr]
@@ -403,16 +441,21 @@ def _user_sampling_problems(sc: StressScenario) -> list[str]:
         problems.append(f"metrics.names: {exc} (drop it from metrics.names to run [user_sampling])")
     names = [e.name for e in sc.estimators.build()]
     if us.item_estimator and us.item_estimator not in names:
-        problems.append(f"user_sampling.item_estimator: must be one of the scenario's estimators "
-                        f"({', '.join(names)}) or \"\" for no item columns; got {us.item_estimator!r}")
+        problems.append(
+            f"user_sampling.item_estimator: must be one of the scenario's estimators "
+            f'({", ".join(names)}) or "" for no item columns; got {us.item_estimator!r}'
+        )
     unknown = [e for e in us.estimators if e not in names]
     if unknown:
-        problems.append(f"user_sampling.estimators: must be among the scenario's estimators ({', '.join(names)}); "
-                        f"got {unknown}")
+        problems.append(
+            f"user_sampling.estimators: must be among the scenario's estimators ({', '.join(names)}); got {unknown}"
+        )
     if us.item_estimator or us.estimators:
         if us.item_scheme not in sc.sampling.schemes:
-            problems.append(f"user_sampling.item_scheme: must be one of sampling.schemes "
-                            f"({', '.join(sc.sampling.schemes)}); got {us.item_scheme!r}")
+            problems.append(
+                f"user_sampling.item_scheme: must be one of sampling.schemes "
+                f"({', '.join(sc.sampling.schemes)}); got {us.item_scheme!r}"
+            )
     if isinstance(sc.source, SimulationSource):
         _check_user_sizes(problems, us.sizes, sc.source.population.n_users, "population.n_users")
     return problems
@@ -437,8 +480,9 @@ def _user_population_problems(sc: StressScenario, path: Path, ranks: RankSource 
             n_users = common_users(ranks.recommenders).shape[0]
         except ValueError as exc:
             return [f"user_sampling: {exc}"]
-        _check_user_sizes(problems, sc.user_sampling.sizes, n_users,
-                          f"users common to every recommender of {sc.data_path(path)}")
+        _check_user_sizes(
+            problems, sc.user_sampling.sizes, n_users, f"users common to every recommender of {sc.data_path(path)}"
+        )
     elif isinstance(sc.source, DatasetSource):
         from simrec.datasets import DatasetError
 
@@ -448,6 +492,10 @@ def _user_population_problems(sc: StressScenario, path: Path, ranks: RankSource 
         except (DatasetError, OSError, TypeError, ValueError) as exc:
             return [f"source.path: cannot read {data}: {exc}"]
         n_users = int((inter.user_counts() >= sc.source.min_items).sum())
-        _check_user_sizes(problems, sc.user_sampling.sizes, n_users,
-                          f"users of {sc.source.name} with >= source.min_items = {sc.source.min_items} items")
+        _check_user_sizes(
+            problems,
+            sc.user_sampling.sizes,
+            n_users,
+            f"users of {sc.source.name} with >= source.min_items = {sc.source.min_items} items",
+        )
     return problems

@@ -52,11 +52,13 @@ class SweepSpec(Strict):
     n_calls: int = Field(default=150, ge=1)
     n_initial: int = Field(default=25, ge=1)
     preferences: list[Literal[tuple(PREFERENCE_SPECS)]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: list(PREFERENCE_SPECS), min_length=1)
+        default_factory=lambda: list(PREFERENCE_SPECS), min_length=1
+    )
     observations: list[Literal[SAMPLERS]] = Field(default_factory=lambda: list(SAMPLERS), min_length=1)  # type: ignore[valid-type]
     objectives: list[Literal[OBJECTIVES]] = Field(default_factory=lambda: list(THESIS_OBJECTIVES), min_length=1)  # type: ignore[valid-type]
     statistics: Literal["thesis", "authors_code"] = Field(
-        default="thesis", description="key statistics and KL as the thesis text says, or as its authors' code does")
+        default="thesis", description="key statistics and KL as the thesis text says, or as its authors' code does"
+    )
     denoise_top: int = Field(default=5, ge=1, description="best trials of each search re-evaluated")
     denoise_seeds: int = Field(default=10, ge=0, description="fresh simulations per re-evaluated trial (0: off)")
     max_pairs: int | None = Field(default=None, ge=1)
@@ -90,8 +92,11 @@ def load_sweep_spec(path: str | Path, *, budget: Budget | None = None) -> SweepS
         spec = SweepSpec.model_validate(raw)
     except ValidationError as exc:
         raise ScenarioError(format_validation(path, exc, "sweep spec")) from None
-    missing = [f"dataset[{i}].path: {d.resolve(path)} does not exist"
-               for i, d in enumerate(spec.dataset) if not d.resolve(path).exists()]
+    missing = [
+        f"dataset[{i}].path: {d.resolve(path)} does not exist"
+        for i, d in enumerate(spec.dataset)
+        if not d.resolve(path).exists()
+    ]
     if missing:
         raise problems_error(path, missing, "sweep spec")
     (budget or Budget()).check(path, sweep_needs(spec))

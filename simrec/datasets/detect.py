@@ -151,8 +151,10 @@ def _call(loader: Callable[..., Any], path: str | os.PathLike, options: dict[str
     accepted = [n for n, prm in inspect.signature(loader).parameters.items() if prm.kind is prm.KEYWORD_ONLY]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
-        raise TypeError(f"option(s) {', '.join(map(repr, unknown))} not accepted by {what}; it takes "
-                        f"{', '.join(map(repr, accepted))}")
+        raise TypeError(
+            f"option(s) {', '.join(map(repr, unknown))} not accepted by {what}; it takes "
+            f"{', '.join(map(repr, accepted))}"
+        )
     return loader(path, **options)
 
 
@@ -175,6 +177,9 @@ def load_timestamped(path: str | os.PathLike, *, kind: str | None = None, **opti
     kind = _kind(path, kind, options)
     loaders = {"movielens": load_movielens_timestamped, "pairs": load_pairs_timestamped}
     if kind not in loaders:
-        raise DatasetError(path, f"a {kind} dataset has no timestamps in simrec's loader; a leave-last-out split "
-                                 "needs MovieLens or a table with a timestamp column")
+        raise DatasetError(
+            path,
+            f"a {kind} dataset has no timestamps in simrec's loader; a leave-last-out split "
+            "needs MovieLens or a table with a timestamp column",
+        )
     return _call(loaders[kind], path, options, f"the {kind!r} loader with timestamps")

@@ -74,8 +74,9 @@ def load_movielens(path: str | os.PathLike, *, min_rating: float | None = None) 
     return inter
 
 
-def load_movielens_timestamped(path: str | os.PathLike, *,
-                               min_rating: float | None = None) -> tuple[Interactions, np.ndarray]:
+def load_movielens_timestamped(
+    path: str | os.PathLike, *, min_rating: float | None = None
+) -> tuple[Interactions, np.ndarray]:
     """:func:`load_movielens` and, per stored pair, the timestamp of its rating (seconds since 1970).
 
     Returns
@@ -84,8 +85,13 @@ def load_movielens_timestamped(path: str | os.PathLike, *,
         Aligned with the matrix's stored pairs (:func:`~simrec.datasets.binarize.binarize_events`).
     """
     p, df = _frame(path)
-    inter, times = binarize_events(df["user_id"].to_numpy(), df["item_id"].to_numpy(), _seconds(df["timestamp"]),
-                                   df["rating"].to_numpy(), min_rating=min_rating)
+    inter, times = binarize_events(
+        df["user_id"].to_numpy(),
+        df["item_id"].to_numpy(),
+        _seconds(df["timestamp"]),
+        df["rating"].to_numpy(),
+        min_rating=min_rating,
+    )
     _check_not_empty(p, inter, min_rating)
     return inter, times
 
@@ -129,8 +135,13 @@ def _unnamed_100k(p: Path) -> bool:
 
 def _read_u_data(p: Path) -> pd.DataFrame:
     """``u.data`` (tab-separated ``user item rating timestamp``) with LensKit's column names."""
-    return pd.read_csv(p / "u.data", sep="\t", header=None, names=["user_id", "item_id", "rating", "timestamp"],
-                       dtype={"user_id": np.int64, "item_id": np.int64, "rating": np.float64, "timestamp": np.int64})
+    return pd.read_csv(
+        p / "u.data",
+        sep="\t",
+        header=None,
+        names=["user_id", "item_id", "rating", "timestamp"],
+        dtype={"user_id": np.int64, "item_id": np.int64, "rating": np.float64, "timestamp": np.int64},
+    )
 
 
 def _resolve(p: Path) -> Path:

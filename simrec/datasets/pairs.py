@@ -71,8 +71,9 @@ def load_pairs(
         unparsable line, a missing id or non-numeric rating (with its line), or
         no pair left.
     """
-    p, df, ratings, _ = _records(path, user_col=user_col, item_col=item_col, rating_col=rating_col,
-                                 min_rating=min_rating, sep=sep)
+    p, df, ratings, _ = _records(
+        path, user_col=user_col, item_col=item_col, rating_col=rating_col, min_rating=min_rating, sep=sep
+    )
     inter = binarize(df[user_col].to_numpy(), df[item_col].to_numpy(), ratings, min_rating=min_rating)
     _check_not_empty(p, inter, rating_col, min_rating)
     return inter
@@ -107,10 +108,18 @@ def load_pairs_timestamped(
     DatasetError
         As :func:`load_pairs`, and a missing or non-numeric timestamp (with its line).
     """
-    p, df, ratings, times = _records(path, user_col=user_col, item_col=item_col, rating_col=rating_col,
-                                     min_rating=min_rating, sep=sep, timestamp_col=timestamp_col)
-    inter, latest = binarize_events(df[user_col].to_numpy(), df[item_col].to_numpy(), times, ratings,
-                                    min_rating=min_rating)
+    p, df, ratings, times = _records(
+        path,
+        user_col=user_col,
+        item_col=item_col,
+        rating_col=rating_col,
+        min_rating=min_rating,
+        sep=sep,
+        timestamp_col=timestamp_col,
+    )
+    inter, latest = binarize_events(
+        df[user_col].to_numpy(), df[item_col].to_numpy(), times, ratings, min_rating=min_rating
+    )
     _check_not_empty(p, inter, rating_col, min_rating)
     return inter, latest
 
@@ -121,8 +130,11 @@ def _numbers(p: Path, df: pd.DataFrame, col: str, unit: str, what: str) -> np.nd
     bad = vals.isna() & df[col].notna()
     if bad.any():
         at = int(bad.idxmax())
-        raise DatasetError(p, f"{what} {df.loc[at, col]!r} in column {col!r} ({unit} {at}) is not a number",
-                           line=at if unit == "line" else None)
+        raise DatasetError(
+            p,
+            f"{what} {df.loc[at, col]!r} in column {col!r} ({unit} {at}) is not a number",
+            line=at if unit == "line" else None,
+        )
     return vals.to_numpy(np.float64)
 
 
@@ -130,8 +142,12 @@ def _records(path, *, user_col, item_col, rating_col, min_rating, sep, timestamp
     """The validated records of a pairs table: (path, frame, ratings or None, timestamps or None)."""
     if min_rating is not None and rating_col is None:
         raise ValueError(f"`min_rating` needs `rating_col`; got rating_col=None with min_rating={min_rating}")
-    for name, col in (("user_col", user_col), ("item_col", item_col), ("rating_col", rating_col),
-                      ("timestamp_col", timestamp_col)):
+    for name, col in (
+        ("user_col", user_col),
+        ("item_col", item_col),
+        ("rating_col", rating_col),
+        ("timestamp_col", timestamp_col),
+    ):
         if col is not None and not isinstance(col, str):
             raise TypeError(f"`{name}` must be a column name (str); got {col!r}")
     if sep is not None and (not isinstance(sep, str) or not sep):
@@ -160,11 +176,10 @@ def _records(path, *, user_col, item_col, rating_col, min_rating, sep, timestamp
         times = _numbers(p, df, timestamp_col, unit, "timestamp")
         if np.isnan(times).any():
             at = int(df.index[np.isnan(times)][0])
-            raise DatasetError(p, f"missing timestamp in column {timestamp_col!r} ({unit} {at})",
-                               line=at if unit == "line" else None)
+            raise DatasetError(
+                p, f"missing timestamp in column {timestamp_col!r} ({unit} {at})", line=at if unit == "line" else None
+            )
     return p, df, ratings, times
-
-
 
 
 def _read_parquet(p: Path, cols: list[str]) -> pd.DataFrame:

@@ -72,7 +72,9 @@ def check_lists(lists: object, n_items: int | None = None) -> np.ndarray:
         lo, hi = int(arr.min()), int(arr.max())
         if lo < -1 or (n_items is not None and hi >= n_items):
             top = "n_items" if n_items is None else str(n_items)
-            raise ValueError(f"`lists` entries must be item indices in [-1, {top}) (-1 = padding); got range [{lo}, {hi}]")
+            raise ValueError(
+                f"`lists` entries must be item indices in [-1, {top}) (-1 = padding); got range [{lo}, {hi}]"
+            )
         real = arr >= 0
         if (real[:, 1:] & ~real[:, :-1]).any():
             raise ValueError("`lists` must use -1 only as trailing padding; found an item after a -1")
@@ -200,8 +202,7 @@ def finish(
     n_bad = int(bad.sum())
     if n_bad:
         warnings.warn(
-            f"{name} is undefined for {n_bad} of {int(evaluated.sum())} evaluated users ({why}); "
-            "their values are NaN",
+            f"{name} is undefined for {n_bad} of {int(evaluated.sum())} evaluated users ({why}); their values are NaN",
             UndefinedMetricWarning,
             stacklevel=stacklevel,
         )

@@ -131,8 +131,15 @@ class _Prepared:
             out.append(p)
         return out
 
-    def _fill(self, arr: np.ndarray, rel: sp.csr_array, evaluated: np.ndarray, is_rel: np.ndarray,
-              graded: _Gains | None, cols: slice) -> None:
+    def _fill(
+        self,
+        arr: np.ndarray,
+        rel: sp.csr_array,
+        evaluated: np.ndarray,
+        is_rel: np.ndarray,
+        graded: _Gains | None,
+        cols: slice,
+    ) -> None:
         self.evaluated = evaluated
         self.is_rel = is_rel
         self.n_hits = self.is_rel.sum(axis=1)
@@ -214,7 +221,9 @@ def precision(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray |
 
 def _precision(p: _Prepared) -> np.ndarray:
     undefined = (p.n_rel == 0) | (p.length == 0)
-    return finish(p.ratio(p.n_hits, p.length), undefined, p.evaluated, "precision", "empty relevance set or empty list", 4)
+    return finish(
+        p.ratio(p.n_hits, p.length), undefined, p.evaluated, "precision", "empty relevance set or empty list", 4
+    )
 
 
 def recall(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None = None) -> np.ndarray:
@@ -270,6 +279,7 @@ def _reciprocal_rank(p: _Prepared) -> np.ndarray:
         first = p.is_rel.argmax(axis=1)
         rr = np.where(p.is_rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
     return finish(rr, p.n_rel == 0, p.evaluated, "reciprocal_rank", _EMPTY, 4)
+
 
 def _discounted_sum(gains: np.ndarray, discounts: np.ndarray) -> np.ndarray:
     """Each row's :math:`\\sum_i g_{u,i} d_i`, float64 (n_rows,), for gains (n_rows, N) bool or numeric.
@@ -392,8 +402,9 @@ def _lenskit07_ideal(rel: sp.csr_array, gains: np.ndarray) -> np.ndarray:
         return out
     weights = _lenskit07_discounts(int(sizes.max()))
     top = int(np.ceil(g_all.max()))
-    integral = (np.issubdtype(g_all.dtype, np.integer) or bool((g_all == np.floor(g_all)).all())) \
-        and n_users * (top + 1.0) < 2.0**62
+    integral = (np.issubdtype(g_all.dtype, np.integer) or bool((g_all == np.floor(g_all)).all())) and n_users * (
+        top + 1.0
+    ) < 2.0**62
     cuts = np.searchsorted(indptr, np.arange(_IDEAL_BLOCK_PAIRS, indptr[-1], _IDEAL_BLOCK_PAIRS), side="right") - 1
     bounds = np.unique(np.concatenate(([0], cuts, [n_users])))
     for u0, u1 in zip(bounds[:-1], bounds[1:]):

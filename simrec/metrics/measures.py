@@ -160,8 +160,20 @@ Metric = ListMetric | RankingMetric
 
 #: Scenario names -> metric constructors (``pap_at_k`` takes ``k``).
 METRICS: dict[str, Callable[..., Metric]] = {
-    m.name: m for m in (Hits, Hit, Precision, Recall, RecallTruncated, ReciprocalRank, NDCG, NDCGLensKit07, AveragePrecision, AUC,
-                        PapAtK)
+    m.name: m
+    for m in (
+        Hits,
+        Hit,
+        Precision,
+        Recall,
+        RecallTruncated,
+        ReciprocalRank,
+        NDCG,
+        NDCGLensKit07,
+        AveragePrecision,
+        AUC,
+        PapAtK,
+    )
 }
 
 
@@ -170,6 +182,8 @@ def measure_lists(lists: np.ndarray, relevant, metrics: Sequence[ListMetric]) ->
     return list_metrics(lists, relevant, [m.name for m in metrics])
 
 
-def measure_lists_many(lists_seq: Sequence[np.ndarray], relevant, metrics: Sequence[ListMetric]) -> list[dict[str, np.ndarray]]:
+def measure_lists_many(
+    lists_seq: Sequence[np.ndarray], relevant, metrics: Sequence[ListMetric]
+) -> list[dict[str, np.ndarray]]:
     """:func:`measure_lists` of several list arrays of the same users, one relevance look-up for all."""
     return list_metrics_many(lists_seq, relevant, [m.name for m in metrics])

@@ -91,13 +91,13 @@ def auc_many(
     s, first = _check_scores(scores, relevants[0])
     rels = [first] + [_check_scores_rel(s, r) for r in relevants[1:]]
     mask = check_evaluated(evaluated, s.shape[0])
-    return [finish(values, undefined, mask, "auc", "no relevant or no non-relevant candidate")
-            for values, undefined in _auc_values(s, rels)]
+    return [
+        finish(values, undefined, mask, "auc", "no relevant or no non-relevant candidate")
+        for values, undefined in _auc_values(s, rels)
+    ]
 
 
-def auc_from_ranks(
-    ranks: sp.csr_array, n_candidates: np.ndarray, *, evaluated: np.ndarray | None = None
-) -> np.ndarray:
+def auc_from_ranks(ranks: sp.csr_array, n_candidates: np.ndarray, *, evaluated: np.ndarray | None = None) -> np.ndarray:
     r""":func:`auc` given only each relevant item's mid-rank among the candidates.
 
     With :math:`m_u` candidates and the :math:`k_u` relevant candidates at
@@ -216,9 +216,7 @@ def _top_values(V: np.ndarray, k: int) -> np.ndarray:
     return -np.partition(-V, k - 1, axis=1)[:, :k]
 
 
-def pap_at_k(
-    scores: np.ndarray, relevant: Relevance, k: int, *, evaluated: np.ndarray | None = None
-) -> np.ndarray:
+def pap_at_k(scores: np.ndarray, relevant: Relevance, k: int, *, evaluated: np.ndarray | None = None) -> np.ndarray:
     """pAp@k: partial AUC of the top relevant items against the top k irrelevant ones.
 
     With :math:`\\beta_u = \\min(|P_u|, k)`, :math:`p_{(i)}` the i-th positive

@@ -43,7 +43,9 @@ def _check_capacity(capacity: np.ndarray) -> np.ndarray:
 
 def _check_probabilities(p: np.ndarray) -> None:
     if p.size and (np.isnan(p).any() or p.min() < 0 or p.max() > 1):
-        raise ValueError(f"`p` must be in [0, 1]; got values in [{np.nanmin(p):g}, {np.nanmax(p):g}] (NaN: {bool(np.isnan(p).any())})")
+        raise ValueError(
+            f"`p` must be in [0, 1]; got values in [{np.nanmin(p):g}, {np.nanmax(p):g}] (NaN: {bool(np.isnan(p).any())})"
+        )
 
 
 def _check_redraw(redraw: object) -> bool:
@@ -115,7 +117,11 @@ class TruncatedPareto:
     def _sample_continuous(self, n: int, rng: RNGLike, upper: np.ndarray | None = None) -> np.ndarray:
         """Unrounded draws x, shape (n,); with ``upper``, conditioned on x < upper (elementwise)."""
         gen = as_generator(rng)
-        top = np.float64(self.m_high) if upper is None else np.clip(np.asarray(upper, np.float64), self.m_low, self.m_high)
+        top = (
+            np.float64(self.m_high)
+            if upper is None
+            else np.clip(np.asarray(upper, np.float64), self.m_low, self.m_high)
+        )
         return self._ppf_raw(gen.random(n) * self._pareto_cdf(top))
 
     def sample(self, capacity: np.ndarray, rng: RNGLike) -> np.ndarray:
@@ -195,8 +201,11 @@ class TruncatedBetaBinomial:
         inside = (j >= 0) & (j <= N)
         jj = np.where(inside, j, 0.0)
         logp = (
-            gammaln(N + 1.0) - gammaln(jj + 1.0) - gammaln(N - jj + 1.0)
-            + betaln(jj + self.a, N - jj + self.b) - betaln(self.a, self.b)
+            gammaln(N + 1.0)
+            - gammaln(jj + 1.0)
+            - gammaln(N - jj + 1.0)
+            + betaln(jj + self.a, N - jj + self.b)
+            - betaln(self.a, self.b)
         )
         return np.where(inside, np.exp(logp), 0.0)
 

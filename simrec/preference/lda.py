@@ -295,5 +295,6 @@ class LDA:
             likes.append(lk)
         indptr = np.zeros(self.n_users + 1, dtype=np.int64)
         np.cumsum(np.concatenate(counts), out=indptr[1:])
-        return Interactions.from_csr(indptr, np.concatenate(items), (self.n_users, self.n_items), sort=False,
-                                     gains=np.concatenate(likes))
+        return Interactions.from_csr(
+            indptr, np.concatenate(items), (self.n_users, self.n_items), sort=False, gains=np.concatenate(likes)
+        )

@@ -43,8 +43,11 @@ __all__ = [
 ]
 
 #: Names whose module imports LensKit (and PyTorch): loaded on first use, so ``import simrec`` stays light.
-_LAZY = {"ItemCFConfig": "simrec.recommenders.item_cf", "ItemCFScorer": "simrec.recommenders.item_cf",
-         "item_cf_similarity": "simrec.recommenders.item_cf"}
+_LAZY = {
+    "ItemCFConfig": "simrec.recommenders.item_cf",
+    "ItemCFScorer": "simrec.recommenders.item_cf",
+    "item_cf_similarity": "simrec.recommenders.item_cf",
+}
 
 
 def __getattr__(name: str):

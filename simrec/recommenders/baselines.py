@@ -82,8 +82,9 @@ def _allowed_items(excluded: sp.csr_array, rows: np.ndarray, j: np.ndarray, widt
     item. :func:`~simrec._sampling.nth_allowed` on those rows alone.
     """
     local = np.cumsum(group_ranks(rows) == 0) - 1
-    return nth_allowed(row_ids(np.diff(excluded.indptr)), excluded.indices.astype(np.int64), excluded.shape[0],
-                       local, j, width)
+    return nth_allowed(
+        row_ids(np.diff(excluded.indptr)), excluded.indices.astype(np.int64), excluded.shape[0], local, j, width
+    )
 
 
 def _distinct(rows: np.ndarray) -> np.ndarray:
@@ -205,7 +206,9 @@ def _popular_first_pass(
     return q, e_rows, e_pos
 
 
-def _scatter_rows(out: np.ndarray, m: sp.csr_array, users: np.ndarray, value: float | None, *, add: bool = False) -> None:
+def _scatter_rows(
+    out: np.ndarray, m: sp.csr_array, users: np.ndarray, value: float | None, *, add: bool = False
+) -> None:
     """Set (or add ``value`` to) ``out[k, i]`` for every stored pair (users[k], i) of ``m``
     (``value=None``: the pair's stored value).
 
@@ -284,14 +287,20 @@ class RandomRecommender:
         gen = as_generator(rng)
         allowed = train.n_items - train.user_counts()
         out = np.full((train.n_users, n), -1, dtype=np.int64)
-        for rows, rank, items in _random_outside(lambda u: train.matrix[u], np.minimum(n, allowed), allowed,
-                                                 train.n_items, gen):
+        for rows, rank, items in _random_outside(
+            lambda u: train.matrix[u], np.minimum(n, allowed), allowed, train.n_items, gen
+        ):
             out[rows, rank] = items
         return out
 
     def score(
-        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None,
-        *, exclude_train: bool = True,
+        self,
+        train: Interactions,
+        relevant: sp.csr_array | None,
+        rng: RNGLike = None,
+        users: np.ndarray | None = None,
+        *,
+        exclude_train: bool = True,
     ) -> np.ndarray:
         """Uniform(0, 1) scores at candidates, -inf at training items (``exclude_train=False``: scored too)."""
         train = check_train(train)
@@ -368,8 +377,9 @@ class Popular:
         lens = train.user_counts()
         k = np.minimum(n, n_items - lens)
         q_rows = row_ids(k)
-        q, t_rows, t_pos = _popular_first_pass(lens, train.matrix.indices, gpos, k, lvl_first, lvl_end,
-                                               _POPULAR_WINDOW * n)
+        q, t_rows, t_pos = _popular_first_pass(
+            lens, train.matrix.indices, gpos, k, lvl_first, lvl_end, _POPULAR_WINDOW * n
+        )
 
         # level cut by the end of each list: its items are resampled uniformly
         cut_s, cut_e = _cut_levels(q, np.cumsum(k), k, lvl_first, lvl_end)
@@ -401,14 +411,20 @@ class Popular:
             rows = b_rows[b_start[u0] : b_start[u1]] - u0
             pos[rows, n_first[u0:u1][rows] + rank_within_rows(rows, u1 - u0)] = b_pos[b_start[u0] : b_start[u1]]
             o = np.argsort(gen.random(pos.shape), axis=1)
-            o = np.take_along_axis(o, np.argsort(np.take_along_axis(lvl_of[pos], o, axis=1), axis=1, kind="stable"),
-                                   axis=1)
+            o = np.take_along_axis(
+                o, np.argsort(np.take_along_axis(lvl_of[pos], o, axis=1), axis=1, kind="stable"), axis=1
+            )
             out[blk] = item_of[np.take_along_axis(pos, o, axis=1)]
         return out
 
     def score(
-        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None,
-        *, exclude_train: bool = True,
+        self,
+        train: Interactions,
+        relevant: sp.csr_array | None,
+        rng: RNGLike = None,
+        users: np.ndarray | None = None,
+        *,
+        exclude_train: bool = True,
     ) -> np.ndarray:
         """Popularity plus a Uniform(0, 1/2) tie-break, -inf at training items (``exclude_train=False``: scored too).
 
@@ -516,8 +532,10 @@ class ProbabilisticOracle:
         n_non = (kinds == 0).sum(axis=1)
         out = np.full((n_users, n), -1, dtype=np.int64)
         # the rank-th item drawn for a user goes to its rank-th slot of that kind
-        for kind, count, draws in ((1, n_rel, _random_relevant(rel, n_rel, gen)),
-                                   (0, n_non, _random_outside(_train_or_relevant(train, rel), n_non, m, n_items, gen))):
+        for kind, count, draws in (
+            (1, n_rel, _random_relevant(rel, n_rel, gen)),
+            (0, n_non, _random_outside(_train_or_relevant(train, rel), n_non, m, n_items, gen)),
+        ):
             slot_cols = np.nonzero(kinds == kind)[1]  # row-major: each user's slots of this kind, in order
             first = np.cumsum(count) - count
             for rows, rank, items in draws:

@@ -45,8 +45,9 @@ __all__ = ["IMPORT_PATH_RULE", "ImportPathError", "check_import_path", "import_c
 
 
 #: The rule an import path follows (the message of a malformed one).
-IMPORT_PATH_RULE = ("must be an import path 'package.module:Class' (dot-separated Python identifiers, one ':'; "
-                    "no file paths)")
+IMPORT_PATH_RULE = (
+    "must be an import path 'package.module:Class' (dot-separated Python identifiers, one ':'; no file paths)"
+)
 
 
 class ImportPathError(ValueError):
@@ -63,8 +64,12 @@ def check_import_path(path: str) -> tuple[str, str]:
         raise ImportPathError(f"`scorer` must be a string 'package.module:Class'; got {path!r}")
     module, sep, attr = path.partition(":")
     parts = module.split(".")
-    ok = sep == ":" and attr.isidentifier() and not keyword.iskeyword(attr) and all(
-        p.isidentifier() and not keyword.iskeyword(p) for p in parts)
+    ok = (
+        sep == ":"
+        and attr.isidentifier()
+        and not keyword.iskeyword(attr)
+        and all(p.isidentifier() and not keyword.iskeyword(p) for p in parts)
+    )
     if not ok:
         raise ImportPathError(f"`scorer` {IMPORT_PATH_RULE}; got {path!r}")
     return module, attr
@@ -111,20 +116,24 @@ def import_component(path: str, search_path: str | Path | None = None) -> Callab
         where = f" (searched sys.path, including {search_path})" if search_path is not None else ""
         raise ImportPathError(f"`scorer` {path!r}: no module named {exc.name!r}{where}") from None
     except SyntaxError as exc:
-        raise ImportPathError(f"`scorer` {path!r}: module {module!r} has a syntax error at {exc.filename}, "
-                              f"line {exc.lineno}: {exc.msg}") from None
+        raise ImportPathError(
+            f"`scorer` {path!r}: module {module!r} has a syntax error at {exc.filename}, line {exc.lineno}: {exc.msg}"
+        ) from None
     except Exception as exc:  # the user's module raised while being imported
-        raise ImportPathError(f"`scorer` {path!r}: importing module {module!r} failed: "
-                              f"{type(exc).__name__}: {exc}") from None
+        raise ImportPathError(
+            f"`scorer` {path!r}: importing module {module!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
     if search_path is not None:
         _check_not_shadowed(path, module.partition(".")[0], Path(search_path))
     if not hasattr(mod, attr):
         raise ImportPathError(f"`scorer` {path!r}: module {module!r} has no attribute {attr!r}")
     obj = getattr(mod, attr)
     if not _is_component_class(obj) and (isinstance(obj, type) or not callable(obj)):
-        raise ImportPathError(f"`scorer` {path!r}: must be a LensKit Component class (a subclass of "
-                              f"lenskit.pipeline.Component) or a function returning one; got "
-                              f"{type(obj).__name__} {obj!r}")
+        raise ImportPathError(
+            f"`scorer` {path!r}: must be a LensKit Component class (a subclass of "
+            f"lenskit.pipeline.Component) or a function returning one; got "
+            f"{type(obj).__name__} {obj!r}"
+        )
     return obj
 
 
@@ -152,7 +161,8 @@ def _check_not_shadowed(path: str, top: str, folder: Path) -> None:
     if not same:
         raise ImportPathError(
             f"`scorer` {path!r}: module {top!r} is already imported from {loaded}, so {local[0]} next to the "
-            "file cannot be loaded (Python imports a module once per process); rename one of them")
+            "file cannot be loaded (Python imports a module once per process); rename one of them"
+        )
 
 
 def _config_fields(config_class: Any) -> list[str] | None:
@@ -180,20 +190,37 @@ def param_problems(factory: Callable[..., Any], params: dict[str, Any]) -> list[
         fields = _config_fields(factory.config_class())  # type: ignore[attr-defined]
         if fields is not None:
             accepted = ", ".join(fields) or "none"
-            unknown = [(k, f"unknown parameter of {factory.__name__} (accepted: {accepted}); "  # type: ignore[attr-defined]
-                           f"got {v!r}") for k, v in params.items() if k not in fields]
+            unknown = [
+                (
+                    k,
+                    f"unknown parameter of {factory.__name__} (accepted: {accepted}); "  # type: ignore[attr-defined]
+                    f"got {v!r}",
+                )
+                for k, v in params.items()
+                if k not in fields
+            ]
             params = {k: v for k, v in params.items() if k in fields}
     try:
         obj = factory(**params)
     except ValidationError as exc:
-        return unknown + [(".".join(str(p) for p in e["loc"]),
-                 f"{e['msg'].removeprefix('Value error, ')} ({exc.title})"
-                 + ("" if isinstance(e.get("input"), dict) else f"; got {e.get('input')!r}"))
-                for e in exc.errors()]
+        return unknown + [
+            (
+                ".".join(str(p) for p in e["loc"]),
+                f"{e['msg'].removeprefix('Value error, ')} ({exc.title})"
+                + ("" if isinstance(e.get("input"), dict) else f"; got {e.get('input')!r}"),
+            )
+            for e in exc.errors()
+        ]
     except Exception as exc:  # a user's factory or config refused the parameters
-        return unknown + [("", f"building {getattr(factory, '__name__', factory)!r} with {params!r} failed: "
-                     f"{type(exc).__name__}: {exc}")]
+        return unknown + [
+            (
+                "",
+                f"building {getattr(factory, '__name__', factory)!r} with {params!r} failed: "
+                f"{type(exc).__name__}: {exc}",
+            )
+        ]
     if not isinstance(obj, Component):
-        return unknown + [("", f"{getattr(factory, '__name__', factory)!r} must return a LensKit Component; "
-                     f"got {type(obj).__name__}")]
+        return unknown + [
+            ("", f"{getattr(factory, '__name__', factory)!r} must return a LensKit Component; got {type(obj).__name__}")
+        ]
     return unknown

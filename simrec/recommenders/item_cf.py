@@ -246,8 +246,9 @@ class ItemCFScorer(Component[ItemList], Trainable):
         """
         h = _binary(history)
         if h.shape[1] != self.weights_.shape[0]:
-            raise ValueError(f"`history` must have {self.weights_.shape[0]} columns (the training items); "
-                             f"got {h.shape[1]}")
+            raise ValueError(
+                f"`history` must have {self.weights_.shape[0]} columns (the training items); got {h.shape[1]}"
+            )
         out = np.asarray((h @ self.weights_).toarray()) if h.nnz else np.zeros(h.shape)
         out[:, ~self.scorable_] = np.nan
         return out

@@ -51,8 +51,10 @@ def _resolve(scorer: object) -> Callable[..., Any]:
         if scorer in LENSKIT_SCORERS:
             return import_component(LENSKIT_SCORERS[scorer])
         if ":" not in scorer:
-            raise ValueError(f"`scorer` must be one of {', '.join(map(repr, LENSKIT_SCORERS))} or a "
-                             f"'package.module:Class' import path; got {scorer!r}")
+            raise ValueError(
+                f"`scorer` must be one of {', '.join(map(repr, LENSKIT_SCORERS))} or a "
+                f"'package.module:Class' import path; got {scorer!r}"
+            )
         return import_component(scorer)
     if callable(scorer):
         return scorer
@@ -99,7 +101,9 @@ class LensKitRecommender:
     * ``relevant`` is ignored.
     """
 
-    def __init__(self, scorer: str | Callable[..., Any], name: str | None = None, *, n_jobs: int = 1, **params: Any) -> None:
+    def __init__(
+        self, scorer: str | Callable[..., Any], name: str | None = None, *, n_jobs: int = 1, **params: Any
+    ) -> None:
         self._factory = _resolve(scorer)
         self.n_jobs = check_int("n_jobs", n_jobs, low=1)
         short = getattr(self._factory, "__name__", type(self._factory).__name__)
@@ -122,9 +126,7 @@ class LensKitRecommender:
         """The training interactions as a ``lenskit.data.Dataset`` (ids = indices)."""
         from lenskit.data import from_interactions_df
 
-        df = pd.DataFrame(
-            {"user_id": train.row_of_pairs(), "item_id": train.matrix.indices.astype(np.int64)}
-        )
+        df = pd.DataFrame({"user_id": train.row_of_pairs(), "item_id": train.matrix.indices.astype(np.int64)})
         return from_interactions_df(df, users=np.arange(train.n_users), items=np.arange(train.n_items))
 
     def fit(self, train: Interactions, rng: RNGLike = None) -> LensKitRecommender:
@@ -167,8 +169,13 @@ class LensKitRecommender:
         return out
 
     def score(
-        self, train: Interactions, relevant: sp.csr_array | None, rng: RNGLike = None, users: np.ndarray | None = None,
-        *, exclude_train: bool = True,
+        self,
+        train: Interactions,
+        relevant: sp.csr_array | None,
+        rng: RNGLike = None,
+        users: np.ndarray | None = None,
+        *,
+        exclude_train: bool = True,
     ) -> np.ndarray:
         """LensKit scorer output for every candidate; -inf at training items.
 
@@ -209,8 +216,11 @@ class LensKitRecommender:
 
             every = ItemList(item_ids=np.arange(train.n_items))
         for row, u in enumerate(users):
-            scored = self._pipeline.run("scorer", query=int(u)) if every is None else \
-                self._pipeline.run("scorer", query=int(u), items=every)
+            scored = (
+                self._pipeline.run("scorer", query=int(u))
+                if every is None
+                else self._pipeline.run("scorer", query=int(u), items=every)
+            )
             ids = np.asarray(scored.ids(), dtype=np.int64)
             vals = np.asarray(scored.scores(), dtype=np.float64)
             ok = np.isfinite(vals) & cand[row, ids]

@@ -213,7 +213,7 @@ class TiedLevels:
                     at += code32[items]
                     if self.promoted is not None:
                         np.add(at, n_g, out=at, where=c == _PROMOTED)
-                out = v[m.indptr[r0]:m.indptr[r1]]
+                out = v[m.indptr[r0] : m.indptr[r1]]
                 np.multiply(twice[at], 0.5, out=out)
                 out[c == _EXCLUDED] = -1.0
             for _, _, cells in marked.values():
@@ -229,4 +229,4 @@ _PROMOTED, _EXCLUDED = 1, 2
 def _block_pairs(m: sp.csr_array, r0: int, r1: int) -> tuple[np.ndarray, np.ndarray]:
     """Row (relative to r0) and item of every stored pair of rows r0:r1, int32."""
     lo, hi = m.indptr[r0], m.indptr[r1]
-    return row_ids(np.diff(m.indptr[r0:r1 + 1]), dtype=np.int32), m.indices[lo:hi].astype(np.int32, copy=False)
+    return row_ids(np.diff(m.indptr[r0 : r1 + 1]), dtype=np.int32), m.indices[lo:hi].astype(np.int32, copy=False)

@@ -16,9 +16,7 @@ __all__ = [
 ]
 
 
-def check_rank_array(
-    name: str, ranks: object, high: int | np.ndarray, *, ndim: tuple[int, ...] = (1,)
-) -> np.ndarray:
+def check_rank_array(name: str, ranks: object, high: int | np.ndarray, *, ndim: tuple[int, ...] = (1,)) -> np.ndarray:
     """Return ``ranks`` as an int64 array after checking it holds integers in ``[1, high]``.
 
     Integer-valued floats are accepted (and converted); NaN, fractions,

@@ -134,9 +134,11 @@ class RankCorrection:
         :class:`~._results.Estimate` with an interval comes from the estimator
         objects (``BiasVariance(0.1).fit(sampled_ranks, scheme).estimate(metric)``).
         """
-        raise AttributeError(f"{self.estimator} correction has no `.estimate`: use `.mean(sampled_ranks)` for the "
-                             f"point estimate, or e.g. `BiasVariance(0.1).fit(sampled_ranks, scheme).estimate(metric)` "
-                             f"for an Estimate with an interval")
+        raise AttributeError(
+            f"{self.estimator} correction has no `.estimate`: use `.mean(sampled_ranks)` for the "
+            f"point estimate, or e.g. `BiasVariance(0.1).fit(sampled_ranks, scheme).estimate(metric)` "
+            f"for an Estimate with an interval"
+        )
 
     @blas_single_thread
     def conditional_mean(self) -> np.ndarray:
@@ -269,14 +271,17 @@ class CorrectionProblem:
         f_top = np.asarray(f_top, dtype=np.float64)
         scheme = self.scheme
         if f_top.ndim != 2 or not 1 <= f_top.shape[0] <= scheme.n_items or f_top.shape[1] == 0:
-            raise ValueError(f"`f_top` must have shape (k_max, J) with 1 <= k_max <= N = {scheme.n_items} and "
-                             f"J >= 1; got {f_top.shape}")
+            raise ValueError(
+                f"`f_top` must have shape (k_max, J) with 1 <= k_max <= N = {scheme.n_items} and "
+                f"J >= 1; got {f_top.shape}"
+            )
         k_max = f_top.shape[0]
         if a_top is None:
             a_top = np.exp(scheme.log_probabilities(np.arange(1, k_max + 1)))
         elif np.shape(a_top) != (k_max, scheme.n):
-            raise ValueError(f"`a_top` must have shape ({k_max}, {scheme.n}) (P(r|R) for R = 1..k_max); "
-                             f"got {np.shape(a_top)}")
+            raise ValueError(
+                f"`a_top` must have shape ({k_max}, {scheme.n}) (P(r|R) for R = 1..k_max); got {np.shape(a_top)}"
+            )
         return a_top.T @ (self.prior[:k_max, None] * f_top)
 
     @blas_single_thread
@@ -365,7 +370,11 @@ class CorrectionProblem:
 
     @blas_single_thread
     def prior_gradient(
-        self, values: np.ndarray, frequencies: np.ndarray, table: np.ndarray, gamma: float | None,
+        self,
+        values: np.ndarray,
+        frequencies: np.ndarray,
+        table: np.ndarray,
+        gamma: float | None,
         n_users: int | None = None,
     ) -> np.ndarray:
         """∂(p^T F̂_j)/∂π_R of a linear estimate with this problem's prior π, shape (N, J).
@@ -611,13 +620,15 @@ def _n_users(sampled_ranks: object, n_users: object, scheme: SamplingScheme, fun
     if n_users is not None:
         if sampled_ranks is not None:
             raise TypeError(f"{func}: pass `sampled_ranks` only (M is their count), not also `n_users`")
-        warnings.warn(f"{func}(metric, scheme, n_users) is deprecated: pass `sampled_ranks=` instead "
-                      f"(M is taken from the ranks, which are checked against the scheme)",
-                      DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"{func}(metric, scheme, n_users) is deprecated: pass `sampled_ranks=` instead "
+            f"(M is taken from the ranks, which are checked against the scheme)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
         return check_int("n_users", n_users, low=1)
     if sampled_ranks is None:
-        raise TypeError(f"{func}: `sampled_ranks` is required (the M users' sampled ranks in [1, n]; "
-                        f"M is their count)")
+        raise TypeError(f"{func}: `sampled_ranks` is required (the M users' sampled ranks in [1, n]; M is their count)")
     return int(check_rank_array("sampled_ranks", sampled_ranks, scheme.n).size)
 
 

@@ -104,9 +104,11 @@ class RankDistribution:
         :class:`~._results.Estimate` with an interval comes from the estimator
         objects (``MLE().fit(sampled_ranks, scheme).estimate(metric)``).
         """
-        raise AttributeError(f"{self.estimator} distribution has no `.estimate`: use `.expectation(metric)` for the "
-                             f"point estimate, or e.g. `MLE().fit(sampled_ranks, scheme).estimate(metric)` for an "
-                             f"Estimate with an interval")
+        raise AttributeError(
+            f"{self.estimator} distribution has no `.estimate`: use `.expectation(metric)` for the "
+            f"point estimate, or e.g. `MLE().fit(sampled_ranks, scheme).estimate(metric)` for an "
+            f"Estimate with an interval"
+        )
 
     def cdf(self) -> np.ndarray:
         """Σ_{R' <= R} π̂_R', i.e. the estimated global Recall@K curve for K = 1..N."""
@@ -198,9 +200,7 @@ def _em(
     return pi, it, converged, np.asarray(trace)
 
 
-def mle(
-    sampled_ranks: object, scheme: SamplingScheme, *, max_iter: int = 300, tol: float = 1e-9
-) -> RankDistribution:
+def mle(sampled_ranks: object, scheme: SamplingScheme, *, max_iter: int = 300, tol: float = 1e-9) -> RankDistribution:
     """Maximum-likelihood P(R) by EM (dissertation §2.4.3, eqs. 31-33).
 
     .. math:: π_R \\leftarrow \\sum_{r=1}^n \\hat P(r)\\, \\frac{π_R P(r|R)}{\\sum_{j=1}^N π_j P(r|j)}

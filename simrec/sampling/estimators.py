@@ -130,8 +130,9 @@ class Estimator(abc.ABC):
         """
         from simrec.sampling.fitted import fit  # the fitting engine imports this module
 
-        return fit(self, sampled_ranks, scheme, n_boot=n_boot, confidence=confidence, max_iter=max_iter, rng=rng,
-                   refit=refit)
+        return fit(
+            self, sampled_ranks, scheme, n_boot=n_boot, confidence=confidence, max_iter=max_iter, rng=rng, refit=refit
+        )
 
 
 # ---------------------------------------------------------------------------

@@ -224,8 +224,10 @@ def fixed_corrections(estimator: Estimator, scheme: SamplingScheme, metrics: Seq
     if isinstance(estimator, (LeastSquares, BiasVariance)) and _prior_of(estimator) is None:
         uniform = CorrectionProblem.from_prior(scheme, None)
         return _linear_corrections([estimator], uniform, ms, 1)[estimator]
-    raise TypeError(f"`estimator` must have a data-independent correction (naive, rank estimate, CLS, LS, BV with "
-                    f"the uniform prior); got {estimator.name}")
+    raise TypeError(
+        f"`estimator` must have a data-independent correction (naive, rank estimate, CLS, LS, BV with "
+        f"the uniform prior); got {estimator.name}"
+    )
 
 
 def _prior_of(e: Estimator) -> MLEPrior | MESPrior | None:
@@ -331,17 +333,22 @@ def estimate_histograms(
     out = np.full((counts.shape[0], len(estimators), len(ms.metrics)), np.nan)
     p = counts / n_users
     fixed = cache.setdefault("fixed", {})
-    uniform_linear = [e for e in estimators if isinstance(e, (LeastSquares, BiasVariance, BiasVarianceInverseUsers,
-                                                                MSEOptimal)) and _prior_of(e) is None
-                      and (e, n_users) not in fixed]
+    uniform_linear = [
+        e
+        for e in estimators
+        if isinstance(e, (LeastSquares, BiasVariance, BiasVarianceInverseUsers, MSEOptimal))
+        and _prior_of(e) is None
+        and (e, n_users) not in fixed
+    ]
     if uniform_linear:
         sol = _linear_corrections(uniform_linear, CorrectionProblem.from_prior(scheme, None), ms, n_users)
         fixed.update({(e, n_users): v for e, v in sol.items()})
     by_prior: dict[MLEPrior | MESPrior, list[int]] = {}
     for i, e in enumerate(estimators):
         if isinstance(e, AdaptiveMLE):
-            raise TypeError("`estimators` must not hold AdaptiveMLE(): it needs each user's sample size "
-                            "(fit it on AdaptiveRanks)")
+            raise TypeError(
+                "`estimators` must not hold AdaptiveMLE(): it needs each user's sample size (fit it on AdaptiveRanks)"
+            )
         if isinstance(e, (Naive, RankEstimate, ConstrainedLeastSquares)):
             if (e, None) not in fixed:
                 fixed[(e, None)] = _fixed_correction(e, ms)
@@ -351,8 +358,11 @@ def estimate_histograms(
         elif isinstance(e, WeightedMLE):
             w = decay_weights(ndcg(), scheme.n, e.scale)
             for b in range(counts.shape[0]):
-                pi = _memo(fits, (e, max_iter, counts[b].tobytes()),
-                           lambda b=b: weighted_mle(_ranks_of(counts[b]), scheme, w, max_iter=max_iter).probabilities)
+                pi = _memo(
+                    fits,
+                    (e, max_iter, counts[b].tobytes()),
+                    lambda b=b: weighted_mle(_ranks_of(counts[b]), scheme, w, max_iter=max_iter).probabilities,
+                )
                 out[b, i] = pi @ ms.table
         elif isinstance(e, MappingEstimator):
             for b in range(counts.shape[0]):
@@ -362,10 +372,16 @@ def estimate_histograms(
     for prior, idx in by_prior.items():
         linear = [estimators[i] for i in idx if not isinstance(estimators[i], (MLE, MES))]
         for b in range(counts.shape[0]):
-            pi = _memo(fits, (prior, max_iter, counts[b].tobytes()),
-                       lambda b=b: _fit_prior(prior, _ranks_of(counts[b]), scheme, max_iter).probabilities)
-            sol = _linear_corrections(linear, CorrectionProblem(scheme, pi, prior_name=prior.name),
-                                      ms, n_users) if linear else {}
+            pi = _memo(
+                fits,
+                (prior, max_iter, counts[b].tobytes()),
+                lambda b=b: _fit_prior(prior, _ranks_of(counts[b]), scheme, max_iter).probabilities,
+            )
+            sol = (
+                _linear_corrections(linear, CorrectionProblem(scheme, pi, prior_name=prior.name), ms, n_users)
+                if linear
+                else {}
+            )
             for i in idx:
                 e = estimators[i]
                 out[b, i] = pi @ ms.table if e not in sol else p[b] @ sol[e]
@@ -394,8 +410,9 @@ def _linearisable(e: Estimator) -> bool:
 _REDUCE_FROM = 8
 
 
-def _pull_back(vjp: Callable[[np.ndarray], np.ndarray], jvp: Callable[[np.ndarray], np.ndarray], g: np.ndarray,
-               dp: np.ndarray) -> np.ndarray:
+def _pull_back(
+    vjp: Callable[[np.ndarray], np.ndarray], jvp: Callable[[np.ndarray], np.ndarray], g: np.ndarray, dp: np.ndarray
+) -> np.ndarray:
     """g^T (∂π/∂p) dp_b for every direction b, shape (B, K): reverse or forward mode, whichever is cheaper.
 
     Reverse mode (``vjp``) costs about one pass per column of ``g`` (N, K),
@@ -486,8 +503,7 @@ def bootstrap_estimates(
     counts = np.asarray(counts)
     boot = np.asarray(boot_counts)
     if counts.ndim != 1 or boot.ndim != 2 or boot.shape[1] != counts.size:
-        raise ValueError(f"`counts` must have shape (n,) and `boot_counts` (B, n); got {counts.shape} and "
-                         f"{boot.shape}")
+        raise ValueError(f"`counts` must have shape (n,) and `boot_counts` (B, n); got {counts.shape} and {boot.shape}")
     rows = np.vstack([counts[None, :], boot])
     if refit:
         return estimate_histograms(estimators, rows, scheme, metrics, max_iter=max_iter, cache=cache, fits=fits)
@@ -496,8 +512,9 @@ def bootstrap_estimates(
     rest = [i for i in range(len(estimators)) if i not in lin]
     out = np.full((rows.shape[0], len(estimators), len(metrics)), np.nan)
     if rest:
-        out[:, rest] = estimate_histograms([estimators[i] for i in rest], rows, scheme, metrics, max_iter=max_iter,
-                                           cache=cache, fits=fits)
+        out[:, rest] = estimate_histograms(
+            [estimators[i] for i in rest], rows, scheme, metrics, max_iter=max_iter, cache=cache, fits=fits
+        )
     if not lin:
         return out
     estimate_histograms([], counts[None, :], scheme, metrics, cache=cache)  # checks the histogram
@@ -518,15 +535,26 @@ def bootstrap_estimates(
 
 
 def _linearised_group(
-    key: object, ests: list[Estimator], idx: list[int], counts: np.ndarray, p: np.ndarray, dh: np.ndarray,
-    ms: _Metrics, max_iter: int, fits: dict | None, out: np.ndarray,
+    key: object,
+    ests: list[Estimator],
+    idx: list[int],
+    counts: np.ndarray,
+    p: np.ndarray,
+    dh: np.ndarray,
+    ms: _Metrics,
+    max_iter: int,
+    fits: dict | None,
+    out: np.ndarray,
 ) -> None:
     """Fill ``out[:, idx]`` for the estimators of one fit (a WMLE, or the MLE / MES prior and its users)."""
     scheme, table = ms.scheme, ms.table
     n_users = int(counts.sum())
     if isinstance(key, MESPrior):
-        pi = _memo(fits, (key, max_iter, counts.tobytes()),
-                   lambda: _fit_prior(key, _ranks_of(counts), scheme, max_iter).probabilities)
+        pi = _memo(
+            fits,
+            (key, max_iter, counts.tobytes()),
+            lambda: _fit_prior(key, _ranks_of(counts), scheme, max_iter).probabilities,
+        )
 
         def vjp(g: np.ndarray) -> np.ndarray:
             return mes_gradient(scheme.blocks, pi, key.eta, g)
@@ -544,8 +572,9 @@ def _linearised_group(
         else:
             p_fit = p
             dp = dh / n_users
-        pi, hist = _memo(fits, ("em-history", key, max_iter, counts.tobytes()), lambda: _em_history(scheme, p_fit,
-                                                                                                  max_iter))
+        pi, hist = _memo(
+            fits, ("em-history", key, max_iter, counts.tobytes()), lambda: _em_history(scheme, p_fit, max_iter)
+        )
 
         def vjp(g: np.ndarray) -> np.ndarray:
             return em_gradient(hist, pi, g, scheme.n)
@@ -656,9 +685,17 @@ class FittedEstimator:
             if not isinstance(m, RankMetric):
                 raise TypeError(f"`metrics` must hold RankMetric objects (e.g. ndcg(10)); got {type(m).__name__}")
         with single_threaded_blas():
-            vals = bootstrap_estimates([self.estimator], self.counts, self.boot_counts, self.scheme, metrics,
-                                       max_iter=self.max_iter, refit=self.refit, cache=self._cache,
-                                       fits=self._fits if self.refit else None)[:, 0, :]
+            vals = bootstrap_estimates(
+                [self.estimator],
+                self.counts,
+                self.boot_counts,
+                self.scheme,
+                metrics,
+                max_iter=self.max_iter,
+                refit=self.refit,
+                cache=self._cache,
+                fits=self._fits if self.refit else None,
+            )[:, 0, :]
         lo, hi = percentile_interval(vals[1:], self.confidence)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -668,13 +705,27 @@ class FittedEstimator:
         for j, m in enumerate(metrics):
             est = float(vals[0, j])
             if math.isnan(est):
-                warnings.warn(f"{self.estimator.name} does not estimate {m.label}; returning NaN",
-                              RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"{self.estimator.name} does not estimate {m.label}; returning NaN", RuntimeWarning, stacklevel=2
+                )
             else:
-                _warn_out_of_range(self.estimator.name, m.label, est, float(table[:, j].min()),
-                                   float(table[:, j].max()))
-            out.append(Estimate(self.estimator.name, m.label, m.k, est, float(sd[j]), self.n_users,
-                                float(lo[j]), float(hi[j]), self.confidence, int(self.boot_counts.shape[0])))
+                _warn_out_of_range(
+                    self.estimator.name, m.label, est, float(table[:, j].min()), float(table[:, j].max())
+                )
+            out.append(
+                Estimate(
+                    self.estimator.name,
+                    m.label,
+                    m.k,
+                    est,
+                    float(sd[j]),
+                    self.n_users,
+                    float(lo[j]),
+                    float(hi[j]),
+                    self.confidence,
+                    int(self.boot_counts.shape[0]),
+                )
+            )
         return out
 
     def estimate(self, metric: RankMetric) -> Estimate:
@@ -685,8 +736,11 @@ class FittedEstimator:
 def _warn_out_of_range(name: str, label: str, value: float, low: float, high: float) -> None:
     tol = 1e-9 * max(1.0, abs(high - low))
     if value < low - tol or value > high + tol:
-        warnings.warn(f"{name} estimate of {label} is {value:.4g}, outside the metric's range [{low:g}, {high:g}]",
-                      OutOfRangeWarning, stacklevel=3)
+        warnings.warn(
+            f"{name} estimate of {label} is {value:.4g}, outside the metric's range [{low:g}, {high:g}]",
+            OutOfRangeWarning,
+            stacklevel=3,
+        )
 
 
 def fit(
@@ -764,8 +818,9 @@ def fit_adaptive(
 
     def one(c: np.ndarray) -> np.ndarray:
         keep = c > 0
-        d = mle_adaptive(np.repeat(rr[keep], c[keep]), np.repeat(sizes[keep], c[keep]), n_items,
-                         replace=replace, max_iter=max_iter)
+        d = mle_adaptive(
+            np.repeat(rr[keep], c[keep]), np.repeat(sizes[keep], c[keep]), n_items, replace=replace, max_iter=max_iter
+        )
         return d.probabilities @ table
 
     point = one(counts)
@@ -773,5 +828,7 @@ def fit_adaptive(
     lo, hi = percentile_interval(reps, confidence)
     sd = reps.std(axis=0, ddof=1)
     name = AdaptiveMLE().name
-    return [Estimate(name, mt.label, mt.k, float(point[j]), float(sd[j]), m, float(lo[j]), float(hi[j]),
-                     confidence, n_boot) for j, mt in enumerate(metrics)]
+    return [
+        Estimate(name, mt.label, mt.k, float(point[j]), float(sd[j]), m, float(lo[j]), float(hi[j]), confidence, n_boot)
+        for j, mt in enumerate(metrics)
+    ]

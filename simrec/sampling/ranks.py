@@ -85,9 +85,7 @@ def _log_factorials_padded(n: int, pad: int) -> np.ndarray:
     return out
 
 
-def _log_pmf_grid(
-    ranks: np.ndarray, k: np.ndarray, sizes: np.ndarray | int, n_items: int, replace: bool
-) -> np.ndarray:
+def _log_pmf_grid(ranks: np.ndarray, k: np.ndarray, sizes: np.ndarray | int, n_items: int, replace: bool) -> np.ndarray:
     """log P(r = k + 1 | R) on the grid ranks (b,) x k (d,); sample-set sizes per column.
 
     General path (any ranks, any columns, ``sizes`` scalar or one per column,
@@ -358,8 +356,9 @@ def _check_n_items(n_items: object, shape: tuple[int, ...]) -> int | np.ndarray:
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"`n_items` must be an int or an integer array (one N_u per user); got dtype {arr.dtype}")
     if shape and arr.shape != (shape[-1],):
-        raise ValueError(f"`n_items` must be an int or have shape ({shape[-1]},) (one N_u per user); "
-                         f"got shape {arr.shape}")
+        raise ValueError(
+            f"`n_items` must be an int or have shape ({shape[-1]},) (one N_u per user); got shape {arr.shape}"
+        )
     if arr.size and arr.min() < 2:
         u = int(np.argmin(arr))
         raise ValueError(f"`n_items` must be >= 2; got {int(arr[u])} at position {u}")
@@ -375,8 +374,10 @@ def _check_size(name: str, n: object, n_items: int | np.ndarray, replace: bool, 
     n = check_int(name, n, low=low)
     if n_items.size and n > n_items.min():
         u = int(np.argmin(n_items))
-        raise ValueError(f"`{name}` must be <= every user's `n_items` (sampling without replacement); "
-                         f"the smallest is {int(n_items[u])} at position {u}; got {n}")
+        raise ValueError(
+            f"`{name}` must be <= every user's `n_items` (sampling without replacement); "
+            f"the smallest is {int(n_items[u])} at position {u}; got {n}"
+        )
     return n
 
 
@@ -389,9 +390,7 @@ def _check_scheme_args(
     return r, n_items, n
 
 
-def sample_ranks_binomial(
-    ranks: object, n_items: int | np.ndarray, n: int, *, rng: RNGLike = None
-) -> np.ndarray:
+def sample_ranks_binomial(ranks: object, n_items: int | np.ndarray, n: int, *, rng: RNGLike = None) -> np.ndarray:
     """Sampled ranks under uniform sampling **with** replacement.
 
     .. math:: r_u - 1 \\sim \\mathrm{Binomial}\\!\\left(n - 1, \\frac{R_u - 1}{N_u - 1}\\right)
@@ -420,9 +419,7 @@ def sample_ranks_binomial(
     return 1 + gen.binomial(n - 1, (r - 1) / (n_items - 1.0))
 
 
-def sample_ranks_hypergeometric(
-    ranks: object, n_items: int | np.ndarray, n: int, *, rng: RNGLike = None
-) -> np.ndarray:
+def sample_ranks_hypergeometric(ranks: object, n_items: int | np.ndarray, n: int, *, rng: RNGLike = None) -> np.ndarray:
     """Sampled ranks under uniform sampling **without** replacement.
 
     .. math:: r_u - 1 \\sim \\mathrm{Hypergeometric}(N_u - 1, R_u - 1, n - 1)
@@ -624,8 +621,9 @@ def global_ranks(
     """
     if weights is not None and not return_shares:
         raise ValueError("`weights` only weigh the shares; pass `return_shares=True` or drop `weights`")
-    ranks, shares = _ranks_and_shares(scores, targets, weights, exclude, ties, rng,
-                                      want_ranks=True, want_shares=bool(return_shares))
+    ranks, shares = _ranks_and_shares(
+        scores, targets, weights, exclude, ties, rng, want_ranks=True, want_shares=bool(return_shares)
+    )
     return (ranks, shares) if return_shares else ranks
 
 

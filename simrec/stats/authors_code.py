@@ -152,8 +152,9 @@ def _similarity(cos: np.ndarray, edges: np.ndarray) -> ValueCounts:
     return ValueCounts(edges[1:], hist.astype(np.float64))
 
 
-def authors_code_statistics(inter: Interactions, rng: RNGLike, *,
-                            reference: AuthorsCodeStatistics | None = None) -> AuthorsCodeStatistics:
+def authors_code_statistics(
+    inter: Interactions, rng: RNGLike, *, reference: AuthorsCodeStatistics | None = None
+) -> AuthorsCodeStatistics:
     """The four statistics as the authors' code computes them.
 
     Parameters
@@ -177,8 +178,9 @@ def authors_code_statistics(inter: Interactions, rng: RNGLike, *,
     user_cos = _cosines("user", inter, rng_users, simulated=simulated)
     if reference is None:
         if len(item_cos) == 0 or len(user_cos) == 0:
-            raise ValueError("the reference needs two items and two users with >= 5 observations for the "
-                             "similarity statistics")
+            raise ValueError(
+                "the reference needs two items and two users with >= 5 observations for the similarity statistics"
+            )
         item_edges = np.histogram_bin_edges(item_cos, bins="auto", range=(-1, 1))
         user_edges = np.histogram_bin_edges(user_cos, bins="auto", range=(-1, 1))
     else:
@@ -194,11 +196,14 @@ def authors_code_statistics(inter: Interactions, rng: RNGLike, *,
     )
 
 
-def kl_by_statistic_authors_code(reference: AuthorsCodeStatistics, simulated: AuthorsCodeStatistics) -> dict[str, float]:
+def kl_by_statistic_authors_code(
+    reference: AuthorsCodeStatistics, simulated: AuthorsCodeStatistics
+) -> dict[str, float]:
     """:func:`kl_divergence_joined` of each key statistic, keyed like :func:`simrec.stats.kl_by_statistic`."""
     for name, s in (("reference", reference), ("simulated", simulated)):
         if not isinstance(s, AuthorsCodeStatistics):
             raise TypeError(f"`{name}` must be an AuthorsCodeStatistics; got {type(s).__name__}")
-    return {name: kl_divergence_joined(reference[name], simulated[name])
-            for name in ("item_popularity", "user_activity", "item_similarity", "user_similarity")}
-
+    return {
+        name: kl_divergence_joined(reference[name], simulated[name])
+        for name in ("item_popularity", "user_activity", "item_similarity", "user_similarity")
+    }

@@ -30,8 +30,19 @@ from simrec.stress.tables import k_column
 __all__ = ["DECOMPOSITION_COLUMNS", "decomposition_table"]
 
 DECOMPOSITION_COLUMNS = [
-    "recommender", "scheme", "n", "estimator", "metric", "k", "true", "exact_observed", "estimate", "estimate_sd",
-    "sampling_error", "missing_data_error", "total_error",
+    "recommender",
+    "scheme",
+    "n",
+    "estimator",
+    "metric",
+    "k",
+    "true",
+    "exact_observed",
+    "estimate",
+    "estimate_sd",
+    "sampling_error",
+    "missing_data_error",
+    "total_error",
 ]
 
 
@@ -51,12 +62,22 @@ def decomposition_table(results: Sequence[StressResult]) -> pd.DataFrame:
         E, J = mean.shape
         exact = np.broadcast_to(res.exact, (E, J))
         true = np.broadcast_to(res.true, (E, J))
-        frame = pd.DataFrame({
-            "recommender": res.recommender, "scheme": res.scheme, "n": res.n,
-            "estimator": np.repeat(res.estimators, J), "metric": np.tile(res.families, E), "k": k_column(res.ks, E),
-            "true": true.ravel(), "exact_observed": exact.ravel(), "estimate": mean.ravel(), "estimate_sd": sd.ravel(),
-            "sampling_error": (mean - exact).ravel(), "missing_data_error": (exact - true).ravel(),
-            "total_error": (mean - true).ravel(),
-        })
+        frame = pd.DataFrame(
+            {
+                "recommender": res.recommender,
+                "scheme": res.scheme,
+                "n": res.n,
+                "estimator": np.repeat(res.estimators, J),
+                "metric": np.tile(res.families, E),
+                "k": k_column(res.ks, E),
+                "true": true.ravel(),
+                "exact_observed": exact.ravel(),
+                "estimate": mean.ravel(),
+                "estimate_sd": sd.ravel(),
+                "sampling_error": (mean - exact).ravel(),
+                "missing_data_error": (exact - true).ravel(),
+                "total_error": (mean - true).ravel(),
+            }
+        )
         frames.append(frame[cnt.ravel() > 0])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=DECOMPOSITION_COLUMNS)

@@ -33,13 +33,32 @@ from simrec._io import atomic_write
 __all__ = ["plot_stress", "plot_user_sampling", "plot_user_sampling_estimators", "FIGURE_ESTIMATORS"]
 
 #: Estimators drawn in the error figures (when present).
-FIGURE_ESTIMATORS = ("naive", "rank_estimate", "CLS", "BV(gamma=0.1)", "MLE", "MES", "MN_MLE", "mapping:beta@P",
-                     "adaptive_MLE")
+FIGURE_ESTIMATORS = (
+    "naive",
+    "rank_estimate",
+    "CLS",
+    "BV(gamma=0.1)",
+    "MLE",
+    "MES",
+    "MN_MLE",
+    "mapping:beta@P",
+    "adaptive_MLE",
+)
 
 
 #: One colour per estimator, the same in every panel and figure (tab10, then tab20's light shades).
-_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
-           "tab:cyan", "#aec7e8")
+_COLORS = (
+    "tab:blue",
+    "tab:orange",
+    "tab:green",
+    "tab:red",
+    "tab:purple",
+    "tab:brown",
+    "tab:pink",
+    "tab:olive",
+    "tab:cyan",
+    "#aec7e8",
+)
 
 #: Linear range of the symlog y-axis of the relative-error figures: |relative error| <= 1 is drawn linearly,
 #: larger values on a log scale, so an estimator off by 7x or 1000x stays visible beside those near 0.
@@ -116,8 +135,9 @@ def plot_stress(
     families = list(dict.fromkeys(estimates["metric"])) if len(estimates) else []
     colors = dict(zip(FIGURE_ESTIMATORS, _COLORS))
     for (scheme, n), grp in estimates.groupby(["scheme", "n"], sort=False):
-        fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families) + 2.2, 3.8), squeeze=False,
-                                 layout="constrained")
+        fig, axes = plt.subplots(
+            1, len(families), figsize=(4.2 * len(families) + 2.2, 3.8), squeeze=False, layout="constrained"
+        )
         n_recs = grp["recommender"].nunique() if "recommender" in grp else 0
         for ax, fam in zip(axes[0], families):
             sub = grp[grp["metric"] == fam]
@@ -135,13 +155,17 @@ def plot_stress(
             ax.grid(axis="y", alpha=0.3)
         axes[0][0].set_ylabel("mean relative error (estimate − exact) / exact\n(symlog: linear in [−1, 1])")
         _figure_legend(fig, axes[0], title="estimator")
-        fig.suptitle(f"Sampled {scheme}, n = {n} negatives: relative error of each estimator vs K "
-                     f"(mean over {n_recs} recommenders and the repeats)", fontsize=10)
+        fig.suptitle(
+            f"Sampled {scheme}, n = {n} negatives: relative error of each estimator vs K "
+            f"(mean over {n_recs} recommenders and the repeats)",
+            fontsize=10,
+        )
         written.append(_save(fig, out / f"relative_error_{scheme}_n{n}.png"))
     if len(expected):
         fams = list(dict.fromkeys(expected["metric"]))
-        fig, axes = plt.subplots(1, len(fams), figsize=(4.2 * len(fams) + 1.8, 3.8), squeeze=False,
-                                 layout="constrained")
+        fig, axes = plt.subplots(
+            1, len(fams), figsize=(4.2 * len(fams) + 1.8, 3.8), squeeze=False, layout="constrained"
+        )
         for ax, fam in zip(axes[0], fams):
             sub = expected[expected["metric"] == fam]
             for rec, e in sub.groupby("recommender", sort=False):
@@ -157,8 +181,9 @@ def plot_stress(
     if len(hit_ratio):
         for (scheme, n), grp in hit_ratio.groupby(["scheme", "n"], sort=False):
             recs = list(dict.fromkeys(grp["recommender"]))
-            fig, axes = plt.subplots(1, len(recs), figsize=(3.8 * len(recs) + 2.2, 3.6), squeeze=False,
-                                     layout="constrained")
+            fig, axes = plt.subplots(
+                1, len(recs), figsize=(3.8 * len(recs) + 2.2, 3.6), squeeze=False, layout="constrained"
+            )
             for ax, rec in zip(axes[0], recs):
                 sub = grp[grp["recommender"] == rec]
                 first = sub[sub["mapping"] == sub["mapping"].iloc[0]]
@@ -168,8 +193,9 @@ def plot_stress(
                 ax.set(xscale="log", title=rec, xlabel="k (sampled list)")
             axes[0][0].set_ylabel("hit ratio")
             _figure_legend(fig, axes[0])
-            fig.suptitle(f"Sampled HR@k and global HR@f(k) per mapping (Li & Jin Fig. 7): {scheme}, n = {n}",
-                         fontsize=10)
+            fig.suptitle(
+                f"Sampled HR@k and global HR@f(k) per mapping (Li & Jin Fig. 7): {scheme}, n = {n}", fontsize=10
+            )
             written.append(_save(fig, out / f"hit_ratio_{scheme}_n{n}.png"))
     if len(decomposition):
         k = min(10, int(decomposition["k"].max()))
@@ -178,10 +204,18 @@ def plot_stress(
         first = d[(d["scheme"] == scheme) & (d["n"] == n)]
         ests = [e for e in FIGURE_ESTIMATORS if e in set(first["estimator"])][:4]
         fams = list(dict.fromkeys(first["metric"]))
-        fig, axes = plt.subplots(len(ests), len(fams), figsize=(4.2 * len(fams) + 1.8, 2.8 * len(ests) + 0.6),
-                                 squeeze=False, layout="constrained")
-        parts = (("sampling_error", "sampling (estimate − exact observed)"),
-                 ("missing_data_error", "missing data (exact observed − true)"), ("total_error", "total (sum)"))
+        fig, axes = plt.subplots(
+            len(ests),
+            len(fams),
+            figsize=(4.2 * len(fams) + 1.8, 2.8 * len(ests) + 0.6),
+            squeeze=False,
+            layout="constrained",
+        )
+        parts = (
+            ("sampling_error", "sampling (estimate − exact observed)"),
+            ("missing_data_error", "missing data (exact observed − true)"),
+            ("total_error", "total (sum)"),
+        )
         for i, est in enumerate(ests):
             for j, fam in enumerate(fams):
                 ax = axes[i][j]
@@ -195,11 +229,14 @@ def plot_stress(
             axes[i][0].set_ylabel("error")
         _figure_legend(fig, axes.flat, loc="outside lower center", ncols=3)
         others = sorted({(str(s), int(m)) for s, m in zip(d["scheme"], d["n"])} - {(str(scheme), int(n))})
-        rest = (f"\nnot shown: {', '.join(f'{s} n = {m}' for s, m in others)} (all in decomposition.csv)"
-                if others else "")
-        fig.suptitle(f"Error decomposition at K = {k}, shown for {scheme} sampling with n = {n} "
-                     f"(rows: estimators, columns: metrics){rest}",
-                     fontsize=10)
+        rest = (
+            f"\nnot shown: {', '.join(f'{s} n = {m}' for s, m in others)} (all in decomposition.csv)" if others else ""
+        )
+        fig.suptitle(
+            f"Error decomposition at K = {k}, shown for {scheme} sampling with n = {n} "
+            f"(rows: estimators, columns: metrics){rest}",
+            fontsize=10,
+        )
         written.append(_save(fig, out / "decomposition.png"))
     return written
 
@@ -245,8 +282,9 @@ def plot_user_sampling_estimators(out: str | Path, table: pd.DataFrame) -> Path 
     ests = list(dict.fromkeys(sub["estimator"]))
     boot = bool(sub["coverage"].notna().any())
     rows = len(ests) + boot
-    fig, axes = plt.subplots(rows, len(fams), figsize=(4.5 * len(fams) + 1.2, 2.6 * rows + 0.6), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        rows, len(fams), figsize=(4.5 * len(fams) + 1.2, 2.6 * rows + 0.6), squeeze=False, layout="constrained"
+    )
     for j, fam in enumerate(fams):
         for i, est in enumerate(ests):
             cell = sub[(sub["metric"] == fam) & (sub["estimator"] == est)]
@@ -260,9 +298,11 @@ def plot_user_sampling_estimators(out: str | Path, table: pd.DataFrame) -> Path 
                 curve = grp.groupby("k")["coverage"].mean()
                 ax.plot(curve.index, curve.to_numpy(), label=f"m = {size}")
             ax.axhline(float(sub["nominal"].iloc[0]), color="k", ls="--", lw=0.8)
-            ax.set(title=f"interval coverage, {fam} (estimators averaged)", xlabel="K", ylabel="coverage",
-                   ylim=(0, 1.02))
+            ax.set(
+                title=f"interval coverage, {fam} (estimators averaged)", xlabel="K", ylabel="coverage", ylim=(0, 1.02)
+            )
     _figure_legend(fig, axes.flat)
-    fig.suptitle(f"item-sampling estimators on m sampled users ({sub['scheme'].iloc[0]}, n = {first_n}; "
-                 "mean over recommenders)")
+    fig.suptitle(
+        f"item-sampling estimators on m sampled users ({sub['scheme'].iloc[0]}, n = {first_n}; mean over recommenders)"
+    )
     return _save(fig, Path(out) / "user_sampling_estimators.png")

@@ -194,13 +194,23 @@ _BV_GAMMAS = (1.0, 0.1, 0.01, 0.001)  # K&R's γ values
 #: linear estimators with an estimated prior (MN as published, eq. 45, and its
 #: γ = 1/M variant), Li & Jin's mappings.
 DEFAULT_ESTIMATORS: tuple[Estimator, ...] = (
-    Naive(), RankEstimate(), LeastSquares(), ConstrainedLeastSquares(),
+    Naive(),
+    RankEstimate(),
+    LeastSquares(),
+    ConstrainedLeastSquares(),
     *(BiasVariance(g) for g in _BV_GAMMAS),
-    MLE(), WeightedMLE(10.0), MES(0.001), MSEOptimal(MLEPrior()), MSEOptimal(MESPrior(0.001)),
-    BiasVarianceInverseUsers(MLEPrior()), BiasVarianceInverseUsers(MESPrior(0.001)),
+    MLE(),
+    WeightedMLE(10.0),
+    MES(0.001),
+    MSEOptimal(MLEPrior()),
+    MSEOptimal(MESPrior(0.001)),
+    BiasVarianceInverseUsers(MLEPrior()),
+    BiasVarianceInverseUsers(MESPrior(0.001)),
     *(BiasVariance(g, MLEPrior()) for g in _BV_GAMMAS),
     *(BiasVariance(g, MESPrior(0.001)) for g in _BV_GAMMAS),
-    MappingEstimator("linear"), MappingEstimator("bound"), *(MappingEstimator("beta", a) for a in BETA_A_VALUES),
+    MappingEstimator("linear"),
+    MappingEstimator("bound"),
+    *(MappingEstimator("beta", a) for a in BETA_A_VALUES),
     MappingEstimator("beta@P"),
 )
 
@@ -262,11 +272,15 @@ class StressConfig:
             raise ValueError("`estimators` must hold at least one estimator; got none")
         for e in self.estimators:
             if not isinstance(e, Estimator):
-                raise TypeError(f"`estimators` must hold estimator objects of simrec.sampling (e.g. Naive(), "
-                                f"BiasVariance(0.1)); got {e!r}")
+                raise TypeError(
+                    f"`estimators` must hold estimator objects of simrec.sampling (e.g. Naive(), "
+                    f"BiasVariance(0.1)); got {e!r}"
+                )
             if isinstance(e, AdaptiveMLE):
-                raise ValueError("`estimators` must not list AdaptiveMLE(): the 'adaptive' scheme always uses it "
-                                 "and the other schemes cannot")
+                raise ValueError(
+                    "`estimators` must not list AdaptiveMLE(): the 'adaptive' scheme always uses it "
+                    "and the other schemes cannot"
+                )
         names = [e.name for e in self.estimators]
         if len(set(names)) != len(names):
             dup = sorted({x for x in names if names.count(x) > 1})
@@ -443,8 +457,11 @@ def _true_mean(ranks: RecommenderRanks, vals: np.ndarray) -> np.ndarray:
     sums = np.stack([np.bincount(ranks.true_users, weights=vals[:, j], minlength=m) for j in range(vals.shape[1])], 1)
     ok = counts > 0
     if not ok.all():
-        warnings.warn(f"{int((~ok).sum())} user(s) have no true relevant candidate; left out of the true metric",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"{int((~ok).sum())} user(s) have no true relevant candidate; left out of the true metric",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return (sums[ok] / counts[ok, None]).mean(axis=0)
 
 
@@ -457,7 +474,6 @@ def _nan_mean_sd(x: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, 
         dev = np.where(ok, x - np.expand_dims(mean, axis), 0)
         sd = np.sqrt((dev**2).sum(axis=axis) / (cnt - 1))
     return mean, np.where(cnt > 1, sd, np.nan), cnt
-
 
 
 def expected_sampled_metrics(
@@ -592,12 +608,20 @@ def run_stress(
         families, ks = config.columns()
         n_cut = len(metrics)
         f_top = metric_table(metrics, config.k_max) if metrics else np.zeros((config.k_max, 0))
-        exact = np.concatenate([metric_values(ranks.ranks, f_top).mean(axis=0),
-                                untruncated_values(untr, ranks.ranks, ranks.n_candidates).mean(axis=0)])
+        exact = np.concatenate(
+            [
+                metric_values(ranks.ranks, f_top).mean(axis=0),
+                untruncated_values(untr, ranks.ranks, ranks.n_candidates).mean(axis=0),
+            ]
+        )
         true = None
         if ranks.has_truth:
-            tv = np.hstack([metric_values(ranks.true_ranks, f_top),
-                            untruncated_values(untr, ranks.true_ranks, ranks.n_candidates[ranks.true_users])])
+            tv = np.hstack(
+                [
+                    metric_values(ranks.true_ranks, f_top),
+                    untruncated_values(untr, ranks.true_ranks, ranks.n_candidates[ranks.true_users]),
+                ]
+            )
             true = _true_mean(ranks, tv)
         names = estimator_names(config, scheme)
         est = np.full((config.repeats, len(names), len(families)), np.nan)
@@ -612,8 +636,15 @@ def run_stress(
                 ad = first if rep == 0 else draw()
                 total += ad.sizes.mean()
                 if config.n_boot:
-                    ests = fit_adaptive(ad, N, metrics + untr, n_boot=config.n_boot, confidence=config.confidence,
-                                        max_iter=config.max_iter, rng=boot_gen)
+                    ests = fit_adaptive(
+                        ad,
+                        N,
+                        metrics + untr,
+                        n_boot=config.n_boot,
+                        confidence=config.confidence,
+                        max_iter=config.max_iter,
+                        rng=boot_gen,
+                    )
                     est[rep, 0] = [e.estimate for e in ests]
                     lower[rep, 0] = [e.lower for e in ests]
                     upper[rep, 0] = [e.upper for e in ests]
@@ -624,9 +655,24 @@ def run_stress(
                         est[rep, 0, n_cut:] = pi @ untr_table
                 if progress is not None:
                     progress(rep + 1)
-            return StressResult(ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
-                                mean_sample_size=total / config.repeats, seconds=time.perf_counter() - t0,
-                                lower=lower, upper=upper, confidence=config.confidence)
+            return StressResult(
+                ranks.name,
+                scheme,
+                n,
+                N,
+                M,
+                families,
+                ks,
+                names,
+                exact,
+                est,
+                true,
+                mean_sample_size=total / config.repeats,
+                seconds=time.perf_counter() - t0,
+                lower=lower,
+                upper=upper,
+                confidence=config.confidence,
+            )
 
         recall_cols = np.flatnonzero(np.asarray(families) == "recall")
         maps = {"linear": linear_mapping(N, n).values, "bound": bound_mapping(N, n).values}
@@ -645,12 +691,25 @@ def run_stress(
             fits = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
             if config.n_boot:  # the library's bootstrap (linearised for the fitted estimators), same numbers
                 boot = bootstrap_histograms(h, config.n_boot, boot_gen)
-                vals = np.concatenate([bootstrap_estimates(config.estimators, h, boot, sch, g, max_iter=config.max_iter,
-                                                           cache=cache, fits=fits) for g, cache in groups], axis=2)
+                vals = np.concatenate(
+                    [
+                        bootstrap_estimates(
+                            config.estimators, h, boot, sch, g, max_iter=config.max_iter, cache=cache, fits=fits
+                        )
+                        for g, cache in groups
+                    ],
+                    axis=2,
+                )
             else:
-                vals = np.concatenate([estimate_histograms(config.estimators, h[None, :], sch, g,
-                                                           max_iter=config.max_iter, cache=cache, fits=fits)
-                                       for g, cache in groups], axis=2)
+                vals = np.concatenate(
+                    [
+                        estimate_histograms(
+                            config.estimators, h[None, :], sch, g, max_iter=config.max_iter, cache=cache, fits=fits
+                        )
+                        for g, cache in groups
+                    ],
+                    axis=2,
+                )
             est[rep] = vals[0]
             if config.n_boot:
                 lower[rep], upper[rep] = percentile_interval(vals[1:], config.confidence)
@@ -667,11 +726,28 @@ def run_stress(
     sorted_r = np.sort(ranks.ranks)
     # HR@f(k) = share of R <= f(k). f(k) is often an integer in exact arithmetic (beta@1: k(N-1)/n + 1), so
     # floor it with a relative slack of 1e-9: rounding to 36.999999999 must not drop the users at rank 37
-    ghr = {k: np.searchsorted(sorted_r, np.floor(f + 1e-9 * np.maximum(f, 1.0)), side="right") / M
-           for k, f in maps.items()}
+    ghr = {
+        k: np.searchsorted(sorted_r, np.floor(f + 1e-9 * np.maximum(f, 1.0)), side="right") / M for k, f in maps.items()
+    }
     return StressResult(
-        ranks.name, scheme, n, N, M, families, ks, names, exact, est, true,
-        shr=np.cumsum(hist_sum) / (M * config.repeats), mapping_values=maps, global_hr_at_f=ghr,
-        mean_sample_size=float(n), seconds=time.perf_counter() - t0, lower=lower, upper=upper,
-        confidence=config.confidence, fitted_a=fitted_a,
+        ranks.name,
+        scheme,
+        n,
+        N,
+        M,
+        families,
+        ks,
+        names,
+        exact,
+        est,
+        true,
+        shr=np.cumsum(hist_sum) / (M * config.repeats),
+        mapping_values=maps,
+        global_hr_at_f=ghr,
+        mean_sample_size=float(n),
+        seconds=time.perf_counter() - t0,
+        lower=lower,
+        upper=upper,
+        confidence=config.confidence,
+        fitted_a=fitted_a,
     )

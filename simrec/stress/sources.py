@@ -286,8 +286,11 @@ def loo_data(
         "mean_candidates": float(observed.n_items - split.train.user_counts()[users].mean()),
     }
     if truth is not None:
-        info.update(truth_users=truth.n_users, truth_pairs=truth.n_pairs,
-                    mean_true_relevant=float(relevant[users].sum() / users.size))
+        info.update(
+            truth_users=truth.n_users,
+            truth_pairs=truth.n_pairs,
+            mean_true_relevant=float(relevant[users].sum() / users.size),
+        )
     return LooData(split.train, users, targets, relevant, split.train.item_counts().astype(np.float64), info)
 
 
@@ -332,8 +335,10 @@ def check_candidates(recommender: Any, candidates: str) -> bool:
     check_choice("candidates", candidates, CANDIDATE_SETS)
     every = candidates == "all"
     if every and "exclude_train" not in inspect.signature(recommender.score).parameters:
-        raise ValueError(f"`candidates` 'all' needs a recommender that scores training items "
-                         f"(score(..., exclude_train=False)); {recommender.name!r} cannot")
+        raise ValueError(
+            f"`candidates` 'all' needs a recommender that scores training items "
+            f"(score(..., exclude_train=False)); {recommender.name!r} cannot"
+        )
     return every
 
 
@@ -403,8 +408,11 @@ def score_ranks(
                 bu, bi = pu[p0 : p0 + pstep], pi[p0 : p0 + pstep]
                 t_ranks.append(global_ranks(s[bu], bi, exclude=train_items[bu], rng=gen))
                 t_users.append(r0 + bu)
-    n_cand = np.full(users.size, n_items, dtype=np.int64) if every else \
-        (n_items - train.user_counts()[users]).astype(np.int64)
+    n_cand = (
+        np.full(users.size, n_items, dtype=np.int64)
+        if every
+        else (n_items - train.user_counts()[users]).astype(np.int64)
+    )
     return RecommenderRanks(
         recommender.name,
         ranks,
@@ -499,10 +507,12 @@ def read_ranks_file(path: str | os.PathLike, *, name: str | None = None) -> Rank
         raise RanksFileError(f"{path}: no rows")
     rank = _numeric(frame, "rank", path, csv, integer=True)
     ncand = _numeric(frame, "n_candidates", path, csv, integer=True)
-    for bad, rule in ((ncand < 2, "`n_candidates` must be >= 2"),
-                      (ncand > MAX_CANDIDATES, f"`n_candidates` must be <= {MAX_CANDIDATES} (2^31: simrec's limit "
-                                               "on a catalogue)"),
-                      (rank < 1, "`rank` must be >= 1"), (rank > ncand, "`rank` must be <= `n_candidates`")):
+    for bad, rule in (
+        (ncand < 2, "`n_candidates` must be >= 2"),
+        (ncand > MAX_CANDIDATES, f"`n_candidates` must be <= {MAX_CANDIDATES} (2^31: simrec's limit on a catalogue)"),
+        (rank < 1, "`rank` must be >= 1"),
+        (rank > ncand, "`rank` must be <= `n_candidates`"),
+    ):
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             col = "n_candidates" if "`n_candidates` must be" in rule else "rank"
@@ -516,8 +526,10 @@ def read_ranks_file(path: str | os.PathLike, *, name: str | None = None) -> Rank
         bad = (share < 0) | (share > 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise RanksFileError(f"{path}: {_where(path, i, csv)}, column `popularity_share`: must be in [0, 1]; "
-                                 f"got {frame['popularity_share'].iloc[i]!r}")
+            raise RanksFileError(
+                f"{path}: {_where(path, i, csv)}, column `popularity_share`: must be in [0, 1]; "
+                f"got {frame['popularity_share'].iloc[i]!r}"
+            )
     recs = frame["recommender"].astype(str).str.strip().to_numpy()
     users = frame["user"].astype(str).str.strip().to_numpy()
     empty = (recs == "") | (users == "")
@@ -528,16 +540,25 @@ def read_ranks_file(path: str | os.PathLike, *, name: str | None = None) -> Rank
     dup = pd.Series(list(zip(recs, users))).duplicated().to_numpy()
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
-        raise RanksFileError(f"{path}: {_where(path, i, csv)}: user {users[i]!r} is listed twice for recommender "
-                             f"{recs[i]!r}")
+        raise RanksFileError(
+            f"{path}: {_where(path, i, csv)}: user {users[i]!r} is listed twice for recommender {recs[i]!r}"
+        )
     out = []
     for rec in dict.fromkeys(recs):  # one group per recommender (not per user)
         sel = recs == rec
-        out.append(RecommenderRanks(
-            str(rec), rank[sel].astype(np.int64), ncand[sel].astype(np.int64), users[sel],
-            popularity_shares=None if share is None else share[sel],
-        ))
-    info = {"rows": int(len(frame)), "recommenders": len(out),
-            "mean_candidates": float(np.mean(ncand)), "max_candidates": int(ncand.max())}
+        out.append(
+            RecommenderRanks(
+                str(rec),
+                rank[sel].astype(np.int64),
+                ncand[sel].astype(np.int64),
+                users[sel],
+                popularity_shares=None if share is None else share[sel],
+            )
+        )
+    info = {
+        "rows": int(len(frame)),
+        "recommenders": len(out),
+        "mean_candidates": float(np.mean(ncand)),
+        "max_candidates": int(ncand.max()),
+    }
     return RankSource(name or path.stem, "file", tuple(out), info)
-

@@ -77,8 +77,20 @@ __all__ = [
 ]
 
 ESTIMATE_COLUMNS = [
-    "recommender", "scheme", "n", "estimator", "metric", "k", "exact", "mean", "sd", "bias", "rel_error",
-    "rel_rmse", "n_repeats", "mean_sample_size",
+    "recommender",
+    "scheme",
+    "n",
+    "estimator",
+    "metric",
+    "k",
+    "exact",
+    "mean",
+    "sd",
+    "bias",
+    "rel_error",
+    "rel_rmse",
+    "n_repeats",
+    "mean_sample_size",
 ]
 
 
@@ -91,9 +103,14 @@ def k_column(ks: np.ndarray, reps: int) -> pd.arrays.IntegerArray:
 
 def _cell_keys(res: StressResult, n_estimators: int, n_columns: int) -> dict[str, object]:
     """The key columns of one stress cell's (estimator x family-and-K) rows, estimator-major."""
-    return {"recommender": res.recommender, "scheme": res.scheme, "n": res.n,
-            "estimator": np.repeat(res.estimators, n_columns), "metric": np.tile(res.families, n_estimators),
-            "k": k_column(res.ks, n_estimators)}
+    return {
+        "recommender": res.recommender,
+        "scheme": res.scheme,
+        "n": res.n,
+        "estimator": np.repeat(res.estimators, n_columns),
+        "metric": np.tile(res.families, n_estimators),
+        "k": k_column(res.ks, n_estimators),
+    }
 
 
 def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
@@ -116,27 +133,40 @@ def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
         with np.errstate(invalid="ignore", divide="ignore"):
             rel = np.where(bad, np.nan, (mean - exact) / np.where(bad, 1, exact))
             rel_rmse = np.where(bad, np.nan, np.sqrt(mse) / np.where(bad, 1, exact))
-        frame = pd.DataFrame({
-            **_cell_keys(res, E, J),
-            "exact": exact.ravel(),
-            "mean": mean.ravel(),
-            "sd": sd.ravel(),
-            "bias": (mean - exact).ravel(),
-            "rel_error": rel.ravel(),
-            "rel_rmse": rel_rmse.ravel(),
-            "n_repeats": cnt.ravel(),
-            "mean_sample_size": res.mean_sample_size,
-        })
+        frame = pd.DataFrame(
+            {
+                **_cell_keys(res, E, J),
+                "exact": exact.ravel(),
+                "mean": mean.ravel(),
+                "sd": sd.ravel(),
+                "bias": (mean - exact).ravel(),
+                "rel_error": rel.ravel(),
+                "rel_rmse": rel_rmse.ravel(),
+                "n_repeats": cnt.ravel(),
+                "mean_sample_size": res.mean_sample_size,
+            }
+        )
         frames.append(frame[frame["n_repeats"] > 0])  # estimators that do not apply (mappings for NDCG/AP)
     if zero:
-        warnings.warn(f"{zero} cell(s) have an exact metric of 0: relative errors there are NaN",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"{zero} cell(s) have an exact metric of 0: relative errors there are NaN", RuntimeWarning, stacklevel=2
+        )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ESTIMATE_COLUMNS)
 
 
 COVERAGE_COLUMNS = [
-    "recommender", "scheme", "n", "estimator", "metric", "k", "exact", "bias", "coverage", "nominal",
-    "mean_width", "n_repeats",
+    "recommender",
+    "scheme",
+    "n",
+    "estimator",
+    "metric",
+    "k",
+    "exact",
+    "bias",
+    "coverage",
+    "nominal",
+    "mean_width",
+    "n_repeats",
 ]
 
 
@@ -164,15 +194,17 @@ def coverage_table(results: Sequence[StressResult]) -> pd.DataFrame:
             coverage = inside.sum(axis=0) / cnt
             width = np.where(ok, res.upper - res.lower, 0).sum(axis=0) / cnt
         E, J = mean.shape
-        frame = pd.DataFrame({
-            **_cell_keys(res, E, J),
-            "exact": np.broadcast_to(res.exact, (E, J)).ravel(),
-            "bias": (mean - res.exact).ravel(),
-            "coverage": coverage.ravel(),
-            "nominal": res.confidence,
-            "mean_width": width.ravel(),
-            "n_repeats": cnt.ravel(),
-        })
+        frame = pd.DataFrame(
+            {
+                **_cell_keys(res, E, J),
+                "exact": np.broadcast_to(res.exact, (E, J)).ravel(),
+                "bias": (mean - res.exact).ravel(),
+                "coverage": coverage.ravel(),
+                "nominal": res.confidence,
+                "mean_width": width.ravel(),
+                "n_repeats": cnt.ravel(),
+            }
+        )
         frames.append(frame[frame["n_repeats"] > 0])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COVERAGE_COLUMNS)
 
@@ -184,11 +216,16 @@ def fitted_a_table(results: Sequence[StressResult]) -> pd.DataFrame:
     n_repeats (repeats where a was defined). Results without beta@P are skipped.
     """
     rows = [
-        {"recommender": r.recommender, "scheme": r.scheme, "n": r.n,
-         "a_mean": float(np.mean(r.fitted_a)) if r.fitted_a.size else np.nan,
-         "a_sd": float(np.std(r.fitted_a, ddof=1)) if r.fitted_a.size > 1 else np.nan,
-         "n_repeats": int(r.fitted_a.size)}
-        for r in results if r.fitted_a is not None
+        {
+            "recommender": r.recommender,
+            "scheme": r.scheme,
+            "n": r.n,
+            "a_mean": float(np.mean(r.fitted_a)) if r.fitted_a.size else np.nan,
+            "a_sd": float(np.std(r.fitted_a, ddof=1)) if r.fitted_a.size > 1 else np.nan,
+            "n_repeats": int(r.fitted_a.size),
+        }
+        for r in results
+        if r.fitted_a is not None
     ]
     return pd.DataFrame(rows, columns=["recommender", "scheme", "n", "a_mean", "a_sd", "n_repeats"])
 
@@ -227,17 +264,28 @@ def ordering_table(results: Sequence[StressResult]) -> pd.DataFrame:
                 share = np.where(d == 0, np.nan, share)
                 ties += int(((d == 0) & (cnt > 0)).sum())
                 E, J = share.shape
-                frame = pd.DataFrame({
-                    "scheme": scheme, "n": n,
-                    "estimator": np.repeat(names, J), "metric": np.tile(a.families, E), "k": k_column(a.ks, E),
-                    "recommender_a": a.recommender, "recommender_b": b.recommender,
-                    "exact_a": np.tile(a.exact, E), "exact_b": np.tile(b.exact, E),
-                    "share_correct": share.ravel(), "n_repeats": cnt.ravel(),
-                })
+                frame = pd.DataFrame(
+                    {
+                        "scheme": scheme,
+                        "n": n,
+                        "estimator": np.repeat(names, J),
+                        "metric": np.tile(a.families, E),
+                        "k": k_column(a.ks, E),
+                        "recommender_a": a.recommender,
+                        "recommender_b": b.recommender,
+                        "exact_a": np.tile(a.exact, E),
+                        "exact_b": np.tile(b.exact, E),
+                        "share_correct": share.ravel(),
+                        "n_repeats": cnt.ravel(),
+                    }
+                )
                 frames.append(frame[frame["n_repeats"] > 0])
     if ties:
-        warnings.warn(f"{ties} cell(s) compare recommenders tied in the exact metric: their share is NaN",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"{ties} cell(s) compare recommenders tied in the exact metric: their share is NaN",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -272,16 +320,25 @@ def winner_table(results: Sequence[StressResult]) -> pd.DataFrame:
         ties += int(((n_top > 1) & (cnt > 0)).sum())
         E, J = share.shape
         labels = np.array([g.recommender for g in group])
-        frame = pd.DataFrame({
-            "scheme": scheme, "n": n,
-            "estimator": np.repeat(names, J), "metric": np.tile(group[0].families, E), "k": k_column(group[0].ks, E),
-            "exact_winner": np.tile(np.where(n_top > 1, "(tie)", labels[winner]), E),
-            "share_correct": share.ravel(), "n_repeats": cnt.ravel(),
-        })
+        frame = pd.DataFrame(
+            {
+                "scheme": scheme,
+                "n": n,
+                "estimator": np.repeat(names, J),
+                "metric": np.tile(group[0].families, E),
+                "k": k_column(group[0].ks, E),
+                "exact_winner": np.tile(np.where(n_top > 1, "(tie)", labels[winner]), E),
+                "share_correct": share.ravel(),
+                "n_repeats": cnt.ravel(),
+            }
+        )
         frames.append(frame[frame["n_repeats"] > 0])
     if ties:
-        warnings.warn(f"{ties} cell(s) have recommenders tied for the exact best: their share is NaN",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"{ties} cell(s) have recommenders tied for the exact best: their share is NaN",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -293,10 +350,20 @@ def hit_ratio_table(results: Sequence[StressResult]) -> pd.DataFrame:
             continue
         k = np.arange(1, res.n + 1)
         for name, f in res.mapping_values.items():
-            frames.append(pd.DataFrame({
-                "recommender": res.recommender, "scheme": res.scheme, "n": res.n, "mapping": name, "k": k,
-                "f_k": f, "sampled_hr": res.shr, "global_hr_at_f": res.global_hr_at_f[name],
-            }))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "recommender": res.recommender,
+                        "scheme": res.scheme,
+                        "n": res.n,
+                        "mapping": name,
+                        "k": k,
+                        "f_k": f,
+                        "sampled_hr": res.shr,
+                        "global_hr_at_f": res.global_hr_at_f[name],
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -346,12 +413,20 @@ def mapping_error_table(results: Sequence[StressResult]) -> pd.DataFrame:
             with np.errstate(invalid="ignore", divide="ignore"):
                 rel = np.where(shr > 0, e / np.where(shr > 0, shr, 1), np.nan)
             top = slice(1, min(10, res.n))
-            rows.append({
-                "recommender": res.recommender, "scheme": res.scheme, "n": res.n, "mapping": name,
-                "abs_error": float(e.mean()), "rel_error": float(np.nanmean(rel)),
-                "abs_at_1": float(e[0]), "rel_at_1": float(rel[0]),
-                "abs_2_10": float(e[top].mean()), "rel_2_10": float(np.nanmean(rel[top])),
-            })
+            rows.append(
+                {
+                    "recommender": res.recommender,
+                    "scheme": res.scheme,
+                    "n": res.n,
+                    "mapping": name,
+                    "abs_error": float(e.mean()),
+                    "rel_error": float(np.nanmean(rel)),
+                    "abs_at_1": float(e[0]),
+                    "rel_at_1": float(rel[0]),
+                    "abs_2_10": float(e[top].mean()),
+                    "rel_2_10": float(np.nanmean(rel[top])),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -377,8 +452,17 @@ def expected_table(source: RankSource, families: Sequence[str], k: int, sizes: S
         corrected = {col: expected_sampled_metrics(rec, metrics, ok, est) for col, est in _CORRECTED_CURVES.items()}
         exact = metric_values(rec.ranks, metric_table(metrics, k)).mean(axis=0)
         for i, n in enumerate(ok):
-            frames.append(pd.DataFrame({
-                "recommender": rec.name, "n": n, "metric": list(families), "k": k,
-                "expected_sampled": vals[i], **{col: v[i] for col, v in corrected.items()}, "exact": exact,
-            }))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "recommender": rec.name,
+                        "n": n,
+                        "metric": list(families),
+                        "k": k,
+                        "expected_sampled": vals[i],
+                        **{col: v[i] for col, v in corrected.items()},
+                        "exact": exact,
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -269,8 +269,9 @@ class UserSamplingConfig:
         if len(set(self.item_sizes)) != len(self.item_sizes):
             raise ValueError(f"`item_sizes` must be distinct; got {list(self.item_sizes)}")
         if self.estimators and not self.item_sizes:
-            raise ValueError("`item_sizes` must hold at least one sample-set size n when `estimators` are given; "
-                             "got none")
+            raise ValueError(
+                "`item_sizes` must hold at least one sample-set size n when `estimators` are given; got none"
+            )
         check_int("n_boot", self.n_boot, low=0)
         if self.n_boot == 1:
             raise ValueError("`n_boot` must be 0 (no intervals) or >= 2; got 1")
@@ -303,8 +304,9 @@ class UserSamplingConfig:
         table = metric_table(ms, self.k_max + 1)
         beyond = [f for f, v in zip(self.families, table[-1]) if v != 0]
         if beyond:
-            raise ValueError(f"user sampling needs top-K metrics (F@K = 0 for ranks > K); "
-                             f"{', '.join(dict.fromkeys(beyond))} is not")
+            raise ValueError(
+                f"user sampling needs top-K metrics (F@K = 0 for ranks > K); {', '.join(dict.fromkeys(beyond))} is not"
+            )
         return table
 
 
@@ -382,32 +384,65 @@ class UserSamplingResult:
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The arrays of a shard (inverse of :meth:`from_arrays`)."""
-        return {"size": np.array(self.size), "n_population": np.array(self.n_population),
-                "recommenders": np.array(self.recommenders), "pairs": self.pairs, "families": np.array(self.families),
-                "ks": self.ks, "exact": self.exact, "mean": self.mean, "mean_sq": self.mean_sq,
-                "mean_cross": self.mean_cross, "confidence": np.array(self.confidence)} | self._item_arrays()
+        return {
+            "size": np.array(self.size),
+            "n_population": np.array(self.n_population),
+            "recommenders": np.array(self.recommenders),
+            "pairs": self.pairs,
+            "families": np.array(self.families),
+            "ks": self.ks,
+            "exact": self.exact,
+            "mean": self.mean,
+            "mean_sq": self.mean_sq,
+            "mean_cross": self.mean_cross,
+            "confidence": np.array(self.confidence),
+        } | self._item_arrays()
 
     def _item_arrays(self) -> dict[str, np.ndarray]:
         if self.item_estimates is None:
             return {}
-        out = {"estimators": np.array(self.estimators), "item_scheme": np.array(self.item_scheme),
-               "item_sizes": self.item_sizes, "item_estimates": self.item_estimates, "n_boot": np.array(self.n_boot)}
+        out = {
+            "estimators": np.array(self.estimators),
+            "item_scheme": np.array(self.item_scheme),
+            "item_sizes": self.item_sizes,
+            "item_estimates": self.item_estimates,
+            "n_boot": np.array(self.n_boot),
+        }
         if self.item_se is not None:
-            out.update(item_lower=self.item_lower, item_upper=self.item_upper, item_se=self.item_se,
-                       item_pair_se=self.item_pair_se)
+            out.update(
+                item_lower=self.item_lower,
+                item_upper=self.item_upper,
+                item_se=self.item_se,
+                item_pair_se=self.item_pair_se,
+            )
         return out
 
     @classmethod
     def from_arrays(cls, a: dict[str, np.ndarray]) -> UserSamplingResult:
         item = {}
         if "item_estimates" in a:
-            item = {"estimators": tuple(str(e) for e in a["estimators"]), "item_scheme": str(a["item_scheme"]),
-                    "item_sizes": a["item_sizes"], "item_estimates": a["item_estimates"], "n_boot": int(a["n_boot"]),
-                    **{k: a.get(k) for k in ("item_lower", "item_upper", "item_se", "item_pair_se")}}
-        return cls(int(a["size"]), int(a["n_population"]), tuple(str(r) for r in a["recommenders"]),
-                   a["pairs"].reshape(-1, 2), tuple(str(f) for f in a["families"]), a["ks"], a["exact"], a["mean"],
-                   a["mean_sq"], a["mean_cross"].reshape(a["mean"].shape[0], a["pairs"].size // 2, a["exact"].shape[1]),
-                   float(a["confidence"]), **item)
+            item = {
+                "estimators": tuple(str(e) for e in a["estimators"]),
+                "item_scheme": str(a["item_scheme"]),
+                "item_sizes": a["item_sizes"],
+                "item_estimates": a["item_estimates"],
+                "n_boot": int(a["n_boot"]),
+                **{k: a.get(k) for k in ("item_lower", "item_upper", "item_se", "item_pair_se")},
+            }
+        return cls(
+            int(a["size"]),
+            int(a["n_population"]),
+            tuple(str(r) for r in a["recommenders"]),
+            a["pairs"].reshape(-1, 2),
+            tuple(str(f) for f in a["families"]),
+            a["ks"],
+            a["exact"],
+            a["mean"],
+            a["mean_sq"],
+            a["mean_cross"].reshape(a["mean"].shape[0], a["pairs"].size // 2, a["exact"].shape[1]),
+            float(a["confidence"]),
+            **item,
+        )
 
 
 def common_users(recommenders: Sequence[RecommenderRanks]) -> np.ndarray:
@@ -492,14 +527,15 @@ def run_user_sampling(
     M, R = ranks.shape
     size = check_int("size", size, low=2)
     if size > M:
-        raise ValueError(f"user-sample size must be <= the number of users evaluated by every recommender "
-                         f"({M}); got {size}")
+        raise ValueError(
+            f"user-sample size must be <= the number of users evaluated by every recommender ({M}); got {size}"
+        )
     gen = as_generator(rng)
     item = None
     if config.estimators:
         kids = gen.spawn(1 + R * len(config.item_sizes))  # spawning draws nothing from gen
         if item_rngs is None:
-            item_rngs = [kids[1 + j * len(config.item_sizes): 1 + (j + 1) * len(config.item_sizes)] for j in range(R)]
+            item_rngs = [kids[1 + j * len(config.item_sizes) : 1 + (j + 1) * len(config.item_sizes)] for j in range(R)]
         item = _ItemSampling(recommenders, rows, size, config, item_rngs, kids[0])
     kp = config.k_max + 1
     f = config.f_table()  # (kp, J)
@@ -528,19 +564,40 @@ def run_user_sampling(
             if item is not None:
                 item.repeat(rep, idx)
     extra = {} if item is None else item.result()
-    return UserSamplingResult(size, M, tuple(r.name for r in recommenders), pairs, config.families, config.ks, exact,
-                              mean, mean_sq, mean_cross, config.confidence, **extra)
+    return UserSamplingResult(
+        size,
+        M,
+        tuple(r.name for r in recommenders),
+        pairs,
+        config.families,
+        config.ks,
+        exact,
+        mean,
+        mean_sq,
+        mean_cross,
+        config.confidence,
+        **extra,
+    )
 
 
 class _ItemSampling:
     """The estimator part of :func:`run_user_sampling`: sampled ranks of each user sample, estimates, bootstrap."""
 
-    def __init__(self, recommenders: Sequence[RecommenderRanks], rows: np.ndarray, size: int,
-                 config: UserSamplingConfig, item_rngs: Sequence[Sequence[RNGLike]], boot_rng: RNGLike) -> None:
+    def __init__(
+        self,
+        recommenders: Sequence[RecommenderRanks],
+        rows: np.ndarray,
+        size: int,
+        config: UserSamplingConfig,
+        item_rngs: Sequence[Sequence[RNGLike]],
+        boot_rng: RNGLike,
+    ) -> None:
         R, I = len(recommenders), len(config.item_sizes)
         if len(item_rngs) != R or any(len(seeds) != I for seeds in item_rngs):
-            raise ValueError(f"`item_rngs` must hold {R} sequences (one per recommender) of {I} seeds (one per "
-                             f"item size); got {[len(x) for x in item_rngs]}")
+            raise ValueError(
+                f"`item_rngs` must hold {R} sequences (one per recommender) of {I} seeds (one per "
+                f"item size); got {[len(x) for x in item_rngs]}"
+            )
         self.rows, self.size, self.config = rows, size, config
         self.metrics = [METRIC_FAMILIES[f](k) for f in config.metrics for k in range(1, config.k_max + 1)]
         self.schemes: list[list[SamplingScheme]] = []
@@ -548,15 +605,21 @@ class _ItemSampling:
         for j, rec in enumerate(recommenders):
             N = estimator_items(rec)
             if config.k_max > N:
-                raise ValueError(f"`k_max` must be <= N = {N} (the estimators' catalogue size of {rec.name!r}); "
-                                 f"got {config.k_max}")
+                raise ValueError(
+                    f"`k_max` must be <= N = {N} (the estimators' catalogue size of {rec.name!r}); got {config.k_max}"
+                )
             if config.item_scheme == "popularity" and rec.popularity_shares is None:
                 raise ValueError(f"item_scheme 'popularity' needs popularity shares; {rec.name!r} has none")
-            schs = [SamplingScheme.cached(N, n, replace=config.item_scheme != "hypergeometric")
-                    for n in config.item_sizes]
+            schs = [
+                SamplingScheme.cached(N, n, replace=config.item_scheme != "hypergeometric") for n in config.item_sizes
+            ]
             self.schemes.append(schs)
-            self.draws.append([rank_sampler(rec, config.item_scheme, sch.n, as_generator(seed))
-                               for sch, seed in zip(schs, item_rngs[j])])
+            self.draws.append(
+                [
+                    rank_sampler(rec, config.item_scheme, sch.n, as_generator(seed))
+                    for sch, seed in zip(schs, item_rngs[j])
+                ]
+            )
         self.caches = [[{} for _ in range(I)] for _ in range(R)]  # data-independent F̂, per (recommender, n)
         self.pairs = np.array(list(combinations(range(R), 2)), dtype=np.int64).reshape(-1, 2)
         self.boot_gen = as_generator(boot_rng)
@@ -591,8 +654,11 @@ class _ItemSampling:
                 fits: dict = {}
                 kw = {"max_iter": cfg.max_iter, "cache": self.caches[j][i], "fits": fits}
                 point = estimate_histograms(cfg.estimators, hists[j][i][:1], self.schemes[j][i], self.metrics, **kw)
-                rest = [estimate_histograms(cfg.estimators, hists[j][i][1:], self.schemes[j][i], self.metrics,
-                                            **kw)] if B else []
+                rest = (
+                    [estimate_histograms(cfg.estimators, hists[j][i][1:], self.schemes[j][i], self.metrics, **kw)]
+                    if B
+                    else []
+                )
                 vals.append(np.concatenate([point, *rest]))
             vals = np.stack(vals)  # (R, 1 + B, E, J)
             self.est[rep, i] = vals[:, 0]
@@ -600,18 +666,26 @@ class _ItemSampling:
                 boot = vals[:, 1:]
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells (mappings beyond Recall)
-                    self.lower[rep, i], self.upper[rep, i] = percentile_interval(np.moveaxis(boot, 1, 0),
-                                                                                 cfg.confidence)
+                    self.lower[rep, i], self.upper[rep, i] = percentile_interval(
+                        np.moveaxis(boot, 1, 0), cfg.confidence
+                    )
                     self.se[rep, i] = np.nanstd(boot, axis=1, ddof=1)
                     a, b_ = self.pairs[:, 0], self.pairs[:, 1]
                     self.pair_se[rep, i] = np.nanstd(boot[a] - boot[b_], axis=1, ddof=1)
 
     def result(self) -> dict:
         cfg = self.config
-        return {"estimators": tuple(e.name for e in cfg.estimators), "item_scheme": cfg.item_scheme,
-                "item_sizes": np.array([sch.n for sch in self.schemes[0]], dtype=np.int64),
-                "item_estimates": self.est, "item_lower": self.lower, "item_upper": self.upper, "item_se": self.se,
-                "item_pair_se": self.pair_se, "n_boot": cfg.n_boot}
+        return {
+            "estimators": tuple(e.name for e in cfg.estimators),
+            "item_scheme": cfg.item_scheme,
+            "item_sizes": np.array([sch.n for sch in self.schemes[0]], dtype=np.int64),
+            "item_estimates": self.est,
+            "item_lower": self.lower,
+            "item_upper": self.upper,
+            "item_se": self.se,
+            "item_pair_se": self.pair_se,
+            "n_boot": cfg.n_boot,
+        }
 
 
 @dataclass(frozen=True)
@@ -712,23 +786,52 @@ def user_sampling_table(results: Sequence[UserSamplingResult]) -> pd.DataFrame:
         with np.errstate(invalid="ignore", divide="ignore"):
             rel = np.where(res.exact > 0, err / np.where(res.exact > 0, res.exact, 1.0), np.nan).mean(axis=0)
         reps = res.mean.shape[0]
-        frames.append(pd.DataFrame({
-            "recommender": np.repeat(res.recommenders, J), "size": res.size, "n_population": res.n_population,
-            "metric": np.tile(res.families, R), "k": np.tile(res.ks, R), "exact": res.exact.ravel(),
-            "mean": res.mean.mean(axis=0).ravel(),
-            "sd": (res.mean.std(axis=0, ddof=1) if reps > 1 else np.full((R, J), np.nan)).ravel(),
-            "mean_abs_rel_error": rel.ravel(), "mean_se": se.mean(axis=0).ravel(),
-            "mean_half_width": (z * se).mean(axis=0).ravel(), "coverage": cover.ravel(),
-            "coverage_bonferroni": cover_b.ravel(), "hoeffding_half_width": hoeffding,
-            "coverage_hoeffding": cover_h.ravel(), "nominal": res.confidence, "z": z, "z_bonferroni": zb,
-            "n_repeats": reps,
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "recommender": np.repeat(res.recommenders, J),
+                    "size": res.size,
+                    "n_population": res.n_population,
+                    "metric": np.tile(res.families, R),
+                    "k": np.tile(res.ks, R),
+                    "exact": res.exact.ravel(),
+                    "mean": res.mean.mean(axis=0).ravel(),
+                    "sd": (res.mean.std(axis=0, ddof=1) if reps > 1 else np.full((R, J), np.nan)).ravel(),
+                    "mean_abs_rel_error": rel.ravel(),
+                    "mean_se": se.mean(axis=0).ravel(),
+                    "mean_half_width": (z * se).mean(axis=0).ravel(),
+                    "coverage": cover.ravel(),
+                    "coverage_bonferroni": cover_b.ravel(),
+                    "hoeffding_half_width": hoeffding,
+                    "coverage_hoeffding": cover_h.ravel(),
+                    "nominal": res.confidence,
+                    "z": z,
+                    "z_bonferroni": zb,
+                    "n_repeats": reps,
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-TEST_COLUMNS = ["size", "metric", "k", "recommender_a", "recommender_b", "test", "statistic", "exact_difference",
-                "mean_difference", "reject_rate", "reject_rate_bonferroni", "correct_rate_bonferroni",
-                "wrong_sign_rate_bonferroni", "alpha", "n_pairs", "n_repeats"]
+TEST_COLUMNS = [
+    "size",
+    "metric",
+    "k",
+    "recommender_a",
+    "recommender_b",
+    "test",
+    "statistic",
+    "exact_difference",
+    "mean_difference",
+    "reject_rate",
+    "reject_rate_bonferroni",
+    "correct_rate_bonferroni",
+    "wrong_sign_rate_bonferroni",
+    "alpha",
+    "n_pairs",
+    "n_repeats",
+]
 
 
 def user_sampling_tests(results: Sequence[UserSamplingResult], ks: Sequence[int] | None = None) -> pd.DataFrame:
@@ -761,17 +864,26 @@ def user_sampling_tests(results: Sequence[UserSamplingResult], ks: Sequence[int]
             P, J = exact_diff.shape
             fam = np.asarray(res.families)
             stat = np.where(fam == "recall", "z", "welch_t") if test == "two_sample" else np.full(J, "paired_t")
-            frame = pd.DataFrame({
-                "size": res.size, "metric": np.tile(fam, P), "k": np.tile(res.ks, P),
-                "recommender_a": np.repeat([res.recommenders[a] for a in res.pairs[:, 0]], J),
-                "recommender_b": np.repeat([res.recommenders[b] for b in res.pairs[:, 1]], J),
-                "test": test, "statistic": np.tile(stat, P), "exact_difference": exact_diff.ravel(),
-                "mean_difference": t.difference.mean(axis=0).ravel(), "reject_rate": rej.mean(axis=0).ravel(),
-                "reject_rate_bonferroni": rej_b.mean(axis=0).ravel(),
-                "correct_rate_bonferroni": (rej_b & sign_ok & (exact_diff != 0)).mean(axis=0).ravel(),
-                "wrong_sign_rate_bonferroni": (rej_b & ~sign_ok).mean(axis=0).ravel(),  # T_A = T_B: any rejection
-                "alpha": alpha, "n_pairs": n_pairs, "n_repeats": res.mean.shape[0],
-            })
+            frame = pd.DataFrame(
+                {
+                    "size": res.size,
+                    "metric": np.tile(fam, P),
+                    "k": np.tile(res.ks, P),
+                    "recommender_a": np.repeat([res.recommenders[a] for a in res.pairs[:, 0]], J),
+                    "recommender_b": np.repeat([res.recommenders[b] for b in res.pairs[:, 1]], J),
+                    "test": test,
+                    "statistic": np.tile(stat, P),
+                    "exact_difference": exact_diff.ravel(),
+                    "mean_difference": t.difference.mean(axis=0).ravel(),
+                    "reject_rate": rej.mean(axis=0).ravel(),
+                    "reject_rate_bonferroni": rej_b.mean(axis=0).ravel(),
+                    "correct_rate_bonferroni": (rej_b & sign_ok & (exact_diff != 0)).mean(axis=0).ravel(),
+                    "wrong_sign_rate_bonferroni": (rej_b & ~sign_ok).mean(axis=0).ravel(),  # T_A = T_B: any rejection
+                    "alpha": alpha,
+                    "n_pairs": n_pairs,
+                    "n_repeats": res.mean.shape[0],
+                }
+            )
             rows.append(frame[np.tile(keep, P)])
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=TEST_COLUMNS)
 
@@ -794,15 +906,33 @@ def _summarise(errors: np.ndarray, families: np.ndarray) -> list[tuple[str, floa
             warnings.simplefilter("ignore", RuntimeWarning)
             per_k = np.nanmean(e, axis=0) * 100
             per_rep = np.nanmean(e, axis=1) * 100
-            out.append((str(fam), float(np.mean(per_k)) if per_k.size else math.nan,
-                        float(np.std(per_k, ddof=1)) if per_k.size > 1 else math.nan,
-                        float(np.nanstd(per_rep, ddof=1)) if np.isfinite(per_rep).sum() > 1 else math.nan,
-                        int(per_k.size), int(np.isfinite(per_rep).sum())))
+            out.append(
+                (
+                    str(fam),
+                    float(np.mean(per_k)) if per_k.size else math.nan,
+                    float(np.std(per_k, ddof=1)) if per_k.size > 1 else math.nan,
+                    float(np.nanstd(per_rep, ddof=1)) if np.isfinite(per_rep).sum() > 1 else math.nan,
+                    int(per_k.size),
+                    int(np.isfinite(per_rep).sum()),
+                )
+            )
     return out
 
 
-ERROR_COLUMNS = ["recommender", "metric", "method", "size", "label", "estimator", "scheme", "rel_error_pct",
-                 "rel_error_pct_sd", "rel_error_pct_sd_repeats", "n_k", "n_repeats"]
+ERROR_COLUMNS = [
+    "recommender",
+    "metric",
+    "method",
+    "size",
+    "label",
+    "estimator",
+    "scheme",
+    "rel_error_pct",
+    "rel_error_pct_sd",
+    "rel_error_pct_sd_repeats",
+    "n_k",
+    "n_repeats",
+]
 
 
 def user_sampling_errors(
@@ -831,14 +961,42 @@ def user_sampling_errors(
         cut = np.asarray(res.ks) > 0  # the cutoff families only: user sampling has no AUC / untruncated AP
         errs = _abs_rel_errors(res.estimates[:, e, cut], res.exact[cut])
         for fam, mean, sd_k, sd_r, n_k, n_r in _summarise(errs, np.asarray(res.families)[cut]):
-            rows.append((res.recommender, fam, "item", res.n, size_label("item", res.n), item_estimator, item_scheme,
-                         mean, sd_k, sd_r, n_k, n_r))
+            rows.append(
+                (
+                    res.recommender,
+                    fam,
+                    "item",
+                    res.n,
+                    size_label("item", res.n),
+                    item_estimator,
+                    item_scheme,
+                    mean,
+                    sd_k,
+                    sd_r,
+                    n_k,
+                    n_r,
+                )
+            )
     for res in user_results:
         for r, name in enumerate(res.recommenders):
             errs = _abs_rel_errors(res.mean[:, r, :], res.exact[r])
             for fam, mean, sd_k, sd_r, n_k, n_r in _summarise(errs, np.asarray(res.families)):
-                rows.append((name, fam, "user", res.size, size_label("user", res.size), "user_average", "",
-                             mean, sd_k, sd_r, n_k, n_r))
+                rows.append(
+                    (
+                        name,
+                        fam,
+                        "user",
+                        res.size,
+                        size_label("user", res.size),
+                        "user_average",
+                        "",
+                        mean,
+                        sd_k,
+                        sd_r,
+                        n_k,
+                        n_r,
+                    )
+                )
     frame = pd.DataFrame(rows, columns=ERROR_COLUMNS)
     method_order = (frame["method"] != "item").astype(int)
     frame = frame.assign(_m=method_order).sort_values(["metric", "recommender", "_m", "size"], kind="stable")
@@ -854,7 +1012,9 @@ def user_sampling_wide(errors: pd.DataFrame, dataset: str) -> pd.DataFrame:
         return pd.DataFrame(columns=["dataset", "model", "metric"])
     labels = list(dict.fromkeys(errors.sort_values(["method", "size"], kind="stable")["label"]))
     cell = errors.assign(cell=[f"{m:.2f}±{s:.2f}" for m, s in zip(errors["rel_error_pct"], errors["rel_error_pct_sd"])])
-    wide = cell.pivot_table(index=["metric", "recommender"], columns="label", values="cell", aggfunc="first", sort=False)
+    wide = cell.pivot_table(
+        index=["metric", "recommender"], columns="label", values="cell", aggfunc="first", sort=False
+    )
     wide = wide.reindex(columns=labels).reset_index().rename(columns={"recommender": "model"})
     wide.columns.name = None
     wide.insert(0, "dataset", dataset)
@@ -911,28 +1071,63 @@ def user_sampling_estimator_table(results: Sequence[UserSamplingResult]) -> pd.D
         n_ok = ok.sum(axis=0)
         grid = np.meshgrid(np.arange(I), np.arange(R), np.arange(E), np.arange(J), indexing="ij")
         i, r, e, j = (g.ravel() for g in grid)
-        frames.append(pd.DataFrame({
-            "recommender": np.asarray(res.recommenders)[r], "size": res.size, "n_population": res.n_population,
-            "scheme": res.item_scheme, "n": res.item_sizes[i], "estimator": np.asarray(res.estimators)[e],
-            "metric": np.asarray(res.families)[j], "k": res.ks[j], "exact": res.exact[r, j],
-            "mean": mean.ravel(), "sd": sd.ravel(), "mean_abs_rel_error": rel.ravel(), "mean_se": mean_se.ravel(),
-            "mean_half_width": half.ravel(), "coverage": cover.ravel(), "nominal": res.confidence,
-            "n_boot": res.n_boot, "n_repeats": n_ok.ravel(),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "recommender": np.asarray(res.recommenders)[r],
+                    "size": res.size,
+                    "n_population": res.n_population,
+                    "scheme": res.item_scheme,
+                    "n": res.item_sizes[i],
+                    "estimator": np.asarray(res.estimators)[e],
+                    "metric": np.asarray(res.families)[j],
+                    "k": res.ks[j],
+                    "exact": res.exact[r, j],
+                    "mean": mean.ravel(),
+                    "sd": sd.ravel(),
+                    "mean_abs_rel_error": rel.ravel(),
+                    "mean_se": mean_se.ravel(),
+                    "mean_half_width": half.ravel(),
+                    "coverage": cover.ravel(),
+                    "nominal": res.confidence,
+                    "n_boot": res.n_boot,
+                    "n_repeats": n_ok.ravel(),
+                }
+            )
+        )
     if not frames:
         return pd.DataFrame()
     out = pd.concat(frames, ignore_index=True)
     return out.sort_values(["recommender", "scheme", "n", "estimator", "size"], kind="stable", ignore_index=True)
 
 
-ESTIMATOR_TEST_COLUMNS = ["size", "scheme", "n", "estimator", "metric", "k", "recommender_a", "recommender_b", "test",
-                          "exact_difference", "mean_difference", "order_rate", "reject_rate", "reject_rate_bonferroni",
-                          "correct_rate_bonferroni", "wrong_sign_rate_bonferroni", "alpha", "n_pairs", "n_boot",
-                          "n_repeats"]
+ESTIMATOR_TEST_COLUMNS = [
+    "size",
+    "scheme",
+    "n",
+    "estimator",
+    "metric",
+    "k",
+    "recommender_a",
+    "recommender_b",
+    "test",
+    "exact_difference",
+    "mean_difference",
+    "order_rate",
+    "reject_rate",
+    "reject_rate_bonferroni",
+    "correct_rate_bonferroni",
+    "wrong_sign_rate_bonferroni",
+    "alpha",
+    "n_pairs",
+    "n_boot",
+    "n_repeats",
+]
 
 
-def user_sampling_estimator_tests(results: Sequence[UserSamplingResult],
-                                  ks: Sequence[int] | None = None) -> pd.DataFrame:
+def user_sampling_estimator_tests(
+    results: Sequence[UserSamplingResult], ks: Sequence[int] | None = None
+) -> pd.DataFrame:
     """Per m × scheme × n × estimator × metric × K × pair × test: do the estimates on m users tell A and B apart?
 
     .. math:: z_{two\\_sample} = \\frac{\\hat T_A - \\hat T_B}{\\sqrt{se_A^2 + se_B^2}}, \\qquad
@@ -971,8 +1166,11 @@ def user_sampling_estimator_tests(results: Sequence[UserSamplingResult],
             if res.item_se is None:
                 rej = rej_b = correct = wrong = np.full(order.shape, np.nan)
             else:
-                se = (np.sqrt(res.item_se[:, :, a] ** 2 + res.item_se[:, :, b] ** 2) if test == "two_sample"
-                      else res.item_pair_se)
+                se = (
+                    np.sqrt(res.item_se[:, :, a] ** 2 + res.item_se[:, :, b] ** 2)
+                    if test == "two_sample"
+                    else res.item_pair_se
+                )
                 with np.errstate(invalid="ignore", divide="ignore"):
                     z = diff / np.where(se > 0, se, 1.0)
                 pv = np.where(se > 0, 2 * stats.norm.sf(np.abs(z)), np.where(diff != 0, 0.0, 1.0))
@@ -985,22 +1183,48 @@ def user_sampling_estimator_tests(results: Sequence[UserSamplingResult],
                     rej_b = hit_b.sum(axis=0) / cnt
                     correct = (hit_b & sign_ok & (exact_diff != 0)).sum(axis=0) / cnt
                     wrong = (hit_b & ~sign_ok).sum(axis=0) / cnt
-            frame = pd.DataFrame({
-                "size": res.size, "scheme": res.item_scheme, "n": res.item_sizes[i],
-                "estimator": np.asarray(res.estimators)[e], "metric": np.asarray(res.families)[j], "k": res.ks[j],
-                "recommender_a": np.asarray(res.recommenders)[a[p]], "recommender_b": np.asarray(res.recommenders)[b[p]],
-                "test": test, "exact_difference": np.broadcast_to(exact_diff[0], (I, P, E, J)).ravel(),
-                "mean_difference": mean_diff.ravel(), "order_rate": order.ravel(), "reject_rate": rej.ravel(),
-                "reject_rate_bonferroni": rej_b.ravel(), "correct_rate_bonferroni": correct.ravel(),
-                "wrong_sign_rate_bonferroni": wrong.ravel(), "alpha": alpha, "n_pairs": n_pairs,
-                "n_boot": res.n_boot, "n_repeats": n_ok.ravel(),
-            })
+            frame = pd.DataFrame(
+                {
+                    "size": res.size,
+                    "scheme": res.item_scheme,
+                    "n": res.item_sizes[i],
+                    "estimator": np.asarray(res.estimators)[e],
+                    "metric": np.asarray(res.families)[j],
+                    "k": res.ks[j],
+                    "recommender_a": np.asarray(res.recommenders)[a[p]],
+                    "recommender_b": np.asarray(res.recommenders)[b[p]],
+                    "test": test,
+                    "exact_difference": np.broadcast_to(exact_diff[0], (I, P, E, J)).ravel(),
+                    "mean_difference": mean_diff.ravel(),
+                    "order_rate": order.ravel(),
+                    "reject_rate": rej.ravel(),
+                    "reject_rate_bonferroni": rej_b.ravel(),
+                    "correct_rate_bonferroni": correct.ravel(),
+                    "wrong_sign_rate_bonferroni": wrong.ravel(),
+                    "alpha": alpha,
+                    "n_pairs": n_pairs,
+                    "n_boot": res.n_boot,
+                    "n_repeats": n_ok.ravel(),
+                }
+            )
             rows.append(frame[keep])
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=ESTIMATOR_TEST_COLUMNS)
 
 
-ESTIMATOR_ERROR_COLUMNS = ["recommender", "metric", "estimator", "scheme", "n", "size", "label", "rel_error_pct",
-                           "rel_error_pct_sd", "rel_error_pct_sd_repeats", "n_k", "n_repeats"]
+ESTIMATOR_ERROR_COLUMNS = [
+    "recommender",
+    "metric",
+    "estimator",
+    "scheme",
+    "n",
+    "size",
+    "label",
+    "rel_error_pct",
+    "rel_error_pct_sd",
+    "rel_error_pct_sd_repeats",
+    "n_k",
+    "n_repeats",
+]
 
 
 def user_sampling_estimator_errors(
@@ -1026,9 +1250,22 @@ def user_sampling_estimator_errors(
                 for r, name in enumerate(res.recommenders):
                     errs = _abs_rel_errors(res.item_estimates[:, i, r, e, :], res.exact[r])
                     for fam, mean, sd_k, sd_r, n_k, n_r in _summarise(errs, np.asarray(res.families)):
-                        rows.append((name, fam, est, res.item_scheme, int(n), res.size,
-                                     f"{size_label('item', int(n))}+{size_label('user', res.size)}",
-                                     mean, sd_k, sd_r, n_k, n_r))
+                        rows.append(
+                            (
+                                name,
+                                fam,
+                                est,
+                                res.item_scheme,
+                                int(n),
+                                res.size,
+                                f"{size_label('item', int(n))}+{size_label('user', res.size)}",
+                                mean,
+                                sd_k,
+                                sd_r,
+                                n_k,
+                                n_r,
+                            )
+                        )
     for res in item_results:
         cut = np.asarray(res.ks) > 0
         for e, est in enumerate(res.estimators):
@@ -1036,12 +1273,27 @@ def user_sampling_estimator_errors(
                 continue
             errs = _abs_rel_errors(res.estimates[:, e, cut], res.exact[cut])
             for fam, mean, sd_k, sd_r, n_k, n_r in _summarise(errs, np.asarray(res.families)[cut]):
-                rows.append((res.recommender, fam, est, res.scheme, res.n, res.n_users, size_label("item", res.n),
-                             mean, sd_k, sd_r, n_k, n_r))
+                rows.append(
+                    (
+                        res.recommender,
+                        fam,
+                        est,
+                        res.scheme,
+                        res.n,
+                        res.n_users,
+                        size_label("item", res.n),
+                        mean,
+                        sd_k,
+                        sd_r,
+                        n_k,
+                        n_r,
+                    )
+                )
     frame = pd.DataFrame(rows, columns=ESTIMATOR_ERROR_COLUMNS)
     all_users = frame["label"].str.contains("+", regex=False).astype(int)
-    frame = frame.assign(_u=all_users).sort_values(["metric", "recommender", "estimator", "scheme", "n", "_u", "size"],
-                                                   kind="stable")
+    frame = frame.assign(_u=all_users).sort_values(
+        ["metric", "recommender", "estimator", "scheme", "n", "_u", "size"], kind="stable"
+    )
     return frame.drop(columns="_u").reset_index(drop=True)
 
 
@@ -1051,8 +1303,9 @@ def user_sampling_estimator_wide(errors: pd.DataFrame, dataset: str) -> pd.DataF
     keys = ["metric", "recommender", "estimator", "scheme"]
     if not len(errors):
         return pd.DataFrame(columns=["dataset", "model", "metric", "estimator", "scheme"])
-    order = errors.assign(_u=errors["label"].str.contains("+", regex=False)).sort_values(["n", "_u", "size"],
-                                                                                          kind="stable")
+    order = errors.assign(_u=errors["label"].str.contains("+", regex=False)).sort_values(
+        ["n", "_u", "size"], kind="stable"
+    )
     labels = list(dict.fromkeys(order["label"]))
     cell = errors.assign(cell=[f"{m:.2f}±{s:.2f}" for m, s in zip(errors["rel_error_pct"], errors["rel_error_pct_sd"])])
     wide = cell.pivot_table(index=keys, columns="label", values="cell", aggfunc="first", sort=False)

@@ -74,8 +74,11 @@ class AssessOutcome:
 def _cells_from_sweep(presets: dict[str, Path], dataset: str) -> tuple[CalibratedCell, ...]:
     from simrec.config.assess import CELLS
 
-    return tuple(cell_from_tables(c, read_toml(presets[f"{dataset}/{c}"]), f"calibration/{dataset}/{c}")
-                 for c in CELLS if f"{dataset}/{c}" in presets)
+    return tuple(
+        cell_from_tables(c, read_toml(presets[f"{dataset}/{c}"]), f"calibration/{dataset}/{c}")
+        for c in CELLS
+        if f"{dataset}/{c}" in presets
+    )
 
 
 def _worlds_table(cells: tuple[CalibratedCell, ...], chosen: tuple[CalibratedCell, ...]) -> pd.DataFrame:
@@ -85,11 +88,20 @@ def _worlds_table(cells: tuple[CalibratedCell, ...], chosen: tuple[CalibratedCel
         pref = c.world.preference.model_dump(exclude_defaults=True)  # type: ignore[union-attr]
         obs = c.world.observation  # type: ignore[union-attr]
         params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in pref.items())
-        prof = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                         for k, v in obs.profile.model_dump(exclude_defaults=True).items())
-        rows.append({"cell": c.cell, "loss": c.loss, "used": c.cell in names, "preference": params,
-                     "observation": f"{obs.sampler}; {prof}",
-                     **{k: v for k, v in c.fit.items() if k.startswith("kl_")}})
+        prof = ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+            for k, v in obs.profile.model_dump(exclude_defaults=True).items()
+        )
+        rows.append(
+            {
+                "cell": c.cell,
+                "loss": c.loss,
+                "used": c.cell in names,
+                "preference": params,
+                "observation": f"{obs.sampler}; {prof}",
+                **{k: v for k, v in c.fit.items() if k.startswith("kl_")},
+            }
+        )
     return pd.DataFrame(rows).sort_values("loss", kind="stable").reset_index(drop=True)
 
 
@@ -133,9 +145,18 @@ def run_assessment(
     spec, pr = assessment.spec, assessment.spec.protocol
     computed = reused = 0
     warnings: list[str] = []
-    with RunDir.open(out, kind="assess", name=spec.name, digest=spec.digest(), source=assessment.path, manifest={
-        "seed": spec.seed, "data": str(assessment.data_path), "assessment_content": spec.model_dump(mode="json"),
-    }) as rd:
+    with RunDir.open(
+        out,
+        kind="assess",
+        name=spec.name,
+        digest=spec.digest(),
+        source=assessment.path,
+        manifest={
+            "seed": spec.seed,
+            "data": str(assessment.data_path),
+            "assessment_content": spec.model_dump(mode="json"),
+        },
+    ) as rd:
         # 1. dataset
         say("dataset", f"describing {assessment.data_path}")
         from simrec.datasets import DatasetError, describe
@@ -157,11 +178,21 @@ def run_assessment(
             cells = assessment.cells
         else:
             sweep = assessment.sweep_spec()
-            say("calibration", f"calibrating the six models to {spec.dataset.name} ({sweep.n_calls} calls per "
-                               f"search) into {rd.path('calibration')}")
-            result = calibrate_sweep(sweep, assessment.path, rd.path("calibration"), backend=backend, figures=figures,
-                                     on_cell=lambda c: say("calibration", f"{c.cell} {c.objective}: best "
-                                                                          f"{c.best.value:.4g} ({c.n_trials} trials)"))
+            say(
+                "calibration",
+                f"calibrating the six models to {spec.dataset.name} ({sweep.n_calls} calls per "
+                f"search) into {rd.path('calibration')}",
+            )
+            result = calibrate_sweep(
+                sweep,
+                assessment.path,
+                rd.path("calibration"),
+                backend=backend,
+                figures=figures,
+                on_cell=lambda c: say(
+                    "calibration", f"{c.cell} {c.objective}: best {c.best.value:.4g} ({c.n_trials} trials)"
+                ),
+            )
             cells = _cells_from_sweep(result.presets, spec.dataset.name)
         chosen = assessment.best_cells(cells)
         worlds = _worlds_table(cells, chosen)
@@ -170,25 +201,46 @@ def run_assessment(
         if assessment.cells is None:  # worlds chosen by the calibration: validate and size them now
             from simrec.config.base import problems_error
 
-            problems = [p for i, w in enumerate(scenario.world)
-                        for p in world_problems(w, scenario.population, f"world[{i}]")]
+            problems = [
+                p for i, w in enumerate(scenario.world) for p in world_problems(w, scenario.population, f"world[{i}]")
+            ]
             if problems:
                 raise problems_error(assessment.path, problems, "assessment (calibrated worlds)")
             budget.check(f"{assessment.path} (calibrated worlds)", run_needs(scenario))
 
         # 3. the algorithms in the calibrated worlds
-        say("worlds", f"{len(chosen)} calibrated world(s) ({', '.join(c.cell for c in chosen)}) x "
-                      f"{spec.simulation.replicates} replicate(s)")
-        run = run_scenario(scenario, assessment.path, rd.path("worlds"), backend=backend, progress=progress,
-                           figures=figures, max_pairs=budget.max_pairs)
+        say(
+            "worlds",
+            f"{len(chosen)} calibrated world(s) ({', '.join(c.cell for c in chosen)}) x "
+            f"{spec.simulation.replicates} replicate(s)",
+        )
+        run = run_scenario(
+            scenario,
+            assessment.path,
+            rd.path("worlds"),
+            backend=backend,
+            progress=progress,
+            figures=figures,
+            max_pairs=budget.max_pairs,
+        )
         computed, reused = computed + run.computed, reused + run.reused
 
         # 4. the protocol on the real data, sampled and exact
         stress_sc = assessment.stress_scenario()
-        say("sampling", f"sampled metrics on {spec.dataset.name}: {len(stress_sc.sampling.schemes)} scheme(s) x "
-                        f"sizes {stress_sc.sampling.sizes} x {stress_sc.repeats} repeats, every estimator")
-        stress = run_stress_scenario(stress_sc, assessment.path, rd.path("sampling"), backend=backend,
-                                     progress=progress, figures=figures, max_pairs=budget.max_pairs)
+        say(
+            "sampling",
+            f"sampled metrics on {spec.dataset.name}: {len(stress_sc.sampling.schemes)} scheme(s) x "
+            f"sizes {stress_sc.sampling.sizes} x {stress_sc.repeats} repeats, every estimator",
+        )
+        stress = run_stress_scenario(
+            stress_sc,
+            assessment.path,
+            rd.path("sampling"),
+            backend=backend,
+            progress=progress,
+            figures=figures,
+            max_pairs=budget.max_pairs,
+        )
         computed, reused = computed + stress.computed, reused + stress.reused
         warnings += list(stress.warnings)
 
@@ -202,8 +254,14 @@ def run_assessment(
         missing = missing_data_errors(run.results, level=sa.confidence)
         sampling = sampling_errors(stress.estimates, best, k=pr.n, n=pr.negatives or None, level=sa.confidence)
         total = total_errors(missing, sampling, level=sa.confidence)
-        errors = pd.concat([missing.assign(component="missing data"), sampling.assign(component="sampling"),
-                            total.assign(component="total")], ignore_index=True)
+        errors = pd.concat(
+            [
+                missing.assign(component="missing data"),
+                sampling.assign(component="sampling"),
+                total.assign(component="total"),
+            ],
+            ignore_index=True,
+        )
         errors = errors[["recommender", "metric", "component", "source", "mean", "sd", "lower", "upper", "n"]]
         ranking = ranking_agreement(run.results, level=sa.confidence)
         headline = _headline(errors)
@@ -213,25 +271,36 @@ def run_assessment(
         rd.write_csv("estimators.csv", best)
         rd.write_csv("advice.csv", advice)
         pooled = errors[(errors["source"] == "all worlds") | (errors["component"] != "missing data")]
-        pngs = {"errors": error_figure(pooled),
-                "ranking": ranking_figure(ranking),
-                "estimators": estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)}
+        pngs = {
+            "errors": error_figure(pooled),
+            "ranking": ranking_figure(ranking),
+            "estimators": estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse),
+        }
         for name, png in pngs.items():
             atomic_write(rd.path(f"figures/{name}.png"), lambda p, b=png: p.write_bytes(b))
         page = _page(assessment, dataset, worlds, headline, errors, ranking, best, advice, pngs)
         rd.write_text("report.html", page)
         seconds = time.perf_counter() - t0
-        rd.complete(tasks_computed=computed, tasks_reused=reused, worlds=[c.cell for c in chosen],
-                    timings={"total_seconds": round(seconds, 3), "backend": backend.name,
-                             "workers": backend.n_workers})
+        rd.complete(
+            tasks_computed=computed,
+            tasks_reused=reused,
+            worlds=[c.cell for c in chosen],
+            timings={"total_seconds": round(seconds, 3), "backend": backend.name, "workers": backend.n_workers},
+        )
     return AssessOutcome(Path(out), errors, ranking, advice, worlds, computed, reused, seconds, tuple(warnings))
 
 
 def _headline(errors: pd.DataFrame) -> pd.DataFrame:
     """One row per algorithm x metric: the three pooled errors and their intervals side by side."""
     pooled = errors[(errors["source"] == "all worlds") | (errors["component"] != "missing data")]
-    wide = pooled.pivot_table(index=["recommender", "metric"], columns="component",
-                              values=["mean", "lower", "upper"], aggfunc="first", sort=False, dropna=False)
+    wide = pooled.pivot_table(
+        index=["recommender", "metric"],
+        columns="component",
+        values=["mean", "lower", "upper"],
+        aggfunc="first",
+        sort=False,
+        dropna=False,
+    )
     out = pd.DataFrame(index=wide.index)
     for comp, short in (("missing data", "missing"), ("sampling", "sampling"), ("total", "total")):
         for stat in ("mean", "lower", "upper"):
@@ -242,50 +311,76 @@ def _headline(errors: pd.DataFrame) -> pd.DataFrame:
 def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advice, pngs) -> str:
     spec, pr, sa = a.spec, a.spec.protocol, a.spec.sampling
     algos = ", ".join(dict.fromkeys(headline["recommender"]))
-    protocol = (f"{'leave-last-out' if pr.split == 'last' else f'holdout of {pr.test_fraction:g} of each user' + chr(39) + 's items'}"
-                f", lists of N = {pr.n}, {'full ranking' if not pr.negatives else f'{pr.negatives} sampled negatives'}"
-                f", metrics {', '.join(pr.metrics)} at K = N")
+    protocol = (
+        f"{'leave-last-out' if pr.split == 'last' else f'holdout of {pr.test_fraction:g} of each user' + chr(39) + 's items'}"
+        f", lists of N = {pr.n}, {'full ranking' if not pr.negatives else f'{pr.negatives} sampled negatives'}"
+        f", metrics {', '.join(pr.metrics)} at K = N"
+    )
     level = f"{100 * sa.confidence:g}%"
     lines = []
     for _, r in advice.iterrows():
         if r["report"] == "sampled":
-            lines.append(f"{r['metric']}@{pr.n}: sample n = {int(r['n'])} ({r['scheme']}) and report {r['estimator']} "
-                         f"(worst relative RMSE {r['worst_rel_rmse']:.3g}).")
+            lines.append(
+                f"{r['metric']}@{pr.n}: sample n = {int(r['n'])} ({r['scheme']}) and report {r['estimator']} "
+                f"(worst relative RMSE {r['worst_rel_rmse']:.3g})."
+            )
         else:
             lines.append(f"{r['metric']}@{pr.n}: report the full-ranking metric; {r['reason']}.")
     sections = [
-        Section("What this assesses", [
-            f"Algorithms: {algos}. Protocol: {protocol}.",
-            "Missing-data error = metric on the observed test items − metric on the users' true preferences, "
-            f"from {spec.simulation.replicates} replicate(s) of each best-fitting calibrated world (Tian 2019). "
-            "Sampling error = sampled estimate − exact metric on the real data, with the estimator chosen below "
-            "(Krichene & Rendle 2020; Li 2020); 0 for a full-ranking protocol. Total = their sum. Intervals: "
-            f"{level} prediction intervals for one evaluation, mean ± z·sd (the total adds the two variances, "
-            "assuming independence).",
-        ], [table_html(headline, "headline", "Pooled errors per algorithm and metric (mean, interval)"),
-            figure_html(pngs["errors"], "Missing-data, sampling and total error per algorithm and metric")]),
-        Section("Is the observed ranking of the algorithms the true one?", [
-            "Share of simulated evaluations (replicates x worlds) in which the algorithms ordered by the observed "
-            "metric are in the same order as by the true metric (ties must match ties), with a Wilson "
-            f"{level} interval.",
-        ], [table_html(ranking, "ranking"), figure_html(pngs["ranking"], "Probability that the observed ranking is "
-                                                                         "the true one")]),
-        Section("Which estimator and sample size to report", [
-            f"Rule: at K = N = {pr.n}, leaving out LS ({', '.join(EXCLUDED_ESTIMATORS)}), an estimator's error is its "
-            "worst relative RMSE over the algorithms; it is acceptable when its bootstrap interval covered the exact "
-            f"metric in at least {sa.min_coverage:g} of the repeats for every algorithm (every estimator is "
-            "acceptable when intervals were not computed, n_boot = 0). At each sample size the best acceptable "
-            "estimator is chosen; the recommendation is the smallest size whose best estimator has worst relative "
-            f"RMSE <= {sa.max_rel_rmse:g}, else the full ranking.",
-            *lines,
-        ], [table_html(advice, "advice"), table_html(best, "estimators", "Best estimator per metric and sample size"),
-            figure_html(pngs["estimators"], "Worst relative RMSE vs sample size")]),
-        Section("Calibrated worlds", [
-            f"The six preference x observation models fitted to {spec.dataset.name}, by fit (average relative loss "
-            f"over the four key statistics; lower is better); the {spec.calibration.worlds} best are used.",
-        ], [table_html(worlds, "worlds")]),
+        Section(
+            "What this assesses",
+            [
+                f"Algorithms: {algos}. Protocol: {protocol}.",
+                "Missing-data error = metric on the observed test items − metric on the users' true preferences, "
+                f"from {spec.simulation.replicates} replicate(s) of each best-fitting calibrated world (Tian 2019). "
+                "Sampling error = sampled estimate − exact metric on the real data, with the estimator chosen below "
+                "(Krichene & Rendle 2020; Li 2020); 0 for a full-ranking protocol. Total = their sum. Intervals: "
+                f"{level} prediction intervals for one evaluation, mean ± z·sd (the total adds the two variances, "
+                "assuming independence).",
+            ],
+            [
+                table_html(headline, "headline", "Pooled errors per algorithm and metric (mean, interval)"),
+                figure_html(pngs["errors"], "Missing-data, sampling and total error per algorithm and metric"),
+            ],
+        ),
+        Section(
+            "Is the observed ranking of the algorithms the true one?",
+            [
+                "Share of simulated evaluations (replicates x worlds) in which the algorithms ordered by the observed "
+                "metric are in the same order as by the true metric (ties must match ties), with a Wilson "
+                f"{level} interval.",
+            ],
+            [
+                table_html(ranking, "ranking"),
+                figure_html(pngs["ranking"], "Probability that the observed ranking is the true one"),
+            ],
+        ),
+        Section(
+            "Which estimator and sample size to report",
+            [
+                f"Rule: at K = N = {pr.n}, leaving out LS ({', '.join(EXCLUDED_ESTIMATORS)}), an estimator's error is its "
+                "worst relative RMSE over the algorithms; it is acceptable when its bootstrap interval covered the exact "
+                f"metric in at least {sa.min_coverage:g} of the repeats for every algorithm (every estimator is "
+                "acceptable when intervals were not computed, n_boot = 0). At each sample size the best acceptable "
+                "estimator is chosen; the recommendation is the smallest size whose best estimator has worst relative "
+                f"RMSE <= {sa.max_rel_rmse:g}, else the full ranking.",
+                *lines,
+            ],
+            [
+                table_html(advice, "advice"),
+                table_html(best, "estimators", "Best estimator per metric and sample size"),
+                figure_html(pngs["estimators"], "Worst relative RMSE vs sample size"),
+            ],
+        ),
+        Section(
+            "Calibrated worlds",
+            [
+                f"The six preference x observation models fitted to {spec.dataset.name}, by fit (average relative loss "
+                f"over the four key statistics; lower is better); the {spec.calibration.worlds} best are used.",
+            ],
+            [table_html(worlds, "worlds")],
+        ),
         Section("Dataset", [], [table_html(dataset, "dataset")]),
         Section("All error rows", ["Per world as well as pooled ('all worlds')."], [table_html(errors, "errors")]),
     ]
-    return render_page(f"simrec assessment: {spec.name}", spec.description or f"dataset {spec.dataset.name}",
-                       sections)
+    return render_page(f"simrec assessment: {spec.name}", spec.description or f"dataset {spec.dataset.name}", sections)

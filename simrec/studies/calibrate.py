@@ -83,8 +83,11 @@ def load_targets(spec: SweepSpec, spec_path: Path) -> list[CalibrationTarget]:
         except (DatasetError, TypeError) as exc:
             raise DatasetLoadError(f"{spec_path}: dataset[{i}] ({ref.name}): {exc}") from None
         try:
-            targets.append(CalibrationTarget.from_interactions(ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs,
-                                                               statistics=spec.statistics))
+            targets.append(
+                CalibrationTarget.from_interactions(
+                    ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs, statistics=spec.statistics
+                )
+            )
         except ValueError as exc:
             raise DatasetLoadError(f"{spec_path}: dataset[{i}]: {exc}") from None
     return targets
@@ -96,8 +99,9 @@ def _cell_task(args: tuple) -> CellResult:
     if not seeds:
         return cell_result(objective, res)
     digest = log_header(objective, seed=seed, n_initial=n_initial)["digest"]
-    points = denoise(objective, res, seed=seed, top=top, seeds=seeds, log_path=log_path.with_name("denoise.jsonl"),
-                     digest=digest)
+    points = denoise(
+        objective, res, seed=seed, top=top, seeds=seeds, log_path=log_path.with_name("denoise.jsonl"), digest=digest
+    )
     return cell_result(objective, res, points)
 
 
@@ -142,7 +146,12 @@ def run_sweep(
 
     def cell_seed(d: int, cell: CellSpec, obj: str) -> int:
         """Seed of a cell's search: fixed by the model and objective names, not the spec's list order."""
-        key = (d, tuple(PREFERENCE_SPECS).index(cell.preference), SAMPLERS.index(cell.observation), OBJECTIVES.index(obj))
+        key = (
+            d,
+            tuple(PREFERENCE_SPECS).index(cell.preference),
+            SAMPLERS.index(cell.observation),
+            OBJECTIVES.index(obj),
+        )
         return int(task_seed(seed, *key).generate_state(1)[0])
 
     def log_of(t: CalibrationTarget, cell: CellSpec, obj: str) -> Path:
@@ -153,17 +162,32 @@ def run_sweep(
         for d, t in enumerate(targets):
             for cell in cells:
                 for obj in objs:
-                    objective = Objective(t, cell, obj, best_kl=None if best is None else best[t.name],
-                                          stat_pairs=stat_pairs, **extra)
+                    objective = Objective(
+                        t, cell, obj, best_kl=None if best is None else best[t.name], stat_pairs=stat_pairs, **extra
+                    )
                     s = cell_seed(d, cell, obj)
-                    tasks.append(Task(f"dataset {t.name}, cell {cell.name}, objective {obj}", s,
-                                      (objective, s, n_calls, n_initial, log_of(t, cell, obj), denoise_top,
-                                       denoise_seeds)))
+                    tasks.append(
+                        Task(
+                            f"dataset {t.name}, cell {cell.name}, objective {obj}",
+                            s,
+                            (objective, s, n_calls, n_initial, log_of(t, cell, obj), denoise_top, denoise_seeds),
+                        )
+                    )
         return tasks
 
     single = [o for o in objectives if o != AVERAGE_LOSS]
-    _preflight(targets, cells, single, AVERAGE_LOSS in objectives, log_of, cell_seed, n_calls=n_calls,
-               n_initial=n_initial, stat_pairs=stat_pairs, extra=extra)
+    _preflight(
+        targets,
+        cells,
+        single,
+        AVERAGE_LOSS in objectives,
+        log_of,
+        cell_seed,
+        n_calls=n_calls,
+        n_initial=n_initial,
+        stat_pairs=stat_pairs,
+        extra=extra,
+    )
     results: list[CellResult] = []
     record = (lambda _i, r: on_cell(r)) if on_cell else None
     results += run_tasks(_cell_task, tasks_for(single, None), backend=backend, on_result=record)
@@ -174,7 +198,9 @@ def run_sweep(
         missing = {t.name: [s for s, v in family_best[t.name].items() if not math.isfinite(v)] for t in targets}
         missing = {k: v for k, v in missing.items() if v}
         if missing:
-            raise ValueError(f"`average_loss` needs a finished calibration of every statistic first; missing: {missing}")
+            raise ValueError(
+                f"`average_loss` needs a finished calibration of every statistic first; missing: {missing}"
+            )
         results += run_tasks(_cell_task, tasks_for([AVERAGE_LOSS], family_best), backend=backend, on_result=record)
 
     table = sweep_table(results, family_best)
@@ -189,24 +215,35 @@ def run_sweep(
             cell = CellSpec(preference=c.preference, observation=c.observation)
             fit = {f"kl_{s}": float(v) for s, v in c.kls().items()}
             best = family_best[t.name]
-            fit["average_loss"] = (float(sum(fit[f"kl_{s}"] / best[s] for s in STATISTICS) / len(STATISTICS))
-                                   if all(0 < best[s] < math.inf for s in STATISTICS) else math.nan)
+            fit["average_loss"] = (
+                float(sum(fit[f"kl_{s}"] / best[s] for s in STATISTICS) / len(STATISTICS))
+                if all(0 < best[s] < math.inf for s in STATISTICS)
+                else math.nan
+            )
             tables = preset_tables(cell, c.chosen.params, t.shape, t.name, fit)
-            how = (f", de-noised: mean of {c.denoised[0].n} fresh simulations of its {len(c.denoised)} best trials"
-                   if c.denoised else "")
-            comment = (f"simrec calibration preset {t.name}/{c.cell}: best of {c.n_trials} GP trials "
-                       f"on objective {c.objective} (trial {c.chosen.index}{how}).")
+            how = (
+                f", de-noised: mean of {c.denoised[0].n} fresh simulations of its {len(c.denoised)} best trials"
+                if c.denoised
+                else ""
+            )
+            comment = (
+                f"simrec calibration preset {t.name}/{c.cell}: best of {c.n_trials} GP trials "
+                f"on objective {c.objective} (trial {c.chosen.index}{how})."
+            )
             presets[f"{t.name}/{c.cell}"] = write_preset(out / t.name / "presets" / f"{c.cell}.toml", tables, comment)
             if figures:
                 from simrec.calibration.figures import plot_cell
 
                 objective = Objective(t, cell, STATISTICS[0], stat_pairs=stat_pairs, **extra)
-                plot_cell(objective, c.chosen, cell_seed(d, cell, c.objective), out / t.name / "figures" / f"{c.cell}.png")
+                plot_cell(
+                    objective, c.chosen, cell_seed(d, cell, c.objective), out / t.name / "figures" / f"{c.cell}.png"
+                )
     return SweepResult(tuple(results), table, presets)
 
 
-def _family_best(target: CalibrationTarget, results: Sequence[CellResult], all_cells: Sequence[CellSpec], log_of,
-                 *, denoised: bool) -> dict[str, float]:
+def _family_best(
+    target: CalibrationTarget, results: Sequence[CellResult], all_cells: Sequence[CellSpec], log_of, *, denoised: bool
+) -> dict[str, float]:
     """The family's best KL on each statistic: the denominators of the relative losses.
 
     De-noised sweeps: the lowest de-noised mean over the single-statistic
@@ -245,8 +282,11 @@ def _preflight(targets, cells, single, average, log_of, cell_seed, *, n_calls, n
                 if not log.exists():
                     shorter.append((log, 0))
                     continue
-                header = log_header(Objective(t, cell, obj, stat_pairs=stat_pairs, **extra),
-                                    seed=cell_seed(d, cell, obj), n_initial=n_initial)
+                header = log_header(
+                    Objective(t, cell, obj, stat_pairs=stat_pairs, **extra),
+                    seed=cell_seed(d, cell, obj),
+                    n_initial=n_initial,
+                )
                 n_done = len(read_log(log, header))
                 if n_done < n_calls:
                     shorter.append((log, n_done))
@@ -259,7 +299,8 @@ def _preflight(targets, cells, single, average, log_of, cell_seed, *, n_calls, n
             f"{finished[0].parents[2]}: this folder's average-loss searches were computed from the single-statistic "
             f"searches as they are ({log} has {n_done} trial(s)); running them to {n_calls} calls would change the "
             "family-best KLs the average-loss logs depend on. Use a new --out folder, or the n_calls the folder was "
-            "made with")
+            "made with"
+        )
 
 
 def _write_dataset_tables(folder: Path, sub: pd.DataFrame, dataset: str) -> None:
@@ -295,12 +336,34 @@ def calibrate_sweep(
     targets = load_targets(spec, spec_path)
     calls = n_calls or spec.n_calls
     digest = content_digest(spec.model_copy(update={"n_calls": 0, "description": ""}))
-    with RunDir.open(out, kind="calibrate", name=spec.name, digest=digest, source=spec_path,
-                     manifest={"seed": spec.seed, "n_calls": calls}) as rd:
-        result = run_sweep(targets, out, seed=spec.seed, preferences=spec.preferences, observations=spec.observations,
-                           objectives=spec.objectives, n_calls=calls, n_initial=min(spec.n_initial, calls),
-                           max_pairs=spec.max_pairs, stat_pairs=spec.stat_pairs, backend=backend, figures=figures,
-                           on_cell=on_cell, denoise_top=spec.denoise_top, denoise_seeds=spec.denoise_seeds)
-        rd.complete(cells=len(result.cells), presets=sorted(result.presets),
-                    timings={"backend": backend.name if backend else "serial"})
+    with RunDir.open(
+        out,
+        kind="calibrate",
+        name=spec.name,
+        digest=digest,
+        source=spec_path,
+        manifest={"seed": spec.seed, "n_calls": calls},
+    ) as rd:
+        result = run_sweep(
+            targets,
+            out,
+            seed=spec.seed,
+            preferences=spec.preferences,
+            observations=spec.observations,
+            objectives=spec.objectives,
+            n_calls=calls,
+            n_initial=min(spec.n_initial, calls),
+            max_pairs=spec.max_pairs,
+            stat_pairs=spec.stat_pairs,
+            backend=backend,
+            figures=figures,
+            on_cell=on_cell,
+            denoise_top=spec.denoise_top,
+            denoise_seeds=spec.denoise_seeds,
+        )
+        rd.complete(
+            cells=len(result.cells),
+            presets=sorted(result.presets),
+            timings={"backend": backend.name if backend else "serial"},
+        )
     return result

@@ -71,15 +71,19 @@ def _run_task(task: tuple[World, Evaluation, object, int]) -> tuple[pd.DataFrame
     return rep.results, rep.info, time.perf_counter() - t0
 
 
-def _in_scenario_order(frame: pd.DataFrame, worlds: list[str], recommenders: list[str], metrics: list[str]) -> pd.DataFrame:
+def _in_scenario_order(
+    frame: pd.DataFrame, worlds: list[str], recommenders: list[str], metrics: list[str]
+) -> pd.DataFrame:
     """Rows sorted by replicate, then worlds, recommenders and metrics in the scenario's order."""
-    keys = pd.DataFrame({
-        "replicate": frame["replicate"],
-        "world": pd.Categorical(frame["world"], categories=worlds, ordered=True).codes,
-        "recommender": pd.Categorical(frame["recommender"], categories=recommenders, ordered=True).codes,
-        "metric": pd.Categorical(frame["metric"], categories=metrics, ordered=True).codes,
-        "truth": frame["truth"],
-    })
+    keys = pd.DataFrame(
+        {
+            "replicate": frame["replicate"],
+            "world": pd.Categorical(frame["world"], categories=worlds, ordered=True).codes,
+            "recommender": pd.Categorical(frame["recommender"], categories=recommenders, ordered=True).codes,
+            "metric": pd.Categorical(frame["metric"], categories=metrics, ordered=True).codes,
+            "truth": frame["truth"],
+        }
+    )
     order = keys.sort_values(list(keys.columns), kind="stable").index
     return frame.loc[order].reset_index(drop=True)
 
@@ -122,10 +126,20 @@ def run_scenario(
     evaluation = scenario.evaluation.build()
     names = scenario.world_names()
     recommenders = [r.name for r in evaluation.recommenders]
-    with RunDir.open(out, kind="run", name=scenario.name, digest=scenario.digest(), source=source, manifest={
-        "seed": scenario.seed, "replicates": scenario.replicates, "worlds": names, "recommenders": recommenders,
-        "scenario_content": scenario.model_dump(mode="json"),
-    }) as rd:
+    with RunDir.open(
+        out,
+        kind="run",
+        name=scenario.name,
+        digest=scenario.digest(),
+        source=source,
+        manifest={
+            "seed": scenario.seed,
+            "replicates": scenario.replicates,
+            "worlds": names,
+            "recommenders": recommenders,
+            "scenario_content": scenario.model_dump(mode="json"),
+        },
+    ) as rd:
         shards = rd.shards("replicates", ".parquet")
         warnings: list[str] = []
         todo: list[Task] = []
@@ -152,10 +166,15 @@ def run_scenario(
 
             run_tasks(_run_task, todo, backend=backend, on_result=record)
 
-        full = pd.concat([pd.read_parquet(shards.path(_shard_key(r, w)))
-                          for r in range(scenario.replicates) for w in range(len(worlds))], ignore_index=True)
-        results = _in_scenario_order(full[RESULT_COLUMNS], names, recommenders,
-                                     [m.name for m in evaluation.metrics])
+        full = pd.concat(
+            [
+                pd.read_parquet(shards.path(_shard_key(r, w)))
+                for r in range(scenario.replicates)
+                for w in range(len(worlds))
+            ],
+            ignore_index=True,
+        )
+        results = _in_scenario_order(full[RESULT_COLUMNS], names, recommenders, [m.name for m in evaluation.metrics])
         summary = summarize(results)
         rd.write_parquet("results.parquet", results)
         rd.write_csv("summary.csv", summary)
@@ -164,15 +183,20 @@ def run_scenario(
         if oracle is not None and popular is not None:
             table3 = pairwise_wins(results, oracle, popular)
             if scenario.replicates < MIN_REPLICATES_TABLE3:
-                note = (f"only {scenario.replicates} replicate(s): a share of fewer than {MIN_REPLICATES_TABLE3} "
-                        "replicates says little (see the Wilson interval)")
+                note = (
+                    f"only {scenario.replicates} replicate(s): a share of fewer than {MIN_REPLICATES_TABLE3} "
+                    "replicates says little (see the Wilson interval)"
+                )
                 warnings.append(f"table3.csv: {note}")
                 table3 = table3.assign(warning=note)
             rd.write_csv("table3.csv", table3)
         if figures:
             if progress:  # the bar has ended; say what the last seconds are spent on
-                print(f"drawing {2 * results['metric'].nunique()} figures into {rd.path('figures')} ...",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"drawing {2 * results['metric'].nunique()} figures into {rd.path('figures')} ...",
+                    file=sys.stderr,
+                    flush=True,
+                )
             plot_results(results, rd.path("figures"), n=evaluation.n, n_jobs=backend.n_workers)
         info_cols = [c for c in full.columns if c.startswith("info_")]
         sizes = full.drop_duplicates(["replicate", "world"])[["world", *info_cols]].groupby("world").mean()

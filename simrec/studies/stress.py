@@ -85,8 +85,15 @@ from simrec.stress.user_sampling import (
 )
 from simrec.tasks import Backend, SerialBackend, Task, run_tasks
 
-__all__ = ["StressOutcome", "run_stress_scenario", "build_source_data", "few_users_note", "user_sampling_phase",
-           "MIN_USERS", "SUMMARY_KS"]
+__all__ = [
+    "StressOutcome",
+    "run_stress_scenario",
+    "build_source_data",
+    "few_users_note",
+    "user_sampling_phase",
+    "MIN_USERS",
+    "SUMMARY_KS",
+]
 
 #: Cutoffs kept in summary.csv (the dissertation's table columns).
 SUMMARY_KS = (1, 5, 10, 20, 50)
@@ -139,8 +146,13 @@ def _npz_writer(**arrays) -> Callable[[Path], None]:
 
 
 def _ranks_arrays(r: RecommenderRanks, info: dict) -> dict[str, np.ndarray]:
-    arrays = {"info": np.array(json.dumps(info)), "name": np.array(r.name), "ranks": r.ranks, "n_candidates": r.n_candidates,
-              "users": np.asarray(r.users).astype(str)}
+    arrays = {
+        "info": np.array(json.dumps(info)),
+        "name": np.array(r.name),
+        "ranks": r.ranks,
+        "n_candidates": r.n_candidates,
+        "users": np.asarray(r.users).astype(str),
+    }
     for key in ("popularity_shares", "true_ranks", "true_users"):
         val = getattr(r, key)
         if val is not None:
@@ -151,17 +163,31 @@ def _ranks_arrays(r: RecommenderRanks, info: dict) -> dict[str, np.ndarray]:
 def _ranks_from_npz(path: Path) -> tuple[RecommenderRanks, dict]:
     with np.load(path) as z:
         get = {k: z[k] for k in z.files}
-    return RecommenderRanks(str(get["name"]), get["ranks"], get["n_candidates"], get["users"],
-                            popularity_shares=get.get("popularity_shares"), true_ranks=get.get("true_ranks"),
-                            true_users=get.get("true_users")), json.loads(str(get["info"]))
+    return RecommenderRanks(
+        str(get["name"]),
+        get["ranks"],
+        get["n_candidates"],
+        get["users"],
+        popularity_shares=get.get("popularity_shares"),
+        true_ranks=get.get("true_ranks"),
+        true_users=get.get("true_users"),
+    ), json.loads(str(get["info"]))
 
 
 def _result_arrays(r: StressResult) -> dict[str, np.ndarray]:
     arrays = {
-        "recommender": np.array(r.recommender), "scheme": np.array(r.scheme), "n": np.array(r.n),
-        "n_items": np.array(r.n_items), "n_users": np.array(r.n_users), "families": np.array(r.families),
-        "ks": r.ks, "estimators": np.array(r.estimators), "exact": r.exact, "estimates": r.estimates,
-        "mean_sample_size": np.array(r.mean_sample_size), "seconds": np.array(r.seconds),
+        "recommender": np.array(r.recommender),
+        "scheme": np.array(r.scheme),
+        "n": np.array(r.n),
+        "n_items": np.array(r.n_items),
+        "n_users": np.array(r.n_users),
+        "families": np.array(r.families),
+        "ks": r.ks,
+        "estimators": np.array(r.estimators),
+        "exact": r.exact,
+        "estimates": r.estimates,
+        "mean_sample_size": np.array(r.mean_sample_size),
+        "seconds": np.array(r.seconds),
         "mappings": np.array(list(r.mapping_values)),
     }
     if r.fitted_a is not None:
@@ -183,11 +209,25 @@ def _result_from_npz(path: Path) -> StressResult:
         g = {k: z[k] for k in z.files}
     maps = [str(m) for m in g["mappings"]]
     return StressResult(
-        str(g["recommender"]), str(g["scheme"]), int(g["n"]), int(g["n_items"]), int(g["n_users"]),
-        tuple(str(f) for f in g["families"]), g["ks"], tuple(str(e) for e in g["estimators"]), g["exact"],
-        g["estimates"], g.get("true"), g.get("shr"), {m: g[f"map_{m}"] for m in maps},
-        {m: g[f"ghr_{m}"] for m in maps}, float(g["mean_sample_size"]), float(g["seconds"]),
-        g.get("lower"), g.get("upper"), float(g["confidence"]) if "confidence" in g else math.nan,
+        str(g["recommender"]),
+        str(g["scheme"]),
+        int(g["n"]),
+        int(g["n_items"]),
+        int(g["n_users"]),
+        tuple(str(f) for f in g["families"]),
+        g["ks"],
+        tuple(str(e) for e in g["estimators"]),
+        g["exact"],
+        g["estimates"],
+        g.get("true"),
+        g.get("shr"),
+        {m: g[f"map_{m}"] for m in maps},
+        {m: g[f"ghr_{m}"] for m in maps},
+        float(g["mean_sample_size"]),
+        float(g["seconds"]),
+        g.get("lower"),
+        g.get("upper"),
+        float(g["confidence"]) if "confidence" in g else math.nan,
         g.get("fitted_a"),
     )
 
@@ -297,7 +337,12 @@ def _user_sampling_task(task: tuple) -> UserSamplingResult:
 
 
 def user_sampling_phase(
-    sc: StressScenario, source: RankSource, results: list[StressResult], rd: RunDir, backend: Backend, progress: bool,
+    sc: StressScenario,
+    source: RankSource,
+    results: list[StressResult],
+    rd: RunDir,
+    backend: Backend,
+    progress: bool,
     figures: bool = True,
 ) -> tuple[int, int]:
     """Run the ``[user_sampling]`` experiment (if any) into ``rd``; (tasks computed, tasks reused).
@@ -319,18 +364,27 @@ def user_sampling_phase(
     n_users = common_users(source.recommenders).shape[0]
     big = [m for m in config.sizes if m > n_users]
     if big:  # simulations: validation knows only population.n_users, not how many users are evaluated
-        raise ValueError(f"user_sampling.sizes: must be <= the number of users evaluated by every recommender "
-                         f"({n_users}); got {big}")
+        raise ValueError(
+            f"user_sampling.sizes: must be <= the number of users evaluated by every recommender ({n_users}); got {big}"
+        )
     shards = rd.shards("user_sampling", ".npz")
     keys = [f"m{m}" for m in config.sizes]
     item_seeds = None
     if config.estimators:  # the stress tasks' seeds of item_scheme: replay their sampled ranks
         s = sc.sampling.schemes.index(sc.user_sampling.item_scheme)  # type: ignore[union-attr]
-        item_seeds = [[task_seed(sc.seed, 2, j, s, i) for i in range(len(sc.sampling.sizes))]
-                      for j in range(len(source.recommenders))]
-    todo = [Task(f"user sampling, m = {m}", task_seed(sc.seed, 3, i),
-                 (source.recommenders, m, config, task_seed(sc.seed, 3, i), item_seeds))
-            for i, m in enumerate(config.sizes) if not shards.exists(keys[i])]
+        item_seeds = [
+            [task_seed(sc.seed, 2, j, s, i) for i in range(len(sc.sampling.sizes))]
+            for j in range(len(source.recommenders))
+        ]
+    todo = [
+        Task(
+            f"user sampling, m = {m}",
+            task_seed(sc.seed, 3, i),
+            (source.recommenders, m, config, task_seed(sc.seed, 3, i), item_seeds),
+        )
+        for i, m in enumerate(config.sizes)
+        if not shards.exists(keys[i])
+    ]
     todo_keys = [keys[i] for i, m in enumerate(config.sizes) if not shards.exists(keys[i])]
     with progress_bar(sc.name, len(todo), "users", progress) as advance:
 
@@ -344,8 +398,12 @@ def user_sampling_phase(
         with np.load(shards.path(k)) as z:
             loaded.append(UserSamplingResult.from_arrays({f: z[f] for f in z.files}))
     us = sc.user_sampling
-    errors = user_sampling_errors(loaded, results, item_estimator=us.item_estimator or None,  # type: ignore[union-attr]
-                                  item_scheme=us.item_scheme)  # type: ignore[union-attr]
+    errors = user_sampling_errors(
+        loaded,
+        results,
+        item_estimator=us.item_estimator or None,  # type: ignore[union-attr]
+        item_scheme=us.item_scheme,
+    )  # type: ignore[union-attr]
     table = user_sampling_table(loaded)
     rd.write_csv("user_sampling.csv", table)
     rd.write_csv("user_sampling_tests.csv", user_sampling_tests(loaded, ks=SUMMARY_KS))
@@ -404,10 +462,19 @@ def run_stress_scenario(
     t_start = time.perf_counter()
     backend = SerialBackend() if backend is None else backend
     data_path = sc.data_path(path) if path is not None else None
-    with RunDir.open(out, kind="stress", name=sc.name, digest=sc.digest(), source=path, manifest={
-        "data": str(data_path) if data_path else None, "seed": sc.seed, "repeats": sc.repeats,
-        "scenario_content": sc.model_dump(mode="json"),
-    }) as rd:
+    with RunDir.open(
+        out,
+        kind="stress",
+        name=sc.name,
+        digest=sc.digest(),
+        source=path,
+        manifest={
+            "data": str(data_path) if data_path else None,
+            "seed": sc.seed,
+            "repeats": sc.repeats,
+            "scenario_content": sc.model_dump(mode="json"),
+        },
+    ) as rd:
         # -- phase 1: ranks ---------------------------------------------------
         computed = reused = 0
         t_ranks = time.perf_counter()
@@ -416,8 +483,11 @@ def run_stress_scenario(
         else:
             rshards = rd.shards("ranks", ".npz")
             n_rec = len(sc.source.recommenders)
-            todo = [Task(f"ranks of recommender {j}", task_seed(sc.seed, 1, j), (sc, data_path, j, max_pairs))
-                    for j in range(n_rec) if not rshards.exists(str(j))]
+            todo = [
+                Task(f"ranks of recommender {j}", task_seed(sc.seed, 1, j), (sc, data_path, j, max_pairs))
+                for j in range(n_rec)
+                if not rshards.exists(str(j))
+            ]
             reused += n_rec - len(todo)
             with progress_bar(sc.name, len(todo), "ranks", progress) as advance:
 
@@ -449,8 +519,13 @@ def run_stress_scenario(
                         reused += 1
                     else:
                         seed = task_seed(sc.seed, 2, j, s, i)
-                        todo2.append((f"recommender {rec.name!r}, scheme {scheme}, n = {n}", seed,
-                                      (rec, scheme, n, config, seed)))
+                        todo2.append(
+                            (
+                                f"recommender {rec.name!r}, scheme {scheme}, n = {n}",
+                                seed,
+                                (rec, scheme, n, config, seed),
+                            )
+                        )
                         keys.append(key)
         task_seconds: list[float] = []
         # the bar counts repeats: each task writes its count to progress/<key>.txt, polled here
@@ -458,10 +533,14 @@ def run_stress_scenario(
         shutil.rmtree(counts, ignore_errors=True)  # stale counts of an interrupted run
         if progress and todo2:
             counts.mkdir()
-        with progress_bar(sc.name, len(todo2) * config.repeats, "stress repeats", progress) as advance, \
-                _RepeatProgress(counts, keys, config.repeats, advance) as repeats_done:
-            tasks2 = [Task(label, seed, (*payload, repeats_done.counter(k) if progress else None))
-                      for (label, seed, payload), k in zip(todo2, keys)]
+        with (
+            progress_bar(sc.name, len(todo2) * config.repeats, "stress repeats", progress) as advance,
+            _RepeatProgress(counts, keys, config.repeats, advance) as repeats_done,
+        ):
+            tasks2 = [
+                Task(label, seed, (*payload, repeats_done.counter(k) if progress else None))
+                for (label, seed, payload), k in zip(todo2, keys)
+            ]
 
             def record(i: int, res: StressResult) -> None:
                 tshards.write(keys[i], _npz_writer(**_result_arrays(res)))
@@ -477,14 +556,18 @@ def run_stress_scenario(
         computed, reused = computed + us_computed, reused + us_reused
 
         # -- phase 3: tables and figures ----------------------------------------
-        with warnings.catch_warnings():  # NaN cells (exact 0, exact ties) are expected at small K; counted in the tables
+        with (
+            warnings.catch_warnings()
+        ):  # NaN cells (exact 0, exact ties) are expected at small K; counted in the tables
             warnings.simplefilter("ignore", RuntimeWarning)
             est = estimate_table(results)
             ordering = ordering_table(results)
             winners = winner_table(results)
             hr = hit_ratio_table(results)
             cut = sc.cutoff_metric_names()  # K&R Figure 6's curve is at curve_k: cutoff families only
-            expected = expected_table(source, cut, sc.metrics.curve_k, sc.metrics.curve_sizes) if cut else pd.DataFrame()
+            expected = (
+                expected_table(source, cut, sc.metrics.curve_k, sc.metrics.curve_sizes) if cut else pd.DataFrame()
+            )
             decomp = decomposition_table(results)
             coverage = coverage_table(results)
             fitted_a = fitted_a_table(results)
@@ -515,16 +598,23 @@ def run_stress_scenario(
             plot_stress(rd.path("figures"), est, expected, hr, decomp)
         seconds = time.perf_counter() - t_start
         rd.complete(
-            tasks_computed=computed, tasks_reused=reused,
+            tasks_computed=computed,
+            tasks_reused=reused,
             recommenders=[r.name for r in source.recommenders],
-            sizes={"source_kind": source.kind, **source.info,
-                   "evaluated_users": {r.name: r.n_users for r in source.recommenders}},
+            sizes={
+                "source_kind": source.kind,
+                **source.info,
+                "evaluated_users": {r.name: r.n_users for r in source.recommenders},
+            },
             timings={
-                "total_seconds": round(seconds, 3), "ranks_seconds": round(ranks_seconds, 3),
+                "total_seconds": round(seconds, 3),
+                "ranks_seconds": round(ranks_seconds, 3),
                 "task_seconds_mean": round(float(np.mean(task_seconds)), 3) if task_seconds else None,
                 "task_seconds_max": round(float(np.max(task_seconds)), 3) if task_seconds else None,
-                "backend": backend.name, "workers": backend.n_workers,
+                "backend": backend.name,
+                "workers": backend.n_workers,
             },
         )
-    return StressOutcome(Path(out), source, est, ordering, winners, decomp, computed, reused, seconds,
-                         () if note is None else (note,))
+    return StressOutcome(
+        Path(out), source, est, ordering, winners, decomp, computed, reused, seconds, () if note is None else (note,)
+    )

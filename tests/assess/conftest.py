@@ -55,23 +55,23 @@ def assessment_toml(data: Path, **override: str) -> str:
         seed = 3
         [dataset]
         name = "tiny"
-        {lines['dataset_path']}
+        {lines["dataset_path"]}
         format = "pairs"
         [calibration]
-        {lines['presets']}
-        {lines['worlds']}
+        {lines["presets"]}
+        {lines["worlds"]}
         [protocol]
-        {lines['n']}
-        {lines['negatives']}
-        {lines['metrics']}
-        {lines['recommenders']}
+        {lines["n"]}
+        {lines["negatives"]}
+        {lines["metrics"]}
+        {lines["recommenders"]}
         [simulation]
-        {lines['replicates']}
+        {lines["replicates"]}
         [sampling]
-        {lines['sizes']}
+        {lines["sizes"]}
         repeats = 10
-        {lines['estimators']}
-        {lines['n_boot']}
+        {lines["estimators"]}
+        {lines["n_boot"]}
     """)
 
 

@@ -21,9 +21,21 @@ Z = stats.norm.ppf(0.975)
 
 def _results(values: dict[tuple[int, str, str, str, str], float]) -> pd.DataFrame:
     """Tidy run results from {(replicate, world, recommender, metric, truth): value}."""
-    rows = [{"replicate": r, "world": w, "preference": "p", "observation": "o", "recommender": a, "metric": m,
-             "truth": t, "value": v, "n_evaluated": 10, "n_undefined": 0}
-            for (r, w, a, m, t), v in values.items()]
+    rows = [
+        {
+            "replicate": r,
+            "world": w,
+            "preference": "p",
+            "observation": "o",
+            "recommender": a,
+            "metric": m,
+            "truth": t,
+            "value": v,
+            "n_evaluated": 10,
+            "n_undefined": 0,
+        }
+        for (r, w, a, m, t), v in values.items()
+    ]
     return pd.DataFrame(rows)
 
 
@@ -59,28 +71,44 @@ def test_ranking_agreement_counts_equal_orders_and_ties():
 
 
 def _estimates(rows):
-    cols = ["recommender", "scheme", "n", "estimator", "metric", "k", "exact", "mean", "sd", "bias", "rel_error",
-            "rel_rmse", "n_repeats", "mean_sample_size"]
+    cols = [
+        "recommender",
+        "scheme",
+        "n",
+        "estimator",
+        "metric",
+        "k",
+        "exact",
+        "mean",
+        "sd",
+        "bias",
+        "rel_error",
+        "rel_rmse",
+        "n_repeats",
+        "mean_sample_size",
+    ]
     return pd.DataFrame([dict(zip(cols, r)) for r in rows])
 
 
 def test_estimator_rule_worst_case_coverage_and_smallest_size():
     h = "hypergeometric"
-    est = _estimates([
-        # n = 20: CLS better on average but worst on B; BV has the lower worst case
-        ("A", h, 20, "CLS", "recall", 5, 0.2, 0.2, 0.01, 0.0, 0.0, 0.05, 10, 20),
-        ("B", h, 20, "CLS", "recall", 5, 0.2, 0.2, 0.05, 0.0, 0.0, 0.30, 10, 20),
-        ("A", h, 20, "BV", "recall", 5, 0.2, 0.2, 0.02, 0.0, 0.0, 0.20, 10, 20),
-        ("B", h, 20, "BV", "recall", 5, 0.2, 0.2, 0.02, 0.0, 0.0, 0.20, 10, 20),
-        ("A", h, 20, "LS", "recall", 5, 0.2, 0.2, 0.00, 0.0, 0.0, 0.01, 10, 20),   # never recommended
-        ("B", h, 20, "LS", "recall", 5, 0.2, 0.2, 0.00, 0.0, 0.0, 0.01, 10, 20),
-        # n = 50: naive has the lowest error but poor coverage; CLS acceptable and <= 0.1
-        ("A", h, 50, "naive", "recall", 5, 0.2, 0.21, 0.01, 0.01, 0.05, 0.02, 10, 50),
-        ("B", h, 50, "naive", "recall", 5, 0.2, 0.21, 0.01, 0.01, 0.05, 0.02, 10, 50),
-        ("A", h, 50, "CLS", "recall", 5, 0.2, 0.2, 0.01, 0.0, 0.0, 0.08, 10, 50),
-        ("B", h, 50, "CLS", "recall", 5, 0.2, 0.19, 0.01, -0.01, -0.05, 0.09, 10, 50),
-        ("A", h, 50, "CLS", "recall", 10, 0.3, 0.3, 0.01, 0.0, 0.0, 0.5, 10, 50),   # other K: ignored
-    ])
+    est = _estimates(
+        [
+            # n = 20: CLS better on average but worst on B; BV has the lower worst case
+            ("A", h, 20, "CLS", "recall", 5, 0.2, 0.2, 0.01, 0.0, 0.0, 0.05, 10, 20),
+            ("B", h, 20, "CLS", "recall", 5, 0.2, 0.2, 0.05, 0.0, 0.0, 0.30, 10, 20),
+            ("A", h, 20, "BV", "recall", 5, 0.2, 0.2, 0.02, 0.0, 0.0, 0.20, 10, 20),
+            ("B", h, 20, "BV", "recall", 5, 0.2, 0.2, 0.02, 0.0, 0.0, 0.20, 10, 20),
+            ("A", h, 20, "LS", "recall", 5, 0.2, 0.2, 0.00, 0.0, 0.0, 0.01, 10, 20),  # never recommended
+            ("B", h, 20, "LS", "recall", 5, 0.2, 0.2, 0.00, 0.0, 0.0, 0.01, 10, 20),
+            # n = 50: naive has the lowest error but poor coverage; CLS acceptable and <= 0.1
+            ("A", h, 50, "naive", "recall", 5, 0.2, 0.21, 0.01, 0.01, 0.05, 0.02, 10, 50),
+            ("B", h, 50, "naive", "recall", 5, 0.2, 0.21, 0.01, 0.01, 0.05, 0.02, 10, 50),
+            ("A", h, 50, "CLS", "recall", 5, 0.2, 0.2, 0.01, 0.0, 0.0, 0.08, 10, 50),
+            ("B", h, 50, "CLS", "recall", 5, 0.2, 0.19, 0.01, -0.01, -0.05, 0.09, 10, 50),
+            ("A", h, 50, "CLS", "recall", 10, 0.3, 0.3, 0.01, 0.0, 0.0, 0.5, 10, 50),  # other K: ignored
+        ]
+    )
     cov = est[["recommender", "scheme", "n", "estimator", "metric", "k"]].copy()
     cov["coverage"] = np.where(est["estimator"] == "naive", 0.2, 0.95)
     best = best_estimators(est, cov, k=5, min_coverage=0.85)
@@ -99,9 +127,18 @@ def test_estimator_rule_worst_case_coverage_and_smallest_size():
     full = sampling_errors(est, best, k=5, n=None)
     assert (full["mean"] == 0).all() and (full["lower"] == 0).all()
 
-    missing = pd.DataFrame({"recommender": ["A", "B", "A"], "metric": ["recall", "recall", "precision"],
-                            "source": "all worlds", "mean": [-0.1, 0.0, 0.05], "sd": [0.03, 0.0, 0.01],
-                            "lower": 0.0, "upper": 0.0, "n": 4})
+    missing = pd.DataFrame(
+        {
+            "recommender": ["A", "B", "A"],
+            "metric": ["recall", "recall", "precision"],
+            "source": "all worlds",
+            "mean": [-0.1, 0.0, 0.05],
+            "sd": [0.03, 0.0, 0.01],
+            "lower": 0.0,
+            "upper": 0.0,
+            "n": 4,
+        }
+    )
     tot = total_errors(missing, samp).set_index(["recommender", "metric"])
     assert tot.loc[("A", "recall"), "mean"] == pytest.approx(-0.1 + 0.0)
     assert tot.loc[("A", "recall"), "sd"] == pytest.approx(np.hypot(0.03, 0.01))

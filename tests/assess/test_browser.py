@@ -13,8 +13,9 @@ import shutil
 import pytest
 
 BROWSER = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
-DRIVER = shutil.which("chromedriver") or next((p for p in ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver")
-                                               if os.path.exists(p)), None)
+DRIVER = shutil.which("chromedriver") or next(
+    (p for p in ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver") if os.path.exists(p)), None
+)
 
 
 @pytest.fixture(scope="module")

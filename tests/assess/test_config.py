@@ -40,22 +40,32 @@ def test_presets_by_folder_path_equal_the_shipped_ones(tmp_path, tiny_data):
     assert [c.world.preference for c in by_path.cells] == [c.world.preference for c in by_name.cells]
 
 
-@pytest.mark.parametrize("override, expected", [
-    ({"n": "n = 5\nfoo = 1"}, "protocol.foo: unknown key"),
-    ({"n": "n = 0"}, "protocol.n: Input should be greater than or equal to 1; got 0"),
-    ({"n": "n = 500"}, "protocol.n: the list length must be <= the dataset's number of items (150); got 500"),
-    ({"negatives": "negatives = 1"}, "`negatives` must be 0 (full ranking) or >= 2; got 1"),
-    ({"sizes": "sizes = [20, 400]"}, "must be smaller than the dataset's number of items (150); got [400]"),
-    ({"sizes": "sizes = []"}, "sampling.sizes: List should have at least 1 item after validation, not 0"),
-    ({"dataset_path": 'path = "/no/such/data"'}, "dataset.path: dataset 'tiny' not found at /no/such/data"),
-    ({"presets": 'presets = "ml-99k"'}, "calibration.presets: no shipped presets named 'ml-99k' (shipped: "),
-    ({"presets": 'presets = "./nowhere/presets"'}, "calibration.presets: preset folder not found at"),
-    ({"recommenders": 'recommenders = [{ kind = "oracle" }, { kind = "popular" }]'},
-     "protocol.recommenders[0]: oracle needs the true preferences"),
-    ({"metrics": 'metrics = ["precision"]'}, "protocol.metrics: the sampled evaluation needs at least one of"),
-    ({"recommenders": 'recommenders = [{ kind = "lenskit", algorithm = "item_knn", params = { max_nbrz = 2 } }, '
-                      '{ kind = "popular" }]'}, "protocol.recommenders[0].params.max_nbrz: unknown parameter"),
-])
+@pytest.mark.parametrize(
+    "override, expected",
+    [
+        ({"n": "n = 5\nfoo = 1"}, "protocol.foo: unknown key"),
+        ({"n": "n = 0"}, "protocol.n: Input should be greater than or equal to 1; got 0"),
+        ({"n": "n = 500"}, "protocol.n: the list length must be <= the dataset's number of items (150); got 500"),
+        ({"negatives": "negatives = 1"}, "`negatives` must be 0 (full ranking) or >= 2; got 1"),
+        ({"sizes": "sizes = [20, 400]"}, "must be smaller than the dataset's number of items (150); got [400]"),
+        ({"sizes": "sizes = []"}, "sampling.sizes: List should have at least 1 item after validation, not 0"),
+        ({"dataset_path": 'path = "/no/such/data"'}, "dataset.path: dataset 'tiny' not found at /no/such/data"),
+        ({"presets": 'presets = "ml-99k"'}, "calibration.presets: no shipped presets named 'ml-99k' (shipped: "),
+        ({"presets": 'presets = "./nowhere/presets"'}, "calibration.presets: preset folder not found at"),
+        (
+            {"recommenders": 'recommenders = [{ kind = "oracle" }, { kind = "popular" }]'},
+            "protocol.recommenders[0]: oracle needs the true preferences",
+        ),
+        ({"metrics": 'metrics = ["precision"]'}, "protocol.metrics: the sampled evaluation needs at least one of"),
+        (
+            {
+                "recommenders": 'recommenders = [{ kind = "lenskit", algorithm = "item_knn", params = { max_nbrz = 2 } }, '
+                '{ kind = "popular" }]'
+            },
+            "protocol.recommenders[0].params.max_nbrz: unknown parameter",
+        ),
+    ],
+)
 def test_bad_files_are_refused_with_the_key_and_value(tmp_path, tiny_data, override, expected):
     path = _write(tmp_path, assessment_toml(tiny_data, **override))
     with pytest.raises(ScenarioError) as err:

@@ -41,8 +41,13 @@ n_boot = 0
     out = tmp_path / "out"
     code, stdout, stderr = invoke(["assess", str(spec), "--out", str(out), "--no-figures"])
     assert code == 0, stderr
-    for phase in ("[1/5] dataset", "[2/5] calibration: reusing presets 'ml-100k'", "[3/5] worlds", "[4/5] sampling",
-                  "[5/5] report"):
+    for phase in (
+        "[1/5] dataset",
+        "[2/5] calibration: reusing presets 'ml-100k'",
+        "[3/5] worlds",
+        "[4/5] sampling",
+        "[5/5] report",
+    ):
         assert phase in stderr
     assert "P(observed ranking of the algorithms = true ranking)" in stdout
     assert str(out / "report.html") in stdout

@@ -66,8 +66,18 @@ def _same(cell: str, value) -> bool:
 
 def test_folder_holds_the_tables_the_sub_runs_and_a_self_contained_page(tiny_assessment):
     _, out, outcome = tiny_assessment
-    for f in ("dataset.csv", "worlds.csv", "errors.csv", "headline.csv", "ranking.csv", "estimators.csv",
-              "advice.csv", "report.html", "manifest.json", "figures/errors.png"):
+    for f in (
+        "dataset.csv",
+        "worlds.csv",
+        "errors.csv",
+        "headline.csv",
+        "ranking.csv",
+        "estimators.csv",
+        "advice.csv",
+        "report.html",
+        "manifest.json",
+        "figures/errors.png",
+    ):
         assert (out / f).is_file(), f
     for sub in ("worlds", "sampling"):
         assert (out / sub / "manifest.json").is_file()
@@ -100,8 +110,13 @@ def test_sampling_error_is_the_stress_bias_of_the_chosen_estimator(tiny_assessme
     s = outcome.errors[outcome.errors["component"] == "sampling"]
     for _, r in s.iterrows():
         pick = best[(best["metric"] == r["metric"]) & (best["n"] == 20)].iloc[0]
-        cell = est[(est["recommender"] == r["recommender"]) & (est["metric"] == r["metric"]) & (est["k"] == 5)
-                   & (est["n"] == 20) & (est["estimator"] == pick["estimator"])].iloc[0]
+        cell = est[
+            (est["recommender"] == r["recommender"])
+            & (est["metric"] == r["metric"])
+            & (est["k"] == 5)
+            & (est["n"] == 20)
+            & (est["estimator"] == pick["estimator"])
+        ].iloc[0]
         assert r["mean"] == pytest.approx(cell["bias"]) and r["sd"] == pytest.approx(cell["sd"])
 
 
@@ -113,7 +128,10 @@ def test_interrupted_run_resumes_with_identical_results(tmp_path, tiny_assessmen
     copy = tmp_path / "out"
     shutil.copytree(out, copy)
     (copy / "manifest.json").write_text((copy / "manifest.json").read_text().replace('"complete"', '"running"'))
-    removed = [next((copy / "worlds" / "replicates").glob("*.parquet")), next((copy / "sampling" / "tasks").glob("*.npz"))]
+    removed = [
+        next((copy / "worlds" / "replicates").glob("*.parquet")),
+        next((copy / "sampling" / "tasks").glob("*.npz")),
+    ]
     for f in removed:
         f.unlink()
     (copy / "report.html").unlink()
@@ -127,14 +145,24 @@ def test_without_presets_the_six_models_are_calibrated_first(tmp_path, tiny_data
     """No ``presets``: a (tiny) calibration sweep into ``calibration/`` chooses the worlds."""
     from tests.assess.conftest import assessment_toml
 
-    text = assessment_toml(tiny_data, presets="n_calls = 8\nn_initial = 8\ndenoise_seeds = 0",
-                           sizes="sizes = [20]", estimators='estimators = ["naive"]', n_boot="n_boot = 0",
-                           replicates="replicates = 1")
+    text = assessment_toml(
+        tiny_data,
+        presets="n_calls = 8\nn_initial = 8\ndenoise_seeds = 0",
+        sizes="sizes = [20]",
+        estimators='estimators = ["naive"]',
+        n_boot="n_boot = 0",
+        replicates="replicates = 1",
+    )
     path = tmp_path / "cal.toml"
     path.write_text(text)
     phases = []
-    outcome = run_assessment(load_assessment(path), tmp_path / "out", progress=False, figures=False,
-                             on_phase=lambda phase, message: phases.append(phase))
+    outcome = run_assessment(
+        load_assessment(path),
+        tmp_path / "out",
+        progress=False,
+        figures=False,
+        on_phase=lambda phase, message: phases.append(phase),
+    )
     assert (tmp_path / "out" / "calibration" / "manifest.json").is_file()
     worlds = outcome.worlds
     assert len(worlds) == 6 and worlds["used"].sum() == 1
@@ -151,11 +179,21 @@ def test_a_users_own_scorer_by_import_path(tmp_path, tiny_data):
     from tests.assess.conftest import REPO, assessment_toml
 
     shutil.copy(REPO / "tests" / "fixtures" / "byo" / "simrec_test_scorers.py", tmp_path / "my_scorers_14b.py")
-    recs = ('recommenders = [{ kind = "lenskit", scorer = "my_scorers_14b:ShrunkPopScorer", name = "ShrunkPop", '
-            'params = { shrinkage = 5.0 } }, { kind = "random" }]')
+    recs = (
+        'recommenders = [{ kind = "lenskit", scorer = "my_scorers_14b:ShrunkPopScorer", name = "ShrunkPop", '
+        'params = { shrinkage = 5.0 } }, { kind = "random" }]'
+    )
     path = tmp_path / "byo.toml"
-    path.write_text(assessment_toml(tiny_data, recommenders=recs, sizes="sizes = [20]", estimators='estimators = ["naive"]',
-                                    n_boot="n_boot = 0", replicates="replicates = 1"))
+    path.write_text(
+        assessment_toml(
+            tiny_data,
+            recommenders=recs,
+            sizes="sizes = [20]",
+            estimators='estimators = ["naive"]',
+            n_boot="n_boot = 0",
+            replicates="replicates = 1",
+        )
+    )
     outcome = run_assessment(load_assessment(path), tmp_path / "out", progress=False, figures=False)
     assert set(outcome.errors["recommender"]) == {"ShrunkPop", "Random"}
     assert outcome.errors.loc[outcome.errors["component"] == "sampling", "mean"].notna().all()

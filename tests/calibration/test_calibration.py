@@ -50,8 +50,9 @@ def test_objective_refuses_oversized_points_with_a_reason():
     obj = Objective(target, CellSpec(preference="ibp", observation="uniform"), "item_popularity", max_pairs=10_000)
     out = obj({"alpha": 200.0, "c": 1.0, "sigma": 0.0, **PARETO}, np.random.SeedSequence(0))
     assert out.refused and "max_pairs" in out.refused
-    out = Objective(target, CellSpec(preference="ibp", observation="uniform"), "item_popularity")({"alpha": 200.0, "c": 50.0, "sigma": 0.9, **PARETO},
-                                                                np.random.SeedSequence(0))
+    out = Objective(target, CellSpec(preference="ibp", observation="uniform"), "item_popularity")(
+        {"alpha": 200.0, "c": 50.0, "sigma": 0.9, **PARETO}, np.random.SeedSequence(0)
+    )
     assert out.refused and "items" in out.refused
     with pytest.raises(ValueError, match="best_kl"):
         Objective(target, CellSpec(preference="ibp", observation="uniform"), AVERAGE_LOSS)
@@ -69,8 +70,13 @@ def test_uniform_lambda_is_identifiable():
     truth = Uniform(n_users=600, n_items=800, lam=60.0).generate(4)
     ref = observe(truth, TruncatedPareto(m_low=10, alpha=0.5, m_high=300), UniformSampler(), 5).observed
     target = CalibrationTarget.from_interactions("toy", ref, rng=0)
-    res = calibrate_cell(Objective(target, CellSpec(preference="uniform", observation="uniform"), "user_activity"), seed=1, n_calls=25, n_initial=8,
-                         fixed={**PARETO, "pareto_alpha": 0.5})
+    res = calibrate_cell(
+        Objective(target, CellSpec(preference="uniform", observation="uniform"), "user_activity"),
+        seed=1,
+        n_calls=25,
+        n_initial=8,
+        fixed={**PARETO, "pareto_alpha": 0.5},
+    )
     assert abs(res.best.params["lam"] - 60) / 60 < 0.10, res.best.params
 
 
@@ -80,8 +86,13 @@ def test_ibp_sigma_is_identifiable():
     within 0.1 (seeds 0-7 gave 0.48-0.55 in trials)."""
     ref = _reference(IBP(n_users=600, alpha=30.0, c=1.0, sigma=0.5), seed=8)
     target = CalibrationTarget.from_interactions("toy", ref, rng=0)
-    res = calibrate_cell(Objective(target, CellSpec(preference="ibp", observation="uniform"), "item_popularity"), seed=2, n_calls=16, n_initial=6,
-                         fixed={"alpha": 30.0, "c": 1.0, **PARETO})
+    res = calibrate_cell(
+        Objective(target, CellSpec(preference="ibp", observation="uniform"), "item_popularity"),
+        seed=2,
+        n_calls=16,
+        n_initial=6,
+        fixed={"alpha": 30.0, "c": 1.0, **PARETO},
+    )
     assert abs(res.best.params["sigma"] - 0.5) < 0.1, res.best.params
 
 
@@ -89,8 +100,13 @@ def test_fixed_must_name_searched_parameters():
     ref = _reference(Uniform(n_users=100, n_items=200, lam=30.0))
     target = CalibrationTarget.from_interactions("toy", ref, rng=0)
     with pytest.raises(ValueError, match="not in the search space"):
-        calibrate_cell(Objective(target, CellSpec(preference="uniform", observation="uniform"), "user_activity"), seed=0, n_calls=2, n_initial=2,
-                       fixed={"sigma": 0.3})
+        calibrate_cell(
+            Objective(target, CellSpec(preference="uniform", observation="uniform"), "user_activity"),
+            seed=0,
+            n_calls=2,
+            n_initial=2,
+            fixed={"sigma": 0.3},
+        )
 
 
 def test_cell_models_validate():
@@ -99,14 +115,16 @@ def test_cell_models_validate():
     shape = ReferenceShape(100, 200, 5, 20.0, 80)
     with pytest.raises(ValueError, match="m_high"):
         CellSpec(preference="uniform", observation="uniform").models(
-            {"lam": 10.0, "m_low": 20.0, "pareto_alpha": 1.0, "m_high": 10.0}, shape)
+            {"lam": 10.0, "m_low": 20.0, "pareto_alpha": 1.0, "m_high": 10.0}, shape
+        )
 
 
 def test_sweep_resumes_and_writes_presets_a_scenario_can_use(tmp_path, monkeypatch):
     ref = _reference(Uniform(n_users=200, n_items=300, lam=40.0))
     target = CalibrationTarget.from_interactions("toy", ref, rng=0, max_pairs=20_000)
-    kwargs = dict(seed=5, preferences=["uniform", "ibp"], observations=["popularity"], n_calls=4, n_initial=3,
-                  stat_pairs=20_000)
+    kwargs = dict(
+        seed=5, preferences=["uniform", "ibp"], observations=["popularity"], n_calls=4, n_initial=3, stat_pairs=20_000
+    )
     full = run_sweep([target], tmp_path / "a", figures=False, **kwargs)
 
     # interrupt a second sweep in the middle of its 7th trial, then resume

@@ -21,8 +21,9 @@ def noisy(params, seed):
 
 
 def _search(values):
-    trials = tuple(Trial(i, {"x": x}, v, {}, "ok" if v is not None else "refused", None, 0.0)
-                   for i, (x, v) in enumerate(values))
+    trials = tuple(
+        Trial(i, {"x": x}, v, {}, "ok" if v is not None else "refused", None, 0.0) for i, (x, v) in enumerate(values)
+    )
     return SearchResult(trials, 0)
 
 
@@ -113,4 +114,7 @@ kind = "pairs"
     preset = tomllib.loads((tmp_path / "out" / "pairs" / "presets" / "ibp-pop.toml").read_text())
     assert preset["preference"]["alpha"] == pytest.approx(row["param_alpha"], rel=1e-12)
     assert preset["fit"]["kl_item_popularity"] == pytest.approx(row["kl_item_popularity"], rel=1e-12)
-    assert "de-noised: mean of 3 fresh simulations" in (tmp_path / "out" / "pairs" / "presets" / "ibp-pop.toml").read_text()
+    assert (
+        "de-noised: mean of 3 fresh simulations"
+        in (tmp_path / "out" / "pairs" / "presets" / "ibp-pop.toml").read_text()
+    )

@@ -36,8 +36,9 @@ def test_search_finds_the_minimum():
 
 
 def test_interrupted_search_resumes_to_identical_trials(tmp_path):
-    full = gp_search(noisy_bowl, DIMS, seed=11, n_calls=22, n_initial=8, log_path=tmp_path / "a.jsonl",
-                     header={"digest": "d1"})
+    full = gp_search(
+        noisy_bowl, DIMS, seed=11, n_calls=22, n_initial=8, log_path=tmp_path / "a.jsonl", header={"digest": "d1"}
+    )
 
     calls = {"n": 0}
 

@@ -35,8 +35,9 @@ def test_a_trial_measures_the_authors_code_kls(reference):
 
     gen = as_generator(np.random.SeedSequence(11))
     observed = objective.simulate(point, gen)
-    expected = kl_by_statistic_authors_code(target.code_reference,
-                                            authors_code_statistics(observed, gen, reference=target.code_reference))
+    expected = kl_by_statistic_authors_code(
+        target.code_reference, authors_code_statistics(observed, gen, reference=target.code_reference)
+    )
     assert outcome.value == pytest.approx(expected["item_popularity"], rel=1e-12)
     for name, value in expected.items():
         assert outcome.details[name] == pytest.approx(value, rel=1e-12)

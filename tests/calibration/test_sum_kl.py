@@ -50,17 +50,30 @@ def test_names_seeds_and_default_objectives():
     # new objectives go at the end, so the seeds of the thesis's searches (OBJECTIVES.index) never move
     assert OBJECTIVES[: len(THESIS_OBJECTIVES)] == THESIS_OBJECTIVES and OBJECTIVES[-1] == SUM_KL
     assert [objective_column(o) for o in OBJECTIVES] == [*(f"kl_{s}" for s in STATISTICS), "average_loss", "sum_kl"]
-    spec = SweepSpec.model_validate({"name": "x", "seed": 1, "dataset": [{"name": "d", "path": "d", "kind": "movielens"}]})
+    spec = SweepSpec.model_validate(
+        {"name": "x", "seed": 1, "dataset": [{"name": "d", "path": "d", "kind": "movielens"}]}
+    )
     assert tuple(spec.objectives) == THESIS_OBJECTIVES
-    spec = SweepSpec.model_validate({"name": "x", "seed": 1, "objectives": ["sum_kl"],
-                                     "dataset": [{"name": "d", "path": "d", "kind": "movielens"}]})
+    spec = SweepSpec.model_validate(
+        {"name": "x", "seed": 1, "objectives": ["sum_kl"], "dataset": [{"name": "d", "path": "d", "kind": "movielens"}]}
+    )
     assert spec.objectives == ["sum_kl"]
 
 
 def test_a_sum_kl_sweep_needs_no_single_statistic_searches_and_writes_presets(tmp_path):
     target = _target()
-    res = run_sweep([target], tmp_path, seed=5, preferences=["uniform"], observations=["uniform", "popularity"],
-                    objectives=[SUM_KL], n_calls=3, n_initial=2, stat_pairs=20_000, figures=False)
+    res = run_sweep(
+        [target],
+        tmp_path,
+        seed=5,
+        preferences=["uniform"],
+        observations=["uniform", "popularity"],
+        objectives=[SUM_KL],
+        n_calls=3,
+        n_initial=2,
+        stat_pairs=20_000,
+        figures=False,
+    )
     table = res.table
     assert list(table["objective"]) == [SUM_KL, SUM_KL]
     np.testing.assert_allclose(table[SUM_KL], table[[f"kl_{s}" for s in STATISTICS]].sum(axis=1), rtol=1e-12)

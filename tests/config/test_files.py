@@ -12,7 +12,7 @@ from simrec.config.files import _presets_root, load_preset
 from simrec.config.run import load_scenario
 from simrec.config.stress import load_stress_scenario
 
-SCENARIO = '''
+SCENARIO = """
 name = "by-path"
 seed = 1
 replicates = 1
@@ -24,7 +24,7 @@ preset = "{preset}"
 [evaluation]
 n = 10
 recommenders = [{{ kind = "popular" }}]
-'''
+"""
 
 
 @pytest.fixture()
@@ -62,21 +62,26 @@ def test_a_preset_path_is_relative_to_the_scenario_file_not_the_current_folder(e
 
 def test_a_stress_source_world_takes_a_preset_path(exported, tmp_path):
     path = tmp_path / "st.toml"
-    path.write_text('kind = "stress"\nname = "st"\nseed = 1\n[source]\ntype = "simulation"\n'
-                    'population = { n_users = 943, n_items = 1682 }\n'
-                    'world = { preset = "presets/ml-100k/mine.toml" }\nrecommenders = [{ kind = "popular" }]\n')
+    path.write_text(
+        'kind = "stress"\nname = "st"\nseed = 1\n[source]\ntype = "simulation"\n'
+        "population = { n_users = 943, n_items = 1682 }\n"
+        'world = { preset = "presets/ml-100k/mine.toml" }\nrecommenders = [{ kind = "popular" }]\n'
+    )
     sc, _ = load_stress_scenario(path)
     assert sc.source.world.preference.model == "ibp"
 
 
-@pytest.mark.parametrize("setup, preset, needle", [
-    (None, "presets/none.toml", "preset file '{tmp}/presets/none.toml': no such file"),
-    ("mkdir", "presets/dir.toml", "is a folder"),
-    ("not toml", "presets/bad.toml", "preset file {tmp}/presets/bad.toml: not valid TOML"),
-    ("scenario", "presets/scen.toml", "not a preset (needs [preference] and [observation] tables"),
-    ("half", "presets/half.toml", "missing: observation, unexpected: none"),
-    (None, "nowhere/nothing", "unknown preset 'nowhere/nothing'; available: ciaodvd-5core/ibp-pop"),
-])
+@pytest.mark.parametrize(
+    "setup, preset, needle",
+    [
+        (None, "presets/none.toml", "preset file '{tmp}/presets/none.toml': no such file"),
+        ("mkdir", "presets/dir.toml", "is a folder"),
+        ("not toml", "presets/bad.toml", "preset file {tmp}/presets/bad.toml: not valid TOML"),
+        ("scenario", "presets/scen.toml", "not a preset (needs [preference] and [observation] tables"),
+        ("half", "presets/half.toml", "missing: observation, unexpected: none"),
+        (None, "nowhere/nothing", "unknown preset 'nowhere/nothing'; available: ciaodvd-5core/ibp-pop"),
+    ],
+)
 def test_bad_presets_are_reported_with_file_key_and_rule(tmp_path, setup, preset, needle):
     folder = tmp_path / "presets"
     folder.mkdir()

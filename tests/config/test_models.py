@@ -17,10 +17,15 @@ REF = ReferenceShape(n_users=943, n_items=1682, min_profile=20, mean_profile=106
 
 
 def test_world_builds_typed_models():
-    w = WorldSpec.model_validate({
-        "preference": {"model": "lda", "n_topics": 5, "lam": 30.0, "a": 0.1, "b": 0.05},
-        "observation": {"sampler": "popularity", "profile": {"model": "pareto", "m_low": 5, "alpha": 1.0, "m_high": 90}},
-    })
+    w = WorldSpec.model_validate(
+        {
+            "preference": {"model": "lda", "n_topics": 5, "lam": 30.0, "a": 0.1, "b": 0.05},
+            "observation": {
+                "sampler": "popularity",
+                "profile": {"model": "pareto", "m_low": 5, "alpha": 1.0, "m_high": 90},
+            },
+        }
+    )
     world = w.build(PopulationSpec(n_users=50, n_items=70))
     assert isinstance(world.preference, LDA) and world.preference.n_items == 70 and world.preference.n_users == 50
     assert isinstance(world.profile, TruncatedPareto) and isinstance(world.sampler, PopularitySampler)
@@ -50,8 +55,10 @@ def test_preset_tables_are_a_world_a_scenario_reads():
     # key order and content as the committed presets (simrec/presets/ml-100k/*.toml)
     assert list(tables) == ["reference", "preference", "observation", "fit"]
     assert tables["preference"] == {"model": "ibp", "alpha": 100.0, "c": 2.0, "sigma": 0.1}
-    assert tables["observation"] == {"sampler": "popularity",
-                                     "profile": {"model": "pareto", "m_low": 18.0, "alpha": 0.5, "m_high": 650.0}}
+    assert tables["observation"] == {
+        "sampler": "popularity",
+        "profile": {"model": "pareto", "m_low": 18.0, "alpha": 0.5, "m_high": 650.0},
+    }
     back = tomllib.loads(to_toml(tables))
     world = WorldSpec.model_validate({"preference": back["preference"], "observation": back["observation"]})
     assert world == cell.world_spec(point, REF)

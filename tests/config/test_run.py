@@ -74,29 +74,80 @@ def test_stress_scenario_is_redirected(tmp_path):
 
 # (description, edit applied to GOOD, substrings the message must contain)
 BAD = [
-    ("unknown top-level key", lambda s: s.replace('seed = 1', 'seed = 1\nsede = 2'), ["sede", "unknown key"]),
-    ("unknown nested key", lambda s: s.replace("n = 10", "n = 10\nlist_len = 5"), ["evaluation.list_len", "unknown key"]),
+    ("unknown top-level key", lambda s: s.replace("seed = 1", "seed = 1\nsede = 2"), ["sede", "unknown key"]),
+    (
+        "unknown nested key",
+        lambda s: s.replace("n = 10", "n = 10\nlist_len = 5"),
+        ["evaluation.list_len", "unknown key"],
+    ),
     ("wrong type", lambda s: s.replace("replicates = 2", 'replicates = "two"'), ["replicates", "integer"]),
     ("missing required", lambda s: s.replace("seed = 1\n", ""), ["seed", "missing"]),
     ("negative lambda", lambda s: s.replace("lam = 15.0", "lam = -1.0"), ["world[0].preference.lam", "greater than 0"]),
-    ("sigma out of range", lambda s: s.replace('{ model = "uniform", lam = 15.0 }', '{ model = "ibp", alpha = 5.0, c = 1.0, sigma = 1.2 }'),
-     ["world[0].preference.sigma", "1.2"]),
-    ("ibp c <= -sigma (cross-key rule)", lambda s: s.replace('{ model = "uniform", lam = 15.0 }', '{ model = "ibp", alpha = 5.0, c = -0.6, sigma = 0.5 }'),
-     ["world[0].preference", "c"]),
+    (
+        "sigma out of range",
+        lambda s: s.replace(
+            '{ model = "uniform", lam = 15.0 }', '{ model = "ibp", alpha = 5.0, c = 1.0, sigma = 1.2 }'
+        ),
+        ["world[0].preference.sigma", "1.2"],
+    ),
+    (
+        "ibp c <= -sigma (cross-key rule)",
+        lambda s: s.replace(
+            '{ model = "uniform", lam = 15.0 }', '{ model = "ibp", alpha = 5.0, c = -0.6, sigma = 0.5 }'
+        ),
+        ["world[0].preference", "c"],
+    ),
     ("pareto m_high <= m_low", lambda s: s.replace("m_high = 30", "m_high = 2"), ["world[0].observation", "m_high"]),
-    ("unknown model tag", lambda s: s.replace('model = "uniform"', 'model = "gaussian"'), ["world[0].preference", "gaussian"]),
+    (
+        "unknown model tag",
+        lambda s: s.replace('model = "uniform"', 'model = "gaussian"'),
+        ["world[0].preference", "gaussian"],
+    ),
     ("unknown metric", lambda s: s.replace('"recall"]', '"recal"]'), ["evaluation.metrics[1]", "recal"]),
-    ("unknown recommender", lambda s: s.replace('{ kind = "popular" }', '{ kind = "pop" }'), ["evaluation.recommenders[1]", "pop"]),
-    ("probability out of range", lambda s: s.replace('{ kind = "popular" }', '{ kind = "probabilistic_oracle", p = 1.5 }'),
-     ["evaluation.recommenders[1].p", "1.5"]),
-    ("test fraction 1", lambda s: s.replace("n = 10", "n = 10\ntest_fraction = 1.0"), ["evaluation.test_fraction", "less than 1"]),
-    ("zero replicates", lambda s: s.replace("replicates = 2", "replicates = 0"), ["replicates", "greater than or equal to 1"]),
-    ("duplicate recommender", lambda s: s.replace('{ kind = "popular" }', '{ kind = "oracle" }'), ["recommenders", "unique"]),
-    ("world without observation", lambda s: s.replace('observation = { sampler = "uniform", profile = { model = "pareto", m_low = 3, alpha = 1.5, m_high = 30 } }', ''),
-     ["world[0]", "observation"]),
-    ("unknown preset", lambda s: s.replace('name = "unif-unif"', 'name = "unif-unif"\npreset = "nowhere/nothing"'), ["world[0].preset", "unknown preset"]),
+    (
+        "unknown recommender",
+        lambda s: s.replace('{ kind = "popular" }', '{ kind = "pop" }'),
+        ["evaluation.recommenders[1]", "pop"],
+    ),
+    (
+        "probability out of range",
+        lambda s: s.replace('{ kind = "popular" }', '{ kind = "probabilistic_oracle", p = 1.5 }'),
+        ["evaluation.recommenders[1].p", "1.5"],
+    ),
+    (
+        "test fraction 1",
+        lambda s: s.replace("n = 10", "n = 10\ntest_fraction = 1.0"),
+        ["evaluation.test_fraction", "less than 1"],
+    ),
+    (
+        "zero replicates",
+        lambda s: s.replace("replicates = 2", "replicates = 0"),
+        ["replicates", "greater than or equal to 1"],
+    ),
+    (
+        "duplicate recommender",
+        lambda s: s.replace('{ kind = "popular" }', '{ kind = "oracle" }'),
+        ["recommenders", "unique"],
+    ),
+    (
+        "world without observation",
+        lambda s: s.replace(
+            'observation = { sampler = "uniform", profile = { model = "pareto", m_low = 3, alpha = 1.5, m_high = 30 } }',
+            "",
+        ),
+        ["world[0]", "observation"],
+    ),
+    (
+        "unknown preset",
+        lambda s: s.replace('name = "unif-unif"', 'name = "unif-unif"\npreset = "nowhere/nothing"'),
+        ["world[0].preset", "unknown preset"],
+    ),
     ("not TOML", lambda s: s.replace("[population]", "[population"), ["not valid TOML"]),
-    ("no worlds", lambda s: s.split("[[world]]")[0] + "[evaluation]\nrecommenders = [{ kind = \"oracle\" }]\n", ["world", "missing"]),
+    (
+        "no worlds",
+        lambda s: s.split("[[world]]")[0] + '[evaluation]\nrecommenders = [{ kind = "oracle" }]\n',
+        ["world", "missing"],
+    ),
 ]
 
 

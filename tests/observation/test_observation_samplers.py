@@ -70,7 +70,15 @@ def _successive_pair_probs(w):
     }
 
 
-@pytest.mark.parametrize("sampler,expo", [(PopularitySampler(), 1.0), (PopularitySampler(exponent=2.0), 2.0), (UniformSampler(), 0.0), (PopularitySampler(exponent=0.0), 0.0)])
+@pytest.mark.parametrize(
+    "sampler,expo",
+    [
+        (PopularitySampler(), 1.0),
+        (PopularitySampler(exponent=2.0), 2.0),
+        (UniformSampler(), 0.0),
+        (PopularitySampler(exponent=0.0), 0.0),
+    ],
+)
 def test_exact_pair_law(sampler, expo):
     # rows {0..4} keep 2 items: the law of the kept pair is successive sampling with w = |U_i|^expo
     n_rows = 6000
@@ -95,7 +103,8 @@ def test_first_pick_law_in_long_rows():
     i = np.tile(np.arange(n_items), n_rows)
     extra = np.repeat(np.arange(n_items), np.arange(n_items) * 300)  # weights n_rows + 300 i
     truth = Interactions.from_pairs(
-        np.concatenate((u, n_rows + np.arange(len(extra)))), np.concatenate((i, extra)),
+        np.concatenate((u, n_rows + np.arange(len(extra)))),
+        np.concatenate((i, extra)),
         (n_rows + len(extra), n_items),
     )
     sizes = np.zeros(truth.n_users, dtype=np.int64)
@@ -213,8 +222,11 @@ def test_observe_drops_empty_users_and_maps_rows():
 
 def test_observe_keeps_external_ids():
     truth = Interactions.from_pairs(
-        np.array([0, 0, 2]), np.array([0, 1, 1]), (3, 2),
-        user_ids=np.array(["a", "b", "c"]), item_ids=np.array(["x", "y"]),
+        np.array([0, 0, 2]),
+        np.array([0, 1, 1]),
+        (3, 2),
+        user_ids=np.array(["a", "b", "c"]),
+        item_ids=np.array(["x", "y"]),
     )
     o = observe(truth, TruncatedPareto(1.0, 1.0, 5.0), UniformSampler(), 0)
     assert list(o.truth_rows) == [0, 2]

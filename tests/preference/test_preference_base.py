@@ -133,8 +133,11 @@ def test_bernoulli_subsets_counts_are_binomial_on_long_rows():
 
 @settings(max_examples=80, deadline=None)
 @given(
-    data=st.lists(st.tuples(st.integers(0, 60), st.sampled_from([0.0, 1.0, 0.5, 0.05, 1e-300, 0.999]),
-                            st.integers(0, 1000)), min_size=0, max_size=25),
+    data=st.lists(
+        st.tuples(st.integers(0, 60), st.sampled_from([0.0, 1.0, 0.5, 0.05, 1e-300, 0.999]), st.integers(0, 1000)),
+        min_size=0,
+        max_size=25,
+    ),
     first=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -143,8 +146,9 @@ def test_bernoulli_subsets_invariants(data, first, seed):
     pops = np.array([d[0] for d in data], dtype=np.int64)
     probs = np.array([d[1] for d in data])
     offsets = np.array([d[2] for d in data], dtype=np.int64)
-    indptr, members = base.bernoulli_subsets(pops, probs, np.random.default_rng(seed), offsets=offsets,
-                                             include_first=first)
+    indptr, members = base.bernoulli_subsets(
+        pops, probs, np.random.default_rng(seed), offsets=offsets, include_first=first
+    )
     assert indptr.shape == (len(pops) + 1,) and indptr[0] == 0 and members.dtype == np.int32
     for r in range(len(pops)):
         row = members[indptr[r] : indptr[r + 1]] - offsets[r]

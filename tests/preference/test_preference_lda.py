@@ -82,7 +82,13 @@ def _poisson_dirmult_pmf(c, lam, a):
     c = np.asarray(c, dtype=float)
     K, n = len(c), c.sum()
     lp = -lam + n * np.log(lam) - gammaln(n + 1)  # Poisson(lam) total
-    lp += gammaln(n + 1) - gammaln(c + 1).sum() + gammaln(K * a) - gammaln(n + K * a) + (gammaln(c + a) - gammaln(a)).sum()
+    lp += (
+        gammaln(n + 1)
+        - gammaln(c + 1).sum()
+        + gammaln(K * a)
+        - gammaln(n + K * a)
+        + (gammaln(c + a) - gammaln(a)).sum()
+    )
     return np.exp(lp)
 
 
@@ -92,7 +98,11 @@ def test_topic_counts_follow_the_poisson_dirichlet_multinomial_law(K, a, lam):
     m = LDA(1, 5, K, lam, a, 1.0)
     C = m._topic_counts(np.random.default_rng(6), 60_000)
     seen = Counter(map(tuple, C.tolist()))
-    cells = [c for c in itertools.product(range(40), repeat=K) if sum(c) <= 40 and _poisson_dirmult_pmf(c, lam, a) * len(C) >= 5]
+    cells = [
+        c
+        for c in itertools.product(range(40), repeat=K)
+        if sum(c) <= 40 and _poisson_dirmult_pmf(c, lam, a) * len(C) >= 5
+    ]
     exp = np.array([_poisson_dirmult_pmf(c, lam, a) * len(C) for c in cells])
     obs = np.array([seen.get(c, 0) for c in cells])
     assert stats.chisquare(np.append(obs, len(C) - obs.sum()), np.append(exp, len(C) - exp.sum())).pvalue > 1e-3

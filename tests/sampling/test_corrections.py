@@ -230,9 +230,11 @@ def test_solve_many_equals_solve_for_every_metric_and_gamma(replace):
     r = sch.sample(R, rng=3)
     # γ = 0 is ill-conditioned: rounding differences grow with the solution's scale (hence `scale` below);
     # with only 5 possible global ranks (impossible sampled ranks: the nearest-rank fill) γ > 0 only
-    cases = ((CorrectionProblem(sch), (0.0, 1.0, 0.1, 1 / 300)),
-             (CorrectionProblem(sch, mle(r, sch).probabilities, prior_name="MLE"), (0.0, 1.0, 0.1, 1 / 300)),
-             (CorrectionProblem(sch, np.r_[np.ones(5), np.zeros(N - 5)]), (1.0, 0.1, 1 / 300)))
+    cases = (
+        (CorrectionProblem(sch), (0.0, 1.0, 0.1, 1 / 300)),
+        (CorrectionProblem(sch, mle(r, sch).probabilities, prior_name="MLE"), (0.0, 1.0, 0.1, 1 / 300)),
+        (CorrectionProblem(sch, np.r_[np.ones(5), np.zeros(N - 5)]), (1.0, 0.1, 1 / 300)),
+    )
     for prob, gammas in cases:
         sol = prob.solve_many(f_top, gammas)
         assert set(sol) == set(gammas) and all(isinstance(g, float) for g in sol)

@@ -25,29 +25,32 @@ from simrec.sampling import (
 )
 
 
-@pytest.mark.parametrize("estimator, name", [
-    (Naive(), "naive"),
-    (RankEstimate(), "rank_estimate"),
-    (LeastSquares(), "LS"),
-    (ConstrainedLeastSquares(), "CLS"),
-    (BiasVariance(0.1), "BV(gamma=0.1)"),
-    (BiasVariance(1), "BV(gamma=1)"),
-    (BiasVariance(0.001), "BV(gamma=0.001)"),
-    (BiasVariance(0.0), "BV(gamma=0)"),
-    (BiasVariance(0.1, prior=MLEPrior()), "BV_MLE(gamma=0.1)"),
-    (BiasVariance(0.01, prior=MESPrior(0.005)), "BV_MES(gamma=0.01)"),
-    (BiasVariance(1 / 3), "BV(gamma=0.333333)"),
-    (MSEOptimal(prior=MLEPrior()), "MN_MLE"),
-    (MSEOptimal(prior=MESPrior(0.001)), "MN_MES"),
-    (MSEOptimal(None), "MN"),
-    (MLE(), "MLE"),
-    (WeightedMLE(scale=10), "WMLE"),
-    (MES(eta=0.001), "MES"),
-    (MappingEstimator("linear"), "mapping:linear"),
-    (MappingEstimator("bound"), "mapping:bound"),
-    (MappingEstimator("beta@P"), "mapping:beta@P"),
-    (AdaptiveMLE(), "adaptive_MLE"),
-])
+@pytest.mark.parametrize(
+    "estimator, name",
+    [
+        (Naive(), "naive"),
+        (RankEstimate(), "rank_estimate"),
+        (LeastSquares(), "LS"),
+        (ConstrainedLeastSquares(), "CLS"),
+        (BiasVariance(0.1), "BV(gamma=0.1)"),
+        (BiasVariance(1), "BV(gamma=1)"),
+        (BiasVariance(0.001), "BV(gamma=0.001)"),
+        (BiasVariance(0.0), "BV(gamma=0)"),
+        (BiasVariance(0.1, prior=MLEPrior()), "BV_MLE(gamma=0.1)"),
+        (BiasVariance(0.01, prior=MESPrior(0.005)), "BV_MES(gamma=0.01)"),
+        (BiasVariance(1 / 3), "BV(gamma=0.333333)"),
+        (MSEOptimal(prior=MLEPrior()), "MN_MLE"),
+        (MSEOptimal(prior=MESPrior(0.001)), "MN_MES"),
+        (MSEOptimal(None), "MN"),
+        (MLE(), "MLE"),
+        (WeightedMLE(scale=10), "WMLE"),
+        (MES(eta=0.001), "MES"),
+        (MappingEstimator("linear"), "mapping:linear"),
+        (MappingEstimator("bound"), "mapping:bound"),
+        (MappingEstimator("beta@P"), "mapping:beta@P"),
+        (AdaptiveMLE(), "adaptive_MLE"),
+    ],
+)
 def test_table_names(estimator, name):
     assert isinstance(estimator, Estimator)
     assert estimator.name == name
@@ -87,9 +90,22 @@ def test_validation_messages():
 
 
 def test_reexported_from_simrec_sampling():
-    for name in ("Estimator", "Naive", "RankEstimate", "LeastSquares", "ConstrainedLeastSquares", "BiasVariance",
-                 "MSEOptimal", "MLE", "WeightedMLE", "MES", "AdaptiveMLE", "MappingEstimator", "MLEPrior",
-                 "MESPrior"):
+    for name in (
+        "Estimator",
+        "Naive",
+        "RankEstimate",
+        "LeastSquares",
+        "ConstrainedLeastSquares",
+        "BiasVariance",
+        "MSEOptimal",
+        "MLE",
+        "WeightedMLE",
+        "MES",
+        "AdaptiveMLE",
+        "MappingEstimator",
+        "MLEPrior",
+        "MESPrior",
+    ):
         assert name in sampling.__all__
         assert getattr(sampling, name).__module__ == "simrec.sampling.estimators"
     assert sampling.Mapping is not sampling.MappingEstimator  # Li & Jin's f(k) stays simrec.sampling.Mapping

@@ -41,9 +41,19 @@ from simrec.sampling import (
 )
 
 EVERY = (
-    Naive(), RankEstimate(), ConstrainedLeastSquares(), BiasVariance(0.1), MSEOptimal(),
-    BiasVarianceInverseUsers(MLEPrior()), MLE(), WeightedMLE(10.0), MES(), MSEOptimal(MLEPrior()),
-    MSEOptimal(MESPrior()), BiasVariance(0.01, MESPrior()), MappingEstimator("linear"),
+    Naive(),
+    RankEstimate(),
+    ConstrainedLeastSquares(),
+    BiasVariance(0.1),
+    MSEOptimal(),
+    BiasVarianceInverseUsers(MLEPrior()),
+    MLE(),
+    WeightedMLE(10.0),
+    MES(),
+    MSEOptimal(MLEPrior()),
+    MSEOptimal(MESPrior()),
+    BiasVariance(0.01, MESPrior()),
+    MappingEstimator("linear"),
     MappingEstimator("beta@P"),
 )
 
@@ -59,7 +69,13 @@ def test_every_estimator_has_the_same_call_shape_and_an_interval(estimator):
     r = s.sample(_ranks(N, M, 0), rng=1)
     e = estimator.fit(r, s, n_boot=30, rng=2).estimate(recall(10))
     assert (e.estimator, e.metric, e.k, e.n_users, e.n_boot, e.confidence) == (
-        estimator.name, "Recall@10", 10, M, 30, 0.95)
+        estimator.name,
+        "Recall@10",
+        10,
+        M,
+        30,
+        0.95,
+    )
     assert e.lower <= e.upper and math.isfinite(e.std_error) and e.std_error > 0
     # the same object through the free function, same seed: the same interval
     assert fit(estimator, r, s, n_boot=30, rng=2).estimate(recall(10)) == e
@@ -133,8 +149,10 @@ def test_out_of_range_and_least_squares_warn():
         warnings.simplefilter("always")
         e = fitted.estimate(recall(10))
     if not 0 <= e.estimate <= 1:  # LS at n = 100 is far outside [0, 1] (it is, at this seed)
-        assert any(issubclass(w.category, OutOfRangeWarning) and "outside the metric's range [0, 1]"
-                   in str(w.message) for w in caught)
+        assert any(
+            issubclass(w.category, OutOfRangeWarning) and "outside the metric's range [0, 1]" in str(w.message)
+            for w in caught
+        )
     assert not 0 <= e.estimate <= 1
     with pytest.warns(RuntimeWarning, match="does not estimate NDCG@10"):
         assert math.isnan(MappingEstimator("bound").fit(r, s, n_boot=5, rng=0).estimate(ndcg(10)).estimate)
@@ -151,21 +169,24 @@ def test_adaptive_mle_interval():
 S = SamplingScheme(100, 10)
 
 
-@pytest.mark.parametrize("call, exc, match", [
-    (lambda: Naive().fit([1, 11], S), ValueError, r"`sampled_ranks` must be integers in \[1, 10\]; got 11"),
-    (lambda: Naive().fit([0, 1], S), ValueError, "`sampled_ranks`"),
-    (lambda: Naive().fit([], S), ValueError, "`sampled_ranks` must not be empty"),
-    (lambda: Naive().fit([1.5], S), ValueError, "`sampled_ranks` must hold integers"),
-    (lambda: Naive().fit([1, 2], "scheme"), TypeError, "`scheme` must be a SamplingScheme"),
-    (lambda: Naive().fit([1, 2], S, n_boot=1), ValueError, "`n_boot`"),
-    (lambda: Naive().fit([1, 2], S, confidence=1.0), ValueError, "`confidence`"),
-    (lambda: fit("MLE", [1, 2], S), TypeError, "`estimator` must be an Estimator"),
-    (lambda: AdaptiveMLE().fit([1, 2], S), TypeError, "fit_adaptive"),
-    (lambda: Naive().fit([1, 2], S).estimate("NDCG@10"), TypeError, "RankMetric"),
-    (lambda: Naive().fit([1, 2], S).estimates([]), ValueError, "`metrics`"),
-    (lambda: MSEOptimal(MLE()), TypeError, "`prior`"),
-    (lambda: fit_adaptive([1, 2], 100, [recall(1)]), TypeError, "AdaptiveRanks"),
-])
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: Naive().fit([1, 11], S), ValueError, r"`sampled_ranks` must be integers in \[1, 10\]; got 11"),
+        (lambda: Naive().fit([0, 1], S), ValueError, "`sampled_ranks`"),
+        (lambda: Naive().fit([], S), ValueError, "`sampled_ranks` must not be empty"),
+        (lambda: Naive().fit([1.5], S), ValueError, "`sampled_ranks` must hold integers"),
+        (lambda: Naive().fit([1, 2], "scheme"), TypeError, "`scheme` must be a SamplingScheme"),
+        (lambda: Naive().fit([1, 2], S, n_boot=1), ValueError, "`n_boot`"),
+        (lambda: Naive().fit([1, 2], S, confidence=1.0), ValueError, "`confidence`"),
+        (lambda: fit("MLE", [1, 2], S), TypeError, "`estimator` must be an Estimator"),
+        (lambda: AdaptiveMLE().fit([1, 2], S), TypeError, "fit_adaptive"),
+        (lambda: Naive().fit([1, 2], S).estimate("NDCG@10"), TypeError, "RankMetric"),
+        (lambda: Naive().fit([1, 2], S).estimates([]), ValueError, "`metrics`"),
+        (lambda: MSEOptimal(MLE()), TypeError, "`prior`"),
+        (lambda: fit_adaptive([1, 2], 100, [recall(1)]), TypeError, "AdaptiveRanks"),
+    ],
+)
 def test_bad_input_gives_a_clear_error(call, exc, match):
     with pytest.raises(exc, match=match):
         call()

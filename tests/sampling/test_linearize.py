@@ -86,8 +86,9 @@ def test_mes_gradient_matches_central_differences():
     rng = np.random.default_rng(2)
 
     def central(d, eps):
-        return (_mes(s.blocks, p + eps * d, eta, 5000, 1e-14)[0] @ f
-                - _mes(s.blocks, p - eps * d, eta, 5000, 1e-14)[0] @ f) / (2 * eps)
+        return (
+            _mes(s.blocks, p + eps * d, eta, 5000, 1e-14)[0] @ f - _mes(s.blocks, p - eps * d, eta, 5000, 1e-14)[0] @ f
+        ) / (2 * eps)
 
     for _ in range(3):
         d = rng.normal(size=n)
@@ -110,8 +111,11 @@ def test_prior_gradient_matches_central_differences(gamma):
 
     def values(prior):
         prob = CorrectionProblem(s, prior)
-        return prob.solve_eq45(np.column_stack([prob.rhs(m) for m in metrics]), M) if gamma is None else \
-            np.column_stack([prob.solve(m, gamma) for m in metrics])
+        return (
+            prob.solve_eq45(np.column_stack([prob.rhs(m) for m in metrics]), M)
+            if gamma is None
+            else np.column_stack([prob.solve(m, gamma) for m in metrics])
+        )
 
     g = CorrectionProblem(s, pi).prior_gradient(values(pi), p, f, gamma, M)
     rng = np.random.default_rng(5)
@@ -124,10 +128,16 @@ def test_prior_gradient_matches_central_differences(gamma):
 
 
 _slow = pytest.mark.slow
-ESTIMATORS = [MLE(), WeightedMLE(10.0), MES(), MSEOptimal(MLEPrior()),
-              pytest.param(BiasVariance(0.1, MLEPrior()), marks=_slow),
-              pytest.param(BiasVarianceInverseUsers(MLEPrior()), marks=_slow),
-              pytest.param(MSEOptimal(MESPrior()), marks=_slow), pytest.param(BiasVariance(0.1, MESPrior()), marks=_slow)]
+ESTIMATORS = [
+    MLE(),
+    WeightedMLE(10.0),
+    MES(),
+    MSEOptimal(MLEPrior()),
+    pytest.param(BiasVariance(0.1, MLEPrior()), marks=_slow),
+    pytest.param(BiasVarianceInverseUsers(MLEPrior()), marks=_slow),
+    pytest.param(MSEOptimal(MESPrior()), marks=_slow),
+    pytest.param(BiasVariance(0.1, MESPrior()), marks=_slow),
+]
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: e.name)
@@ -162,8 +172,7 @@ def test_refit_true_keeps_the_refitted_bootstrap(estimator):
     rows = np.vstack([fitted.counts[None, :], fitted.boot_counts])
     ref = estimate_histograms([estimator], rows, s, [ndcg(10)])[:, 0, 0]
     b = fitted.estimate(ndcg(10))
-    assert b.estimate == ref[0] and [b.lower, b.upper] == pytest.approx(np.quantile(ref[1:], [0.025, 0.975]),
-                                                                        rel=1e-12)
+    assert b.estimate == ref[0] and [b.lower, b.upper] == pytest.approx(np.quantile(ref[1:], [0.025, 0.975]), rel=1e-12)
 
 
 def test_estimators_of_one_prior_share_the_fit_and_match_one_at_a_time():
@@ -208,8 +217,11 @@ def test_pull_back_chooses_the_cheaper_mode_with_the_same_result():
     assert calls == [("forward", 6)]
 
 
-@pytest.mark.parametrize("estimator", [MLE(), pytest.param(MSEOptimal(MLEPrior()), marks=pytest.mark.slow),
-                                       pytest.param(MES(), marks=pytest.mark.slow)], ids=lambda e: e.name)
+@pytest.mark.parametrize(
+    "estimator",
+    [MLE(), pytest.param(MSEOptimal(MLEPrior()), marks=pytest.mark.slow), pytest.param(MES(), marks=pytest.mark.slow)],
+    ids=lambda e: e.name,
+)
 def test_linearised_interval_reaches_nominal_coverage_where_the_estimator_is_unbiased(estimator):
     # Users drawn i.i.d. from a population P(R), then items sampled without replacement with n close to N,
     # where the sampled rank nearly determines R and the EM (run to convergence) is unbiased to well under

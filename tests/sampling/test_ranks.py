@@ -209,8 +209,10 @@ def test_adaptive_with_per_user_candidate_counts():
     for N_u in (101, 2001):
         sel = N == N_u
         theta = 10 / (N_u - 1)
-        for got, p in ((np.mean(a.sizes[sel] == n0), 1 - (1 - theta) ** (n0 - 1)),
-                       (np.mean(a.ranks[sel] == 1), (1 - theta) ** (n_max - 1))):
+        for got, p in (
+            (np.mean(a.sizes[sel] == n0), 1 - (1 - theta) ** (n0 - 1)),
+            (np.mean(a.ranks[sel] == 1), (1 - theta) ** (n_max - 1)),
+        ):
             assert abs(got - p) < 4.5 * math.sqrt(p * (1 - p) / sel.sum()) + 1e-12, (N_u, got, p)
 
 
@@ -228,8 +230,11 @@ def test_share_probabilities_are_the_rows_of_the_binomial_scheme(N, n):
 
 def test_share_probabilities_per_user_and_validation():
     # θ = 1/2, n = 3: P(r) = 1/4, 1/2, 1/4; θ = 0 and 1 are exact point masses
-    np.testing.assert_allclose(np.exp(log_rank_probabilities_from_shares([0.5, 0.0, 1.0], 3)),
-                               [[0.25, 0.5, 0.25], [1, 0, 0], [0, 0, 1]], atol=1e-15)
+    np.testing.assert_allclose(
+        np.exp(log_rank_probabilities_from_shares([0.5, 0.0, 1.0], 3)),
+        [[0.25, 0.5, 0.25], [1, 0, 0], [0, 0, 1]],
+        atol=1e-15,
+    )
     with pytest.raises(ValueError, match="`shares` must be in \\[0, 1\\]"):
         log_rank_probabilities_from_shares([0.5, 1.5], 3)
     with pytest.raises(ValueError, match="`shares` must be a non-empty 1-d array"):

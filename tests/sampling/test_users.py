@@ -43,7 +43,11 @@ def test_hoeffding_worked_numbers():
     assert hoeffding_bound(30_000, 0.01) < 0.005
     # margin and sample size invert each other
     m = hoeffding_sample_size(0.02, confidence=0.99)
-    assert hoeffding_margin(m.n_users_ceil, confidence=0.99) <= 0.02 < hoeffding_margin(m.n_users_ceil - 1, confidence=0.99)
+    assert (
+        hoeffding_margin(m.n_users_ceil, confidence=0.99)
+        <= 0.02
+        < hoeffding_margin(m.n_users_ceil - 1, confidence=0.99)
+    )
 
 
 def test_proportion_sample_size_coverage():

@@ -21,7 +21,8 @@ from simrec.stress import CANDIDATE_SETS, LooData, score_ranks
 # Training: user 0 has items {0, 1} (held out: item 3); users 1-4: {0, 1, 3}, {0, 1}, {0, 2}, {3}.
 # Training popularity: item 0: 4, item 1: 3, item 3: 2, item 2: 1, item 4: 0.
 HAND_TRAIN = Interactions.from_pairs(
-    np.array([0, 0, 1, 1, 1, 2, 2, 3, 3, 4]), np.array([0, 1, 0, 1, 3, 0, 1, 0, 2, 3]), (5, 5))
+    np.array([0, 0, 1, 1, 1, 2, 2, 3, 3, 4]), np.array([0, 1, 0, 1, 3, 0, 1, 0, 2, 3]), (5, 5)
+)
 
 
 def loo(train: Interactions, users, targets) -> LooData:
@@ -75,8 +76,9 @@ def test_recommenders_that_cannot_score_training_items_are_refused():
     data = loo(HAND_TRAIN, [0], [3])
     relevant = HAND_TRAIN.matrix * 0
     with pytest.raises(ValueError, match="`candidates` 'all' needs a recommender that scores training items"):
-        score_ranks(Oracle(), LooData(HAND_TRAIN, data.users, data.targets, relevant, data.weights, {}),
-                    rng=0, candidates="all")
+        score_ranks(
+            Oracle(), LooData(HAND_TRAIN, data.users, data.targets, relevant, data.weights, {}), rng=0, candidates="all"
+        )
     r = score_ranks(RandomRecommender(), data, rng=0, candidates="all")
     assert r.n_candidates[0] == 5 and 1 <= r.ranks[0] <= 5
 
@@ -132,13 +134,21 @@ def test_item_level_sampling_follows_the_closed_form(candidates):
     ranks = score_ranks(Popular(), data, rng=5, candidates=candidates)
     R, N = int(ranks.ranks[0]), int(ranks.n_candidates[0])
     # the same scores (same seed) at item level
-    scores = Popular().score(train, None, rng=np.random.default_rng(5), users=np.array([user]),
-                             exclude_train=False)[0]
+    scores = Popular().score(train, None, rng=np.random.default_rng(5), users=np.array([user]), exclude_train=False)[0]
     pool = np.setdiff1d(np.arange(n_items) if candidates == "all" else np.flatnonzero(~seen[user]), [target])
     assert N == (n_items if candidates == "all" else n_items - seen[user].sum())
     other = score_ranks(Popular(), data, rng=5, candidates="unseen" if candidates == "all" else "all")
-    check_item_level_draws(scores, pool, target, R, N, (int(other.ranks[0]), int(other.n_candidates[0])),
-                           n=n, scheme="hypergeometric", rng=rng)
+    check_item_level_draws(
+        scores,
+        pool,
+        target,
+        R,
+        N,
+        (int(other.ranks[0]), int(other.n_candidates[0])),
+        n=n,
+        scheme="hypergeometric",
+        rng=rng,
+    )
 
 
 def test_scenario_key(tmp_path):
@@ -148,9 +158,11 @@ def test_scenario_key(tmp_path):
     data = tmp_path / "ml-100k"
     data.mkdir()
     (data / "u.data").write_text("1\t1\t5\t1\n1\t2\t5\t2\n2\t1\t5\t3\n2\t3\t5\t4\n")
-    text = ('kind = "stress"\nname = "c"\nseed = 1\nrepeats = 2\n[source]\ntype = "dataset"\nname = "ml-100k"\n'
-            f'path = "{data.as_posix()}"\ncandidates = "CAND"\nrecommenders = [{{ kind = "popular" }}]\n'
-            '[sampling]\nschemes = ["hypergeometric"]\nsizes = [2]\n')
+    text = (
+        'kind = "stress"\nname = "c"\nseed = 1\nrepeats = 2\n[source]\ntype = "dataset"\nname = "ml-100k"\n'
+        f'path = "{data.as_posix()}"\ncandidates = "CAND"\nrecommenders = [{{ kind = "popular" }}]\n'
+        '[sampling]\nschemes = ["hypergeometric"]\nsizes = [2]\n'
+    )
     (tmp_path / "ok.toml").write_text(text.replace("CAND", "all"))
     sc, _ = load_stress_scenario(tmp_path / "ok.toml")
     assert sc.source.candidates == "all"
@@ -170,8 +182,12 @@ def small_world_data(seed: int = 4) -> LooData:
     from simrec.preference import Uniform
     from simrec.stress import simulate_loo_data
 
-    world = World("unif-pop", Uniform(n_users=150, n_items=50, lam=20.0),
-                  TruncatedPareto(m_low=4, alpha=1.0, m_high=15), PopularitySampler())
+    world = World(
+        "unif-pop",
+        Uniform(n_users=150, n_items=50, lam=20.0),
+        TruncatedPareto(m_low=4, alpha=1.0, m_high=15),
+        PopularitySampler(),
+    )
     return simulate_loo_data(world, seed)
 
 
@@ -235,22 +251,23 @@ def test_simulation_item_level_sampling_follows_the_closed_form(candidates, sche
     one = LooData(full.train, full.users[[k]], full.targets[[k]], full.relevant, full.weights, {})
     ranks = score_ranks(Popular(), one, rng=7, candidates=candidates)
     other = score_ranks(Popular(), one, rng=7, candidates="unseen" if candidates == "all" else "all")
-    scores = Popular().score(full.train, None, rng=np.random.default_rng(7), users=one.users,
-                             exclude_train=False)[0]
+    scores = Popular().score(full.train, None, rng=np.random.default_rng(7), users=one.users, exclude_train=False)[0]
     seen = full.train.matrix[one.users].toarray().astype(bool)[0]
     true_items = np.flatnonzero(rel[k])  # the order of true_ranks
     assert true_items.size >= 3 and one.targets[0] in true_items
     second = int(true_items[true_items != one.targets[0]][1])
     n = 12
     rng = np.random.default_rng(13)
-    for item, R, R_other in ((int(one.targets[0]), ranks.ranks[0], other.ranks[0]),
-                             (second, *(r.true_ranks[true_items == second][0] for r in (ranks, other)))):
+    for item, R, R_other in (
+        (int(one.targets[0]), ranks.ranks[0], other.ranks[0]),
+        (second, *(r.true_ranks[true_items == second][0] for r in (ranks, other))),
+    ):
         N, N_other = int(ranks.n_candidates[0]), int(other.n_candidates[0])
         pool = np.setdiff1d(np.arange(full.train.n_items) if candidates == "all" else np.flatnonzero(~seen), [item])
         check_item_level_draws(scores, pool, item, int(R), N, (int(R_other), N_other), n=n, scheme=scheme, rng=rng)
 
 
-SIM_SCENARIO = '''kind = "stress"
+SIM_SCENARIO = """kind = "stress"
 name = "c"
 seed = 1
 repeats = 2
@@ -267,7 +284,7 @@ sizes = [10]
 k_max = 5
 curve_k = 5
 curve_sizes = [10]
-'''
+"""
 
 
 def test_simulation_scenario_key_and_digest(tmp_path):
@@ -292,8 +309,10 @@ def test_simulation_scenario_key_and_digest(tmp_path):
     with pytest.raises(ScenarioError) as err:
         load('candidates = "all"', '{ kind = "oracle" }, { kind = "probabilistic_oracle", p = 0.5 }')
     msg = str(err.value)
-    assert 'source.recommenders[1]: with source.candidates = "all" every recommender must score the user\'s ' \
-           "training items, which oracle cannot" in msg
+    assert (
+        'source.recommenders[1]: with source.candidates = "all" every recommender must score the user\'s '
+        "training items, which oracle cannot" in msg
+    )
     assert "source.recommenders[2]:" in msg and "got kind 'probabilistic_oracle'" in msg
     assert "source.recommenders[0]" not in msg
     with pytest.raises(ScenarioError, match=r"source.candidates: Input should be 'unseen' or 'all'; got 'every'"):

@@ -25,22 +25,44 @@ def captured(monkeypatch, tmp_path):
 
     monkeypatch.setattr(figures, "_save", keep)
     rows = []
-    for scheme, n, fam, est, rec, k in itertools.product(["binomial", "adaptive"], [100, 500],
-                                                         ["recall", "ndcg", "average_precision"],
-                                                         ["naive", "CLS", "MLE", "mapping:beta@P", "MES"],
-                                                         ["A", "B"], range(1, 11)):
+    for scheme, n, fam, est, rec, k in itertools.product(
+        ["binomial", "adaptive"],
+        [100, 500],
+        ["recall", "ndcg", "average_precision"],
+        ["naive", "CLS", "MLE", "mapping:beta@P", "MES"],
+        ["A", "B"],
+        range(1, 11),
+    ):
         if est == "mapping:beta@P" and fam != "recall":
             continue  # mappings exist for recall only (NaN elsewhere)
         rel = {"naive": 7.4, "CLS": 0.05, "MLE": -0.2, "mapping:beta@P": -0.4, "MES": 2500.0}[est]
         rows.append((scheme, n, fam, est, rec, k, rel))
     est = pd.DataFrame(rows, columns=["scheme", "n", "metric", "estimator", "recommender", "k", "rel_error"])
     sizes = [10, 20, 50, 100, 200, 500, 1000, 2000]
-    expected = pd.DataFrame([(fam, rec, 10, n, 1 / np.sqrt(n), 0.01) for fam in ["recall", "ndcg"] for rec in "AB"
-                             for n in sizes], columns=["metric", "recommender", "k", "n", "expected_sampled", "exact"])
-    decomp = pd.DataFrame([(s, n, 10, "recall", e, r, 0.1, -0.02, 0.08) for s in ["binomial", "adaptive"]
-                           for n in [100, 500] for e in ["naive", "CLS"] for r in "AB"],
-                          columns=["scheme", "n", "k", "metric", "estimator", "recommender", "sampling_error",
-                                   "missing_data_error", "total_error"])
+    expected = pd.DataFrame(
+        [(fam, rec, 10, n, 1 / np.sqrt(n), 0.01) for fam in ["recall", "ndcg"] for rec in "AB" for n in sizes],
+        columns=["metric", "recommender", "k", "n", "expected_sampled", "exact"],
+    )
+    decomp = pd.DataFrame(
+        [
+            (s, n, 10, "recall", e, r, 0.1, -0.02, 0.08)
+            for s in ["binomial", "adaptive"]
+            for n in [100, 500]
+            for e in ["naive", "CLS"]
+            for r in "AB"
+        ],
+        columns=[
+            "scheme",
+            "n",
+            "k",
+            "metric",
+            "estimator",
+            "recommender",
+            "sampling_error",
+            "missing_data_error",
+            "total_error",
+        ],
+    )
     figures.plot_stress(tmp_path, est, expected, pd.DataFrame(), decomp)
     yield figs
     import matplotlib.pyplot as plt

@@ -84,15 +84,19 @@ def test_exact_metrics_match_direct_computation(known):
 def test_linear_estimators_mean_matches_analytic_expectation(known, scheme):
     """Mean over repeats of each linear estimator = Σ_u E[F̂(r)|R_u]/M from P(r|R), within 4 analytic SE."""
     repeats, n = 200, 50
-    cfg = StressConfig(repeats=repeats, k_max=20, estimators=(Naive(), RankEstimate(), ConstrainedLeastSquares(),
-                                                              BiasVariance(1.0), BiasVariance(0.1)))
+    cfg = StressConfig(
+        repeats=repeats,
+        k_max=20,
+        estimators=(Naive(), RankEstimate(), ConstrainedLeastSquares(), BiasVariance(1.0), BiasVariance(0.1)),
+    )
     res = run_stress(known, scheme, n, cfg, rng=5)
     N, M = 1000, known.n_users
     P = np.exp(SamplingScheme(N, n, replace=scheme == "binomial").log_probabilities(known.ranks))  # (M, n)
     sch = SamplingScheme(N, n, replace=scheme == "binomial")
     for j in [0, 9, 19, 29, 49, 59]:  # recall@1, @10, @20, ndcg@10, ndcg@30?, ...
         metric = {"recall": recall, "ndcg": ndcg, "average_precision": average_precision}[res.families[j]](
-            int(res.ks[j]))
+            int(res.ks[j])
+        )
         for e, estimator in enumerate(cfg.estimators):
             fhat = _fhat(estimator, metric, sch)
             mu = P @ fhat  # E[F̂ | R_u]
@@ -149,8 +153,14 @@ def test_larger_share_lowers_expected_sampled_recall(r0, base, factor, k):
 
 def test_true_metric_is_mean_over_true_relevant_then_users():
     # user 0: true ranks 1 and 3; user 1: true rank 2 (hand computation)
-    r = RecommenderRanks("T", np.array([1, 2]), np.array([10, 10]), np.array([0, 1]),
-                         true_ranks=np.array([1, 3, 2]), true_users=np.array([0, 0, 1]))
+    r = RecommenderRanks(
+        "T",
+        np.array([1, 2]),
+        np.array([10, 10]),
+        np.array([0, 1]),
+        true_ranks=np.array([1, 3, 2]),
+        true_users=np.array([0, 0, 1]),
+    )
     f_top = metric_table([recall(1), recall(2), average_precision(5)], 5)
     got = true_metric_values(r, f_top)
     expected = [(0.5 + 0) / 2, (0.5 + 1) / 2, ((1 + 1 / 3) / 2 + 1 / 2) / 2]
@@ -178,8 +188,13 @@ def test_adaptive_mle_is_close_to_exact_on_easy_ranks():
 def test_names_come_from_the_objects(known):
     maps = tuple(MappingEstimator(k) for k in ("linear", "bound", "beta@P"))
     cfg = StressConfig(estimators=(Naive(), BiasVariance(0.1), *maps))
-    assert estimator_names(cfg, "binomial") == ("naive", "BV(gamma=0.1)", "mapping:linear", "mapping:bound",
-                                                "mapping:beta@P")
+    assert estimator_names(cfg, "binomial") == (
+        "naive",
+        "BV(gamma=0.1)",
+        "mapping:linear",
+        "mapping:bound",
+        "mapping:beta@P",
+    )
     assert estimator_names(cfg, "adaptive") == ("adaptive_MLE",)
     assert estimator_names(StressConfig(), "popularity") == tuple(e.name for e in DEFAULT_ESTIMATORS)
     cfg = StressConfig(repeats=1, k_max=3, estimators=(MSEOptimal(MESPrior()), BiasVariance(0.5, MLEPrior())))
@@ -189,27 +204,59 @@ def test_names_come_from_the_objects(known):
 def test_default_estimators_are_the_expanded_default_families():
     gam = ["1", "0.1", "0.01", "0.001"]
     assert [e.name for e in DEFAULT_ESTIMATORS] == (
-        ["naive", "rank_estimate", "LS", "CLS"] + [f"BV(gamma={g})" for g in gam]
+        ["naive", "rank_estimate", "LS", "CLS"]
+        + [f"BV(gamma={g})" for g in gam]
         + ["MLE", "WMLE", "MES", "MN_MLE", "MN_MES", "BV_MLE(gamma=1/M)", "BV_MES(gamma=1/M)"]
         + [f"BV_MLE(gamma={g})" for g in gam]
         + [f"BV_MES(gamma={g})" for g in gam]
-        + ["mapping:linear", "mapping:bound", "mapping:beta@1", "mapping:beta@0.5", "mapping:beta@0.2",
-           "mapping:beta@P"])
+        + [
+            "mapping:linear",
+            "mapping:bound",
+            "mapping:beta@1",
+            "mapping:beta@0.5",
+            "mapping:beta@0.2",
+            "mapping:beta@P",
+        ]
+    )
     assert StressConfig().estimators == DEFAULT_ESTIMATORS
     assert EstimatorsSpec().build() == DEFAULT_ESTIMATORS
 
 
 def test_estimators_spec_builds_objects_in_the_listed_order():
-    spec = EstimatorsSpec(names=["BV_MES", "mapping", "naive", "WMLE", "MN_MES", "MES"], bv_gammas=[0.5, 0.0],
-                          wmle_scale=4.0, mes_eta=0.02)
-    assert spec.build() == (
-        BiasVariance(0.5, MESPrior(0.02)), BiasVariance(0.0, MESPrior(0.02)),
-        MappingEstimator("linear"), MappingEstimator("bound"), MappingEstimator("beta", 1.0),
-        MappingEstimator("beta", 0.5), MappingEstimator("beta", 0.2), MappingEstimator("beta@P"), Naive(), WeightedMLE(4.0), MSEOptimal(MESPrior(0.02)), MES(0.02),
+    spec = EstimatorsSpec(
+        names=["BV_MES", "mapping", "naive", "WMLE", "MN_MES", "MES"],
+        bv_gammas=[0.5, 0.0],
+        wmle_scale=4.0,
+        mes_eta=0.02,
     )
-    assert [e.name for e in spec.build()] == ["BV_MES(gamma=0.5)", "BV_MES(gamma=0)", "mapping:linear",
-                                              "mapping:bound", "mapping:beta@1", "mapping:beta@0.5", "mapping:beta@0.2",
-                                              "mapping:beta@P", "naive", "WMLE", "MN_MES", "MES"]
+    assert spec.build() == (
+        BiasVariance(0.5, MESPrior(0.02)),
+        BiasVariance(0.0, MESPrior(0.02)),
+        MappingEstimator("linear"),
+        MappingEstimator("bound"),
+        MappingEstimator("beta", 1.0),
+        MappingEstimator("beta", 0.5),
+        MappingEstimator("beta", 0.2),
+        MappingEstimator("beta@P"),
+        Naive(),
+        WeightedMLE(4.0),
+        MSEOptimal(MESPrior(0.02)),
+        MES(0.02),
+    )
+    assert [e.name for e in spec.build()] == [
+        "BV_MES(gamma=0.5)",
+        "BV_MES(gamma=0)",
+        "mapping:linear",
+        "mapping:bound",
+        "mapping:beta@1",
+        "mapping:beta@0.5",
+        "mapping:beta@0.2",
+        "mapping:beta@P",
+        "naive",
+        "WMLE",
+        "MN_MES",
+        "MES",
+    ]
     every = EstimatorsSpec(names=list(ESTIMATOR_FAMILIES), bv_gammas=[0.1])
     assert len(every.build()) == 11 + 3 + 6  # 11 single families, BV/BV_MLE/BV_MES at one γ, 6 mappings
     StressConfig(estimators=every.build())  # a valid harness configuration
@@ -281,8 +328,16 @@ def _replay_draws(ranks, n, repeats, seed):
 def test_dispatch_matches_simrec_sampling_estimator_by_estimator(known):
     """Each object runs the matching simrec.sampling estimator on the same draws (a prior with its own η)."""
     n, repeats, seed = 50, 2, 31
-    ests = (LeastSquares(), MLE(), MES(0.001), WeightedMLE(4.0), BiasVariance(0.1, MESPrior(0.01)),
-            MSEOptimal(MLEPrior()), MSEOptimal(MESPrior(0.001)), BiasVariance(0.5))
+    ests = (
+        LeastSquares(),
+        MLE(),
+        MES(0.001),
+        WeightedMLE(4.0),
+        BiasVariance(0.1, MESPrior(0.01)),
+        MSEOptimal(MLEPrior()),
+        MSEOptimal(MESPrior(0.001)),
+        BiasVariance(0.5),
+    )
     cfg = StressConfig(repeats=repeats, k_max=10, metrics=("ndcg",), estimators=ests, max_iter=50)
     res = run_stress(known, "binomial", n, cfg, rng=seed)
     sch = SamplingScheme.cached(1000, n)
@@ -324,7 +379,6 @@ def test_same_seed_same_result(known):
     np.testing.assert_array_equal(a.estimates, b.estimates)
 
 
-
 @pytest.mark.parametrize("scheme", ["binomial", "adaptive"])
 def test_progress_is_reported_after_every_repeat_and_changes_nothing(known, scheme):
     cfg = StressConfig(repeats=3, k_max=10, estimators=(Naive(), MLE()))
@@ -349,8 +403,9 @@ def test_few_users_fixed_scheme_matches_the_plain_estimators():
     for rep in range(3):
         r = sample_ranks_binomial(ranks.ranks, ranks.n_candidates, n, rng=gen)
         np.testing.assert_allclose(res.estimates[rep, 0], mle(r, s).probabilities @ table, rtol=1e-9, atol=1e-15)
-        np.testing.assert_allclose(res.estimates[rep, 1], weighted_mle(r, s, w).probabilities @ table, rtol=1e-9,
-                                   atol=1e-15)
+        np.testing.assert_allclose(
+            res.estimates[rep, 1], weighted_mle(r, s, w).probabilities @ table, rtol=1e-9, atol=1e-15
+        )
 
 
 def _result(name, exact, est):

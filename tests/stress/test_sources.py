@@ -67,8 +67,9 @@ def test_score_ranks_match_global_ranks_and_weight_shares():
     excl = data.train.matrix[data.users].toarray().astype(bool)
     s = scores[data.users]
     np.testing.assert_array_equal(res.ranks, global_ranks(s, data.targets, exclude=excl))
-    np.testing.assert_allclose(res.popularity_shares,
-                               above_weight_share(s, data.targets, weights=data.weights, exclude=excl))
+    np.testing.assert_allclose(
+        res.popularity_shares, above_weight_share(s, data.targets, weights=data.weights, exclude=excl)
+    )
     np.testing.assert_array_equal(res.n_candidates, obs.n_items - excl.sum(axis=1))
 
 
@@ -80,8 +81,9 @@ def test_score_ranks_with_ties_are_global_ranks_with_shares_on_the_same_stream()
     res = score_ranks(_Fixed(scores), data, rng=np.random.default_rng(17))
     excl = data.train.matrix[data.users].toarray().astype(bool)
     s = np.where(excl, -np.inf, scores[data.users])
-    ranks, shares = global_ranks(s, data.targets, exclude=excl, rng=np.random.default_rng(17), return_shares=True,
-                                 weights=data.weights)
+    ranks, shares = global_ranks(
+        s, data.targets, exclude=excl, rng=np.random.default_rng(17), return_shares=True, weights=data.weights
+    )
     np.testing.assert_array_equal(res.ranks, ranks)
     np.testing.assert_array_equal(res.popularity_shares, shares)
     # ties were broken at random (a pessimistic or optimistic rule gives other ranks)

@@ -72,15 +72,21 @@ def test_every_estimator_but_the_mappings_estimates_them(mixed):
 def test_cutoff_columns_do_not_change_when_untruncated_metrics_are_added(mixed):
     ests = (Naive(), BiasVariance(0.1), MLE())
     base = run_stress(mixed, "binomial", 50, StressConfig(repeats=3, k_max=5, estimators=ests), rng=4)
-    more = run_stress(mixed, "binomial", 50, StressConfig(
-        repeats=3, k_max=5, estimators=ests, metrics=("recall", "ndcg", "average_precision", "auc")), rng=4)
+    more = run_stress(
+        mixed,
+        "binomial",
+        50,
+        StressConfig(repeats=3, k_max=5, estimators=ests, metrics=("recall", "ndcg", "average_precision", "auc")),
+        rng=4,
+    )
     np.testing.assert_array_equal(more.estimates[..., :-1], base.estimates)
     np.testing.assert_array_equal(more.exact[:-1], base.exact)
 
 
 def test_adaptive_and_bootstrap_cover_them(mixed):
-    cfg = StressConfig(repeats=2, k_max=3, metrics=("auc", "average_precision_full"), n_boot=5,
-                       estimators=(Naive(), MLE()))
+    cfg = StressConfig(
+        repeats=2, k_max=3, metrics=("auc", "average_precision_full"), n_boot=5, estimators=(Naive(), MLE())
+    )
     for scheme in ("adaptive", "binomial"):
         res = run_stress(mixed, scheme, 20, cfg, rng=8)
         assert res.estimates.shape[-1] == 2 and np.isfinite(res.estimates).all()
@@ -90,8 +96,14 @@ def test_adaptive_and_bootstrap_cover_them(mixed):
 
 
 def test_true_metric_of_a_simulation_uses_each_users_candidates():
-    r = RecommenderRanks("T", np.array([1, 2]), np.array([10, 20]), np.array([0, 1]),
-                         true_ranks=np.array([1, 4, 2]), true_users=np.array([0, 0, 1]))
+    r = RecommenderRanks(
+        "T",
+        np.array([1, 2]),
+        np.array([10, 20]),
+        np.array([0, 1]),
+        true_ranks=np.array([1, 4, 2]),
+        true_users=np.array([0, 0, 1]),
+    )
     cfg = StressConfig(repeats=1, k_max=2, metrics=("auc",), estimators=(Naive(),))
     res = run_stress(r, "binomial", 5, cfg, rng=0)
     user0 = ((10 - 1) / 9 + (10 - 4) / 9) / 2
@@ -101,8 +113,12 @@ def test_true_metric_of_a_simulation_uses_each_users_candidates():
 
 
 def test_tables_have_rows_with_an_empty_k(mixed):
-    cfg = StressConfig(repeats=3, k_max=2, metrics=("recall", "auc", "average_precision_full"),
-                       estimators=(Naive(), MappingEstimator("bound")))
+    cfg = StressConfig(
+        repeats=3,
+        k_max=2,
+        metrics=("recall", "auc", "average_precision_full"),
+        estimators=(Naive(), MappingEstimator("bound")),
+    )
     est = estimate_table([run_stress(mixed, "binomial", 30, cfg, rng=1)])
     assert isinstance(est["k"].dtype, pd.Int64Dtype)
     empty = est[est["k"].isna()]

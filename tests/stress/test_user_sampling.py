@@ -75,7 +75,11 @@ def test_sample_of_every_user_reproduces_the_population_exactly():
 
 def test_sufficient_statistics_match_the_sampled_users_directly():
     rng = np.random.default_rng(1)
-    ranks = {"A": _geometric_ranks(rng, 500, 15), "B": _geometric_ranks(rng, 500, 25), "C": _geometric_ranks(rng, 500, 8)}
+    ranks = {
+        "A": _geometric_ranks(rng, 500, 15),
+        "B": _geometric_ranks(rng, 500, 25),
+        "C": _geometric_ranks(rng, 500, 8),
+    }
     recs = _recs(ranks)
     cfg = UserSamplingConfig(sizes=(80,), repeats=4, k_max=30)
     res = run_user_sampling(recs, 80, cfg, rng=7)
@@ -207,14 +211,17 @@ def test_common_users_aligns_by_label():
         run_user_sampling([a, b], 3, UserSamplingConfig(sizes=(3,), k_max=5), rng=0)
 
 
-@pytest.mark.parametrize("kwargs, pattern", [
-    ({"sizes": ()}, "at least one"),
-    ({"sizes": (1,)}, "sizes"),
-    ({"sizes": (5, 5)}, "distinct"),
-    ({"sizes": (5,), "repeats": 0}, "repeats"),
-    ({"sizes": (5,), "confidence": 1.0}, "confidence"),
-    ({"sizes": (5,), "metrics": ("auc_typo",)}, "metrics"),
-])
+@pytest.mark.parametrize(
+    "kwargs, pattern",
+    [
+        ({"sizes": ()}, "at least one"),
+        ({"sizes": (1,)}, "sizes"),
+        ({"sizes": (5, 5)}, "distinct"),
+        ({"sizes": (5,), "repeats": 0}, "repeats"),
+        ({"sizes": (5,), "confidence": 1.0}, "confidence"),
+        ({"sizes": (5,), "metrics": ("auc_typo",)}, "metrics"),
+    ],
+)
 def test_config_errors(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         UserSamplingConfig(**kwargs)
@@ -225,8 +232,10 @@ def test_errors_table_has_the_dissertations_columns():
     recs = _recs({"A": _geometric_ranks(rng, 1200, 20), "B": _geometric_ranks(rng, 1200, 40)}, n_items=1000)
     cfg = UserSamplingConfig(sizes=(100, 1000), repeats=5, metrics=("recall", "ndcg"), k_max=10)
     users = [run_user_sampling(recs, m, cfg, rng=m) for m in cfg.sizes]
-    item = [run_stress(r, "binomial", 100, StressConfig(repeats=3, metrics=("recall", "ndcg"), k_max=10), rng=5)
-            for r in recs]
+    item = [
+        run_stress(r, "binomial", 100, StressConfig(repeats=3, metrics=("recall", "ndcg"), k_max=10), rng=5)
+        for r in recs
+    ]
     errors = user_sampling_errors(users, item, item_estimator="MN_MES")
     assert list(dict.fromkeys(errors["label"])) == ["item100", "user100", "user1K"]
     # the user-sampling value by hand: mean over repeats and K of |T^ - T|/T, sd over K
@@ -273,7 +282,11 @@ def test_shard_round_trip(tmp_path, n_recommenders):
     for name in ("mean", "mean_sq", "mean_cross", "exact", "pairs", "ks"):
         np.testing.assert_array_equal(getattr(back, name), getattr(res, name))
     assert (back.size, back.n_population, back.recommenders, back.families) == (
-        res.size, res.n_population, res.recommenders, res.families)
+        res.size,
+        res.n_population,
+        res.recommenders,
+        res.families,
+    )
     tests = user_sampling_tests([back])
     assert len(tests) == (0 if n_recommenders == 1 else 2 * 3 * 15)
 
@@ -282,8 +295,14 @@ def test_shard_round_trip(tmp_path, n_recommenders):
 # item-sampling estimators on the user samples (simrec's extension of §2.7)
 # ---------------------------------------------------------------------------
 def _estimator_config(**kw) -> UserSamplingConfig:
-    base = {"sizes": (40,), "repeats": 4, "metrics": ("recall", "ndcg"), "k_max": 5,
-            "estimators": (Naive(), BiasVariance(0.1), MLE(), MSEOptimal(MESPrior(0.001))), "item_sizes": (20,)}
+    base = {
+        "sizes": (40,),
+        "repeats": 4,
+        "metrics": ("recall", "ndcg"),
+        "k_max": 5,
+        "estimators": (Naive(), BiasVariance(0.1), MLE(), MSEOptimal(MESPrior(0.001))),
+        "item_sizes": (20,),
+    }
     return UserSamplingConfig(**{**base, **kw})
 
 
@@ -299,13 +318,19 @@ def test_estimators_on_every_user_replay_the_harness_exactly(n_boot):
     res = run_user_sampling([a, b], 120, cfg, rng=3, item_rngs=seeds)
     assert res.item_estimates.shape == (2, 2, 2, 4, 10)
     # more estimators in the harness (sharing fits and linear solves): the subset does not change a value
-    every = StressConfig(repeats=2, metrics=("recall", "ndcg"), k_max=5, estimators=(
-        BiasVariance(1.0), *cfg.estimators, MSEOptimal(MLEPrior()), BiasVariance(0.01, MESPrior(0.001))))
+    every = StressConfig(
+        repeats=2,
+        metrics=("recall", "ndcg"),
+        k_max=5,
+        estimators=(BiasVariance(1.0), *cfg.estimators, MSEOptimal(MLEPrior()), BiasVariance(0.01, MESPrior(0.001))),
+    )
     for j, rec in enumerate((a, b)):
         for i, n in enumerate((20, 50)):
             st = run_stress(rec, "binomial", n, every, rng=seeds[j][i])
             for e, name in enumerate(res.estimators):
-                np.testing.assert_array_equal(res.item_estimates[:, i, j, e], st.estimates[:, st.estimators.index(name)])
+                np.testing.assert_array_equal(
+                    res.item_estimates[:, i, j, e], st.estimates[:, st.estimators.index(name)]
+                )
     errors = user_sampling_estimator_errors([res], [run_stress(a, "binomial", 20, every, rng=seeds[0][0])])
     pairs = errors[(errors["recommender"] == "A") & (errors["n"] == 20)].groupby(["metric", "estimator"])
     for _, grp in pairs:  # item20 (all users, harness) and item20+user120 (m = M): the same estimates; T summed
@@ -353,8 +378,9 @@ def test_estimator_part_matches_the_library_on_the_sampled_users():
         np.testing.assert_allclose(res.item_lower[rep, 0, :, 0], lo, atol=1e-12)
         np.testing.assert_allclose(res.item_upper[rep, 0, :, 0], hi, atol=1e-12)
         np.testing.assert_allclose(res.item_se[rep, 0, :, 0], reps.std(axis=0, ddof=1), atol=1e-12)
-        np.testing.assert_allclose(res.item_pair_se[rep, 0, 0, 0], (reps[:, 0] - reps[:, 1]).std(axis=0, ddof=1),
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            res.item_pair_se[rep, 0, 0, 0], (reps[:, 0] - reps[:, 1]).std(axis=0, ddof=1), atol=1e-12
+        )
 
 
 def test_estimator_tables_agree_with_a_direct_count():
@@ -379,8 +405,11 @@ def test_estimator_tables_agree_with_a_direct_count():
     assert set(tests["k"]) == {5} and len(tests) == 2 * 3 * 2 * 2  # tests x pairs x estimators x metrics
     alpha = 0.05
     for _, row in tests.iterrows():
-        p = [q for q, (x, y) in enumerate(res.pairs) if (res.recommenders[x], res.recommenders[y]) ==
-             (row["recommender_a"], row["recommender_b"])][0]
+        p = [
+            q
+            for q, (x, y) in enumerate(res.pairs)
+            if (res.recommenders[x], res.recommenders[y]) == (row["recommender_a"], row["recommender_b"])
+        ][0]
         x, y = res.pairs[p]
         e, j = res.estimators.index(row["estimator"]), _col(res, row["metric"], 5)
         d = res.item_estimates[:, 0, x, e, j] - res.item_estimates[:, 0, y, e, j]
@@ -389,8 +418,11 @@ def test_estimator_tables_agree_with_a_direct_count():
             assert math.isnan(row["order_rate"]) and row["correct_rate_bonferroni"] == 0
         else:
             assert row["order_rate"] == pytest.approx((np.sign(d) == np.sign(exact_d)).mean())
-        se = (np.hypot(res.item_se[:, 0, x, e, j], res.item_se[:, 0, y, e, j]) if row["test"] == "two_sample"
-              else res.item_pair_se[:, 0, p, e, j])
+        se = (
+            np.hypot(res.item_se[:, 0, x, e, j], res.item_se[:, 0, y, e, j])
+            if row["test"] == "two_sample"
+            else res.item_pair_se[:, 0, p, e, j]
+        )
         pv = 2 * stats.norm.sf(np.abs(d / se))
         assert row["reject_rate"] == pytest.approx((pv <= alpha).mean())
         assert row["reject_rate_bonferroni"] == pytest.approx((pv <= alpha / 3).mean())
@@ -405,8 +437,16 @@ def full_ranking_samples():
     rng = np.random.default_rng(2027)
     a = np.minimum(1 + np.floor(rng.exponential(12, 5000)), 60).astype(np.int64)
     recs = _recs({"A": a, "B": rng.permutation(a)}, n_items=60)
-    cfg = UserSamplingConfig(sizes=(100,), repeats=200, metrics=("recall",), k_max=10, estimators=(Naive(),),
-                             item_scheme="hypergeometric", item_sizes=(60,), n_boot=100)
+    cfg = UserSamplingConfig(
+        sizes=(100,),
+        repeats=200,
+        metrics=("recall",),
+        k_max=10,
+        estimators=(Naive(),),
+        item_scheme="hypergeometric",
+        item_sizes=(60,),
+        n_boot=100,
+    )
     return run_user_sampling(recs, 100, cfg, rng=12)
 
 
@@ -435,8 +475,9 @@ def test_naive_estimate_on_user_samples_is_unbiased_for_the_expected_sampled_met
 
     rng = np.random.default_rng(11)
     recs = _recs({"A": _geometric_ranks(rng, 2000, 15, 300)}, n_items=300)
-    cfg = UserSamplingConfig(sizes=(50,), repeats=400, metrics=("recall", "ndcg"), k_max=5, estimators=(Naive(),),
-                             item_sizes=(30,))
+    cfg = UserSamplingConfig(
+        sizes=(50,), repeats=400, metrics=("recall", "ndcg"), k_max=5, estimators=(Naive(),), item_sizes=(30,)
+    )
     res = run_user_sampling(recs, 50, cfg, rng=13)
     metrics = [recall(k) for k in range(1, 6)] + [ndcg(k) for k in range(1, 6)]
     expected = expected_sampled_metrics(recs[0], metrics, (30,))[0]
@@ -445,14 +486,17 @@ def test_naive_estimate_on_user_samples_is_unbiased_for_the_expected_sampled_met
     assert (np.abs(est.mean(axis=0) - expected) <= 4 * se).all()
 
 
-@pytest.mark.parametrize("kwargs, pattern", [
-    ({"item_sizes": ()}, "`item_sizes` must hold at least one"),
-    ({"n_boot": 1}, r"`n_boot` must be 0 \(no intervals\) or >= 2; got 1"),
-    ({"item_scheme": "adaptive"}, "`item_scheme` must be one of"),
-    ({"item_sizes": (20, 20)}, "`item_sizes` must be distinct"),
-    ({"item_sizes": (1,)}, "item_sizes"),
-    ({"estimators": (Naive(), Naive())}, "distinct names"),
-])
+@pytest.mark.parametrize(
+    "kwargs, pattern",
+    [
+        ({"item_sizes": ()}, "`item_sizes` must hold at least one"),
+        ({"n_boot": 1}, r"`n_boot` must be 0 \(no intervals\) or >= 2; got 1"),
+        ({"item_scheme": "adaptive"}, "`item_scheme` must be one of"),
+        ({"item_sizes": (20, 20)}, "`item_sizes` must be distinct"),
+        ({"item_sizes": (1,)}, "item_sizes"),
+        ({"estimators": (Naive(), Naive())}, "distinct names"),
+    ],
+)
 def test_estimator_config_errors(kwargs, pattern):
     with pytest.raises(ValueError, match=pattern):
         _estimator_config(**kwargs)
@@ -478,8 +522,9 @@ def test_estimator_shard_round_trip(tmp_path):
     rng = np.random.default_rng(12)
     recs = _recs({"A": _geometric_ranks(rng, 80, 10, 100), "B": _geometric_ranks(rng, 80, 20, 100)}, n_items=100)
     for n_boot in (0, 2):
-        res = run_user_sampling(recs, 30, _estimator_config(sizes=(30,), repeats=2, n_boot=n_boot,
-                                                            estimators=(Naive(),)), rng=0)
+        res = run_user_sampling(
+            recs, 30, _estimator_config(sizes=(30,), repeats=2, n_boot=n_boot, estimators=(Naive(),)), rng=0
+        )
         np.savez(tmp_path / "s.npz", **res.to_arrays())
         with np.load(tmp_path / "s.npz") as z:
             back = UserSamplingResult.from_arrays({k: z[k] for k in z.files})

@@ -14,8 +14,10 @@ from simrec.stress import read_ranks_file
 from tests.cli_helpers import invoke
 
 BYO = Path(__file__).parents[1] / "fixtures" / "byo"
-SHRUNK = '{ kind = "lenskit", scorer = "simrec_test_scorers:ShrunkPopScorer", name = "Shrunk", ' \
-         'params = { shrinkage = 3.0, id_weight = 0.01 } }'
+SHRUNK = (
+    '{ kind = "lenskit", scorer = "simrec_test_scorers:ShrunkPopScorer", name = "Shrunk", '
+    "params = { shrinkage = 3.0, id_weight = 0.01 } }"
+)
 
 
 @pytest.fixture()
@@ -25,7 +27,9 @@ def timestamped(tmp_path) -> Path:
     u, i = np.nonzero(rng.random((30, 25)) < np.linspace(0.6, 0.05, 25))
     ts = rng.permutation(u.size) + 1000
     path = tmp_path / "data.csv"
-    pd.DataFrame({"user": [f"u{x}" for x in u], "item": [f"i{x}" for x in i], "timestamp": ts}).to_csv(path, index=False)
+    pd.DataFrame({"user": [f"u{x}" for x in u], "item": [f"i{x}" for x in i], "timestamp": ts}).to_csv(
+        path, index=False
+    )
     return path
 
 
@@ -47,16 +51,23 @@ def brute_force(path: Path, shrinkage: float, id_weight: float, candidates: str 
         cand = np.array([j for j in range(inter.n_items) if candidates == "all" or j not in seen])
         above = cand[score[cand] > score[t["col"]]]
         others = cand[cand != t["col"]]
-        rows.append({"user": t["user"], "rank": 1 + above.size, "n_candidates": cand.size,
-                     "popularity_share": count[above].sum() / count[others].sum()})
+        rows.append(
+            {
+                "user": t["user"],
+                "rank": 1 + above.size,
+                "n_candidates": cand.size,
+                "popularity_share": count[above].sum() / count[others].sum(),
+            }
+        )
     return pd.DataFrame(rows).set_index("user").sort_index()
 
 
 def test_ranks_equal_a_brute_force_count_and_stress_reads_them(timestamped, tmp_path, monkeypatch):
     monkeypatch.chdir(BYO)  # the scorer's module is imported from the current folder
     out = tmp_path / "ranks.csv"
-    code, stdout, err = invoke(["ranks", str(timestamped), "-r", SHRUNK, "-r", "popular", "--split", "last",
-                                "--out", str(out), "--seed", "4"])
+    code, stdout, err = invoke(
+        ["ranks", str(timestamped), "-r", SHRUNK, "-r", "popular", "--split", "last", "--out", str(out), "--seed", "4"]
+    )
     assert code == 0, err
     assert f"-> {out}" in stdout
     frame = pd.read_csv(out)
@@ -70,9 +81,11 @@ def test_ranks_equal_a_brute_force_count_and_stress_reads_them(timestamped, tmp_
     np.testing.assert_array_equal(got["n_candidates"], want["n_candidates"])
     np.testing.assert_allclose(got["popularity_share"], want["popularity_share"], rtol=1e-12)
     scenario = tmp_path / "stress.toml"
-    scenario.write_text('kind = "stress"\nname = "mine"\nseed = 1\nrepeats = 2\n[source]\ntype = "file"\n'
-                        'path = "ranks.csv"\n[sampling]\nschemes = ["binomial", "popularity"]\nsizes = [5]\n'
-                        '[metrics]\nk_max = 3\ncurve_k = 3\ncurve_sizes = [5]\n')
+    scenario.write_text(
+        'kind = "stress"\nname = "mine"\nseed = 1\nrepeats = 2\n[source]\ntype = "file"\n'
+        'path = "ranks.csv"\n[sampling]\nschemes = ["binomial", "popularity"]\nsizes = [5]\n'
+        "[metrics]\nk_max = 3\ncurve_k = 3\ncurve_sizes = [5]\n"
+    )
     load_stress_scenario(scenario)  # validates the file's rows and columns for the popularity scheme
 
 
@@ -83,8 +96,24 @@ def test_candidates_all_ranks_among_every_item_and_unseen_is_the_default(timesta
     outs = {}
     for name, extra in (("default", []), ("unseen", ["--candidates", "unseen"]), ("all", ["--candidates", "all"])):
         outs[name] = tmp_path / f"{name}.csv"
-        code, _, err = invoke(["ranks", str(timestamped), "-r", SHRUNK, "-r", "popular", "--split", "last", "-q",
-                               "--out", str(outs[name]), "--seed", "4", *extra])
+        code, _, err = invoke(
+            [
+                "ranks",
+                str(timestamped),
+                "-r",
+                SHRUNK,
+                "-r",
+                "popular",
+                "--split",
+                "last",
+                "-q",
+                "--out",
+                str(outs[name]),
+                "--seed",
+                "4",
+                *extra,
+            ]
+        )
         assert code == 0, err
     assert outs["default"].read_bytes() == outs["unseen"].read_bytes()
     frame = pd.read_csv(outs["all"])
@@ -101,9 +130,11 @@ def test_candidates_all_ranks_among_every_item_and_unseen_is_the_default(timesta
     assert (pop["n_candidates"] == inter.n_items).all() and (pop["rank"] <= inter.n_items).all()
     # a stress scenario reads it; sampling without replacement may draw up to n_items - 1 negatives
     scenario = tmp_path / "stress.toml"
-    scenario.write_text('kind = "stress"\nname = "all"\nseed = 1\nrepeats = 2\n[source]\ntype = "file"\n'
-                        'path = "all.csv"\n[sampling]\nschemes = ["hypergeometric"]\n'
-                        f'sizes = [{inter.n_items}]\n[metrics]\nk_max = 3\ncurve_k = 3\ncurve_sizes = [5]\n')
+    scenario.write_text(
+        'kind = "stress"\nname = "all"\nseed = 1\nrepeats = 2\n[source]\ntype = "file"\n'
+        'path = "all.csv"\n[sampling]\nschemes = ["hypergeometric"]\n'
+        f"sizes = [{inter.n_items}]\n[metrics]\nk_max = 3\ncurve_k = 3\ncurve_sizes = [5]\n"
+    )
     load_stress_scenario(scenario)
 
 
@@ -114,8 +145,9 @@ def test_ties_are_broken_at_random_within_their_bounds(timestamped, tmp_path, mo
     ranks = []
     for seed in range(8):
         out = tmp_path / f"r{seed}.parquet"
-        code, _, err = invoke(["ranks", str(timestamped), "-r", tied, "--split", "last", "-o", str(out), "-q",
-                               "--seed", str(seed)])
+        code, _, err = invoke(
+            ["ranks", str(timestamped), "-r", tied, "--split", "last", "-o", str(out), "-q", "--seed", str(seed)]
+        )
         assert code == 0, err
         ranks.append(pd.read_parquet(out).set_index("user").sort_index()["rank"].to_numpy())
     inter, _ = load_timestamped(timestamped, kind="pairs")
@@ -126,18 +158,23 @@ def test_ties_are_broken_at_random_within_their_bounds(timestamped, tmp_path, mo
     assert (ranks <= inter.n_items).all()
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["-r", "popular", "--split", "first"], "--split: must be 'last' or 'random'; got 'first'"),
-    (["-r", "popular", "--candidates", "every"], "--candidates: must be 'unseen' or 'all'; got 'every'"),
-    (["-r", "popular", "-o", "OUT/r.txt"], "--out: must end in .csv, .parquet, .pq"),
-    (["-r", "knn"], "--recommender: must be a LensKit algorithm"),
-    (["-r", "{ kind = oracle }"], "--recommender: not a TOML inline table"),
-    (["-r", '{ kind = "oracle" }'], "--recommender[0]: oracle needs the true preferences"),
-    (["-r", '{ kind = "lenskit", algorithm = "item_knn", params = { k = 3 } }'],
-     "--recommender[0].params.k: unknown parameter of ItemKNNScorer"),
-    (["-r", "../evil:C"], "scorer: must be an import path"),
-    (["-r", "simrec_test_scorers_absent:C"], "no module named 'simrec_test_scorers_absent'"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["-r", "popular", "--split", "first"], "--split: must be 'last' or 'random'; got 'first'"),
+        (["-r", "popular", "--candidates", "every"], "--candidates: must be 'unseen' or 'all'; got 'every'"),
+        (["-r", "popular", "-o", "OUT/r.txt"], "--out: must end in .csv, .parquet, .pq"),
+        (["-r", "knn"], "--recommender: must be a LensKit algorithm"),
+        (["-r", "{ kind = oracle }"], "--recommender: not a TOML inline table"),
+        (["-r", '{ kind = "oracle" }'], "--recommender[0]: oracle needs the true preferences"),
+        (
+            ["-r", '{ kind = "lenskit", algorithm = "item_knn", params = { k = 3 } }'],
+            "--recommender[0].params.k: unknown parameter of ItemKNNScorer",
+        ),
+        (["-r", "../evil:C"], "scorer: must be an import path"),
+        (["-r", "simrec_test_scorers_absent:C"], "no module named 'simrec_test_scorers_absent'"),
+    ],
+)
 def test_bad_options_are_refused_before_anything_is_written(timestamped, tmp_path, args, needle):
     out = tmp_path / "r.csv"
     args = [a.replace("OUT", str(tmp_path)) for a in args]
@@ -156,8 +193,9 @@ def test_existing_output_and_missing_data(timestamped, tmp_path):
     assert code == 2 and "exists; use --overwrite" in err and out.read_text() == "keep me"
     code, _, err = invoke(["ranks", str(tmp_path / "nope.csv"), "-r", "popular", "-o", str(tmp_path / "x.csv")])
     assert code == 2 and "Traceback" not in err and "nope.csv" in err, err
-    code, _, err = invoke(["ranks", str(timestamped), "-r", "popular", "-o", str(out), "--overwrite",
-                           "--min-items", "99", "-q"])
+    code, _, err = invoke(
+        ["ranks", str(timestamped), "-r", "popular", "-o", str(out), "--overwrite", "--min-items", "99", "-q"]
+    )
     assert code == 2 and "no user has at least `min_items` = 99" in err, err
     code, _, err = invoke(["ranks", str(timestamped), "-r", "popular", "-o", str(out), "--overwrite", "-q"])
     assert code == 0 and read_ranks_file(out).recommenders[0].name == "popular"
@@ -166,8 +204,9 @@ def test_existing_output_and_missing_data(timestamped, tmp_path):
 def test_a_failing_scorer_is_named_in_one_line_and_nothing_is_written(timestamped, tmp_path, monkeypatch):
     monkeypatch.chdir(BYO)
     out = tmp_path / "r.csv"
-    code, _, err = invoke(["ranks", str(timestamped), "-r", "popular", "-r", "simrec_test_scorers:FailingScorer",
-                           "-o", str(out), "-q"])
+    code, _, err = invoke(
+        ["ranks", str(timestamped), "-r", "popular", "-r", "simrec_test_scorers:FailingScorer", "-o", str(out), "-q"]
+    )
     assert code == 1 and "Traceback" not in err, err
     assert "recommender 'FailingScorer' failed: ValueError: boom while training (nothing was written" in err
     assert not out.exists()
@@ -197,9 +236,15 @@ def test_ranks_needs_count_what_each_model_keeps():
     from simrec.config.recommenders import parse_recommender_option
 
     size = {"n_users": 138_493, "n_items": 26_744, "n_pairs": 20_000_263}
-    specs = [parse_recommender_option(s) for s in
-             ("item_knn", '{ kind = "lenskit", algorithm = "item_knn", params = { save_nbrs = 100 } }',
-              "implicit_mf", "popular")]
+    specs = [
+        parse_recommender_option(s)
+        for s in (
+            "item_knn",
+            '{ kind = "lenskit", algorithm = "item_knn", params = { save_nbrs = 100 } }',
+            "implicit_mf",
+            "popular",
+        )
+    ]
     (kind,), fixed = ranks_needs(specs, **size)
     data, block, knn, knn100, mf, pop = (n.bytes for n in kind)
     assert fixed == [] and data >= BYTES_PER_PAIR * size["n_pairs"]

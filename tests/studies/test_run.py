@@ -75,7 +75,9 @@ def test_serial_and_two_processes_identical(tmp_path):
     with ProcessBackend(2) as backend:
         b = run_scenario(sc, path, tmp_path / "procs", backend=backend, progress=False, figures=False)
     pd.testing.assert_frame_equal(a.results, b.results)
-    assert (tmp_path / "serial" / "results.parquet").read_bytes() == (tmp_path / "procs" / "results.parquet").read_bytes()
+    assert (tmp_path / "serial" / "results.parquet").read_bytes() == (
+        tmp_path / "procs" / "results.parquet"
+    ).read_bytes()
 
 
 def test_more_replicates_keep_the_first_ones(tmp_path):

@@ -73,10 +73,14 @@ def test_shipped_stress_scenarios_are_valid():
         (('kind = "stress"', 'kind = "run"'), r"not a stress scenario"),
         (("bv_gammas = [0.1]", "bv_gammas = [2.0]"), r"estimators.bv_gammas\[0\]"),
         (('type = "file"', 'type = "file"\nmin_items = 3'), r"source.min_items: unknown key"),
-        (("k_max = 10", 'names = ["recall", "ap"]\nk_max = 10'),
-         r"metrics.names\[1\]: Input should be .*'auc' or 'average_precision_full'; got 'ap'"),
-        (("curve_sizes = [10, 50]", 'curve_sizes = [10, 50]\nnames = ["auc"]\n[user_sampling]\nsizes = [10]'),
-         r"metrics.names: \[user_sampling\] needs a cutoff family .*; got \['auc'\]"),
+        (
+            ("k_max = 10", 'names = ["recall", "ap"]\nk_max = 10'),
+            r"metrics.names\[1\]: Input should be .*'auc' or 'average_precision_full'; got 'ap'",
+        ),
+        (
+            ("curve_sizes = [10, 50]", 'curve_sizes = [10, 50]\nnames = ["auc"]\n[user_sampling]\nsizes = [10]'),
+            r"metrics.names: \[user_sampling\] needs a cutoff family .*; got \['auc'\]",
+        ),
     ],
 )
 def test_invalid_scenarios_are_reported_with_their_key(tmp_path, patch, pattern):
@@ -171,10 +175,12 @@ def test_out_dir_of_another_scenario_is_refused(tmp_path, file_scenario):
 
 
 def test_auc_and_untruncated_ap_flow_through_the_tables(tmp_path):
-    text = FILE_SCENARIO.format(path=FIXTURES / "good.csv").replace(
-        'schemes = ["binomial", "popularity", "adaptive"]', 'schemes = ["binomial", "adaptive"]').replace(
-        "sizes = [20, 40]", "sizes = [20]").replace(
-        "k_max = 10", 'names = ["recall", "auc", "average_precision_full"]\nk_max = 10')
+    text = (
+        FILE_SCENARIO.format(path=FIXTURES / "good.csv")
+        .replace('schemes = ["binomial", "popularity", "adaptive"]', 'schemes = ["binomial", "adaptive"]')
+        .replace("sizes = [20, 40]", "sizes = [20]")
+        .replace("k_max = 10", 'names = ["recall", "auc", "average_precision_full"]\nk_max = 10')
+    )
     sc, path = load_stress_scenario(_write(tmp_path, text))
     outcome = run_stress_scenario(sc, path, tmp_path / "o", progress=False, figures=True)
     summary = pd.read_csv(tmp_path / "o" / "summary.csv")
@@ -237,8 +243,9 @@ def test_cli_stress(tmp_path, file_scenario):
     res = runner.invoke(app, ["stress", str(file_scenario), "--out", str(tmp_path / "cli"), "--no-figures"])
     assert res.exit_code == 0, res.output
     assert "Mean |relative error|" in res.output
-    bad = _write(tmp_path, FILE_SCENARIO.format(path=FIXTURES / "good.csv").replace("repeats = 4", "repeats = 0"),
-                 "bad.toml")
+    bad = _write(
+        tmp_path, FILE_SCENARIO.format(path=FIXTURES / "good.csv").replace("repeats = 4", "repeats = 0"), "bad.toml"
+    )
     res = runner.invoke(app, ["stress", str(bad), "--out", str(tmp_path / "bad")])
     assert res.exit_code == 2
     assert "repeats" in res.output

@@ -55,8 +55,12 @@ def _tables(out: Path, names: tuple[str, ...] = OUTPUTS) -> dict[str, pd.DataFra
 
 #: The item-sampling estimators on the user samples: 3 repeats as the stress tasks, 3 bootstrap replicates.
 ESTIMATORS = ("repeats = 30", 'repeats = 3\nestimators = ["naive", "MN_MES"]\nn_boot = 3')
-ESTIMATOR_OUTPUTS = OUTPUTS + ("user_sampling_estimators.csv", "user_sampling_estimators_tests.csv",
-                               "user_sampling_estimators_errors.csv", "user_sampling_estimators_table.csv")
+ESTIMATOR_OUTPUTS = OUTPUTS + (
+    "user_sampling_estimators.csv",
+    "user_sampling_estimators_tests.csv",
+    "user_sampling_estimators_errors.csv",
+    "user_sampling_estimators_table.csv",
+)
 
 
 @pytest.fixture(scope="module")
@@ -95,23 +99,35 @@ def test_resume_reuses_the_user_sampling_shards(serial_run, tmp_path):
         pd.testing.assert_frame_equal(frame, before[name], check_exact=True, obj=name)
 
 
-@pytest.mark.parametrize("old, new, pattern", [
-    ("sizes = [20, 60]", "sizes = [20, 61]",
-     r"user_sampling.sizes: must be <= the number of users \(users common to every recommender of .*good.csv = 60\); "
-     r"got \[61\]"),
-    ("sizes = [20, 60]", "sizes = [1]", r"user_sampling.sizes\[0\]: Input should be greater than or equal to 2"),
-    ("sizes = [20, 60]", "sizes = []", r"user_sampling.sizes"),
-    ("sizes = [20, 60]", "sizes = [20, 20]", r"user_sampling: `sizes` lists 20 twice"),
-    ("sizes = [20, 60]", "sizes = [20.5]", r"user_sampling.sizes\[0\]"),
-    ("repeats = 30", "repeats = 0", r"user_sampling.repeats"),
-    ("repeats = 30", "repeats = 30\nconfidence = 1.5", r"user_sampling.confidence"),
-    ("repeats = 30", "repeats = 30\ncolour = 1", r"user_sampling.colour: unknown key"),
-    ("repeats = 30", 'repeats = 30\nitem_estimator = "MLE"',
-     r"user_sampling.item_estimator: must be one of the scenario's estimators \(naive, MN_MES\).*got 'MLE'"),
-    ("repeats = 30", 'repeats = 30\nitem_scheme = "hypergeometric"',
-     r"user_sampling.item_scheme: must be one of sampling.schemes \(binomial\); got 'hypergeometric'"),
-    ("repeats = 30", 'repeats = 30\nitem_scheme = "adaptive"', r"user_sampling.item_scheme"),
-])
+@pytest.mark.parametrize(
+    "old, new, pattern",
+    [
+        (
+            "sizes = [20, 60]",
+            "sizes = [20, 61]",
+            r"user_sampling.sizes: must be <= the number of users \(users common to every recommender of .*good.csv = 60\); "
+            r"got \[61\]",
+        ),
+        ("sizes = [20, 60]", "sizes = [1]", r"user_sampling.sizes\[0\]: Input should be greater than or equal to 2"),
+        ("sizes = [20, 60]", "sizes = []", r"user_sampling.sizes"),
+        ("sizes = [20, 60]", "sizes = [20, 20]", r"user_sampling: `sizes` lists 20 twice"),
+        ("sizes = [20, 60]", "sizes = [20.5]", r"user_sampling.sizes\[0\]"),
+        ("repeats = 30", "repeats = 0", r"user_sampling.repeats"),
+        ("repeats = 30", "repeats = 30\nconfidence = 1.5", r"user_sampling.confidence"),
+        ("repeats = 30", "repeats = 30\ncolour = 1", r"user_sampling.colour: unknown key"),
+        (
+            "repeats = 30",
+            'repeats = 30\nitem_estimator = "MLE"',
+            r"user_sampling.item_estimator: must be one of the scenario's estimators \(naive, MN_MES\).*got 'MLE'",
+        ),
+        (
+            "repeats = 30",
+            'repeats = 30\nitem_scheme = "hypergeometric"',
+            r"user_sampling.item_scheme: must be one of sampling.schemes \(binomial\); got 'hypergeometric'",
+        ),
+        ("repeats = 30", 'repeats = 30\nitem_scheme = "adaptive"', r"user_sampling.item_scheme"),
+    ],
+)
 def test_invalid_user_sampling_is_reported_with_its_key(tmp_path, old, new, pattern):
     with pytest.raises(ScenarioError, match=pattern):
         load_stress_scenario(_scenario(tmp_path, old, new))
@@ -141,8 +157,11 @@ sizes = [10, 51]
 def test_simulation_sizes_are_checked_against_the_population(tmp_path):
     p = tmp_path / "sim.toml"
     p.write_text(SIM_SCENARIO)
-    with pytest.raises(ScenarioError, match=r"user_sampling.sizes: must be <= the number of users "
-                                            r"\(population.n_users = 50\); got \[51\]"):
+    with pytest.raises(
+        ScenarioError,
+        match=r"user_sampling.sizes: must be <= the number of users "
+        r"\(population.n_users = 50\); got \[51\]",
+    ):
         load_stress_scenario(p)
 
 
@@ -157,7 +176,8 @@ def test_cli_refuses_a_size_above_the_population_in_one_line(tmp_path):
 def test_simulation_with_fewer_evaluated_users_fails_in_one_line(tmp_path):
     """Validation knows population.n_users; users with too few items are not evaluated, found at run time."""
     text = SIM_SCENARIO.replace("sizes = [10, 51]", "sizes = [50]").replace(
-        'recommenders = [{ kind = "popular" }]', 'recommenders = [{ kind = "popular" }]\nmin_items = 6')
+        'recommenders = [{ kind = "popular" }]', 'recommenders = [{ kind = "popular" }]\nmin_items = 6'
+    )
     p = tmp_path / "sim.toml"
     p.write_text(text)
     code, out, err = invoke(["stress", str(p), "--out", str(tmp_path / "o"), "--no-figures", "--quiet"])
@@ -186,8 +206,16 @@ def test_estimators_on_all_users_are_the_stress_tasks_estimates(estimator_run):
         for e, name in enumerate(names):
             np.testing.assert_array_equal(est[:, 0, j, e], harness[:, hnames.index(name)][:, cut])
     wide = t["user_sampling_estimators_table.csv"]
-    assert list(wide.columns) == ["dataset", "model", "metric", "estimator", "scheme", "item20", "item20+user20",
-                                  "item20+user60"]
+    assert list(wide.columns) == [
+        "dataset",
+        "model",
+        "metric",
+        "estimator",
+        "scheme",
+        "item20",
+        "item20+user20",
+        "item20+user60",
+    ]
     assert len(wide) == 3 * 2 * 2  # models x metrics x estimators
     errors = t["user_sampling_estimators_errors.csv"]
     every = errors[errors["label"] == "item20+user60"].set_index(["recommender", "metric", "estimator"])
@@ -211,16 +239,23 @@ def test_estimator_tables_resume_and_processes_equal_serial(estimator_run, tmp_p
             pd.testing.assert_frame_equal(frame, serial[name], check_exact=True, obj=name)
 
 
-@pytest.mark.parametrize("new, pattern", [
-    ('estimators = ["naive", "MLE"]',
-     r"user_sampling.estimators: must be among the scenario's estimators \(naive, MN_MES\); got \['MLE'\]"),
-    ('estimators = ["naive", "naive"]', r"user_sampling: `estimators` lists naive twice"),
-    ('estimators = ["naive"]\nn_boot = 1', r"user_sampling.n_boot: .*must be 0 \(no intervals\) or >= 2.*got 1"),
-    ('estimators = ["naive"]\nn_boot = -2', r"user_sampling.n_boot: Input should be greater than or equal to 0"),
-    ('estimators = ["naive"]\nitem_estimator = ""\nitem_scheme = "popularity"',
-     r"user_sampling.item_scheme: must be one of sampling.schemes \(binomial\); got 'popularity'"),
-    ('estimators = "naive"', r"user_sampling.estimators: Input should be a valid list"),
-])
+@pytest.mark.parametrize(
+    "new, pattern",
+    [
+        (
+            'estimators = ["naive", "MLE"]',
+            r"user_sampling.estimators: must be among the scenario's estimators \(naive, MN_MES\); got \['MLE'\]",
+        ),
+        ('estimators = ["naive", "naive"]', r"user_sampling: `estimators` lists naive twice"),
+        ('estimators = ["naive"]\nn_boot = 1', r"user_sampling.n_boot: .*must be 0 \(no intervals\) or >= 2.*got 1"),
+        ('estimators = ["naive"]\nn_boot = -2', r"user_sampling.n_boot: Input should be greater than or equal to 0"),
+        (
+            'estimators = ["naive"]\nitem_estimator = ""\nitem_scheme = "popularity"',
+            r"user_sampling.item_scheme: must be one of sampling.schemes \(binomial\); got 'popularity'",
+        ),
+        ('estimators = "naive"', r"user_sampling.estimators: Input should be a valid list"),
+    ],
+)
 def test_invalid_estimator_keys_are_reported_with_their_key(tmp_path, new, pattern):
     with pytest.raises(ScenarioError, match=pattern):
         load_stress_scenario(_scenario(tmp_path, "repeats = 30", f"repeats = 30\n{new}"))
