@@ -129,9 +129,15 @@ def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[objec
 
 @contextmanager
 def _job(out: Path) -> Iterator[None]:
-    """Turn what can go wrong while a job runs into one line (no traceback reaches the user)."""
+    """Turn what can go wrong while a job runs into one line (no traceback reaches the user).
+
+    ``out`` is checked first (a name too long for the file system, a file on its path: exit 2, nothing created).
+    """
+    from .rundir import path_problem
     from .tasks import TaskError
 
+    if problem := path_problem(out):
+        _fail(problem)
     try:
         yield
     except _input_errors() as exc:
@@ -162,6 +168,7 @@ def _job(out: Path) -> Iterator[None]:
 _INPUT_ERRORS = (
     ("simrec.config.base", "ScenarioError"),
     ("simrec.rundir", "RunDirError"),
+    ("simrec.shards", "ShardError"),
     ("simrec.stress.sources", "RanksFileError"),
     ("simrec.studies.calibrate", "DatasetLoadError"),
     ("simrec.tasks", "BackendError"),
@@ -429,6 +436,7 @@ def ranks(
     from .config import ScenarioError
     from .config.budget import dataset_read_need, ranks_needs
     from .config.recommenders import parse_recommender_option, recommender_problems
+    from .rundir import path_problem
     from .stress import CANDIDATE_SETS
     from .studies.ranks import RANKS_SUFFIXES, dataset_ranks, write_ranks_file
 
@@ -439,6 +447,8 @@ def ranks(
         problems.append(f"--candidates: must be {' or '.join(map(repr, CANDIDATE_SETS))}; got {candidates!r}")
     if out.suffix.lower() not in RANKS_SUFFIXES:
         problems.append(f"--out: must end in {', '.join(RANKS_SUFFIXES)}; got {str(out)!r}")
+    elif problem := path_problem(out, folder=False):
+        problems.append(problem)
     elif out.is_dir():
         problems.append(f"--out: {out} is a folder; give a file name such as {out / 'ranks.csv'}")
     elif out.exists() and not overwrite:
@@ -633,7 +643,11 @@ def count_trials(out: Path) -> int:
     """GP trials logged so far under a calibration folder (``<dataset>/cells/<cell>/<objective>/trials.jsonl``,
     one header line then one line per trial; resumed trials included)."""
     n = 0
-    for log in Path(out).glob("*/cells/*/*/trials.jsonl"):
+    try:
+        logs = list(Path(out).glob("*/cells/*/*/trials.jsonl"))
+    except OSError:  # a folder that cannot be listed (the job reports it)
+        return 0
+    for log in logs:
         try:
             with open(log, "rb") as fh:
                 n += max(0, sum(1 for _ in fh) - 1)
