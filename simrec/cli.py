@@ -582,20 +582,28 @@ def calibrate(
         Optional[Path],
         typer.Option("--export-presets", help="Also copy the presets into this folder (<dir>/<dataset>/<cell>.toml)."),
     ] = None,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite", metavar="", help="Let --export-presets replace preset files that differ from this sweep's."
+        ),
+    ] = False,
     no_figures: _NoFigures = False,
     quiet: _Quiet = False,
     max_memory: _MaxMemory = None,
 ) -> None:
     """Calibrate every preference x observation model to reference datasets (GP search on KL divergences)."""
-    import shutil
-
     from .calibration import CalibrationLogError
     from .config import ScenarioError
     from .config.budget import sweep_needs
     from .config.sweep import load_sweep_spec
+    from .rundir import os_error_line, path_problem
     from .studies import calibrate_sweep
+    from .studies import export_presets as export
 
     budget = _budget(max_memory, jobs, backend, address)
+    if export_presets is not None and (problem := path_problem(export_presets, "--export-presets")):
+        _fail(problem)  # before the sweep, not after hours of it
     try:
         sweep = load_sweep_spec(spec, budget=budget)
         if n_calls is not None:  # the override counts too (the GP grows with the number of calls)
@@ -629,10 +637,12 @@ def calibrate(
         except CalibrationLogError as exc:
             _fail(str(exc))
         if export_presets is not None:
-            for name, path in result.presets.items():
-                dest = export_presets / f"{name}.toml"
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, dest)
+            try:
+                export(result.presets, export_presets, overwrite=overwrite)
+            except OSError as exc:
+                if _DEBUG["on"]:
+                    raise
+                _fail(f"{os_error_line(exc, export_presets, '--export-presets')}; the presets are in {out}", code=1)
     if not quiet:
         cols = ["dataset", "cell", "objective", "average_loss"]
         typer.echo(result.table[cols].to_string(index=False))
