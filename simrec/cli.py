@@ -129,9 +129,15 @@ def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[objec
 
 @contextmanager
 def _job(out: Path) -> Iterator[None]:
-    """Turn what can go wrong while a job runs into one line (no traceback reaches the user)."""
+    """Turn what can go wrong while a job runs into one line (no traceback reaches the user).
+
+    ``out`` is checked first (a name too long for the file system, a file on its path: exit 2, nothing created).
+    """
+    from .rundir import path_problem
     from .tasks import TaskError
 
+    if problem := path_problem(out):
+        _fail(problem)
     try:
         yield
     except _input_errors() as exc:
@@ -162,6 +168,7 @@ def _job(out: Path) -> Iterator[None]:
 _INPUT_ERRORS = (
     ("simrec.config.base", "ScenarioError"),
     ("simrec.rundir", "RunDirError"),
+    ("simrec.shards", "ShardError"),
     ("simrec.stress.sources", "RanksFileError"),
     ("simrec.studies.calibrate", "DatasetLoadError"),
     ("simrec.tasks", "BackendError"),
@@ -429,6 +436,7 @@ def ranks(
     from .config import ScenarioError
     from .config.budget import dataset_read_need, ranks_needs
     from .config.recommenders import parse_recommender_option, recommender_problems
+    from .rundir import path_problem
     from .stress import CANDIDATE_SETS
     from .studies.ranks import RANKS_SUFFIXES, dataset_ranks, write_ranks_file
 
@@ -439,6 +447,8 @@ def ranks(
         problems.append(f"--candidates: must be {' or '.join(map(repr, CANDIDATE_SETS))}; got {candidates!r}")
     if out.suffix.lower() not in RANKS_SUFFIXES:
         problems.append(f"--out: must end in {', '.join(RANKS_SUFFIXES)}; got {str(out)!r}")
+    elif problem := path_problem(out, folder=False):
+        problems.append(problem)
     elif out.is_dir():
         problems.append(f"--out: {out} is a folder; give a file name such as {out / 'ranks.csv'}")
     elif out.exists() and not overwrite:
@@ -572,20 +582,28 @@ def calibrate(
         Optional[Path],
         typer.Option("--export-presets", help="Also copy the presets into this folder (<dir>/<dataset>/<cell>.toml)."),
     ] = None,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite", metavar="", help="Let --export-presets replace preset files that differ from this sweep's."
+        ),
+    ] = False,
     no_figures: _NoFigures = False,
     quiet: _Quiet = False,
     max_memory: _MaxMemory = None,
 ) -> None:
     """Calibrate every preference x observation model to reference datasets (GP search on KL divergences)."""
-    import shutil
-
     from .calibration import CalibrationLogError
     from .config import ScenarioError
     from .config.budget import sweep_needs
     from .config.sweep import load_sweep_spec
+    from .rundir import os_error_line, path_problem
     from .studies import calibrate_sweep
+    from .studies import export_presets as export
 
     budget = _budget(max_memory, jobs, backend, address)
+    if export_presets is not None and (problem := path_problem(export_presets, "--export-presets")):
+        _fail(problem)  # before the sweep, not after hours of it
     try:
         sweep = load_sweep_spec(spec, budget=budget)
         if n_calls is not None:  # the override counts too (the GP grows with the number of calls)
@@ -619,10 +637,12 @@ def calibrate(
         except CalibrationLogError as exc:
             _fail(str(exc))
         if export_presets is not None:
-            for name, path in result.presets.items():
-                dest = export_presets / f"{name}.toml"
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, dest)
+            try:
+                export(result.presets, export_presets, overwrite=overwrite)
+            except OSError as exc:
+                if _DEBUG["on"]:
+                    raise
+                _fail(f"{os_error_line(exc, export_presets, '--export-presets')}; the presets are in {out}", code=1)
     if not quiet:
         cols = ["dataset", "cell", "objective", "average_loss"]
         typer.echo(result.table[cols].to_string(index=False))
@@ -633,7 +653,11 @@ def count_trials(out: Path) -> int:
     """GP trials logged so far under a calibration folder (``<dataset>/cells/<cell>/<objective>/trials.jsonl``,
     one header line then one line per trial; resumed trials included)."""
     n = 0
-    for log in Path(out).glob("*/cells/*/*/trials.jsonl"):
+    try:
+        logs = list(Path(out).glob("*/cells/*/*/trials.jsonl"))
+    except OSError:  # a folder that cannot be listed (the job reports it)
+        return 0
+    for log in logs:
         try:
             with open(log, "rb") as fh:
                 n += max(0, sum(1 for _ in fh) - 1)

@@ -6,7 +6,9 @@ on any :mod:`simrec.tasks` backend. The run directory (:mod:`simrec.rundir`)
 holds
 
 * ``replicates/*.parquet`` — one shard per finished task (written as each
-  task finishes, so an interrupted run keeps its work);
+  task finishes, so an interrupted run keeps its work; each records its task
+  and a digest of its content, checked when a re-run reuses it:
+  :mod:`simrec.shards`);
 * ``results.parquet`` — the tidy results (:data:`~simrec.experiment.RESULT_COLUMNS`);
 * ``summary.csv`` — mean, sd and confidence interval per world x
   recommender x metric x kind (observed, true, error);
@@ -36,7 +38,7 @@ from simrec.config.run import Scenario
 from simrec.experiment import RESULT_COLUMNS, Evaluation, World, run_replicate
 from simrec.recommenders import Oracle, Popular
 from simrec.report import pairwise_wins, plot_results, summarize
-from simrec.rundir import RunDir
+from simrec.rundir import FRAMES, RunDir
 from simrec.tasks import Backend, SerialBackend, Task, run_tasks
 
 __all__ = ["RunOutcome", "run_scenario"]
@@ -140,15 +142,16 @@ def run_scenario(
             "scenario_content": scenario.model_dump(mode="json"),
         },
     ) as rd:
-        shards = rd.shards("replicates", ".parquet")
+        shards = rd.shards("replicates", FRAMES)
         warnings: list[str] = []
         todo: list[Task] = []
         keys: list[str] = []
         reused = 0
+        done = shards.reusable(_shard_key(r, w) for r in range(scenario.replicates) for w in range(len(worlds)))
         for r in range(scenario.replicates):
             for w, world in enumerate(worlds):
                 key = _shard_key(r, w)
-                if shards.exists(key):
+                if key in done:
                     reused += 1
                     continue
                 seed = task_seed(scenario.seed, r, w)
@@ -160,18 +163,14 @@ def run_scenario(
 
             def record(i: int, res: tuple[pd.DataFrame, dict, float]) -> None:
                 frame, info, secs = res
-                shards.write_frame(keys[i], frame.assign(**{f"info_{k}": v for k, v in info.items()}))
+                shards.write(keys[i], frame.assign(**{f"info_{k}": v for k, v in info.items()}))
                 task_seconds.append(secs)
                 advance()
 
             run_tasks(_run_task, todo, backend=backend, on_result=record)
 
         full = pd.concat(
-            [
-                pd.read_parquet(shards.path(_shard_key(r, w)))
-                for r in range(scenario.replicates)
-                for w in range(len(worlds))
-            ],
+            [shards.read(_shard_key(r, w)) for r in range(scenario.replicates) for w in range(len(worlds))],
             ignore_index=True,
         )
         results = _in_scenario_order(full[RESULT_COLUMNS], names, recommenders, [m.name for m in evaluation.metrics])
