@@ -32,6 +32,26 @@ RUN_TOML = textwrap.dedent("""
     recommenders = [{ kind = "oracle" }, { kind = "popular" }]
 """)
 
+#: A tiny stress scenario on a ranks file ``ranks.csv`` beside it (3 repeats, one scheme and size).
+STRESS_FILE_TOML = textwrap.dedent("""
+    kind = "stress"
+    name = "mine"
+    seed = 1
+    repeats = 3
+    [source]
+    type = "file"
+    path = "ranks.csv"
+    [sampling]
+    schemes = ["binomial"]
+    sizes = [10]
+    [estimators]
+    names = ["naive", "MLE"]
+    [metrics]
+    k_max = 5
+    curve_k = 5
+    curve_sizes = [10]
+""")
+
 
 def invoke(args: list[str]) -> tuple[int, str, str]:
     """``simrec ARGS`` in this process: (exit code, stdout, stderr)."""
