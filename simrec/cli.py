@@ -224,6 +224,17 @@ def run(
     _print_warnings(outcome.warnings)
     if not quiet:
         _print_run_summary(outcome, sc.evaluation.n)
+    _figures_failed(outcome)
+
+
+def _figures_failed(outcome) -> None:
+    """Exit 1 (a fault) when figures could not be drawn: the job is complete and its tables written (simrec._figures)."""
+    if outcome.figure_failures:
+        _fail(
+            f"{outcome.out}: the job is complete and every table written, but drawing figures failed: "
+            f"{'; '.join(outcome.figure_failures)} (re-run with --no-figures to skip them)",
+            code=1,
+        )
 
 
 def _print_warnings(warnings: tuple[str, ...]) -> None:
@@ -306,6 +317,7 @@ def stress(
     _print_warnings(outcome.warnings)
     if not quiet:
         _print_stress_summary(outcome)
+    _figures_failed(outcome)
 
 
 def _stress_summary_frame(outcome):
@@ -433,6 +445,7 @@ def ranks(
     """Train recommenders on a leave-one-out split of a dataset and write their ranks file for `simrec stress`."""
     import time
 
+    from ._validation import quote
     from .config import ScenarioError
     from .config.budget import dataset_read_need, ranks_needs
     from .config.recommenders import parse_recommender_option, recommender_problems
@@ -442,11 +455,11 @@ def ranks(
 
     problems: list[str] = []
     if split not in ("last", "random"):
-        problems.append(f"--split: must be 'last' or 'random'; got {split!r}")
+        problems.append(f"--split: must be 'last' or 'random'; got {quote(split)}")
     if candidates not in CANDIDATE_SETS:
-        problems.append(f"--candidates: must be {' or '.join(map(repr, CANDIDATE_SETS))}; got {candidates!r}")
+        problems.append(f"--candidates: must be {' or '.join(map(repr, CANDIDATE_SETS))}; got {quote(candidates)}")
     if out.suffix.lower() not in RANKS_SUFFIXES:
-        problems.append(f"--out: must end in {', '.join(RANKS_SUFFIXES)}; got {str(out)!r}")
+        problems.append(f"--out: must end in {', '.join(RANKS_SUFFIXES)}; got {quote(str(out))}")
     elif problem := path_problem(out, folder=False):
         problems.append(problem)
     elif out.is_dir():
@@ -495,6 +508,7 @@ def ranks(
         _fail(str(exc))
     recs = [r.build() for r in specs]
     current = {"name": ""}
+    notes: list[str] = []
     t0 = time.perf_counter()
     with _ranks_progress(not quiet) as show:
 
@@ -504,7 +518,14 @@ def ranks(
 
         try:
             frame = dataset_ranks(
-                inter, recs, seed, timestamps=times, min_items=min_items, candidates=candidates, on_progress=on_progress
+                inter,
+                recs,
+                seed,
+                timestamps=times,
+                min_items=min_items,
+                candidates=candidates,
+                on_progress=on_progress,
+                on_warning=notes.append,
             )
         except ValueError as exc:  # before any recommender started: the split (e.g. no user with min_items items)
             if current["name"]:
@@ -522,6 +543,7 @@ def ranks(
         from .rundir import os_error_line
 
         _fail(os_error_line(exc, out), code=1)
+    _print_warnings(tuple(notes))
     if not quiet:
         n_users = frame["user"].nunique()
         typer.echo(
@@ -776,6 +798,7 @@ def assess(
     _print_warnings(outcome.warnings)
     if not quiet:
         print_assessment(outcome, typer.echo)
+    _figures_failed(outcome)
 
 
 @app.command()

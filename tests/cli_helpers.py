@@ -32,6 +32,26 @@ RUN_TOML = textwrap.dedent("""
     recommenders = [{ kind = "oracle" }, { kind = "popular" }]
 """)
 
+#: A tiny stress scenario on a ranks file ``ranks.csv`` beside it (3 repeats, one scheme and size).
+STRESS_FILE_TOML = textwrap.dedent("""
+    kind = "stress"
+    name = "mine"
+    seed = 1
+    repeats = 3
+    [source]
+    type = "file"
+    path = "ranks.csv"
+    [sampling]
+    schemes = ["binomial"]
+    sizes = [10]
+    [estimators]
+    names = ["naive", "MLE"]
+    [metrics]
+    k_max = 5
+    curve_k = 5
+    curve_sizes = [10]
+""")
+
 
 #: A tiny valid calibration sweep (one cell, two GP calls) of the golden pairs table.
 SWEEP_TOML = textwrap.dedent(f"""

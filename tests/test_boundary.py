@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from cli_helpers import RUN_TOML, SWEEP_TOML, files_under, invoke
+from cli_helpers import RUN_TOML, STRESS_FILE_TOML, SWEEP_TOML, files_under, invoke
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -146,28 +146,7 @@ def test_refusals_allocate_nothing_under_a_memory_limit(tmp_path):
 
 def _ranks_scenario(tmp_path: Path, ranks_csv: str, extra: str = "") -> Path:
     (tmp_path / "ranks.csv").write_text(ranks_csv)
-    return _write(
-        tmp_path,
-        textwrap.dedent(f"""
-        kind = "stress"
-        name = "mine"
-        seed = 1
-        repeats = 3
-        [source]
-        type = "file"
-        path = "ranks.csv"
-        [sampling]
-        schemes = ["binomial"]
-        sizes = [10]
-        [estimators]
-        names = ["naive", "MLE"]
-        [metrics]
-        k_max = 5
-        curve_k = 5
-        curve_sizes = [10]
-        {extra}
-    """),
-    )
+    return _write(tmp_path, STRESS_FILE_TOML + extra)
 
 
 def _ranks(n_users: int, n_candidates: object = 100) -> str:

@@ -12,6 +12,7 @@ from typing import Annotated, ClassVar, Literal, Union
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from simrec._validation import quote
 from simrec.config.base import SafeName, Strict
 
 __all__ = [
@@ -129,7 +130,7 @@ class LensKitSpec(Strict):
         if (self.algorithm is None) == (self.scorer is None):
             raise ValueError(
                 "give exactly one of `algorithm` (a shipped LensKit algorithm) and `scorer` "
-                f"('package.module:Class'); got algorithm={self.algorithm!r}, scorer={self.scorer!r}"
+                f"('package.module:Class'); got algorithm={quote(self.algorithm)}, scorer={quote(self.scorer)}"
             )
         return self
 
@@ -230,14 +231,17 @@ def parse_recommender_option(value: str, option: str = "--recommender") -> Recom
 
     from pydantic import TypeAdapter, ValidationError
 
+    from simrec._inputs import InputFileError, parse_toml
     from simrec.config.base import ScenarioError, _fmt_loc
 
     text = value.strip()
     if text.startswith("{"):
         try:
-            raw = tomllib.loads(f"r = {text}")["r"]
+            raw = parse_toml(f"r = {text}", option)["r"]
+        except InputFileError as exc:
+            raise ScenarioError(str(exc)) from None
         except tomllib.TOMLDecodeError as exc:
-            raise ScenarioError(f"{option}: not a TOML inline table ({exc}); got {value!r}") from None
+            raise ScenarioError(f"{option}: not a TOML inline table ({exc}); got {quote(value)}") from None
     elif text in LensKitSpec.ALGORITHMS:
         raw = {"kind": "lenskit", "algorithm": text}
     elif ":" in text:
@@ -246,7 +250,7 @@ def parse_recommender_option(value: str, option: str = "--recommender") -> Recom
         raise ScenarioError(
             f"{option}: must be a LensKit algorithm ({', '.join(LensKitSpec.ALGORITHMS)}), a "
             f"'package.module:Class' import path or a TOML inline table "
-            f"'{{ kind = \"lenskit\", ... }}'; got {value!r}"
+            f"'{{ kind = \"lenskit\", ... }}'; got {quote(value)}"
         )
     try:
         return TypeAdapter(RecommenderSpec).validate_python(raw)
@@ -257,7 +261,7 @@ def parse_recommender_option(value: str, option: str = "--recommender") -> Recom
             got = (
                 ""
                 if e["type"] in ("extra_forbidden", "missing") or isinstance(e.get("input"), dict)
-                else f"; got {e.get('input')!r}"
+                else f"; got {quote(e.get('input'))}"
             )
-            lines.append(f"{option} {value!r}: {_fmt_loc(tuple(e['loc']))}: {msg}{got}")
+            lines.append(f"{option} {quote(value)}: {_fmt_loc(tuple(e['loc']))}: {msg}{got}")
         raise ScenarioError("\n".join(lines)) from None

@@ -41,6 +41,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from simrec._validation import quote
+
 __all__ = ["IMPORT_PATH_RULE", "ImportPathError", "check_import_path", "import_component", "param_problems"]
 
 
@@ -61,7 +63,7 @@ def check_import_path(path: str) -> tuple[str, str]:
     that is not a keyword (``str.isidentifier``); nothing is imported here.
     """
     if not isinstance(path, str):
-        raise ImportPathError(f"`scorer` must be a string 'package.module:Class'; got {path!r}")
+        raise ImportPathError(f"`scorer` must be a string 'package.module:Class'; got {quote(path)}")
     module, sep, attr = path.partition(":")
     parts = module.split(".")
     ok = (
@@ -71,7 +73,7 @@ def check_import_path(path: str) -> tuple[str, str]:
         and all(p.isidentifier() and not keyword.iskeyword(p) for p in parts)
     )
     if not ok:
-        raise ImportPathError(f"`scorer` {IMPORT_PATH_RULE}; got {path!r}")
+        raise ImportPathError(f"`scorer` {IMPORT_PATH_RULE}; got {quote(path)}")
     return module, attr
 
 
@@ -114,23 +116,23 @@ def import_component(path: str, search_path: str | Path | None = None) -> Callab
         mod = importlib.import_module(module)
     except ModuleNotFoundError as exc:
         where = f" (searched sys.path, including {search_path})" if search_path is not None else ""
-        raise ImportPathError(f"`scorer` {path!r}: no module named {exc.name!r}{where}") from None
+        raise ImportPathError(f"`scorer` {quote(path)}: no module named {exc.name!r}{where}") from None
     except SyntaxError as exc:
         raise ImportPathError(
-            f"`scorer` {path!r}: module {module!r} has a syntax error at {exc.filename}, line {exc.lineno}: {exc.msg}"
+            f"`scorer` {quote(path)}: module {module!r} has a syntax error at {exc.filename}, line {exc.lineno}: {exc.msg}"
         ) from None
     except Exception as exc:  # the user's module raised while being imported
         raise ImportPathError(
-            f"`scorer` {path!r}: importing module {module!r} failed: {type(exc).__name__}: {exc}"
+            f"`scorer` {quote(path)}: importing module {module!r} failed: {type(exc).__name__}: {exc}"
         ) from None
     if search_path is not None:
         _check_not_shadowed(path, module.partition(".")[0], Path(search_path))
     if not hasattr(mod, attr):
-        raise ImportPathError(f"`scorer` {path!r}: module {module!r} has no attribute {attr!r}")
+        raise ImportPathError(f"`scorer` {quote(path)}: module {module!r} has no attribute {attr!r}")
     obj = getattr(mod, attr)
     if not _is_component_class(obj) and (isinstance(obj, type) or not callable(obj)):
         raise ImportPathError(
-            f"`scorer` {path!r}: must be a LensKit Component class (a subclass of "
+            f"`scorer` {quote(path)}: must be a LensKit Component class (a subclass of "
             f"lenskit.pipeline.Component) or a function returning one; got "
             f"{type(obj).__name__} {obj!r}"
         )
@@ -160,7 +162,7 @@ def _check_not_shadowed(path: str, top: str, folder: Path) -> None:
         same = False
     if not same:
         raise ImportPathError(
-            f"`scorer` {path!r}: module {top!r} is already imported from {loaded}, so {local[0]} next to the "
+            f"`scorer` {quote(path)}: module {top!r} is already imported from {loaded}, so {local[0]} next to the "
             "file cannot be loaded (Python imports a module once per process); rename one of them"
         )
 
@@ -194,7 +196,7 @@ def param_problems(factory: Callable[..., Any], params: dict[str, Any]) -> list[
                 (
                     k,
                     f"unknown parameter of {factory.__name__} (accepted: {accepted}); "  # type: ignore[attr-defined]
-                    f"got {v!r}",
+                    f"got {quote(v)}",
                 )
                 for k, v in params.items()
                 if k not in fields
@@ -207,7 +209,7 @@ def param_problems(factory: Callable[..., Any], params: dict[str, Any]) -> list[
             (
                 ".".join(str(p) for p in e["loc"]),
                 f"{e['msg'].removeprefix('Value error, ')} ({exc.title})"
-                + ("" if isinstance(e.get("input"), dict) else f"; got {e.get('input')!r}"),
+                + ("" if isinstance(e.get("input"), dict) else f"; got {quote(e.get('input'))}"),
             )
             for e in exc.errors()
         ]
@@ -215,7 +217,7 @@ def param_problems(factory: Callable[..., Any], params: dict[str, Any]) -> list[
         return unknown + [
             (
                 "",
-                f"building {getattr(factory, '__name__', factory)!r} with {params!r} failed: "
+                f"building {getattr(factory, '__name__', factory)!r} with {quote(params)} failed: "
                 f"{type(exc).__name__}: {exc}",
             )
         ]

@@ -37,12 +37,14 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from simrec._figures import drawing
 from simrec._io import write_text
 from simrec._progress import progress_bar
 from simrec._random import task_seed
@@ -114,6 +116,8 @@ class StressOutcome:
     reused: int
     seconds: float
     warnings: tuple[str, ...] = ()
+    #: Figures that could not be drawn, one line each (the tables are complete; :mod:`simrec._figures`).
+    figure_failures: tuple[str, ...] = ()
 
 
 #: Below this many evaluated users, estimator comparisons are flagged as resting on too few users.
@@ -145,6 +149,7 @@ def _ranks_arrays(r: RecommenderRanks, info: dict) -> dict[str, np.ndarray]:
         "ranks": r.ranks,
         "n_candidates": r.n_candidates,
         "users": np.asarray(r.users).astype(str),
+        "n_unscored": np.array(r.n_unscored),
     }
     for key in ("popularity_shares", "true_ranks", "true_users"):
         val = getattr(r, key)
@@ -162,6 +167,7 @@ def _ranks_from_arrays(get: dict[str, np.ndarray]) -> tuple[RecommenderRanks, di
         popularity_shares=get.get("popularity_shares"),
         true_ranks=get.get("true_ranks"),
         true_users=get.get("true_users"),
+        n_unscored=int(get.get("n_unscored", 0)),  # absent from shards of an older simrec
     ), json.loads(str(get["info"]))
 
 
@@ -333,8 +339,12 @@ def user_sampling_phase(
     backend: Backend,
     progress: bool,
     figures: bool = True,
+    *,
+    figure_failures: list[str] | None = None,
 ) -> tuple[int, int]:
     """Run the ``[user_sampling]`` experiment (if any) into ``rd``; (tasks computed, tasks reused).
+
+    A figure that fails is appended to ``figure_failures`` (raised when it is None; :func:`simrec._figures.drawing`).
 
     One task per size i with seed ``task_seed(seed, 3, i)`` (all recommenders
     share its samples of users), written to ``DIR/user_sampling/m<size>.npz``;
@@ -406,8 +416,9 @@ def user_sampling_phase(
     if figures:
         from simrec.stress.figures import plot_user_sampling, plot_user_sampling_estimators
 
-        plot_user_sampling(rd.path("figures"), table)
-        plot_user_sampling_estimators(rd.path("figures"), est_table)  # nothing when empty
+        with nullcontext() if figure_failures is None else drawing(figure_failures, "user-sampling figures"):
+            plot_user_sampling(rd.path("figures"), table)
+            plot_user_sampling_estimators(rd.path("figures"), est_table)  # nothing when empty
     return len(todo), len(keys) - len(todo)
 
 
@@ -543,7 +554,10 @@ def run_stress_scenario(
         computed += len(todo2)
         results = [_result_from_arrays(tshards.read(k)) for k in cells]
 
-        us_computed, us_reused = user_sampling_phase(sc, source, results, rd, backend, progress, figures)
+        failed: list[str] = []
+        us_computed, us_reused = user_sampling_phase(
+            sc, source, results, rd, backend, progress, figures, figure_failures=failed
+        )
         computed, reused = computed + us_computed, reused + us_reused
 
         # -- phase 3: tables and figures ----------------------------------------
@@ -565,6 +579,7 @@ def run_stress_scenario(
             rel_err = relative_error_table(est)
             map_err = mapping_error_table(results)
         rd.write_parquet("estimates.parquet", est)
+        unscored = [n for n in (r.unscored_note() for r in source.recommenders) if n is not None]
         note = few_users_note(source)
         flag = (lambda f: f.assign(warning=note)) if note else (lambda f: f)
         rd.write_csv("summary.csv", flag(est[est["k"].isin(SUMMARY_KS) | est["k"].isna()]))  # + AUC, untruncated AP
@@ -586,7 +601,8 @@ def run_stress_scenario(
 
             if progress:  # the bar has ended; say what the last seconds are spent on (as simrec run does)
                 print(f"drawing figures into {rd.path('figures')} ...", file=sys.stderr, flush=True)
-            plot_stress(rd.path("figures"), est, expected, hr, decomp)
+            with drawing(failed, "figures"):
+                plot_stress(rd.path("figures"), est, expected, hr, decomp)
         seconds = time.perf_counter() - t_start
         rd.complete(
             tasks_computed=computed,
@@ -605,7 +621,19 @@ def run_stress_scenario(
                 "backend": backend.name,
                 "workers": backend.n_workers,
             },
+            **({"warnings": unscored} if unscored else {}),
+            **({"figures_failed": failed} if failed else {}),
         )
     return StressOutcome(
-        Path(out), source, est, ordering, winners, decomp, computed, reused, seconds, () if note is None else (note,)
+        Path(out),
+        source,
+        est,
+        ordering,
+        winners,
+        decomp,
+        computed,
+        reused,
+        seconds,
+        (*unscored, *(() if note is None else (note,))),
+        tuple(failed),
     )
