@@ -522,13 +522,12 @@ def ranks(
 
 def _ranks_failed(name: str, exc: Exception) -> None:
     """A recommender failed while training or scoring (its code, or LensKit's): one line, exit 1."""
+    from ._usercode import UserCodeError
+
     if _DEBUG["on"]:
         raise exc
-    _fail(
-        f"recommender {name!r} failed: {type(exc).__name__}: {exc} (nothing was written; re-run with --debug for "
-        "the traceback)",
-        code=1,
-    )
+    what = str(exc) if isinstance(exc, UserCodeError) else f"recommender {name!r} failed: {type(exc).__name__}: {exc}"
+    _fail(f"{what} (nothing was written; re-run with --debug for the traceback)", code=1)
 
 
 @contextmanager

@@ -4,8 +4,9 @@ A run directory holds a job's outputs and everything needed to resume it:
 
 * ``manifest.json`` — the job's kind, name, content digest, seed, package
   versions, the version of simrec's random draws
-  (:data:`simrec._random.DRAWS_VERSION`), status (``running`` /
-  ``complete``) and timings;
+  (:data:`simrec._random.DRAWS_VERSION`), status (``running``,
+  ``complete``, or ``failed`` / ``interrupted`` with the error when the job
+  stopped on one: :meth:`RunDir.end`) and timings;
 * ``scenario.toml`` — a copy of the file that was run;
 * per-task shards, written atomically as each task finishes (:class:`Shards`),
   so an interrupted job keeps its work and re-running resumes from them;
@@ -49,6 +50,7 @@ import pandas as pd
 
 from simrec._io import atomic_write, write_csv, write_json, write_parquet, write_text
 from simrec._random import DRAWS_VERSION
+from simrec._usercode import describe
 
 __all__ = ["RunDir", "RunDirError", "Shards", "package_versions", "os_error_line", "NOISE", "snap_noise"]
 
@@ -259,8 +261,32 @@ class RunDir:
     def __enter__(self) -> RunDir:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        try:
+            if exc is not None:
+                self.end(exc)
+        finally:
+            self.close()
+
+    def end(self, exc: BaseException) -> None:
+        """Record in the manifest that the job stopped on ``exc`` (if it is still ``running``).
+
+        Status ``interrupted`` for a ``KeyboardInterrupt`` (Ctrl-C, SIGTERM),
+        else ``failed``, with ``error``: the exception's type and message on
+        one line. Best effort: a disk that cannot take the manifest (the error
+        may be that very disk) leaves it at ``running``. Re-running the job
+        resumes from its shards either way and writes a new manifest.
+        """
+        if self.manifest.get("status") != "running" or self._lock_fd is None:
+            return
+        if isinstance(exc, KeyboardInterrupt):
+            self.manifest["status"] = "interrupted"
+        else:
+            self.manifest.update(status="failed", error=describe(exc))
+        try:
+            write_json(self.out / "manifest.json", self.manifest)
+        except OSError:
+            pass
 
     # -- contents ---------------------------------------------------------------
     def shards(self, subfolder: str, suffix: str) -> Shards:

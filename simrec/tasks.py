@@ -118,10 +118,13 @@ from typing import Any, Literal, Self, TypeVar
 
 import numpy as np
 
+from simrec._usercode import UserCodeError, signals_marked
+
 __all__ = [
     "BACKENDS",
     "Backend",
     "BackendError",
+    "BackendFault",
     "ProcessBackend",
     "RayBackend",
     "SerialBackend",
@@ -232,6 +235,15 @@ class BackendError(RuntimeError):
     """A backend cannot be used (e.g. Ray requested but not installed)."""
 
 
+class BackendFault(RuntimeError):
+    """The backend broke while tasks ran, through no task's fault; the run stops (finished tasks are kept).
+
+    E.g. multiprocessing's resource tracker of the ``processes`` backend was
+    killed (:class:`ProcessBackend`). ``str(exc)`` is one line saying what
+    happened.
+    """
+
+
 def format_seed(seed: np.random.SeedSequence | int | None) -> str:
     """Render a task seed so that it can be typed back in.
 
@@ -257,14 +269,26 @@ def _run_one(fn: Callable[[Any], R], payload: Any) -> tuple[bool, Any]:
     """``(True, fn(payload))``, or ``(False, (error, traceback))`` if it raised.
 
     The error is formatted where it happened, so failures read the same on
-    every backend and need no picklable exception.
+    every backend and need no picklable exception. Every ``BaseException`` is
+    a failure of the task (``SystemExit``, even ``SystemExit(0)``, from code a
+    scorer runs outside its guard, and ``KeyboardInterrupt``), except a real
+    interrupt: a signal delivered to this process while the task ran (Ctrl-C
+    of a serial run), which propagates; see :mod:`simrec._usercode`. A
+    :class:`~simrec._usercode.UserCodeError` is reported by its message alone
+    ("recommender 'x' failed: SystemExit: 0").
     """
-    try:
-        return True, fn(payload)
-    except Exception as exc:  # noqa: BLE001 - every task error is reported, not raised
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next))
-        error = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return False, (error, tb)
+    with signals_marked() as signalled:
+        try:
+            return True, fn(payload)
+        except BaseException as exc:  # noqa: BLE001 - every task error is reported, not raised
+            if isinstance(exc, KeyboardInterrupt) and signalled():
+                raise
+            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next))
+            if isinstance(exc, UserCodeError):
+                error = str(exc)
+            else:
+                error = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            return False, (error, tb)
 
 
 def _proc_start_ticks(pid: int) -> int | None:
