@@ -130,7 +130,7 @@ def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[objec
 @contextmanager
 def _job(out: Path) -> Iterator[None]:
     """Turn what can go wrong while a job runs into one line (no traceback reaches the user)."""
-    from .tasks import TaskError
+    from .tasks import BackendFault, TaskError
 
     try:
         yield
@@ -142,6 +142,10 @@ def _job(out: Path) -> Iterator[None]:
         if _DEBUG["on"]:
             raise
         _fail(f"{exc}\nfinished tasks are kept in {out}; re-run the same command to retry the failed ones", code=1)
+    except BackendFault as exc:
+        if _DEBUG["on"]:
+            raise
+        _fail(f"{exc}; finished tasks are kept in {out}; re-run the same command to resume", code=1)
     except KeyboardInterrupt:
         _fail(f"interrupted; finished tasks are kept in {out}; re-run the same command to resume", code=130)
     except MemoryError:
