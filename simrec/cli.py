@@ -847,8 +847,11 @@ def main(argv: list[str] | None = None) -> None:
     with one line; an unexpected error is one line naming its type, asking to
     re-run with ``--debug`` and report it, exit 1.
     """
+    from ._cache import configure_matplotlib
+
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args
+    configure_matplotlib()  # matplotlib's cache and config in simrec's cache folder, not among HOME's dotfiles
     try:
         code = app(args=args, prog_name="simrec", standalone_mode=False)
     except typer.Abort:
