@@ -134,7 +134,7 @@ def _job(out: Path) -> Iterator[None]:
     ``out`` is checked first (a name too long for the file system, a file on its path: exit 2, nothing created).
     """
     from .rundir import path_problem
-    from .tasks import TaskError
+    from .tasks import BackendFault, TaskError
 
     if problem := path_problem(out):
         _fail(problem)
@@ -148,6 +148,10 @@ def _job(out: Path) -> Iterator[None]:
         if _DEBUG["on"]:
             raise
         _fail(f"{exc}\nfinished tasks are kept in {out}; re-run the same command to retry the failed ones", code=1)
+    except BackendFault as exc:
+        if _DEBUG["on"]:
+            raise
+        _fail(f"{exc}; finished tasks are kept in {out}; re-run the same command to resume", code=1)
     except KeyboardInterrupt:
         _fail(f"interrupted; finished tasks are kept in {out}; re-run the same command to resume", code=130)
     except MemoryError:
@@ -554,13 +558,12 @@ def ranks(
 
 def _ranks_failed(name: str, exc: Exception) -> None:
     """A recommender failed while training or scoring (its code, or LensKit's): one line, exit 1."""
+    from ._usercode import UserCodeError
+
     if _DEBUG["on"]:
         raise exc
-    _fail(
-        f"recommender {name!r} failed: {type(exc).__name__}: {exc} (nothing was written; re-run with --debug for "
-        "the traceback)",
-        code=1,
-    )
+    what = str(exc) if isinstance(exc, UserCodeError) else f"recommender {name!r} failed: {type(exc).__name__}: {exc}"
+    _fail(f"{what} (nothing was written; re-run with --debug for the traceback)", code=1)
 
 
 @contextmanager
@@ -891,8 +894,11 @@ def main(argv: list[str] | None = None) -> None:
     with one line; an unexpected error is one line naming its type, asking to
     re-run with ``--debug`` and report it, exit 1.
     """
+    from ._cache import configure_matplotlib
+
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args
+    configure_matplotlib()  # matplotlib's cache and config in simrec's cache folder, not among HOME's dotfiles
     try:
         code = app(args=args, prog_name="simrec", standalone_mode=False)
     except typer.Abort:

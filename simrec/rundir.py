@@ -4,8 +4,9 @@ A run directory holds a job's outputs and everything needed to resume it:
 
 * ``manifest.json`` — the job's kind, name, content digest, seed, package
   versions, the version of simrec's random draws
-  (:data:`simrec._random.DRAWS_VERSION`), status (``running`` /
-  ``complete``) and timings;
+  (:data:`simrec._random.DRAWS_VERSION`), status (``running``,
+  ``complete``, or ``failed`` / ``interrupted`` with the error when the job
+  stopped on one: :meth:`RunDir.end`) and timings;
 * ``scenario.toml`` — a copy of the file that was run;
 * per-task shards, written atomically as each task finishes (:class:`~simrec.shards.Shards`),
   so an interrupted job keeps its work and re-running resumes from them; each
@@ -56,6 +57,7 @@ import pandas as pd
 
 from simrec._io import write_bytes, write_csv, write_json, write_parquet, write_text
 from simrec._random import DRAWS_VERSION
+from simrec._usercode import describe
 from simrec.shards import ARRAYS, FRAMES, Codec, ShardError, Shards
 
 __all__ = [
@@ -376,10 +378,12 @@ class RunDir:
     def __enter__(self) -> RunDir:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+    def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         try:
-            if exc_type is not None and issubclass(exc_type, (RunDirError, ShardError)):
+            if isinstance(exc, (RunDirError, ShardError)):
                 self._restore()
+            elif exc is not None:
+                self.end(exc)
         finally:
             self.close()
 
@@ -397,6 +401,26 @@ class RunDir:
                     write_bytes(self.out / rel, data)
                 except OSError:
                     pass
+
+    def end(self, exc: BaseException) -> None:
+        """Record in the manifest that the job stopped on ``exc`` (if it is still ``running``).
+
+        Status ``interrupted`` for a ``KeyboardInterrupt`` (Ctrl-C, SIGTERM),
+        else ``failed``, with ``error``: the exception's type and message on
+        one line. Best effort: a disk that cannot take the manifest (the error
+        may be that very disk) leaves it at ``running``. Re-running the job
+        resumes from its shards either way and writes a new manifest.
+        """
+        if self.manifest.get("status") != "running" or self._lock_fd is None:
+            return
+        if isinstance(exc, KeyboardInterrupt):
+            self.manifest["status"] = "interrupted"
+        else:
+            self.manifest.update(status="failed", error=describe(exc))
+        try:
+            write_json(self.out / "manifest.json", self.manifest)
+        except OSError:
+            pass
 
     # -- contents ---------------------------------------------------------------
     def shards(self, subfolder: str, codec: Codec) -> Shards:

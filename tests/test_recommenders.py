@@ -402,7 +402,8 @@ def lk_split():
 
 @pytest.fixture(scope="module")
 def knn_and_lists(lk_split):
-    rec = LensKitRecommender("ItemKNNScorer", k=20)
+    # `k = 20` here was silently ignored by LensKit (its default max_nbrs is 20); unknown keys are refused since issue 22
+    rec = LensKitRecommender("ItemKNNScorer", max_nbrs=20)
     return rec, rec.recommend(lk_split.train, None, 10, rng=16)
 
 
@@ -419,7 +420,7 @@ def test_lenskit_adapter_equals_lenskit_own_pipeline(lk_split, knn_and_lists):
 
     _, L = knn_and_lists
     train = lk_split.train
-    pipe = topn_pipeline(ItemKNNScorer(k=20, feedback="implicit"))
+    pipe = topn_pipeline(ItemKNNScorer(max_nbrs=20, feedback="implicit"))
     pipe.train(LensKitRecommender.to_dataset(train))
     for u in (0, 1, 17, 120):
         own = pipe.run("recommender", query=u, n=10).ids()
@@ -462,8 +463,12 @@ def test_lenskit_scorer_resolution():
         LensKitRecommender("lenskit.basic.PopScorer")  # a dotted path without ':' is refused
     with pytest.raises(ValueError, match="`scorer` must be one of 'ItemKNNScorer'"):
         LensKitRecommender("NoSuchScorer")
-    with pytest.raises(TypeError, match="`scorer` must be a name or a callable"):
+    with pytest.raises(TypeError, match="`scorer` must be a name, a 'package.module:Class' import path or a LensKit"):
         LensKitRecommender(3)
+    with pytest.raises(TypeError, match="Factories .* are not accepted"):
+        LensKitRecommender(lambda: PopScorer())  # never called
+    with pytest.raises(ValueError, match="parameters of PopScorer: `k`: unknown parameter of PopScorer"):
+        LensKitRecommender(PopScorer, k=20)  # LensKit ignores unknown keys silently; simrec refuses them
 
 
 # -- sampling primitives ----------------------------------------------------------------

@@ -85,15 +85,16 @@ class LensKitSpec(Strict):
     Exactly one of ``algorithm`` (``item_knn``, ``user_knn``, ``implicit_mf``,
     ``popular``, ``item_cf``: Krichene & Rendle's item-based CF,
     :class:`simrec.recommenders.ItemCFScorer`) and ``scorer`` (``"package.module:Class"``, a LensKit
-    ``Component`` class or a function returning one; see
+    ``Component`` class, nothing else: no factory; see
     :mod:`simrec.recommenders.import_path`) is given. ``params`` are the
-    component's configuration (checked against its config class: unknown keys
-    and bad values are refused at validation). ``name`` defaults to the
-    algorithm or the class name.
+    component's configuration (checked against its config class, without
+    constructing the component: unknown keys and bad values are refused at
+    validation). ``name`` defaults to the algorithm or the class name.
 
     A ``scorer`` module is imported from ``sys.path`` with the scenario file's
     folder appended (:func:`recommender_problems` ``base``), so a ``.py`` file
-    next to the scenario imports; importing runs the module's code.
+    next to the scenario imports; importing runs the module's top-level code
+    (a module of the standard library is refused before import).
     """
 
     kind: Literal["lenskit"]
@@ -139,8 +140,8 @@ class LensKitSpec(Strict):
         """The recommender's name: ``name``, else the algorithm, else the scorer's class name."""
         return self.name or self.algorithm or str(self.scorer).rpartition(":")[2]
 
-    def factory(self):
-        """The LensKit component class (or factory) this spec names; ImportPathError if it cannot be imported."""
+    def component_class(self) -> type:
+        """The LensKit Component class this spec names; ImportPathError if it is refused or cannot be imported."""
         from simrec.recommenders import LENSKIT_SCORERS
         from simrec.recommenders.import_path import import_component
 
@@ -151,7 +152,7 @@ class LensKitSpec(Strict):
     def build(self):
         from simrec.recommenders import LensKitRecommender
 
-        return LensKitRecommender(self.factory(), name=self.label, **dict(self.params))
+        return LensKitRecommender(self.component_class(), name=self.label, **dict(self.params))
 
 
 def _lenskit_problems(spec: LensKitSpec, where: str) -> list[str]:
@@ -159,13 +160,13 @@ def _lenskit_problems(spec: LensKitSpec, where: str) -> list[str]:
     from simrec.recommenders.import_path import ImportPathError, param_problems
 
     try:
-        factory = spec.factory()
+        cls = spec.component_class()
     except ImportPathError as exc:
         return [f"{where}.scorer: {exc}"]
     params = dict(spec.params)
     if spec.algorithm in ("item_knn", "user_knn"):
         params.setdefault("feedback", "implicit")  # as LensKitRecommender does
-    return [f"{where}.params{'.' + key if key else ''}: {msg}" for key, msg in param_problems(factory, params)]
+    return [f"{where}.params{'.' + key if key else ''}: {msg}" for key, msg in param_problems(cls, params)]
 
 
 RecommenderSpec = Annotated[
