@@ -30,7 +30,12 @@ Everything else is scipy's: z0 = Φ⁻¹ of the share of bootstrap means below
 the observed mean (ties count half, scipy's ``_percentile_of_score``), the
 BCa levels Φ(z0 + (z0 + z_α)/(1 - â(z0 + z_α))), and the interval ends by
 :func:`scipy.stats.quantile` (linear). The tests check the intervals equal
-``scipy.stats.bootstrap``'s for the same seed.
+``scipy.stats.bootstrap``'s for the same seed. One difference: a bootstrap
+mean within γ = 100 ε · mean|d| of the observed mean (or of 0, for the
+p-value) counts as a tie. Per-user metrics take few distinct values, so
+resample means often equal the observed mean exactly, and which of them
+rounding puts on which side decides z0; scipy's count follows its rounding,
+this one the exact ties.
 
 **p-values** (scipy gives none): the achieved significance level of the
 interval's inversion, the smallest two-sided level at which the interval
@@ -69,6 +74,8 @@ DEFAULT_BOOTSTRAP_RESAMPLES = 2000
 
 #: Resampled indices drawn per chunk (int64: 16 MiB).
 _CHUNK_ELEMENTS = 2**21
+#: Bootstrap means within 100 ε · mean|d| of a score tie with it (rounding of sums of the differences).
+_TIE_EPS = 100 * np.finfo(np.float64).eps
 
 
 def resampled_means(values: np.ndarray, n_resamples: int, gen: np.random.Generator) -> np.ndarray:
@@ -99,10 +106,11 @@ def _acceleration(values: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / (6.0 * np.where(den > 0, den, 1.0) ** 1.5), 0.0)
 
 
-def _share_below(dist: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """Share of each row of ``dist`` below ``score`` (ties count half): scipy's ``_percentile_of_score``."""
-    s = score[:, None]
-    return (np.count_nonzero(dist < s, axis=-1) + np.count_nonzero(dist <= s, axis=-1)) / (2 * dist.shape[-1])
+def _share_below(dist: np.ndarray, score: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """Share of each row of ``dist`` below ``score`` (ties, within ``gamma``, count half): scipy's
+    ``_percentile_of_score`` with a tolerance for rounding."""
+    s, g = score[:, None], gamma[:, None]
+    return (np.count_nonzero(dist < s - g, axis=-1) + np.count_nonzero(dist <= s + g, axis=-1)) / (2 * dist.shape[-1])
 
 
 def _bootstrap(a: object, b: object, n_resamples: int, confidence: float, rng: RNGLike, bca: bool) -> PairedTestResult:
@@ -111,6 +119,8 @@ def _bootstrap(a: object, b: object, n_resamples: int, confidence: float, rng: R
     gen = as_generator(rng)
     p = paired(a, b)
     theta = p.mean_difference()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gamma = _TIE_EPS * np.where(p.valid, np.abs(p.diff), 0.0).sum(axis=-1) / p.n_valid
     zero = p.all_zero
     constant = (p.n_valid >= 2) & p.constant  # every bootstrap mean is the observed one
     defined = (p.n_valid >= 2) & ~constant
@@ -125,7 +135,7 @@ def _bootstrap(a: object, b: object, n_resamples: int, confidence: float, rng: R
     low, high, pval = (np.full(R, np.nan) for _ in range(3))
     if defined.any():
         low[defined], high[defined], pval[defined] = _interval_and_p(
-            dist[defined], theta[defined], accel[defined], confidence, bca
+            dist[defined], theta[defined], gamma[defined], accel[defined], confidence, bca
         )
     low[constant] = high[constant] = theta[constant]
     pval[constant] = np.where(theta[constant] == 0, 1.0, 0.0)
@@ -141,13 +151,14 @@ def _bootstrap(a: object, b: object, n_resamples: int, confidence: float, rng: R
 
 
 def _interval_and_p(
-    dist: np.ndarray, theta: np.ndarray, accel: np.ndarray, confidence: float, bca: bool
+    dist: np.ndarray, theta: np.ndarray, gamma: np.ndarray, accel: np.ndarray, confidence: float, bca: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Interval ends and two-sided p-value of H0: mean difference = 0, per row of ``dist``."""
+    """Interval ends and two-sided p-value of H0: mean difference = 0, per row of ``dist``; ``gamma`` the tie
+    tolerance."""
     alpha = (1 - confidence) / 2
-    below0 = _share_below(dist, np.zeros(theta.size))
+    below0 = _share_below(dist, np.zeros(theta.size), gamma)
     if bca:
-        z0 = special.ndtri(_share_below(dist, theta))
+        z0 = special.ndtri(_share_below(dist, theta, gamma))
         z_alpha = float(special.ndtri(alpha))
         with np.errstate(invalid="ignore", divide="ignore"):
             num1 = z0 + z_alpha
