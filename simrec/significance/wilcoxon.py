@@ -22,8 +22,9 @@ def wilcoxon_test(a: object, b: object, *, zero_method: str = "wilcox", correcti
 
     computed by :func:`scipy.stats.wilcoxon` (``axis=-1``,
     ``nan_policy="omit"``, ``method="auto"``: the exact null distribution for
-    up to 50 nonzero differences without ties, the normal approximation with
-    scipy's tie correction otherwise). Wilcoxon 1945.
+    up to 50 differences without ties or zeros; with ties or zeros, the exact
+    permutation distribution for up to 13 differences, else the normal
+    approximation with scipy's tie correction). Wilcoxon 1945.
 
     Parameters
     ----------
