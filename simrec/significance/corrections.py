@@ -71,6 +71,14 @@ def _prepare(p_values: object, alpha: float, axis: int, n_tests: int | None) -> 
     return p, alpha, m
 
 
+def _result(
+    method: str, p: np.ndarray, adjusted: np.ndarray, reject: np.ndarray, alpha: float, m: np.ndarray, axis: int
+) -> MultipleTestResult:
+    """The result with the family axis moved back from last to ``axis``."""
+    back = [np.moveaxis(x, -1, axis) for x in (p, adjusted, reject)]
+    return MultipleTestResult(method, *back, alpha, m)
+
+
 def bonferroni(
     p_values: object, *, alpha: float = 0.05, axis: int = -1, n_tests: int | None = None
 ) -> MultipleTestResult:
@@ -100,14 +108,7 @@ def bonferroni(
     with np.errstate(invalid="ignore"):
         adjusted = np.minimum(1.0, mm * p)
         reject = p <= alpha / mm
-    return MultipleTestResult(
-        "bonferroni",
-        np.moveaxis(p, -1, axis),
-        np.moveaxis(adjusted, -1, axis),
-        np.moveaxis(reject, -1, axis),
-        alpha,
-        m,
-    )
+    return _result("bonferroni", p, adjusted, reject, alpha, m, axis)
 
 
 def holm(p_values: object, *, alpha: float = 0.05, axis: int = -1, n_tests: int | None = None) -> MultipleTestResult:
@@ -144,11 +145,4 @@ def holm(p_values: object, *, alpha: float = 0.05, axis: int = -1, n_tests: int 
     adjusted = np.empty_like(adjusted_sorted)
     np.put_along_axis(reject, order, rejected, axis=-1)
     np.put_along_axis(adjusted, order, adjusted_sorted, axis=-1)
-    return MultipleTestResult(
-        "holm",
-        np.moveaxis(p, -1, axis),
-        np.moveaxis(adjusted, -1, axis),
-        np.moveaxis(reject, -1, axis),
-        alpha,
-        m,
-    )
+    return _result("holm", p, adjusted, reject, alpha, m, axis)
