@@ -10,7 +10,8 @@ module computes scipy's intervals with:
   (how often each user was drawn); its mean is W_b · d / n. The draws are
   scipy's (``rng.integers(0, n, (n_resamples, n))``, drawn in chunks that
   leave the stream unchanged) and one matrix product gives every replicate's
-  bootstrap means. As in ``scipy.stats.bootstrap`` on a batch, replicates
+  bootstrap means (single-threaded BLAS: on a shared machine busy-waiting
+  BLAS threads cost 3-5x the CPU; parallelism belongs one level up). As in ``scipy.stats.bootstrap`` on a batch, replicates
   with the same number of users share the resampled indices; replicates with
   different numbers (NaN-padded, ragged input) get their own draws, in
   increasing order of size. Sharing makes the replicates' outcomes dependent
@@ -58,6 +59,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
+from simrec._blas import blas_single_thread
 from simrec._random import RNGLike, as_generator
 from simrec.significance._common import check_confidence, check_resamples, paired, warn_undefined
 from simrec.significance._mean_result import mean_test_result
@@ -78,6 +80,7 @@ _CHUNK_ELEMENTS = 2**21
 _TIE_EPS = 100 * np.finfo(np.float64).eps
 
 
+@blas_single_thread
 def resampled_means(values: np.ndarray, n_resamples: int, gen: np.random.Generator) -> np.ndarray:
     """Bootstrap means of each row of ``values`` (rows, n), shared resample indices, shape (rows, n_resamples).
 

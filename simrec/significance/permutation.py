@@ -7,7 +7,8 @@ the "randomization test" of Smucker, Allan & Carterette, CIKM 2007).
 the one sample of differences and ``np.mean`` is this test; it builds every
 resample as an array of ``n_users`` values per replicate, so here the null
 means of all replicates come from one matrix product D · Sᵀ / n with a
-matrix S of random signs (n_resamples x n_users).
+matrix S of random signs (n_resamples x n_users), in chunks, with
+single-threaded BLAS.
 
 * **Exact or random, scipy's rule.** When ``n_resamples >= 2**n`` every sign
   pattern is enumerated once (the exact test, p = count / 2**n); otherwise
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simrec._blas import blas_single_thread
 from simrec._random import RNGLike, as_generator
 from simrec.significance._common import Paired, check_resamples, paired, warn_undefined
 from simrec.significance._mean_result import mean_test_result
@@ -48,6 +50,7 @@ _CHUNK_ELEMENTS = 2**21
 _GAMMA_EPS = 100 * np.finfo(np.float64).eps
 
 
+@blas_single_thread
 def _exact_counts(values: np.ndarray, observed: np.ndarray, gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Null means at or below / at or above the observed one over all 2**n sign patterns, rows of ``values`` (rows, n)."""
     n = values.shape[1]
@@ -58,6 +61,7 @@ def _exact_counts(values: np.ndarray, observed: np.ndarray, gamma: np.ndarray) -
     return less, greater
 
 
+@blas_single_thread
 def _random_counts(
     values: np.ndarray,
     n: np.ndarray,
