@@ -67,11 +67,11 @@ from simrec.significance.result import PairedTestResult
 
 __all__ = ["bootstrap_percentile_test", "bootstrap_bca_test", "DEFAULT_BOOTSTRAP_RESAMPLES"]
 
-#: Default resamples of the bootstrap tests: Efron & Tibshirani (1993, §19.3)
-#: advise B >= 1,000 for percentile and BCa intervals (the tails need many
-#: more than a standard error's ~200); 2,000 halves the Monte Carlo error of
-#: the 2.5% and 97.5% quantiles' levels at 1,000 (sd sqrt(0.025·0.975/B) =
-#: 0.0035) and costs ~0.3 s CPU for 6,040 users x 100 replicates.
+#: Default resamples of the bootstrap tests: Efron & Tibshirani (1993) advise
+#: B >= 1,000 for percentile and BCa intervals (the tails need many more than
+#: a standard error's ~200); at 2,000 the Monte Carlo sd of the 2.5% tail's
+#: level is sqrt(0.025·0.975/2000) = 0.0035 (0.0049 at 1,000). Its cost:
+#: ``bench/bench_significance.py``.
 DEFAULT_BOOTSTRAP_RESAMPLES = 2000
 
 #: Resampled indices drawn per chunk (int64: 16 MiB).

@@ -43,7 +43,7 @@ def cohens_dz(a: object, b: object) -> np.ndarray:
               s_d = \\sqrt{\\frac{1}{n - 1} \\sum_u (d_u - \\bar d)^2}
 
     over the n users where both systems are defined (Cohen 1988, *Statistical
-    Power Analysis for the Behavioral Sciences*, §2.3.5, d_z; Lakens 2013,
+    Power Analysis for the Behavioral Sciences*, ch. 2, d for paired samples; Lakens 2013,
     *Frontiers in Psychology* 4:863, "Cohen's d_z"). It is the d of the
     paired t-test, t = d_z sqrt(n), not the d_av or d_rm that divide by the
     systems' own sds: per-user metrics of two recommenders are strongly

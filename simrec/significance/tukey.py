@@ -116,10 +116,12 @@ def tukey_hsd(values: object, *, confidence: float = 0.95) -> AllPairsResult:
     -----
     MSE = 0 (every pair's differences constant across users; up to rounding,
     1e-13 of the values' scale): statistic NaN, p = 1 for a pair with equal
-    means (up to 1e-12 of the scale) and 0 otherwise, the interval the point. Fewer than two users: NaN with an
+    means (up to 1e-12 of the scale) and 0 otherwise, the interval the
+    point. Fewer than two users: NaN with an
     :class:`~simrec.significance.UndefinedStatisticWarning`. The studentized
-    range's cdf is a numerical integral (scipy): about 10 ms per p-value and
-    0.2 s per distinct df for the interval, which dominates the cost.
+    range's cdf and quantile are numerical integrals in scipy (one per pair
+    and replicate, one quantile per distinct df): they dominate the cost
+    (``bench/bench_significance.py``).
     """
     confidence = check_confidence(confidence)
     x = _values(values)
