@@ -22,6 +22,7 @@ __all__ = [
     "Uniforms",
     "first_occurrences",
     "nth_allowed",
+    "permutation_chunks",
     "sample_distinct",
     "sample_distinct_chunks",
     "row_starts",
@@ -236,39 +237,57 @@ class Uniforms:
         return (v >> np.uint64(11)) * (1.0 / 9007199254740992.0) if self.raw else v
 
 
-def _shuffled_positions(rows: np.ndarray, pos: np.ndarray, u: Uniforms, starts: np.ndarray) -> np.ndarray:
-    r"""``pos[np.lexsort((u, rows))]`` for row-grouped entries, through one ``np.sort`` of packed int64 keys.
+def _permutation_rows(sizes: np.ndarray, u: Uniforms) -> np.ndarray:
+    r"""Per row r, a uniformly random permutation of ``range(sizes[r])``, drawn as :func:`sample_distinct` draws it.
 
-    ``rows`` ascending (row r's entries at ``starts[r]:starts[r+1]``), ``pos``
-    the position of each entry in its row (ascending within the row), ``u``
-    the draws (:class:`Uniforms`, doubles in [0, 1)). Each key packs the row,
-    the top bits of :math:`u\,2^{53}` and the position, so a plain (SIMD)
-    sort orders every row by u, then by position, and its low bits are the
-    answer; rows where two keys share row and top bits (a tie of u, or of its
-    dropped low bits) are re-sorted exactly by ``np.lexsort``. The same
-    result as the lexsort, which it replaces (the lexsort was a third of the
-    Oracle's lists at ML-20M size).
+    One uniform draw per entry, ``u = Uniforms.draw(rng, sizes.sum())`` row after row;
+    each row's positions ordered by their draw, ties by position: row r of
+    ``pos[np.lexsort((u, rows))]`` for the flat entries. Done as one 2-D
+    integer sort: each key packs the top bits of :math:`u\,2^{53}` and the
+    position, and a plain (SIMD) ``np.sort`` of each row leaves the answer in
+    the low bits; rows where two keys share their top bits (a tie of u, or of
+    its dropped low bits) are re-sorted exactly (a stable argsort of the
+    row's draws). The same permutation as the lexsort of every entry's
+    (row, u), which it replaces (the lexsort was a third of the Oracle's lists
+    at ML-20M size; a row-wise sort is cheaper than one sort of the block).
+
+    Parameters
+    ----------
+    sizes : ndarray of int64, shape (n_rows,)
+    u : Uniforms
+        The draws, shape (sizes.sum(),).
+
+    Returns
+    -------
+    ndarray of int64, shape (n_rows, max(sizes))
+        Row r's permutation in its first ``sizes[r]`` columns, then
+        ``sizes[r], sizes[r] + 1, ...`` (columns no entry reaches, in order).
     """
-    n = len(rows)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    pb = int(pos.max()).bit_length()
-    rb = int(rows[-1]).bit_length()
-    ub = min(63 - rb - pb, 53)  # (a double has 53)
-    if ub < 24:  # too few bits left for u: ties would be common
-        return pos[np.lexsort((u.doubles(), rows))]
-    packed = u.top(ub).view(np.int64)
-    packed <<= pb
-    packed |= rows << (ub + pb)
-    packed |= pos
-    packed.sort()
-    out = packed & ((1 << pb) - 1)
-    packed >>= pb
-    tied = np.flatnonzero(packed[1:] == packed[:-1])
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n_rows = len(sizes)
+    width = int(sizes.max()) if n_rows else 0
+    if width == 0:
+        return np.zeros((n_rows, 0), dtype=np.int64)
+    pb = (width - 1).bit_length()
+    ub = min(62 - pb, 53)  # one bit more above: the unreached columns' keys follow every draw's
+    col = np.arange(width, dtype=np.int64)
+    keys = np.empty((n_rows, width), dtype=np.int64)
+    keys[:] = ((col + (1 << ub)) << pb) | col
+    top = u.top(ub).view(np.int64)
+    top <<= pb
+    keys[col < sizes[:, None]] = top
+    del top
+    keys |= col
+    keys.sort(axis=1)
+    high = keys >> pb
+    tied = np.flatnonzero((high[:, 1:] == high[:, :-1]).any(axis=1))
+    del high
+    np.bitwise_and(keys, (1 << pb) - 1, out=keys)
     if len(tied):
-        redo = np.flatnonzero(np.isin(rows, np.unique(rows[tied])))
-        out[redo] = pos[redo][np.lexsort((u.doubles(redo), rows[redo]))]
-    return out
+        first = np.cumsum(sizes) - sizes
+        for r in tied:  # rare: a few rows, each redone exactly
+            keys[r, : sizes[r]] = np.argsort(u.doubles(slice(first[r], first[r] + sizes[r])), kind="stable")
+    return keys
 
 
 def sample_distinct(k: np.ndarray, a: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -329,11 +348,8 @@ def sample_distinct_chunks(
     k = np.asarray(k, dtype=np.int64)
     a = np.asarray(a, dtype=np.int64)
     dense = np.flatnonzero((k > 0) & (2 * k > a))
-    if len(dense):  # random permutations, by blocks of rows (the same draws as one pass)
-        ends = np.zeros(len(dense) + 1, dtype=np.int64)
-        np.cumsum(a[dense], out=ends[1:])
-        for i0, i1 in pair_blocks(ends, _BLOCK):
-            yield _permutation_prefixes(dense[i0:i1], k, a, rng)
+    for rows in _dense_blocks(dense, a):  # random permutations, by blocks of rows (the same draws as one pass)
+        yield _permutation_prefixes(rows, k, a, rng)
     pending = np.flatnonzero((k > 0) & (2 * k <= a))
     if len(pending):  # the first round, by blocks of rows (the same draws, in the same order, as one pass)
         m = _draws(k[pending], a[pending])
@@ -373,19 +389,37 @@ def group_ranks(rows: np.ndarray) -> np.ndarray:
 def _permutation_prefixes(rows: np.ndarray, k: np.ndarray, a: np.ndarray, rng: np.random.Generator):
     """Rows with ``2 k > a``: the first k entries of a random permutation of [0, a) each.
 
-    Returns ``(rows, vals, ranks)`` of :func:`sample_distinct_chunks`; when
-    every row is whole (``k = a``, e.g. a full ranking) nothing is filtered.
+    Returns ``(rows, vals, ranks)`` of :func:`sample_distinct_chunks`.
     """
-    sizes = a[rows]
-    first = np.cumsum(sizes) - sizes
-    frow = row_ids(sizes)
-    fval = np.arange(len(frow), dtype=np.int64)  # then each entry's rank in its row
-    fval -= np.take(first, frow)
-    shuffled = _shuffled_positions(frow, fval, Uniforms.draw(rng, len(fval)), first)
-    if np.array_equal(k[rows], sizes):
-        return np.take(rows, frow), shuffled, fval
-    take = fval < np.take(k[rows], frow)
-    return rows[frow[take]], shuffled[take], fval[take]
+    perm = _permutation_rows(a[rows], Uniforms.draw(rng, int(a[rows].sum())))
+    kk = k[rows]
+    take = np.arange(perm.shape[1]) < kk[:, None]
+    return np.repeat(rows, kk), perm[take], np.broadcast_to(np.arange(perm.shape[1]), perm.shape)[take]
+
+
+def _dense_blocks(rows: np.ndarray, a: np.ndarray) -> list[np.ndarray]:
+    """``rows`` (ascending) in consecutive blocks of about ``_PERMUTATION_BLOCK`` entries of ``a`` (:func:`pair_blocks`)."""
+    ends = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(a[rows], out=ends[1:])
+    return [rows[i0:i1] for i0, i1 in pair_blocks(ends, _PERMUTATION_BLOCK)]
+
+
+#: Entries per block of :func:`_permutation_rows` (its 2-D temporaries, 1 MiB each, stay in a core's cache).
+_PERMUTATION_BLOCK = 1 << 17
+
+
+def permutation_chunks(a: np.ndarray, rng: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per row r, a uniformly random permutation of ``range(a[r])``, by blocks of rows, as 2-D arrays.
+
+    The draws of :func:`sample_distinct_chunks` with ``k = a`` (every
+    row's whole range: e.g. a full ranking of each user's candidates), in
+    the same chunks: it yields ``(rows, perm)``, ``perm`` of
+    :func:`_permutation_rows` (row j's permutation in its first ``a[rows[j]]``
+    columns, larger positions after), for the rows with ``a > 0``, ascending.
+    """
+    a = np.asarray(a, dtype=np.int64)
+    for rows in _dense_blocks(np.flatnonzero(a > 0), a):
+        yield rows, _permutation_rows(a[rows], Uniforms.draw(rng, int(a[rows].sum())))
 
 
 def _draws(k: np.ndarray, a: np.ndarray) -> np.ndarray:

@@ -507,10 +507,11 @@ def test_sample_distinct_uniform_ordered_subsets(k, a):
     st.sampled_from(["random", "ties", "tiny"]),
     st.integers(0, 2**32),
 )
-def test_shuffled_positions_is_the_lexsort(sizes, kind, seed):
-    """The packed-key sort gives the positions in np.lexsort's order (the previous implementation),
-    also where u ties exactly ("ties") or only in the bits kept in the key ("tiny")."""
-    from simrec._sampling import Uniforms, _shuffled_positions
+def test_permutation_rows_are_the_lexsort(sizes, kind, seed):
+    """The row-wise packed-key sort gives each row's positions in np.lexsort's order of the flat
+    entries (the previous implementation), also where u ties exactly ("ties") or only in the bits kept in
+    the key ("tiny"); columns past a row's size follow in order."""
+    from simrec._sampling import Uniforms, _permutation_rows
 
     rng = np.random.default_rng(seed)
     sizes = np.array(sizes, dtype=np.int64)
@@ -522,12 +523,19 @@ def test_shuffled_positions_is_the_lexsort(sizes, kind, seed):
         "ties": rng.integers(0, 3, len(rows)) / 4.0,
         "tiny": rng.random(len(rows)) * 2.0**-40,
     }[kind]
-    want = pos[np.lexsort((u, rows))]
-    assert np.array_equal(_shuffled_positions(rows, pos, Uniforms(u, False), starts), want)
-    if kind == "random":  # the same draws kept raw: the same positions
+
+    def want(u):
+        flat = pos[np.lexsort((u, rows))]
+        out = np.repeat(np.arange(sizes.max())[None, :], len(sizes), axis=0)
+        for r in range(len(sizes)):
+            out[r, : sizes[r]] = flat[starts[r] : starts[r] + sizes[r]]
+        return out
+
+    np.testing.assert_array_equal(_permutation_rows(sizes, Uniforms(u, False)), want(u))
+    if kind == "random":  # the same draws kept raw: the same permutations
         raw = Uniforms.draw(np.random.default_rng(seed), len(rows))
         assert np.array_equal(raw.doubles(), np.random.default_rng(seed).random(len(rows)))
-        assert np.array_equal(_shuffled_positions(rows, pos, raw, starts), pos[np.lexsort((raw.doubles(), rows))])
+        np.testing.assert_array_equal(_permutation_rows(sizes, raw), want(raw.doubles()))
 
 
 @settings(max_examples=60, deadline=None)
@@ -641,6 +649,7 @@ def test_sample_distinct_draws_do_not_depend_on_blocks_or_the_dedup_path(block, 
     k = np.minimum(a, rng.integers(0, 25, 500))  # dense (2k > a), sparse and empty rows
     want = sampling.sample_distinct(k, a, np.random.default_rng(7))
     monkeypatch.setattr(sampling, "_BLOCK", block)
+    monkeypatch.setattr(sampling, "_PERMUTATION_BLOCK", block)
     monkeypatch.setattr(sampling, "_TABLE_RATIO", table)
     got = sampling.sample_distinct(k, a, np.random.default_rng(7))
     np.testing.assert_array_equal(got[0], want[0])
@@ -673,6 +682,7 @@ def test_baselines_by_blocks_give_the_lists_of_one_pass(monkeypatch):
     sizes = (10, 30, 60)  # top-10, and lists long enough for Popular's long path (30, 60: full rankings)
     want = [[rec.recommend(train, relevant, n, rng=3) for n in sizes] for rec in recs]
     monkeypatch.setattr(sampling, "_BLOCK", 7)
+    monkeypatch.setattr(sampling, "_PERMUTATION_BLOCK", 7)
     monkeypatch.setattr(base, "BLOCK_ELEMENTS", 25)
     monkeypatch.setattr(baselines, "_ASSEMBLY_ENTRIES", 25)
     for rec, w in zip(recs, want):
@@ -682,7 +692,8 @@ def test_baselines_by_blocks_give_the_lists_of_one_pass(monkeypatch):
 
 #: sha256 (first 16 hex digits) of the baselines' lists on make_world(11, 200, 50) for seed 5, computed
 #: with simrec before issue 29 vectorised the full rankings (Popular's level shuffle as one integer
-#: sort, Random's and Oracle's draws mapped through a bitmap): the lists must not change.
+#: sort, Random's and Oracle's draws mapped through a bitmap, their full rankings by 2-D blocks;
+#: n = 50 is every candidate): the lists must not change.
 LISTS_BEFORE_ISSUE_29 = {
     ("Popular", 7): ("cb2998828a20a922", "cb2998828a20a922"),
     ("Popular", 20): ("58375be7d957dd13", "6e4f91df79e2aab2"),

@@ -17,6 +17,7 @@ from simrec._random import RNGLike, as_generator
 from simrec._sampling import (
     Uniforms,
     nth_allowed,
+    permutation_chunks,
     rank_within_rows,
     row_ids,
     row_starts,
@@ -93,17 +94,50 @@ def _allowed_items(excluded: sp.csr_array, head: np.ndarray, j: np.ndarray, n_it
     """
     local = np.cumsum(head) - 1
     n_rows = excluded.shape[0]
-    excl_rows = row_ids(np.diff(excluded.indptr))
     if n_rows * n_items <= _BITMAP_CELLS_PER_QUERY * len(j):
-        allowed = np.ones((n_rows, n_items), dtype=bool)
-        allowed.ravel()[excl_rows * n_items + excluded.indices] = False
-        laid = np.broadcast_to(np.arange(n_items, dtype=np.int64), allowed.shape)[allowed]
+        laid = _allowed_laid(excluded, n_items)
         start = np.zeros(n_rows, dtype=np.int64)
         np.cumsum(n_items - np.diff(excluded.indptr)[:-1], out=start[1:])
         at = np.take(start, local)
         at += j
         return np.take(laid, at)
+    excl_rows = row_ids(np.diff(excluded.indptr))
     return nth_allowed(excl_rows, excluded.indices.astype(np.int64), n_rows, local, j, n_items + 1)
+
+
+def _allowed_laid(excluded: sp.csr_array, n_items: int) -> np.ndarray:
+    """Each row's items outside its ``excluded`` ones, ascending, rows laid one after another (a bitmap, one compress)."""
+    allowed = np.ones((excluded.shape[0], n_items), dtype=bool)
+    allowed.ravel()[row_ids(np.diff(excluded.indptr)) * n_items + excluded.indices] = False
+    return np.broadcast_to(np.arange(n_items, dtype=np.int64), allowed.shape)[allowed]
+
+
+def _permuted_into(
+    out: np.ndarray, sizes: np.ndarray, candidates, rng: np.random.Generator, offset: np.ndarray | None = None
+) -> None:
+    """Write every row's ``sizes[r]`` candidates in a uniformly random order to ``out[r, offset[r]:]`` (offset 0).
+
+    ``candidates(rows)`` gives the candidates of the ascending ``rows``, each
+    row's ascending, one row after another. The draws and lists of
+    :func:`_random_relevant` / :func:`_random_outside` when every row's whole
+    sample is drawn (``t = r``, ``k = allowed``: a full ranking), done by
+    blocks of rows in two dimensions (:func:`~simrec._sampling.permutation_chunks`:
+    one row-wise sort of the draws; the permutation picks the candidates, one
+    gather), with no flat arrays of (row, rank, item).
+    """
+    n = out.shape[1]
+    for rows, perm in permutation_chunks(sizes, rng):
+        width = perm.shape[1]
+        real = np.arange(width) < sizes[rows][:, None]
+        laid = np.full(perm.shape, -1, dtype=np.int64)
+        laid[real] = candidates(rows)
+        perm += (np.arange(len(rows), dtype=np.int64) * width)[:, None]
+        items = np.take(laid, perm)  # positions past a row's size: -1
+        if offset is None:
+            out[rows, :width] = items
+        else:
+            at = (rows * n + offset[rows])[:, None] + np.arange(width)
+            out.reshape(-1)[at[real]] = items[real]
 
 
 #: Popular's first pass looks for each user's first allowed positions among the
@@ -422,6 +456,9 @@ class RandomRecommender:
         gen = as_generator(rng)
         allowed = train.n_items - train.user_counts()
         out = np.full((train.n_users, n), -1, dtype=np.int64)
+        if (allowed <= n).all():  # every candidate (a full ranking): by 2-D blocks, the same draws and lists
+            _permuted_into(out, allowed, lambda u: _allowed_laid(train.matrix[u], train.n_items), gen)
+            return out
         for rows, rank, items in _random_outside(
             lambda u: train.matrix[u], np.minimum(n, allowed), allowed, train.n_items, gen
         ):
@@ -812,15 +849,20 @@ class Oracle:
         r = np.diff(rel.indptr).astype(np.int64)
         t = np.minimum(n, r)
         out = np.full((n_users, n), -1, dtype=np.int64)
-        for rows, rank, items in _random_relevant(rel, t, gen):  # t relevant items per user, in random order
-            out[rows, rank] = items
         # Only users with fewer than n relevant candidates get random fill
         # items, outside their training and relevant items (disjoint:
         # check_relevant drops relevant training pairs); rows with f = 0 draw
         # nothing, so the draws are those of the full-matrix version.
         allowed = n_items - train.user_counts() - r
         f = np.minimum(n - t, allowed)
-        for rows, rank, items in _random_outside(_train_or_relevant(train, rel), f, allowed, n_items, gen):
+        excluded = _train_or_relevant(train, rel)
+        if (t == r).all() and (f == allowed).all():  # every candidate (a full ranking): by 2-D blocks, the same lists
+            _permuted_into(out, r, lambda u: rel[u].indices, gen)
+            _permuted_into(out, allowed, lambda u: _allowed_laid(excluded(u), n_items), gen, offset=t)
+            return out
+        for rows, rank, items in _random_relevant(rel, t, gen):  # t relevant items per user, in random order
+            out[rows, rank] = items
+        for rows, rank, items in _random_outside(excluded, f, allowed, n_items, gen):
             out[rows, t[rows] + rank] = items
         return out
 
