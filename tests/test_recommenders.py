@@ -664,6 +664,29 @@ def test_sample_distinct_draws_do_not_depend_on_blocks_or_the_dedup_path(block, 
 
 
 @settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from([0, 1, 2, 20, 300, 7000]), min_size=1, max_size=300),
+    block=st.sampled_from([5, 64, 1 << 17]),
+)
+def test_dense_blocks_keep_order_and_bound_their_2d_arrays(sizes, block, monkeypatch_module):
+    """Blocks of rows for the 2-D permutations: every row once, in order, and rows x widest row within
+    four times the block's entries (plus 1024) unless the block is one row; the sample does not depend on
+    them (heterogeneous dense rows, e.g. profile sizes 20 to 7,000)."""
+    import simrec._sampling as sampling
+
+    a = np.array(sizes, dtype=np.int64)
+    rows = np.flatnonzero(a > 0)
+    with monkeypatch_module.context() as mp:
+        mp.setattr(sampling, "_PERMUTATION_BLOCK", block)
+        blocks = sampling._dense_blocks(rows, a)
+        got = sampling.sample_distinct(a - a // 4, a, np.random.default_rng(1))
+    assert np.concatenate(blocks or [np.zeros(0, dtype=np.int64)]).tolist() == rows.tolist()
+    assert all(len(b) == 1 or len(b) * a[b].max() <= 4 * a[b].sum() + 1024 for b in blocks)
+    want = sampling.sample_distinct(a - a // 4, a, np.random.default_rng(1))
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 5), max_size=30))
 def test_group_ranks_is_the_rank_within_rows(lens):
     from simrec._sampling import group_ranks, rank_within_rows
