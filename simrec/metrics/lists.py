@@ -202,10 +202,13 @@ class _Prepared:
 
     @property
     def hits(self) -> tuple[np.ndarray, np.ndarray]:
-        """(row, position) of every relevant entry, int64, sorted: ``np.nonzero(is_rel)``."""
-        if self._hits is None:
-            self._hits = np.nonzero(self._is_rel)
-        return self._hits
+        """(row, position) of every relevant entry, int64, sorted: ``np.nonzero(is_rel)``.
+
+        Not kept when computed from the dense table (a temporary of each
+        metric that reads it, as before: the lists of every recommender of a
+        replicate are prepared at once).
+        """
+        return self._hits if self._hits is not None else np.nonzero(self._is_rel)
 
     def first_hit(self) -> np.ndarray:
         """0-based position of each list's first relevant entry (0 where it has none), int64 (n_users,)."""
