@@ -209,6 +209,7 @@ def long_list_hits(lists: np.ndarray, rel: sp.csr_array) -> tuple[np.ndarray, np
     if arr.shape[0] != rel.shape[0]:
         raise ValueError(f"`lists` must have {rel.shape[0]} rows (one per user); got {arr.shape[0]}")
     width = n_items + 1
+    shift = N.bit_length()  # bits of 1 + a position
     step = max(1, LONG_LIST_ENTRIES // N)
     pos_type = np.int16 if N < np.iinfo(np.int16).max else np.int32
     table = np.zeros(min(step, n_rows) * width, dtype=pos_type)
@@ -242,13 +243,13 @@ def long_list_hits(lists: np.ndarray, rel: sp.csr_array) -> tuple[np.ndarray, np
             rr = np.repeat(np.arange(b, dtype=np.int64), np.diff(indptr[u0 : u1 + 1]))
             at = view[starts[rr] + 1 + indices[lo:hi]]
             found = at > 0
-            key = rr[found] * N
-            key += at[found]
-            key -= 1
+            key = rr[found] << shift  # (row, 1 + position), sorted: shifts, not a division
+            key |= at[found]
             key.sort()
-            r, c = np.divmod(key, N)
-            hit_rows.append(r + u0)
-            hit_cols.append(c)
+            hit_rows.append((key >> shift) + u0)
+            key &= (1 << shift) - 1
+            key -= 1
+            hit_cols.append(key)
         view[:] = 0
     else:
         if hit_rows:
