@@ -1,6 +1,6 @@
 """Three-parameter Indian buffet process (Teh & Görür 2009; Tian's thesis §3.1.2).
 
-The sequential ("user-wise") definition (shared/DESIGN.md §1): user 1 likes
+The sequential ("user-wise") definition (docs/design.md §1): user 1 likes
 Poisson(α) new items; user n+1, with n users before it, likes each existing item
 i with probability (m_i − σ)/(n + c), m_i the users who like i so far, and
 Poisson(α g(n)) new items, where
