@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import special as _sp  # not scipy.stats: 0.7 s CPU to import, for two quantiles
+from scipy import special as _sp  # not scipy.stats, slow to import (docs/design.md §9), for two quantiles
 
 from ._figures import literal_text
 from ._validation import check_in_range, check_int
@@ -170,9 +170,9 @@ def plot_results(results: pd.DataFrame, out_dir: str | Path, *, n: int | None = 
     -----
     Decision: children are forked (where the platform offers ``fork``) after
     matplotlib is imported, so they start in milliseconds with every module
-    loaded; a ``forkserver`` child would import pandas and matplotlib again
-    (2.8 s CPU measured at load 10, about half of what drawing the
-    quickstart's 14 figures costs). The drawing code uses no thread pool, so
+    loaded; a ``forkserver`` child would import pandas and matplotlib again,
+    about half of what drawing the quickstart's figures costs (measured:
+    docs/design.md §9). The drawing code uses no thread pool, so
     the usual hazard of forking a threaded parent does not arise in the
     children. Without ``fork`` the figures are drawn serially.
     """
@@ -215,8 +215,9 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
 
     Drawn with matplotlib only, as a few collections per panel on two figures
     reused across metrics (no seaborn, no ``bbox_inches="tight"``): artist
-    creation and text layout dominated the seaborn version (the quickstart's
-    14 figures: 31 s CPU then, 6 s now, measured in one run at load 3.5).
+    creation and text layout dominated the seaborn version (measured:
+    docs/design.md §9; ``bench/bench_quickstart.py`` times the run with its
+    figures).
     Each panel's values are split from the results once (not masked and
     grouped again per panel and metric), and the panel titles are placed at a
     given height, so matplotlib does not re-measure every axis's decorations

@@ -25,7 +25,8 @@ This module samples the same distribution *item-wise*, with no loop at all:
    :data:`simrec._random.DRAWS_VERSION`, the count was drawn from the
    Binomial and the set by rejection with a sort,
    :func:`~simrec._subsets.uniform_subsets`: the same law, other numbers for
-   a given seed, and 4-7x slower at ML-20M size, bench/bench_scale.py.)
+   a given seed, and several times slower at ML-20M size: bench/bench_scale.py,
+   docs/design.md §9.)
 
 Items are independent given their first users, so steps 1-2 vectorize over
 items (tests compare with a literal user-wise implementation).
