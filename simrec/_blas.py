@@ -3,11 +3,10 @@
 The estimators multiply n x n matrices (n <= a few thousand) and thin row
 blocks of P(r|R). Multithreaded OpenBLAS gains little at these sizes and, on a
 machine shared with other processes, busy-waiting threads make it slow and
-erratic (measured: an n = 501 eigendecomposition took 0.02 s single-threaded
-and 0.05-3.4 s with 2 threads on a loaded 2-core machine). Parallelism belongs
-one level up, in the harness that runs independent repeats in processes.
+erratic (measured: docs/design.md §9). Parallelism belongs one level up, in
+the harness that runs independent repeats in processes.
 :func:`single_threaded_blas` limits BLAS to one thread for the duration of a
-call (about 0.1 ms overhead) and restores the previous setting afterwards.
+call (a small fixed overhead) and restores the previous setting afterwards.
 """
 
 from __future__ import annotations

@@ -362,6 +362,41 @@ def test_sigkill_of_the_driver_leaves_no_worker(tmp_path, name):
     assert _wait_gone(children, 5) == []
 
 
+REAPED = textwrap.dedent("""
+    import subprocess, sys, time
+    from simrec.tasks._reaper import reaper_go, start_reaper
+
+    reaper = start_reaper()
+    shell = subprocess.Popen(["sh", "-c", "sleep 300 & echo started; wait"], stdout=subprocess.PIPE)
+    shell.stdout.readline()  # its child `sleep` runs
+    reaper_go(reaper)
+    print(reaper.pid, " ".join(reaper.args), flush=True)
+    time.sleep(300)
+""")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_reaper_kills_the_tree_started_after_go_when_the_driver_dies(tmp_path):
+    """The reaper of a local Ray cluster without Ray: a driver starts it, then a shell with a child `sleep` (standing
+    for Ray's GCS, raylet and agents), says go and is SIGKILLed: the shell and its child, which would otherwise be
+    orphaned and live on, are killed, and the reaper exits. The reaper that ran is the driver's own file."""
+    psutil = pytest.importorskip("psutil")
+    script = tmp_path / "driver.py"
+    script.write_text(REAPED)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        reaper_pid, command = proc.stdout.readline().split(" ", 1)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert {p.name() for p in children} >= {"sh", "sleep"}
+    finally:
+        proc.kill()
+        proc.wait()
+    expected = Path(__file__).resolve().parents[1] / "simrec" / "tasks" / "_reaper.py"
+    assert command.split()[1:] == ["-I", str(expected), str(proc.pid)]
+    assert int(reaper_pid) in {p.pid for p in children}
+    assert _wait_gone(children, 5) == []
+
+
 def test_sigterm_of_the_driver_interrupts_and_stops_workers(tmp_path):
     proc, children = _start_driver(tmp_path, "processes")
     t = time.monotonic()

@@ -1,6 +1,6 @@
 """Shared machinery of the metrics: input checks, relevance look-up, NaN policy.
 
-Conventions (shared/DESIGN.md §4, "The common currency"):
+Conventions (docs/design.md, "The common currency", and §4):
 
 * ``lists``: int array (n_users, N) of item indices, ``-1`` as trailing padding;
 * ``relevant``: ``scipy.sparse.csr_array`` (n_users, n_items); every stored

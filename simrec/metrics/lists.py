@@ -7,7 +7,7 @@ padding) and ``relevant`` (csr_array (n_users, n_items), the relevance set
 pass ``lists[:, :k]``. :math:`|L_u|` is the *real* length of user u's list (its
 number of non-padding entries), :math:`\\mathrm{rel}_i = 1[L_{u,i} \\in
 \\mathrm{Rel}_u]` and :math:`h_u = \\sum_{i \\le N} \\mathrm{rel}_i = |L_u \\cap
-\\mathrm{Rel}_u|`. Definitions follow shared/DESIGN.md §4 (Tian's thesis §3.5:
+\\mathrm{Rel}_u|`. Definitions follow docs/design.md §4 (Tian's thesis §3.5:
 Precision, Recall, MRR, nDCG as computed by LensKit). Relevance is binary
 for every metric except :func:`ndcg_lenskit07`, which uses the per-pair gains
 of an :class:`~simrec.interactions.Interactions` relevance set when it has
@@ -278,7 +278,7 @@ def precision(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray |
     .. math:: \\mathrm{P}_u = \\frac{|L_u \\cap \\mathrm{Rel}_u|}{|L_u|}
 
     :math:`|L_u|` counts the list's real entries, not the padding, as LensKit's
-    ``Precision`` does (shared/DESIGN.md §4: "Precision uses the list's real
+    ``Precision`` does (docs/design.md §4: "Precision uses the list's real
     length, as LensKit does"). Parameters as :func:`hits`.
 
     Returns
@@ -384,7 +384,7 @@ def ndcg(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None
         \\mathrm{IDCG}_u = \\sum_{i=1}^{\\min(|\\mathrm{Rel}_u|, N)} \\frac{1}{\\log_2(i+1)}, \\qquad
         \\mathrm{nDCG}_u = \\frac{\\mathrm{DCG}_u}{\\mathrm{IDCG}_u}
 
-    (shared/DESIGN.md §4, binary gains). This is LensKit's
+    (docs/design.md §4, binary gains). This is LensKit's
     ``NDCG(n=N, weight=LogRankWeight(offset=1))``; LensKit's *default*
     discount :math:`1/\\log_2 \\max(i, 2)` differs: its weight at rank
     :math:`i \\ge 2` is ours at rank :math:`i - 1` (rank 2 weighs as much as

@@ -1,4 +1,4 @@
-"""Recommenders evaluated by simrec (shared/DESIGN.md §4; Tian's thesis §3.5.2).
+"""Recommenders evaluated by simrec (docs/design.md §4; Tian's thesis §3.5.2).
 
 All follow the :class:`Recommender` protocol: ``recommend(train, relevant, n,
 rng)`` -> (n_users, n) int64 lists with -1 padding over the candidates

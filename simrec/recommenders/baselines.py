@@ -1,7 +1,7 @@
 """Reference recommenders of Tian's thesis: Oracle, Popular, Random (+ ProbabilisticOracle).
 
 Tian's thesis §3.5.2 (shared/seeds/tian-thesis-offline-eval-error.txt) and
-shared/DESIGN.md §4. All lists are drawn over the candidates
+docs/design.md §4. All lists are drawn over the candidates
 :math:`C_u = I \\setminus \\mathrm{train}_u` and are exactly (not only
 approximately) distributed as ``top_n(score(...), n)``; ``recommend`` works on
 the sparse structure (O(nnz log nnz + n_users n), never a dense
@@ -750,7 +750,7 @@ class Oracle:
     """Perfect recommender: relevant candidates first, then random non-relevant ones.
 
     Tian's thesis §3.5.2: "knows all relevant items and always recommends
-    top-N relevant candidate items"; shared/DESIGN.md §4: scores relevant
+    top-N relevant candidate items"; docs/design.md §4: scores relevant
     candidates 1 and the rest 0, ties broken at random, so with fewer than N
     relevant candidates the list ends with random non-relevant candidates.
 

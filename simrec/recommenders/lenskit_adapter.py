@@ -1,4 +1,4 @@
-"""Run LensKit algorithms as simrec recommenders (shared/DESIGN.md §4).
+"""Run LensKit algorithms as simrec recommenders (docs/design.md §4).
 
 The training matrix becomes a ``lenskit.data.Dataset`` (``from_interactions_df``
 with the full user and item vocabularies ``0..n_users-1`` / ``0..n_items-1``),

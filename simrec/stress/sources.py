@@ -1,7 +1,7 @@
 """The three sources of global ranks for the stress harness (simrec issue 6).
 
 A stress test needs, per recommender, the global rank R_u of each evaluated
-user's held-out item among its N_u candidates (shared/DESIGN.md §5):
+user's held-out item among its N_u candidates (docs/design.md §5):
 
 1. **simulation** — truth from a preference model, observed data from an
    observation model, a leave-one-out split (:func:`simrec.loo.leave_one_out`),
