@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import special as _sp  # not scipy.stats: 0.7 s CPU to import, for two quantiles
 
+from ._figures import literal_text
 from ._validation import check_in_range, check_int
 
 __all__ = ["errors", "summarize", "wilson_interval", "pairwise_wins", "plot_results"]
@@ -200,6 +201,7 @@ def plot_results(results: pd.DataFrame, out_dir: str | Path, *, n: int | None = 
     ]
 
 
+@literal_text
 def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = None) -> list[Path]:
     """Figures in the style of the thesis's Figures 21-28.
 

@@ -118,10 +118,13 @@ from typing import Any, Literal, Self, TypeVar
 
 import numpy as np
 
+from simrec._usercode import UserCodeError, signals_marked
+
 __all__ = [
     "BACKENDS",
     "Backend",
     "BackendError",
+    "BackendFault",
     "ProcessBackend",
     "RayBackend",
     "SerialBackend",
@@ -232,6 +235,15 @@ class BackendError(RuntimeError):
     """A backend cannot be used (e.g. Ray requested but not installed)."""
 
 
+class BackendFault(RuntimeError):
+    """The backend broke while tasks ran, through no task's fault; the run stops (finished tasks are kept).
+
+    E.g. multiprocessing's resource tracker of the ``processes`` backend was
+    killed (:class:`ProcessBackend`). ``str(exc)`` is one line saying what
+    happened.
+    """
+
+
 def format_seed(seed: np.random.SeedSequence | int | None) -> str:
     """Render a task seed so that it can be typed back in.
 
@@ -257,14 +269,26 @@ def _run_one(fn: Callable[[Any], R], payload: Any) -> tuple[bool, Any]:
     """``(True, fn(payload))``, or ``(False, (error, traceback))`` if it raised.
 
     The error is formatted where it happened, so failures read the same on
-    every backend and need no picklable exception.
+    every backend and need no picklable exception. Every ``BaseException`` is
+    a failure of the task (``SystemExit``, even ``SystemExit(0)``, from code a
+    scorer runs outside its guard, and ``KeyboardInterrupt``), except a real
+    interrupt: a signal delivered to this process while the task ran (Ctrl-C
+    of a serial run), which propagates; see :mod:`simrec._usercode`. A
+    :class:`~simrec._usercode.UserCodeError` is reported by its message alone
+    ("recommender 'x' failed: SystemExit: 0").
     """
-    try:
-        return True, fn(payload)
-    except Exception as exc:  # noqa: BLE001 - every task error is reported, not raised
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next))
-        error = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return False, (error, tb)
+    with signals_marked() as signalled:
+        try:
+            return True, fn(payload)
+        except BaseException as exc:  # noqa: BLE001 - every task error is reported, not raised
+            if isinstance(exc, KeyboardInterrupt) and signalled():
+                raise
+            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next))
+            if isinstance(exc, UserCodeError):
+                error = str(exc)
+            else:
+                error = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            return False, (error, tb)
 
 
 def _proc_start_ticks(pid: int) -> int | None:
@@ -453,6 +477,20 @@ class ProcessBackend(Backend):
     created the pool is gone (even after SIGKILL), ignores SIGINT (the parent
     stops the workers on Ctrl-C) and runs BLAS single-threaded. A pool broken
     by a dying worker is replaced on the next submission.
+
+    multiprocessing's resource tracker (a helper process that unlinks the
+    pool's semaphores if this process dies) ignores SIGINT and SIGTERM, so
+    only SIGKILL or the out-of-memory killer ends it. Python then relaunches
+    it with a warning on the next semaphore operation, and the new tracker
+    prints a ``KeyError`` traceback for every semaphore the pool releases.
+    Decision (issue 22): a dead tracker is a fault of the machine, not of a
+    task. :meth:`_wait` checks it (same pid and start time, as the workers'
+    watchdog checks their parent); when it is gone, the pool is stopped and
+    :class:`BackendFault` raised (the command prints one line and exits 1;
+    finished tasks are kept and re-running resumes), and multiprocessing's
+    messages to the dead tracker go to ``os.devnull`` instead of a relaunched
+    one, so nothing else is printed (this process unlinks its semaphores
+    itself when the pool is released; the tracker only matters if it dies).
     """
 
     name = "processes"
@@ -461,6 +499,7 @@ class ProcessBackend(Backend):
         super().__init__()
         self._n_jobs = _check_n_jobs(n_jobs)
         self._pool: ProcessPoolExecutor | None = None
+        self._tracker: tuple[int, int | None] | None = None  # pid and start time of the resource tracker
 
     @property
     def n_workers(self) -> int:
@@ -495,11 +534,31 @@ class ProcessBackend(Backend):
             if self._pool is None or getattr(self._pool, "_broken", False):
                 self._kill_pool()
                 self._pool = self._new_pool()
-            return self._pool.submit(_run_one, fn, payload)
+            future = self._pool.submit(_run_one, fn, payload)
+            if self._tracker is None:  # started with the pool's first workers
+                pid = _tracker_pid()
+                self._tracker = None if pid is None else (pid, _proc_start_ticks(pid))
+            return future
 
     def _wait(self, handles: Iterable[Hashable], timeout: float) -> list[Hashable]:
         done, _ = wait_futures(handles, timeout=timeout, return_when=FIRST_COMPLETED)  # type: ignore[arg-type]
+        self._check_tracker()
         return list(done)
+
+    def _check_tracker(self) -> None:
+        """:class:`BackendFault` if the resource tracker died (the pool is stopped, the tracker silenced)."""
+        if self._tracker is None:
+            return
+        pid, start = self._tracker
+        if start is None or _proc_start_ticks(pid) == start:  # alive (or not checkable: no /proc)
+            return
+        self._tracker = None
+        _silence_dead_tracker(pid)
+        self._kill_pool()
+        raise BackendFault(
+            f"multiprocessing's resource tracker (pid {pid}) died while tasks ran (killed, or out of memory); the "
+            "worker processes were stopped"
+        )
 
     def _outcome(self, handle: Hashable) -> _Outcome:
         fut: Future = handle  # type: ignore[assignment]
@@ -531,6 +590,40 @@ class ProcessBackend(Backend):
                 p.kill()
         for p in procs:
             p.join(timeout=5)
+
+
+def _tracker_pid() -> int | None:
+    """The pid of the resource tracker this process started (None if none, or another process started it)."""
+    from multiprocessing import resource_tracker
+
+    pid = getattr(getattr(resource_tracker, "_resource_tracker", None), "_pid", None)
+    return pid if isinstance(pid, int) else None
+
+
+def _silence_dead_tracker(pid: int) -> None:
+    """Send multiprocessing's messages for the dead resource tracker ``pid`` to ``os.devnull`` (and reap it).
+
+    Without this, the next semaphore operation relaunches a tracker with a
+    warning, and the new tracker prints a traceback for every semaphore the
+    pool then releases (it never saw them registered). Relies on CPython's
+    ``ResourceTracker`` attributes (``_lock``, ``_fd``, ``_pid``, 3.11-3.13);
+    where they differ nothing is changed.
+    """
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    lock = getattr(tracker, "_lock", None)
+    if tracker is None or lock is None or getattr(tracker, "_pid", None) != pid:
+        return
+    with lock:
+        old = tracker._fd
+        tracker._fd = os.open(os.devnull, os.O_WRONLY)  # its liveness probe succeeds: no relaunch
+        tracker._pid = None
+        if old is not None:
+            with suppress(OSError):
+                os.close(old)
+    with suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 class RayBackend(Backend):
