@@ -368,6 +368,20 @@ def _stress_summary_notes(frame) -> list[str]:
     return notes
 
 
+def _interval_notes(coverage) -> list[str]:
+    """The footnote naming the estimators whose bootstrap intervals are known not to cover (runs with n_boot)."""
+    if coverage is None or not len(coverage) or "coverage_known_to_fail" not in coverage:
+        return []
+    flagged = coverage.loc[coverage["coverage_known_to_fail"].fillna(False).astype(bool), "estimator"]
+    if flagged.empty:
+        return []
+    return [
+        f"Intervals (coverage.csv): {', '.join(dict.fromkeys(map(str, flagged)))}: coverage known to fail - the "
+        "bootstrap interval measures sampling variability only and these estimators' bias does not shrink with "
+        "the number of users (column coverage_known_to_fail)."
+    ]
+
+
 def _print_stress_summary(outcome) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -385,7 +399,7 @@ def _print_stress_summary(outcome) -> None:
             str(scheme), str(n), str(est), *["—" if v != v else f"{v:.3f}" for v in row.to_numpy(dtype=float)]
         )
     console.print(table)
-    for note in _stress_summary_notes(frame):
+    for note in _stress_summary_notes(frame) + _interval_notes(outcome.coverage):
         console.print(note, soft_wrap=True)
     console.print(
         f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"

@@ -37,9 +37,10 @@ import pandas as pd
 from simrec._figures import drawing
 from simrec._io import atomic_write
 from simrec.assess.advice import EXCLUDED_ESTIMATORS, best_estimators, recommend
+from simrec.assess.cli_text import interval_fails, known_to_fail_note
 from simrec.assess.errors import missing_data_errors, sampling_errors, total_errors
 from simrec.assess.figures import error_figure, estimator_figure, ranking_figure
-from simrec.assess.html import Section, figure_html, render_page, table_html
+from simrec.assess.html import Section, figure_html, note_html, render_page, table_html
 from simrec.assess.ranking import ranking_agreement
 from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
@@ -330,12 +331,15 @@ def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advic
     lines = []
     for _, r in advice.iterrows():
         if r["report"] == "sampled":
+            mark = " Its bootstrap interval: coverage known to fail (*)." if interval_fails(r) else ""
             lines.append(
                 f"{r['metric']}@{pr.n}: sample n = {int(r['n'])} ({r['scheme']}) and report {r['estimator']} "
-                f"(worst relative RMSE {r['worst_rel_rmse']:.3g})."
+                f"(worst relative RMSE {r['worst_rel_rmse']:.3g}).{mark}"
             )
         else:
             lines.append(f"{r['metric']}@{pr.n}: report the full-ranking metric; {r['reason']}.")
+    flagged = [str(r["estimator"]) for _, r in best.iterrows() if interval_fails(r)]
+    footnote = [note_html(f"(*) {known_to_fail_note(flagged)}")] if flagged else []
     sections = [
         Section(
             "What this assesses",
@@ -373,12 +377,15 @@ def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advic
                 f"metric in at least {sa.min_coverage:g} of the repeats for every algorithm (every estimator is "
                 "acceptable when intervals were not computed, n_boot = 0). At each sample size the best acceptable "
                 "estimator is chosen; the recommendation is the smallest size whose best estimator has worst relative "
-                f"RMSE <= {sa.max_rel_rmse:g}, else the full ranking.",
+                f"RMSE <= {sa.max_rel_rmse:g}, else the full ranking. The column coverage_known_to_fail marks "
+                "estimators whose bootstrap interval is known not to cover the metric (a bias that does not shrink "
+                "with the number of users, which the interval ignores).",
                 *lines,
             ],
             [
                 table_html(advice, "advice"),
                 table_html(best, "estimators", "Best estimator per metric and sample size"),
+                *footnote,
                 figure_html(pngs.get("estimators"), "Worst relative RMSE vs sample size"),
             ],
         ),

@@ -50,8 +50,9 @@ from simrec._progress import progress_bar
 from simrec._random import task_seed
 from simrec.config.stress import DatasetSource, FileSource, SimulationSource, StressScenario
 from simrec.rundir import ARRAYS, RunDir
+from simrec.sampling import AdaptiveMLE, Naive, fit_limits
 from simrec.stress.decomposition import decomposition_table
-from simrec.stress.harness import StressResult, run_stress
+from simrec.stress.harness import StressConfig, StressResult, run_stress
 from simrec.stress.sources import (
     LooData,
     RankSource,
@@ -93,6 +94,8 @@ __all__ = [
     "run_stress_scenario",
     "build_source_data",
     "few_users_note",
+    "convergence_note",
+    "naive_cutoff_note",
     "user_sampling_phase",
     "MIN_USERS",
     "SUMMARY_KS",
@@ -118,6 +121,8 @@ class StressOutcome:
     warnings: tuple[str, ...] = ()
     #: Figures that could not be drawn, one line each (the tables are complete; :mod:`simrec._figures`).
     figure_failures: tuple[str, ...] = ()
+    #: The coverage table (runs with ``n_boot``; None or empty otherwise).
+    coverage: pd.DataFrame | None = None
 
 
 #: Below this many evaluated users, estimator comparisons are flagged as resting on too few users.
@@ -137,6 +142,63 @@ def few_users_note(source: RankSource) -> str | None:
         return None
     listed = ", ".join(f"{name} ({m})" for name, m in few.items())
     return f"fewer than {MIN_USERS} evaluated users for {listed}: these numbers rest on too few users to mean much"
+
+
+def convergence_note(results: list[StressResult], config: StressConfig) -> str | None:
+    """The warning for estimators whose iterative fits stopped at their cap in some repeats, or None.
+
+    The tables record it per cell (``n_iter``, ``converged``); the terminal
+    says it once, per estimator over every task: how many repeats stopped at
+    the cap, the fit, the cap and the tolerance (issue 22; the default cap
+    is issue 27's decision and does not move here).
+    """
+    objects = {e.name: e for e in (*config.estimators, AdaptiveMLE())}
+    bad: dict[str, list[int]] = {}
+    for r in results:
+        if r.converged is None:
+            continue
+        for j, name in enumerate(r.estimators):
+            cnt = bad.setdefault(name, [0, 0])
+            cnt[0] += int((~r.converged[:, j]).sum())
+            cnt[1] += r.converged.shape[0]
+    groups: dict[tuple[str, int, float], list[str]] = {}
+    for name, (k, total) in bad.items():
+        limits = fit_limits(objects[name], config.max_iter) if name in objects else None
+        if k and limits is not None:
+            what, cap, tol = limits
+            groups.setdefault((what.split(" of ")[0], cap, tol), []).append(f"{name} {k}/{total}")
+    if not groups:
+        return None
+    parts = [
+        f"{what} at {'max_iter = ' if what == 'EM' else ''}{cap}{'' if what == 'EM' else ' iterations'}, "
+        f"tolerance {tol:g}: {', '.join(names)}"
+        for (what, cap, tol), names in groups.items()
+    ]
+    return (
+        "iterative fits stopped at their cap before meeting their tolerance (repeats stopped / repeats): "
+        + "; ".join(parts)
+        + ". Their estimates are where the iterations stopped (columns n_iter and converged of estimates.parquet "
+        "and summary.csv); raise [estimators] max_iter for the EM fits"
+    )
+
+
+def naive_cutoff_note(config: StressConfig, sizes: list[int] | tuple[int, ...], schemes: tuple[str, ...]) -> str | None:
+    """The warning for naive estimates at cutoffs K >= a fixed sample size n, or None (decision, issue 22).
+
+    A sampled list of n items has every rank within a cutoff K >= n, so the
+    naive estimate ignores the cutoff: Recall@K is 1 for every recommender.
+    The rows are kept (they are what naive computes); this says so.
+    """
+    if not any(isinstance(e, Naive) for e in config.estimators) or not config.rank_metrics():
+        return None
+    small = sorted(n for n in set(sizes) if n <= config.k_max)
+    if not small or all(s == "adaptive" for s in schemes):
+        return None
+    return (
+        f"naive at sample size(s) n = {', '.join(map(str, small))} <= k_max = {config.k_max}: a sampled list of n "
+        "items has every rank within a cutoff K >= n, so the naive rows with k >= n ignore the cutoff "
+        "(Recall@K = 1 for every recommender)"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -189,6 +251,10 @@ def _result_arrays(r: StressResult) -> dict[str, np.ndarray]:
     }
     if r.fitted_a is not None:
         arrays["fitted_a"] = r.fitted_a
+    if r.n_iter is not None:
+        arrays.update(n_iter=r.n_iter, converged=r.converged)
+    if r.interval_kinds is not None:
+        arrays["interval_kinds"] = np.array(r.interval_kinds)
     if r.lower is not None:
         arrays.update(lower=r.lower, upper=r.upper, confidence=np.array(r.confidence))
     if r.true is not None:
@@ -224,6 +290,9 @@ def _result_from_arrays(g: dict[str, np.ndarray]) -> StressResult:
         g.get("upper"),
         float(g["confidence"]) if "confidence" in g else math.nan,
         g.get("fitted_a"),
+        n_iter=g.get("n_iter"),
+        converged=g.get("converged"),
+        interval_kinds=tuple(str(k) for k in g["interval_kinds"]) if "interval_kinds" in g else None,
     )
 
 
@@ -580,6 +649,9 @@ def run_stress_scenario(
             map_err = mapping_error_table(results)
         rd.write_parquet("estimates.parquet", est)
         unscored = [n for n in (r.unscored_note() for r in source.recommenders) if n is not None]
+        notes = [
+            n for n in (convergence_note(results, config), naive_cutoff_note(config, sizes, schemes)) if n is not None
+        ]
         note = few_users_note(source)
         flag = (lambda f: f.assign(warning=note)) if note else (lambda f: f)
         rd.write_csv("summary.csv", flag(est[est["k"].isin(SUMMARY_KS) | est["k"].isna()]))  # + AUC, untruncated AP
@@ -634,6 +706,7 @@ def run_stress_scenario(
         computed,
         reused,
         seconds,
-        (*unscored, *(() if note is None else (note,))),
+        (*unscored, *(() if note is None else (note,)), *notes),
         tuple(failed),
+        coverage,
     )
