@@ -91,7 +91,11 @@ def _water_fill(row: np.ndarray, w: np.ndarray, totals: np.ndarray, targets: np.
     n_rows = len(totals)
     with np.errstate(divide="ignore", invalid="ignore"):
         c = np.where(totals > 0, targets / totals, 0.0)
-    on = targets > 0
+    top = np.zeros(n_rows)
+    if len(row):  # the rows' largest weights (rows laid out consecutively)
+        starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))
+        top[row[starts]] = np.maximum.reduceat(w, starts)
+    on = (targets > 0) & (c * top >= 1.0)  # only rows where the cap binds iterate
     r, ww = row, w
     while True:
         keep = on[r]
@@ -166,8 +170,10 @@ class PreferenceSampler:
         w = self._like_weights(truth, exposure, r0, r1)
         lens = np.diff(m.indptr[r0 : r1 + 1]).astype(np.int64)
         row = np.repeat(np.arange(r1 - r0), lens)
-        c = _water_fill(row, w, np.bincount(row, weights=w, minlength=r1 - r0), eff[r0:r1].astype(np.float64))
-        c[(eff[r0:r1] >= lens) & (lens > 0)] = np.inf  # every like observed
+        full = (eff[r0:r1] >= lens) & (lens > 0)  # every like observed: no water-filling
+        targets = np.where(full, 0, eff[r0:r1]).astype(np.float64)
+        c = _water_fill(row, w, np.bincount(row, weights=w, minlength=r1 - r0), targets)
+        c[full] = np.inf
         with np.errstate(invalid="ignore"):  # c = inf (every like observed) times a weight
             return np.minimum(1.0, c[row] * w)
 

@@ -238,18 +238,17 @@ class HPF:
         check_pairs_budget(self.expected_pairs(), max_pairs, repr(self))
         gen = as_generator(rng)
         U, I = self.n_users, self.n_items
-        beta = self._item_factors(gen)
-        total = beta.sum(axis=0)  # B_k
-        phi, order, desc, asc = self._tables(beta)
+        order, neg, asc = self._tables(self._item_factors(gen))
         block = int(max(1, min(U, _BLOCK_CELLS // I)))
         streams: _TopicStreams | None = None
+        cut = np.zeros(self.n_factors, dtype=np.int64)
         counts, items, likes = [], [], []
         for start in range(0, U, block):
             theta = self._user_factors(gen, min(block, U - start))
-            if streams is None:  # refill size from the first block's expected events (speed only)
-                rate = min(float((theta @ total).clip(max=I).mean()), float(I))
-                streams = _TopicStreams(phi, gen, rate * U / self.n_factors)
-            c, it, lk = self._block(gen, streams, theta, order, desc, asc)
+            if streams is None:  # from the first block (speed only; every cut gives the same law)
+                cut = self._cuts(theta, neg)
+                streams = self._tail_streams(gen, theta, order, neg, asc, cut, U)
+            c, it, lk = self._block(gen, streams, theta, order, neg, asc, cut)
             counts.append(c)
             items.append(it)
             likes.append(lk)
@@ -260,18 +259,52 @@ class HPF:
         )
 
     @staticmethod
-    def _tables(beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """What the blocks read of β (I, K): the components' item laws φ (K, I), per component the items by
-        descending β (``order``), their β (``desc``), and ``asc`` (I + 1, K): the sums of the t smallest β
-        (accumulated from the small ones, for accuracy)."""
-        total = beta.sum(axis=0)
-        n_items = beta.shape[0]
-        phi = np.where(total[:, None] > 0, beta.T / np.where(total > 0, total, 1.0)[:, None], 1.0 / n_items)
+    def _tables(beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What the blocks read of β (I, K), component-major (each component's row contiguous, for the searches):
+        the items by descending β (``order``, K x I), their β negated (``neg``, ascending), and ``asc``
+        (K, I + 1): the sums of the t smallest β (accumulated from the small ones, for accuracy)."""
+        order = np.ascontiguousarray(np.argsort(-beta, axis=0, kind="stable").T)
+        neg = -np.take_along_axis(beta.T, order, axis=1)
+        asc = np.hstack((np.zeros((beta.shape[1], 1)), np.cumsum(-neg[:, ::-1], axis=1)))
+        return order, neg, asc
+
+    @staticmethod
+    def _hot(theta: np.ndarray, neg: np.ndarray) -> np.ndarray:
+        """Number of hot items (θ_uk β_ik > 1) of every (component, user), shape (K, n): a prefix of each order."""
+        with np.errstate(divide="ignore"):
+            thr = -1.0 / theta.T  # (K, n)
+        hot = np.empty(thr.shape, dtype=np.int64)
+        for k in range(len(neg)):
+            hot[k] = np.searchsorted(neg[k], thr[k], side="left")
+        return hot
+
+    def _cuts(self, theta: np.ndarray, neg: np.ndarray) -> np.ndarray:
+        """Per component, the rank R_k from which the cold events come from the component's stream: the 99th
+        percentile of the users' hot counts (speed only: ranks below it are drawn by inverse CDF)."""
+        hot = self._hot(theta, neg)
+        return np.minimum(np.quantile(hot, 0.99, axis=1, method="higher").astype(np.int64), self.n_items)
+
+    @staticmethod
+    def _tail_streams(
+        gen: np.random.Generator,
+        theta: np.ndarray,
+        order: np.ndarray,
+        neg: np.ndarray,
+        asc: np.ndarray,
+        cut: np.ndarray,
+        n_users: int,
+    ) -> _TopicStreams:
+        """Each component's i.i.d. item stream over its ranks >= R_k (probability ∝ β_ik)."""
+        K, I = order.shape
+        phi = np.zeros((K, I))
+        tail = np.arange(I)[None, :] >= cut[:, None]  # in rank order
+        np.put_along_axis(phi, order, np.where(tail, -neg, 0.0), axis=1)
+        mass = phi.sum(axis=1, keepdims=True)
+        phi = np.where(mass > 0, phi / np.where(mass > 0, mass, 1.0), 1.0 / I)
         phi /= phi.sum(axis=1, keepdims=True)
-        order = np.argsort(-beta, axis=0, kind="stable")
-        desc = np.take_along_axis(beta, order, axis=0)
-        asc = np.vstack((np.zeros((1, beta.shape[1])), np.cumsum(desc[::-1], axis=0)))
-        return phi, order, desc, asc
+        # refills sized by the expected stream events of one component over all users (speed only)
+        per_user = (theta * asc[np.arange(K), I - cut]).clip(max=I).mean(axis=0)  # (K,), this block's users
+        return _TopicStreams(phi, gen, float(per_user.mean()) * n_users)
 
     def _block(
         self,
@@ -279,69 +312,90 @@ class HPF:
         streams: _TopicStreams,
         theta: np.ndarray,
         order: np.ndarray,
-        desc: np.ndarray,
+        neg: np.ndarray,
         asc: np.ndarray,
+        cut: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Liked items of a block of users with preferences ``theta`` (n, K): per-user counts, items, counts y.
 
-        ``order``, ``desc`` (I, K): per component the items by descending
-        β and their β; ``asc`` (I + 1, K): the sums of the t smallest β.
+        ``order``, ``neg``, ``asc``: the component-major tables of :meth:`_tables`; ``streams`` each
+        component's items of rank >= ``cut[k]``.
         """
         n, I = len(theta), self.n_items
         K = self.n_factors
-        # hot items of (u, k): theta_uk beta_ik > 1, a prefix of component k's order
-        with np.errstate(divide="ignore"):
-            thr = 1.0 / theta
-        hot = np.empty((n, K), dtype=np.int64)
-        for k in range(K):
-            hot[:, k] = np.searchsorted(-desc[:, k], -thr[:, k], side="left")
-        cold = asc[I - hot, np.arange(K)[None, :]]  # attribute mass of the cold items of (u, k)
+        hot = self._hot(theta, neg)
         keys, ys = [], []
         # users with more hot cells than items: a row of Poisson counts at the full rates
-        dense = np.flatnonzero(hot.sum(axis=1) > I)
-        hot[dense] = 0
-        cold[dense] = 0.0
-        beta = np.empty((I, K))
+        dense = np.flatnonzero(hot.sum(axis=0) > I)
         if len(dense):
-            np.put_along_axis(beta, order, desc, axis=0)
-        step = max(1, _BLOCK_DRAWS // I)
-        for s in range(0, len(dense), step):
-            users = dense[s : s + step]
-            y = gen.poisson(np.minimum(theta[users] @ beta.T, _MAX_RATE))
-            r, i = np.nonzero(y)
-            keys.append(users[r] * I + i)
-            ys.append(y[r, i])
-        # (user, component) pairs without hot items: their events from the component's stream
-        plain = (hot == 0) & (cold > 0)
-        draws = gen.poisson(np.where(plain, theta * cold, 0.0))  # rate <= I: every cell's is <= 1
+            beta = np.empty((K, I))
+            np.put_along_axis(beta, order, -neg, axis=1)
+            step = max(1, _BLOCK_DRAWS // I)
+            for s in range(0, len(dense), step):
+                users = dense[s : s + step]
+                y = gen.poisson(np.minimum(theta[users] @ beta, _MAX_RATE))
+                r, i = np.nonzero(y)
+                keys.append(users[r] * I + i)
+                ys.append(y[r, i])
+        # the others: ranks >= max(h, R_k) from the stream, below by one Poisson count per hot cell (rank < h)
+        # and inverse-CDF events (h <= rank < R_k)
+        live = np.ones(n, dtype=bool)
+        live[dense] = False
+        lo = np.maximum(hot, cut[:, None])  # (K, n): the first rank of the stream part
+        tail = np.where(live[None, :] & (lo == cut[:, None]), asc[np.arange(K), I - cut][:, None], 0.0)
+        draws = gen.poisson(theta.T * tail).T  # (n, K); rate <= I: every cold cell's is <= 1
         ends = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(draws.sum(axis=1), out=ends[1:])
         for r0, r1 in pair_blocks(ends, _BLOCK_DRAWS):
             per_user, it, lk = _block_pairs(streams, draws[r0:r1], I)
             keys.append(np.repeat(np.arange(r0, r1, dtype=np.int64), per_user) * I + it)
             ys.append(lk.astype(np.int64))
-        # the others, component by component: one Poisson count per hot cell, cold events by inverse CDF
         for k in range(K):
-            users = np.flatnonzero(hot[:, k] > 0)
-            if not len(users):
-                continue
-            h = hot[users, k]
-            rows = np.repeat(users, h)
-            pos = np.arange(len(rows)) - np.repeat(np.cumsum(h) - h, h)
-            y = gen.poisson(np.minimum(theta[rows, k] * desc[pos, k], _MAX_RATE))
-            keys.append(rows * I + order[pos, k])
-            ys.append(y)
-            n_ev = gen.poisson(theta[users, k] * cold[users, k])  # <= I - h: every cold cell's rate is <= 1
-            ev_users = np.repeat(users, n_ev)
-            x = gen.random(len(ev_users)) * np.repeat(cold[users, k], n_ev)
-            # the t-th smallest item (ascending), t < I - h: the cold ones
-            t = np.minimum(np.searchsorted(asc[:, k], x, side="right") - 1, np.repeat(I - h, n_ev) - 1)
-            keys.append(ev_users * I + order[I - 1 - t, k])
-            ys.append(np.ones(len(ev_users), dtype=np.int64))
-        key = np.concatenate(keys)
-        y = np.concatenate(ys)
-        srt = np.argsort(key, kind="stable")
-        key, y = key[srt], y[srt]
+            users = np.flatnonzero(live & (hot[k] > 0))
+            if len(users):
+                h = hot[k, users]
+                rows = np.repeat(users, h)
+                pos = np.arange(len(rows)) - np.repeat(np.cumsum(h) - h, h)
+                y = gen.poisson(np.minimum(theta[rows, k] * -neg[k, pos], _MAX_RATE))
+                keys.append(rows * I + order[k, pos])
+                ys.append(y)
+            # the cold ranks below the stream's: [h, R_k) when h < R_k, by inverse CDF among the top R_k; [h, I)
+            # when h > R_k (no stream part then), by inverse CDF, or, when the events outnumber a fifth of those
+            # cells, one Poisson count per cell (fewer operations than the events' searches)
+            far = live & (hot[k] > cut[k])
+            mass_far = np.where(far, asc[k, I - hot[k]], 0.0)
+            cellwise = far & (theta[:, k] * mass_far > (I - hot[k]) / 5)
+            users = np.flatnonzero(cellwise)
+            if len(users):
+                h = hot[k, users]
+                rows = np.repeat(users, I - h)
+                pos = np.arange(len(rows)) - np.repeat(np.cumsum(I - h) - (I - h), I - h) + np.repeat(h, I - h)
+                y = gen.poisson(theta[rows, k] * -neg[k, pos])
+                hit = y > 0
+                keys.append(rows[hit] * I + order[k, pos[hit]])
+                ys.append(y[hit])
+            for users, end, top in (
+                (np.flatnonzero(live & (hot[k] < cut[k])), cut[k], cut[k]),
+                (np.flatnonzero(far & ~cellwise), I, I),
+            ):
+                if not len(users):
+                    continue
+                h = hot[k, users]
+                base = asc[k, I - end]
+                mass = asc[k, I - h] - base
+                n_ev = gen.poisson(np.maximum(theta[users, k] * mass, 0.0))  # every cold cell's rate is <= 1
+                x = base + gen.random(int(n_ev.sum())) * np.repeat(mass, n_ev)
+                # ascending index t in [I - end, I - h): rank I - 1 - t in [h, end)
+                t = np.searchsorted(asc[k, I - top :], x, side="right") + (I - top - 1)
+                t = np.clip(t, I - end, np.repeat(I - h, n_ev) - 1)
+                keys.append(np.repeat(users, n_ev) * I + order[k, I - 1 - t])
+                ys.append(np.ones(len(t), dtype=np.int64))
+        # sum each cell's counts over the parts: one sort of (cell << 31 | count) keys (cells < 2**24 per block)
+        packed = np.concatenate(keys) << 31
+        packed |= np.minimum(np.concatenate(ys), _MAX_COUNT)
+        packed.sort()
+        key, y = packed >> 31, packed & _MAX_COUNT
+        del packed
         if len(key):
             head = np.ones(len(key), dtype=bool)
             head[1:] = key[1:] != key[:-1]

@@ -13,7 +13,6 @@ from scipy import stats
 import simrec.preference.hpf as hpf_mod
 from simrec.interactions import Interactions
 from simrec.preference import HPF, PreferenceModel
-from simrec.preference.lda import _TopicStreams
 
 PAPER = dict(a=0.3, a_prime=0.3, b_prime=1.0, c=0.3, c_prime=0.3, d_prime=1.0)  # the paper's defaults
 
@@ -48,11 +47,18 @@ def test_canonical_graded_reproducible():
     np.testing.assert_allclose(p, x.gains / top[rows])
 
 
-def _block_counts(m: HPF, theta: np.ndarray, beta: np.ndarray, seed: int) -> np.ndarray:
-    """Dense (users x items) counts y drawn by the generator's block step for fixed latent variables."""
+def _block_counts(m: HPF, theta: np.ndarray, beta: np.ndarray, seed: int, cut: str = "auto") -> np.ndarray:
+    """Dense (users x items) counts y drawn by the generator's block step for fixed latent variables.
+
+    ``cut``: the rank from which cold events come from the streams: "auto" (the generator's), "zero" (every cold
+    event from the streams), "all" (every cold event by inverse CDF).
+    """
     gen = np.random.default_rng(seed)
-    phi, order, desc, asc = m._tables(beta)
-    per_user, items, y = m._block(gen, _TopicStreams(phi, gen, 1000.0), theta, order, desc, asc)
+    order, neg, asc = m._tables(beta)
+    cuts = {"auto": m._cuts(theta, neg), "zero": np.zeros(m.n_factors, dtype=np.int64)}
+    cuts["all"] = np.full(m.n_factors, m.n_items, dtype=np.int64)
+    streams = m._tail_streams(gen, theta, order, neg, asc, cuts[cut], len(theta))
+    per_user, items, y = m._block(gen, streams, theta, order, neg, asc, cuts[cut])
     out = np.zeros((len(theta), m.n_items), dtype=np.int64)
     out[np.repeat(np.arange(len(theta)), per_user), items] = y
     return out
@@ -66,7 +72,8 @@ def _block_counts(m: HPF, theta: np.ndarray, beta: np.ndarray, seed: int) -> np.
         ([[30.0, 40.0], [25.0, 60.0]], "row"),  # more hot cells than items: the user's row at full rates
     ],
 )
-def test_counts_are_independent_poisson_given_theta_and_beta(kinds, path):
+@pytest.mark.parametrize("cut", ["auto", "zero", "all"])
+def test_counts_are_independent_poisson_given_theta_and_beta(kinds, path, cut):
     # y_ui ~ Poisson(theta_u . beta_i), independently over items: per cell, the count histogram against the Poisson
     # pmf (chi-square, tail pooled), and the joint law of the like indicators over the 2**4 subsets (product law)
     m = HPF(1, 4, 2, **PAPER)
@@ -76,7 +83,7 @@ def test_counts_are_independent_poisson_given_theta_and_beta(kinds, path):
     theta = np.repeat(kinds, reps, axis=0)
     n_hot = ((kinds[:, :, None] * beta.T[None]) > 1).sum(axis=(1, 2))
     assert {"stream": n_hot == 0, "hot": (n_hot > 0) & (n_hot <= 4), "row": n_hot > 4}[path].all()
-    y = _block_counts(m, theta, beta, 3)
+    y = _block_counts(m, theta, beta, 3, cut)
     for k, th in enumerate(kinds):
         block = y[k * reps : (k + 1) * reps]
         rate = th @ beta.T
@@ -102,10 +109,10 @@ def test_a_block_mixing_hot_and_cold_keeps_rows_sorted_and_sums_components():
     y = _block_counts(m, theta, beta, 0)
     assert (y[0] > 0).sum() == 6 - (beta[:, 0] + beta[:, 1] == 0).sum() and (y[3] == 0).all()
     assert y[0, 0] > 1e5  # rate 1e6 * 0.31
-    phi, order, desc, asc = m._tables(beta)
-    per_user, items, g = m._block(
-        np.random.default_rng(5), _TopicStreams(phi, np.random.default_rng(6), 10.0), theta, order, desc, asc
-    )
+    order, neg, asc = m._tables(beta)
+    cut = m._cuts(theta, neg)
+    streams = m._tail_streams(np.random.default_rng(6), theta, order, neg, asc, cut, len(theta))
+    per_user, items, g = m._block(np.random.default_rng(5), streams, theta, order, neg, asc, cut)
     ends = np.cumsum(per_user)
     for r in range(len(theta)):
         assert np.all(np.diff(items[ends[r] - per_user[r] : ends[r]]) > 0)
@@ -195,3 +202,19 @@ def test_invariants(n_users, n_items, K, shapes, means, seed):
     assert x.matrix.shape == (n_users, n_items) and _canonical(x)
     assert len(x.gains) == x.n_pairs and (x.n_pairs == 0 or x.gains.min() >= 1)
     assert 0 <= m.expected_pairs() <= n_users * n_items * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("cut", ["auto", "zero", "all"])
+def test_cell_totals_with_one_dominant_item(cut):
+    # one item far above the others in both components: hot for every user, the 29 others cold (drawn by
+    # inverse CDF above the hot rank, cell by cell or from the streams, by the cut); each cell's total over the
+    # users is Poisson(sum of its rates), independent over cells: chi-square of the standardized totals
+    m = HPF(1, 30, 2, **PAPER)
+    beta = np.column_stack((np.r_[5.0, np.linspace(0.005, 0.03, 29)], np.r_[4.0, np.linspace(0.03, 0.002, 29)]))
+    theta = np.repeat(np.array([[0.5, 0.3], [2.0, 0.8], [40.0, 0.1]]), 3000, axis=0)
+    y = _block_counts(m, theta, beta, 7, cut)
+    rate = (theta @ beta.T).sum(axis=0)
+    z2 = (y.sum(axis=0) - rate) ** 2 / rate
+    assert stats.chi2.sf(z2.sum(), 30) > 1e-4
+    like = -np.expm1(-(theta @ beta.T)).sum(axis=0)
+    assert stats.chi2.sf((((y > 0).sum(axis=0) - like) ** 2 / like).sum(), 30) > 1e-4
