@@ -122,6 +122,12 @@ class HPF:
 
     Notes
     -----
+    Only the product :math:`b'd'` enters the law of the counts: with
+    standard Gamma variables, :math:`\\theta_u^\\top\\beta_i =
+    \\frac{a'c'}{b'd'} \\sum_k G_{a,uk} G_{c,ik} / (G_{a',u} G_{c',i})`
+    (θ scales with 1/b', β with 1/d'), so a calibration searches one of the
+    two (e.g. b' with d' = 1).
+
     A user likes item i with probability
     :math:`1 - e^{-\\theta_u^\\top \\beta_i}` given the latent variables
     (:meth:`like_probability`), independently over items; users with no

@@ -218,3 +218,12 @@ def test_cell_totals_with_one_dominant_item(cut):
     assert stats.chi2.sf(z2.sum(), 30) > 1e-4
     like = -np.expm1(-(theta @ beta.T)).sum(axis=0)
     assert stats.chi2.sf((((y > 0).sum(axis=0) - like) ** 2 / like).sum(), 30) > 1e-4
+
+
+def test_only_the_product_of_the_mean_activity_and_popularity_matters():
+    # theta scales with 1/b', beta with 1/d': the same product, the same truth for a seed (and expectation)
+    a = HPF(200, 60, 3, a=0.3, a_prime=0.5, b_prime=2.0, c=0.4, c_prime=0.7, d_prime=5.0)
+    b = HPF(200, 60, 3, a=0.3, a_prime=0.5, b_prime=10.0, c=0.4, c_prime=0.7, d_prime=1.0)
+    x, y = a.generate(3), b.generate(3)
+    assert (x.matrix != y.matrix).nnz == 0 and np.array_equal(x.gains, y.gains)
+    assert a.expected_pairs() == pytest.approx(b.expected_pairs(), rel=1e-12)
