@@ -177,10 +177,10 @@ def test_heavy_tails_at_small_shapes():
 
 def test_many_blocks_same_law(monkeypatch):
     m = HPF(300, 60, 3, a=0.5, a_prime=1.2, b_prime=1.0, c=0.5, c_prime=1.2, d_prime=1.0)
-    one = np.array([m.generate(60 + s).n_pairs for s in range(30)], dtype=float)
-    monkeypatch.setattr(hpf_mod, "_BLOCK_CELLS", 60 * 7)
+    one = np.array([m.generate(60 + s).n_pairs for s in range(20)], dtype=float)
+    monkeypatch.setattr(hpf_mod, "_BLOCK_CELLS", 60 * 15)
     monkeypatch.setattr(hpf_mod, "_BLOCK_DRAWS", 50)
-    many = np.array([m.generate(90 + s).n_pairs for s in range(30)], dtype=float)
+    many = np.array([m.generate(90 + s).n_pairs for s in range(20)], dtype=float)
     assert stats.ttest_ind(one, many, equal_var=False).pvalue > 1e-3
     x = m.generate(3)
     assert _canonical(x) and x.gains.min() >= 1
