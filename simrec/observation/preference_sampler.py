@@ -151,8 +151,8 @@ class PreferenceSampler:
 
     # -- exposure and scales ---------------------------------------------------------
     def exposure(self, truth: Interactions) -> np.ndarray:
-        """:math:`e_i = (1 + |\\tilde U_i|)^a`, shape (n_items,), float64."""
-        return (1.0 + truth.item_counts()) ** self.pop_exponent
+        """:math:`e_i = (1 + |\\tilde U_i|)^a`, shape (n_items,), float64 (kept within [1e-300, 1e300])."""
+        return np.clip((1.0 + truth.item_counts()) ** self.pop_exponent, 1e-300, 1e300)
 
     def _like_weights(self, truth: Interactions, exposure: np.ndarray, r0: int, r1: int) -> np.ndarray:
         """:math:`e_i p_{ui}^b` of the true pairs of rows r0:r1."""
@@ -160,7 +160,7 @@ class PreferenceSampler:
         w = np.take(exposure, m.indices[m.indptr[r0] : m.indptr[r1]])
         if self.pref_exponent != 0.0:
             w *= truth.pair_preference(slice(r0, r1)) ** self.pref_exponent
-        return w
+        return np.clip(w, 1e-300, 1e300)  # finite and positive at any exponent
 
     def _like_probabilities(
         self, truth: Interactions, eff: np.ndarray, exposure: np.ndarray, r0: int, r1: int
