@@ -73,8 +73,10 @@ def table_html(frame: pd.DataFrame, table_id: str, caption: str = "") -> str:
     )
 
 
-def figure_html(png: bytes, alt: str) -> str:
-    """An ``<img>`` with the PNG embedded as a data URI."""
+def figure_html(png: bytes | None, alt: str) -> str:
+    """An ``<img>`` with the PNG embedded as a data URI (a note instead when the figure could not be drawn)."""
+    if png is None:
+        return f'<p class="note">The figure ({html.escape(alt)}) could not be drawn; see manifest.json.</p>'
     data = base64.b64encode(png).decode("ascii")
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 

@@ -1,4 +1,4 @@
-"""Observation: profile sizes, samplers and ratings, truth -> observed (Tian's thesis §3.2; DESIGN §2)."""
+"""Observation: profile sizes, samplers and ratings, truth -> observed (Tian's thesis §3.2; docs/design.md §2)."""
 
 from simrec.observation.preference_sampler import PreferenceSampler
 from simrec.observation.profile import TruncatedBetaBinomial, TruncatedPareto

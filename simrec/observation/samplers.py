@@ -1,4 +1,4 @@
-"""Observation samplers: truth -> observed subset (Tian's thesis §3.2.2-3.2.3; DESIGN §2).
+"""Observation samplers: truth -> observed subset (Tian's thesis §3.2.2-3.2.3; docs/design.md §2).
 
 A sampler keeps, in every row u of the true preferences, exactly
 ``min(sizes[u], |Ĩ_u|)`` of the user's true likes, without replacement:
@@ -188,9 +188,9 @@ class PopularitySampler:
         keys, Rao-Blackwellised (:func:`simrec.observation.propensity.successive_propensity`):
         unbiased, with the returned standard error, never above the plain
         frequency's binomial SE of the same draws (at the default 64 draws
-        on an ML-1M-sized IBP truth, 2.5M pairs: mean 0.002, largest 0.02,
-        11 s CPU). Rows keeping all their likes get exactly 1, rows keeping
-        none 0.
+        on an ML-1M-sized IBP truth: mean 0.002, largest 0.02; cost in
+        docs/design.md §9). Rows keeping all their likes get exactly 1, rows
+        keeping none 0.
         """
         eff = _check_inputs(truth, sizes)
         weight = truth.item_counts().astype(np.float64)

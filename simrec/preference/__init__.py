@@ -1,4 +1,4 @@
-"""True-preference generators (Tian's thesis §3.1; shared/DESIGN.md §1; issue 24's latent-factor worlds).
+"""True-preference generators (Tian's thesis §3.1; docs/design.md §1; issue 24's latent-factor worlds).
 
 Each model is a frozen, validated dataclass with ``expected_pairs()``,
 ``expected_items()`` and ``generate(rng, *, max_pairs=None) -> Interactions``

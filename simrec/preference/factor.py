@@ -55,9 +55,7 @@ process: Bernoulli(π) is "a Poisson(μ) count, μ = −log(1 − π), is at lea
 search over the user's chunk sums and a scan inside the chunk, and kept
 with probability :math:`\\mu/(m\\pi)`; a cell is liked when it keeps at least
 one candidate. About 1.4 candidates per like, no uniform per cell.
-Measured (bench/bench_scale.py --worlds factor, 2 cores at load 6-7): 0.5 s
-CPU at ML-1M size (1.55M true pairs), 31 s at ML-20M size (30M true pairs,
-1.4 GiB peak with the observation), most of it the per-cell passes.
+Measurements: docs/design.md §9 (``bench/bench_scale.py --worlds factor``).
 """
 
 from __future__ import annotations

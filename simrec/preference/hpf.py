@@ -43,10 +43,8 @@ row instead: the rates :math:`\\theta_u^\\top\\beta_i` of every item and one
 Poisson count each, O(I K) for that user. Without the split,
 the events would be unbounded: at the paper's defaults (a' = c' = 0.3) the
 expected number of events is infinite (E[1/ξ] diverges), a few users and
-items carrying astronomical rates. Measured (bench/bench_scale.py --worlds
-hpf, K = 20, a = c = 0.3, a' = c' = 1; 2 cores at load 6-7): 0.6 s CPU at
-ML-1M size (1.9M true pairs), 12.7 s at ML-20M size (41M true pairs; with
-the preference-driven observation, 18.9 s and 1.6 GiB peak).
+items carrying astronomical rates. Measurements: docs/design.md §9
+(``bench/bench_scale.py --worlds hpf``).
 """
 
 from __future__ import annotations

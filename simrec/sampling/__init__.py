@@ -1,4 +1,4 @@
-"""Sampled evaluation and its estimators (shared/DESIGN.md §5).
+"""Sampled evaluation and its estimators (docs/design.md §5).
 
 Global ranks R (one held-out item per user among N items) become sampled ranks
 r among n sampled items (:mod:`.ranks`); metric functions F map ranks to scores

@@ -4,7 +4,7 @@ For one recommender's global ranks, one sampling scheme and one sample size n,
 :func:`run_stress` draws the sampled ranks ``repeats`` times and records, per
 repeat, every estimator's estimate of every metric F ∈ {Recall, NDCG, AP} at
 K = 1..k_max and, when asked for, of AUC and untruncated AP
-(:data:`UNTRUNCATED_METRICS`; K&R Tables 3-4) (shared/DESIGN.md §5 "Stress
+(:data:`UNTRUNCATED_METRICS`; K&R Tables 3-4) (docs/design.md §5 "Stress
 harness"; the dissertation's Tables 3-4 and Krichene & Rendle's Table 4 are
 built from these by :mod:`.tables`).
 The harness is a client of :mod:`simrec.sampling`: it draws with its samplers

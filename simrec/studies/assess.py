@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from simrec._figures import drawing
 from simrec._io import atomic_write
 from simrec.assess.advice import EXCLUDED_ESTIMATORS, best_estimators, recommend
 from simrec.assess.errors import missing_data_errors, sampling_errors, total_errors
@@ -69,6 +70,8 @@ class AssessOutcome:
     reused: int
     seconds: float
     warnings: tuple[str, ...] = ()
+    #: Figures that could not be drawn, one line each (the tables are complete; :mod:`simrec._figures`).
+    figure_failures: tuple[str, ...] = ()
 
 
 def _cells_from_sweep(presets: dict[str, Path], dataset: str) -> tuple[CalibratedCell, ...]:
@@ -271,11 +274,15 @@ def run_assessment(
         rd.write_csv("estimators.csv", best)
         rd.write_csv("advice.csv", advice)
         pooled = errors[(errors["source"] == "all worlds") | (errors["component"] != "missing data")]
-        pngs = {
-            "errors": error_figure(pooled),
-            "ranking": ranking_figure(ranking),
-            "estimators": estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse),
-        }
+        failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
+        pngs: dict[str, bytes] = {}
+        for name, draw in (
+            ("errors", lambda: error_figure(pooled)),
+            ("ranking", lambda: ranking_figure(ranking)),
+            ("estimators", lambda: estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)),
+        ):
+            with drawing(failed, f"report figure {name}"):
+                pngs[name] = draw()
         for name, png in pngs.items():
             atomic_write(rd.path(f"figures/{name}.png"), lambda p, b=png: p.write_bytes(b))
         page = _page(assessment, dataset, worlds, headline, errors, ranking, best, advice, pngs)
@@ -286,8 +293,11 @@ def run_assessment(
             tasks_reused=reused,
             worlds=[c.cell for c in chosen],
             timings={"total_seconds": round(seconds, 3), "backend": backend.name, "workers": backend.n_workers},
+            **({"figures_failed": failed} if failed else {}),
         )
-    return AssessOutcome(Path(out), errors, ranking, advice, worlds, computed, reused, seconds, tuple(warnings))
+    return AssessOutcome(
+        Path(out), errors, ranking, advice, worlds, computed, reused, seconds, tuple(warnings), tuple(failed)
+    )
 
 
 def _headline(errors: pd.DataFrame) -> pd.DataFrame:
@@ -340,7 +350,7 @@ def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advic
             ],
             [
                 table_html(headline, "headline", "Pooled errors per algorithm and metric (mean, interval)"),
-                figure_html(pngs["errors"], "Missing-data, sampling and total error per algorithm and metric"),
+                figure_html(pngs.get("errors"), "Missing-data, sampling and total error per algorithm and metric"),
             ],
         ),
         Section(
@@ -352,7 +362,7 @@ def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advic
             ],
             [
                 table_html(ranking, "ranking"),
-                figure_html(pngs["ranking"], "Probability that the observed ranking is the true one"),
+                figure_html(pngs.get("ranking"), "Probability that the observed ranking is the true one"),
             ],
         ),
         Section(
@@ -369,7 +379,7 @@ def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advic
             [
                 table_html(advice, "advice"),
                 table_html(best, "estimators", "Best estimator per metric and sample size"),
-                figure_html(pngs["estimators"], "Worst relative RMSE vs sample size"),
+                figure_html(pngs.get("estimators"), "Worst relative RMSE vs sample size"),
             ],
         ),
         Section(

@@ -141,6 +141,32 @@ def test_interrupted_run_resumes_with_identical_results(tmp_path, tiny_assessmen
     pd.testing.assert_frame_equal(again.ranking, first.ranking)
 
 
+@pytest.mark.parametrize("phase", ["worlds/replicates", "sampling/tasks"])
+def test_a_swapped_shard_of_a_sub_run_is_refused(tmp_path, tiny_assessment, phase):
+    """Issue 22: a sub-run's shard copied over another is named in one line (exit 2), nothing changed."""
+    import shutil
+
+    from cli_helpers import assert_one_line, invoke
+
+    path, out, _ = tiny_assessment
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    first, second = sorted((copy / phase).iterdir())[:2]
+    second.write_bytes(first.read_bytes())
+
+    def files() -> dict[str, bytes]:  # a sub-run resumed before the refusal re-completes its own manifest
+        return {
+            f.relative_to(copy).as_posix(): f.read_bytes()
+            for f in copy.rglob("*")
+            if f.is_file() and f.name != ".simrec.lock" and f.relative_to(copy).as_posix() != "worlds/manifest.json"
+        }
+
+    before = files()
+    code, _, err = invoke(["assess", str(path), "--out", str(copy), "--quiet", "--no-figures"])
+    assert_one_line(code, err, f"{second}: shard holds task", "delete it and re-run the same command")
+    assert files() == before  # the assessment's manifest, tables and report and every shard as they were
+
+
 def test_without_presets_the_six_models_are_calibrated_first(tmp_path, tiny_data):
     """No ``presets``: a (tiny) calibration sweep into ``calibration/`` chooses the worlds."""
     from tests.assess.conftest import assessment_toml
