@@ -7,7 +7,7 @@ rules, memory, search space). The specs of one kind form a tagged union that
 is also the registry of that kind (:class:`~simrec.config.union.SpecUnion`:
 ``simrec.config.models.PREFERENCE_MODELS``, ``PROFILE_MODELS``,
 ``SAMPLER_MODELS``, ``simrec.config.recommenders.RECOMMENDERS``,
-``simrec.config.stress.SOURCES``). Library code never receives a config dict:
+``simrec.config.sources.SOURCES``). Library code never receives a config dict:
 the command line parses a file into specs, and the specs hand typed objects to
 the library.
 """

@@ -96,7 +96,8 @@ from simrec.config.files import _presets_root, load_preset, shipped_name
 from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, PopulationSpec, WorldSpec, cell_name
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.config.run import METRIC_NAMES, EvaluationSpec, Scenario, content_digest
-from simrec.config.stress import DatasetSource, MetricsSpec, SamplingSpec, StressScenario
+from simrec.config.sources import DatasetSource
+from simrec.config.stress import MetricsSpec, SamplingSpec, StressScenario
 from simrec.config.sweep import SweepSpec
 from simrec.stress.harness import METRIC_FAMILIES, SCHEMES
 

@@ -48,7 +48,8 @@ from simrec._figures import drawing
 from simrec._io import write_text
 from simrec._progress import progress_bar
 from simrec._random import task_seed
-from simrec.config.stress import ScoredSourceSpec, StressScenario
+from simrec.config.sources import ScoredSourceSpec
+from simrec.config.stress import StressScenario
 from simrec.rundir import ARRAYS, RunDir
 from simrec.sampling import AdaptiveMLE, Naive, fit_limits
 from simrec.stress.decomposition import decomposition_table

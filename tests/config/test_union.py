@@ -21,7 +21,7 @@ from simrec.config.models import (
     WorldSpec,
 )
 from simrec.config.recommenders import RECOMMENDERS
-from simrec.config.stress import SOURCES
+from simrec.config.sources import SOURCES
 from simrec.config.union import SpecUnion, literal_choices
 
 
