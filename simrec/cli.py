@@ -634,7 +634,6 @@ def calibrate(
     """Calibrate every preference x observation model to reference datasets (GP search on KL divergences)."""
     from .calibration import CalibrationLogError
     from .config import ScenarioError
-    from .config.budget import sweep_needs
     from .config.sweep import load_sweep_spec
     from .rundir import os_error_line, path_problem
     from .studies import calibrate_sweep
@@ -646,7 +645,9 @@ def calibrate(
     try:
         sweep = load_sweep_spec(spec, budget=budget)
         if n_calls is not None:  # the override counts too (the GP grows with the number of calls)
-            budget.check(f"{spec} with --n-calls {n_calls}", sweep_needs(sweep.model_copy(update={"n_calls": n_calls})))
+            budget.check(
+                f"{spec} with --n-calls {n_calls}", sweep.model_copy(update={"n_calls": n_calls}).memory_needs()
+            )
     except ScenarioError as exc:
         _fail(str(exc))
     done = {"n": 0}

@@ -52,7 +52,7 @@ from simrec.calibration import (
     summary_markdown,
     sweep_table,
 )
-from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, CellSpec
+from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, CellSpec
 from simrec.config.presets import preset_tables, write_preset
 from simrec.config.run import content_digest
 from simrec.config.sweep import SweepSpec
@@ -111,8 +111,8 @@ def run_sweep(
     out: str | Path,
     *,
     seed: int,
-    preferences: Sequence[str] = tuple(PREFERENCE_SPECS),
-    observations: Sequence[str] = SAMPLERS,
+    preferences: Sequence[str] | None = None,
+    observations: Sequence[str] | None = None,
     objectives: Sequence[str] = THESIS_OBJECTIVES,
     n_calls: int = 150,
     n_initial: int = 25,
@@ -125,6 +125,11 @@ def run_sweep(
     denoise_seeds: int = 0,
 ) -> SweepResult:
     """Run (or resume) a sweep; write trials, presets, tables and figures under ``out``.
+
+    ``preferences`` / ``observations``: the cells' preference models and
+    samplers by tag (default: every registered one,
+    :data:`~simrec.config.models.PREFERENCE_MODELS` and
+    :data:`~simrec.config.models.SAMPLER_MODELS`).
 
     ``denoise_seeds > 0`` re-evaluates the ``denoise_top`` best trials of every
     search with that many fresh seeds (:func:`simrec.calibration.denoise`);
@@ -142,15 +147,17 @@ def run_sweep(
     out = Path(out)
     backend = SerialBackend() if backend is None else backend
     extra = {} if max_pairs is None else {"max_pairs": max_pairs}
+    preferences = PREFERENCE_MODELS.tags if preferences is None else preferences
+    observations = SAMPLER_MODELS.tags if observations is None else observations
     cells = [CellSpec(preference=p, observation=o) for p in preferences for o in observations]
-    all_cells = [CellSpec(preference=p, observation=o) for p in PREFERENCE_SPECS for o in SAMPLERS]
+    all_cells = [CellSpec(preference=p, observation=o) for p in PREFERENCE_MODELS.tags for o in SAMPLER_MODELS.tags]
 
     def cell_seed(d: int, cell: CellSpec, obj: str) -> int:
         """Seed of a cell's search: fixed by the model and objective names, not the spec's list order."""
         key = (
             d,
-            tuple(PREFERENCE_SPECS).index(cell.preference),
-            SAMPLERS.index(cell.observation),
+            PREFERENCE_MODELS.tags.index(cell.preference),
+            SAMPLER_MODELS.tags.index(cell.observation),
             OBJECTIVES.index(obj),
         )
         return int(task_seed(seed, *key).generate_state(1)[0])
