@@ -147,6 +147,26 @@ def test_fifos_and_devices_are_refused_within_a_second(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".toml")) == ["ml", "pipe.csv"]
 
 
+def test_a_dataset_folder_is_never_walked(tmp_path):
+    """``simrec ranks DIR`` estimates the memory of reading only the ratings file a loader reads, never every
+    file below DIR: a 1 TiB sparse file in a subfolder does not count (before the fix it was counted,
+    the dataset refused as too large for memory, and ``simrec ranks /`` walked the whole disk). A folder without
+    a ratings file, ``/`` included, is refused in one line by the loader."""
+    ml = tmp_path / "ml"
+    (ml / "extras").mkdir(parents=True)
+    with open(ml / "extras" / "huge.bin", "wb") as fh:  # sparse: no disk used
+        fh.truncate(2**40)
+    (ml / "u.data").write_text("not\ta\trating\n")
+    out = tmp_path / "r.csv"
+    code, _, err = invoke(["ranks", str(ml), "-r", "popular", "--out", str(out)])
+    _assert_one_line(code, err, "u.data", "line 1")
+    assert "memory" not in err
+    for folder in ("/", str(ml / "extras")):
+        code, _, err = invoke(["ranks", folder, "-r", "popular", "--out", str(out)])
+        _assert_one_line(code, err, f"{folder}: folder has none of u.data, ratings.dat, ratings.csv")
+    assert not out.exists()
+
+
 # -- size limits ---------------------------------------------------------------------------------------------
 def test_a_scenario_over_the_size_limit_is_refused_and_the_limit_can_be_raised(tmp_path, monkeypatch):
     monkeypatch.delenv("SIMREC_MAX_TOML_SIZE", raising=False)
