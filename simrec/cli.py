@@ -572,11 +572,12 @@ def ranks(
 
 def _ranks_failed(name: str, exc: Exception) -> None:
     """A recommender failed while training or scoring (its code, or LensKit's): one line, exit 1."""
-    from ._usercode import UserCodeError
+    from ._usercode import UserCodeError, describe
+    from ._validation import quote
 
     if _DEBUG["on"]:
         raise exc
-    what = str(exc) if isinstance(exc, UserCodeError) else f"recommender {name!r} failed: {type(exc).__name__}: {exc}"
+    what = str(exc) if isinstance(exc, UserCodeError) else f"recommender {quote(name)} failed: {describe(exc)}"
     _fail(f"{what} (nothing was written; re-run with --debug for the traceback)", code=1)
 
 
@@ -905,8 +906,9 @@ def main(argv: list[str] | None = None) -> None:
     """The console entry point: no traceback reaches the user unless ``--debug`` is given.
 
     Usage errors exit 2 (click's own messages); Ctrl-C anywhere exits 130
-    with one line; an unexpected error is one line naming its type, asking to
-    re-run with ``--debug`` and report it, exit 1.
+    with one line; an unexpected error is one line naming its type (its
+    message on one line, cut to 300 characters with its length said), asking
+    to re-run with ``--debug`` and report it, exit 1.
     """
     from ._cache import configure_matplotlib
 
@@ -929,9 +931,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # an unexpected error: a bug, or a boundary case not handled yet
         if debug:
             raise
+        from ._usercode import describe
+
         typer.echo(
-            f"simrec: internal error: {type(exc).__name__}: {exc}\n"
-            "re-run with --debug for the traceback, and please report it",
+            f"simrec: internal error: {describe(exc)} (re-run with --debug for the traceback, and please report it)",
             err=True,
         )
         code = 1
