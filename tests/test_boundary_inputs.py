@@ -272,6 +272,30 @@ def test_a_mathtext_name_in_a_ranks_file_draws_and_completes(tmp_path):
     assert code == 0, err
 
 
+def test_every_recommender_of_a_ranks_file_is_in_the_legend(tmp_path, monkeypatch):
+    """matplotlib leaves labels that start with ``_`` out of legends: before the fix ``_baseline`` of a ranks
+    file was drawn in expected_vs_n.png but missing from its legend."""
+    from matplotlib.figure import Figure
+
+    legends: list[list[str]] = []
+    real_savefig = Figure.savefig
+
+    def recording_savefig(fig, *args, **kwargs):
+        legends.extend([t.get_text() for t in legend.get_texts()] for legend in fig.legends)
+        return real_savefig(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", recording_savefig)
+    names = ("_baseline", "__x", "B")
+    (tmp_path / "ranks.csv").write_text(_ranks_csv(names=names))
+    spec = tmp_path / "s.toml"
+    spec.write_text(STRESS_FILE_TOML)
+    code, _, err = invoke(["stress", str(spec), "--out", str(tmp_path / "out"), "--quiet"])
+    assert code == 0, err
+    titled = [texts for texts in legends if any("exact metric" in t for t in texts)]  # expected_vs_n.png
+    assert len(titled) == 1, legends
+    assert [t.removeprefix("\u200b") for t in titled[0][: len(names)]] == list(names), titled
+
+
 @pytest.mark.parametrize("command", ["run", "stress"])
 def test_a_figure_failure_completes_the_job_and_exits_1(tmp_path, monkeypatch, command):
     def broken(*args, **kwargs):
