@@ -9,6 +9,7 @@ records ended in ``internal error: AttributeError`` / ``KeyError``.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 from pathlib import Path
@@ -181,3 +182,5 @@ def test_a_log_changed_during_the_run_is_one_line_naming_it(sweep, monkeypatch, 
     _one_line(code, err, f"{log}: line 2 is not a ")
     assert "task" not in err and "retry" not in err
     assert other.read_bytes() == kept
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and str(log) in manifest["error"]
