@@ -202,30 +202,38 @@ def test_a_ray_folder_too_long_for_its_socket_is_one_line(tmp_path):
 
 
 #: Two local clusters one after the other in one process (the driver caches its token): where each keeps its
-#: session while it runs, whether a token was given in the environment, and what is left once both are closed.
+#: session while it runs (the cache folder, or a private temp folder), whether a token was given in the
+#: environment, and what is left once both are closed.
 RAY_TWICE = textwrap.dedent("""
     import os
     from pathlib import Path
     from simrec.tasks import RayBackend, Task, run_tasks
 
-    cache = Path(os.environ["XDG_CACHE_HOME"]) / "simrec" / "ray"
+    cache, tmp = Path(os.environ["XDG_CACHE_HOME"]) / "simrec" / "ray", Path(os.environ["TMPDIR"])
+    def sessions(folder):
+        return len([p for p in folder.glob("**/session_*") if not p.is_symlink()])
     for _ in range(2):
         with RayBackend(n_cpus=1) as backend:
             out = run_tasks(abs, [Task("t", 0, -3)], backend=backend)
-            sessions = sorted(p.name for p in cache.glob("session_*") if not p.is_symlink())
-            print(out, len(sessions), "RAY_AUTH_TOKEN" in os.environ)
-        print(sorted(p.name for p in cache.iterdir()), "RAY_AUTH_TOKEN" in os.environ)
+            print(out, sessions(cache), sessions(tmp), "RAY_AUTH_TOKEN" in os.environ)
+        print(sessions(cache), sorted(p.name for p in tmp.iterdir()), "RAY_AUTH_TOKEN" in os.environ)
 """)
 
 
-def test_local_ray_clusters_keep_their_session_in_the_cache_folder_and_remove_it():
+@pytest.mark.parametrize("cache_path", ["short", "too long for Ray's socket"])
+def test_local_ray_clusters_keep_their_session_in_the_cache_folder_and_remove_it(cache_path):
+    """A cache folder whose path leaves room for Ray's socket holds the session; a longer one makes way for a
+    private temp folder (``simrec-ray-*``). Either is gone once the cluster is closed, and no token is saved."""
     pytest.importorskip("ray")
-    tmp_path = _short_folder()
-    home, cache = tmp_path / "home", tmp_path / "xdg"
+    base = _short_folder()
+    home, tmp = base / "home", base / "tmp"
     home.mkdir()
-    env = _without_ray_settings(_env(tmp_path, HOME=str(home), XDG_CACHE_HOME=str(cache), TMPDIR=str(tmp_path)))
-    lines = _python(RAY_TWICE, env, tmp_path).stdout.splitlines()
-    assert lines == ["[3] 1 True", "[] False"] * 2, lines
+    tmp.mkdir()
+    cache = base / ("xdg" if cache_path == "short" else "x" * 60)
+    env = _without_ray_settings(_env(base, HOME=str(home), XDG_CACHE_HOME=str(cache), TMPDIR=str(tmp)))
+    lines = _python(RAY_TWICE, env, base).stdout.splitlines()
+    during = "[3] 1 0 True" if cache_path == "short" else "[3] 0 1 True"
+    assert lines == [during, "0 [] False"] * 2, lines
     assert not (home / ".ray").exists()
 
 
