@@ -17,7 +17,8 @@ The boundary (issue 12): errors in the user's input (scenario, dataset,
 output folder, options) are printed as one clear message on stderr with exit
 code 2 and nothing is written; a full or read-only disk, a missing permission
 or running out of memory is one line (what, where, what to do) with exit
-code 1; failed tasks exit 1 after every other task's result was kept; Ctrl-C
+code 1; failed tasks exit 1 after every other task's result was kept (one
+line per failed task, the advice on the last); Ctrl-C
 exits 130 after saying how to resume. No traceback reaches the user unless
 ``--debug`` is given (an unexpected error says to re-run with it).
 """
@@ -147,7 +148,7 @@ def _job(out: Path) -> Iterator[None]:
     except TaskError as exc:
         if _DEBUG["on"]:
             raise
-        _fail(f"{exc}\nfinished tasks are kept in {out}; re-run the same command to retry the failed ones", code=1)
+        _fail(f"{exc}; finished tasks are kept in {out}; re-run the same command to retry the failed ones", code=1)
     except BackendFault as exc:
         if _DEBUG["on"]:
             raise
