@@ -3,25 +3,35 @@
 Data as bench_replicate.py (6,040 users x 3,706 items, about 1M observed
 pairs, 20% held out per user). Popular's dense scores (``Popular.score``) are
 ranked in full: every user's list holds all of its candidates (N = 3,706,
--1 padding after them). Timed on the same lists:
+-1 padding after them). Timed on the same lists, against the observed test
+items and against the true relevance set (4 metrics x 2 relevance sets):
 
-* simrec: ``top_n(scores, n_items)`` (the full ranking), then
-  ``list_metrics`` — precision, recall, reciprocal rank, nDCG — against the
-  observed test items and against the true relevance set (8 measurements);
+* simrec: ``list_metrics`` (precision, recall, reciprocal rank, nDCG) on its
+  inputs, the list array and a CSR relevance set per kind, built before the
+  timing: its first call in the process ("fresh") and the best of
+  ``--repeats`` later calls on the same arrays ("reused"); ``top_n(scores,
+  n_items)`` (the full ranking) is timed apart;
 * LensKit 2025.8: ``RunAnalysis`` with Precision, Recall, RecipRank and
-  NDCG(n=N, LogRankWeight(offset=1)) on the same lists, against the same two
-  relevance sets (building its test collections included, as in
-  bench_replicate.py; converting simrec's lists into an ItemListCollection is
-  the harness's work and reported apart);
+  NDCG(n=N, LogRankWeight(offset=1)) on the same lists (a fresh
+  ``RunAnalysis`` per relevance set; ``measure`` accumulates). Its
+  ``ItemListCollection`` objects (the lists and each relevance set) are
+  built outside the timing (converting simrec's arrays is the harness's
+  work; its time is printed apart), then measured for the first time in
+  the process ("fresh collections": LensKit's one-off start-up of its
+  metrics included, as in a script that measures once) and again ("reused
+  collections": the best of ``--repeats`` further calls on the same
+  objects). simrec's "fresh" is likewise its first call. The target of
+  issue 29 is simrec >= 3x LensKit on reused collections;
 * ranx (if installed; ``pip install ranx``, bench-only): the same four
   metrics ("precision", "recall", "mrr", "ndcg" at N) on the top-50 lists,
   timed warm (second call; the first compiles with numba), against simrec on
   the same top-50 lists (its Qrels/Run objects built in the timing, the
   Python dicts they are built from not).
 
-CPU seconds beside wall seconds; the load (``os.getloadavg``) is printed.
+CPU seconds (``time.process_time``) beside wall seconds; the load
+(``uptime``'s averages, ``os.getloadavg``) is printed before and after.
 
-Run: ``python bench/bench_fullrank.py [--quick] [--skip-lenskit] [--skip-ranx]``.
+Run: ``python bench/bench_fullrank.py [--quick] [--repeats 3] [--skip-lenskit] [--skip-ranx]``.
 """
 
 from __future__ import annotations
@@ -72,16 +82,19 @@ def _collection_of_lists(lists: np.ndarray, users: np.ndarray):
     return ItemListCollection.from_df(df, UserIDKey)
 
 
-def lenskit_measure(recs, rels, users, n):
+def _collection_of_rel(m: sp.csr_array, users: np.ndarray):
     from lenskit.data import ItemListCollection, UserIDKey
+
+    rows = users[np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))]
+    return ItemListCollection.from_df(pd.DataFrame({"user_id": rows, "item_id": m.indices.astype(np.int64)}), UserIDKey)
+
+
+def lenskit_measure(recs, tests, n):
+    """LensKit's four metrics of ``recs`` (lists of nominal length n) against each relevance collection."""
     from lenskit.metrics import NDCG, LogRankWeight, Precision, Recall, RecipRank, RunAnalysis
 
     out = {}
-    for kind, m in rels.items():
-        rows = users[np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))]
-        test = ItemListCollection.from_df(
-            pd.DataFrame({"user_id": rows, "item_id": m.indices.astype(np.int64)}), UserIDKey
-        )
+    for kind, test in tests.items():
         ra = RunAnalysis()
         for metric in (Precision(), Recall(), RecipRank(), NDCG(n=n, weight=LogRankWeight(offset=1))):
             ra.add_metric(metric)
@@ -112,9 +125,24 @@ def ranx_measure(run, qrels, n):
     return {kind: evaluate(Qrels(q), Run({u: v for u, v in run.items() if u in q}), names) for kind, q in qrels.items()}
 
 
+def best_of(repeats: int, make_args, fn) -> tuple[object, float, float]:
+    """The output and the smallest (CPU, with its wall) of ``repeats`` calls ``fn(*make_args())``.
+
+    ``make_args`` runs outside the timing (e.g. building fresh collections).
+    """
+    best = None
+    for _ in range(repeats):
+        args = make_args()
+        out, w, c = timed(fn, *args)
+        if best is None or c < best[2]:
+            best = (out, w, c)
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1,000 users x 1,000 items")
+    ap.add_argument("--repeats", type=int, default=3, help="calls per timed line (the best CPU is kept)")
     ap.add_argument("--skip-lenskit", action="store_true")
     ap.add_argument("--skip-ranx", action="store_true")
     args = ap.parse_args()
@@ -135,22 +163,33 @@ def main() -> None:
     lists, w, c = timed(top_n, scores, n_items)
     rows.append(("simrec top_n (full ranking)", w, c))
     ours, w, c = timed(simrec_measure, lists, rels)
-    rows.append(("simrec 4 metrics x 2 relevance sets", w, c))
-    simrec_metrics = (w, c)
+    rows.append(("simrec 4 metrics x 2 sets, fresh", w, c))
+    simrec_fresh = (w, c)
+    _, w, c = best_of(args.repeats, lambda: (lists, rels), simrec_measure)
+    rows.append(("simrec 4 metrics x 2 sets, reused", w, c))
+    simrec_reused = (w, c)
     theirs = None
     if not args.skip_lenskit:
-        recs, w, c = timed(_collection_of_lists, lists, users)
-        rows.append(("(lists -> LensKit collection)", w, c))
-        theirs, w, c = timed(lenskit_measure, recs, rels, users, n_items)
-        rows.append(("LensKit RunAnalysis, same lists", w, c))
-    print(f"{'step':<40} {'wall s':>8} {'CPU s':>8}")
+        tests, w, c = timed(lambda: {kind: _collection_of_rel(m, users) for kind, m in rels.items()})
+        recs, w2, c2 = timed(_collection_of_lists, lists, users)
+        rows.append(("(arrays -> LensKit collections)", w + w2, c + c2))
+        _, w, c = timed(lenskit_measure, recs, tests, n_items)  # the first call: collections never measured
+        rows.append(("LensKit RunAnalysis, fresh collections", w, c))
+        lk_fresh = (w, c)
+        theirs, w, c = best_of(args.repeats, lambda: (recs, tests), lambda r, t: lenskit_measure(r, t, n_items))
+        rows.append(("LensKit RunAnalysis, reused collections", w, c))
+        lk_reused = (w, c)
+    print(f"{'step':<42} {'wall s':>8} {'CPU s':>8}")
     for name, w, c in rows:
-        print(f"{name:<40} {w:8.2f} {c:8.2f}")
+        print(f"{name:<42} {w:8.3f} {c:8.3f}")
     if theirs is not None:
         print(
-            f"\nmetrics: LensKit / simrec = {rows[-1][1] / simrec_metrics[0]:.1f}x wall, "
-            f"{rows[-1][2] / simrec_metrics[1]:.1f}x CPU; (LensKit) / (simrec top_n + metrics) = "
-            f"{rows[-1][1] / (rows[0][1] + rows[1][1]):.1f}x wall"
+            f"\nLensKit / simrec, reused inputs (target >= 3x): {lk_reused[1] / simrec_reused[1]:.1f}x CPU, "
+            f"{lk_reused[0] / simrec_reused[0]:.1f}x wall"
+        )
+        print(
+            f"LensKit / simrec, fresh inputs:                {lk_fresh[1] / simrec_fresh[1]:.1f}x CPU, "
+            f"{lk_fresh[0] / simrec_fresh[0]:.1f}x wall"
         )
         names = {
             "precision": "Precision",

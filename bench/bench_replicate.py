@@ -4,7 +4,7 @@ Data: 6,040 users x 3,706 items. A seeded, self-contained generator draws a
 true preference set per user (Pareto-like sizes, Zipf-like item popularity) and
 observes a random half of it, about 1,000,000 observed pairs (``--quick``:
 1,000 users x 1,000 items, about 80,000 pairs). Timed steps (Tian's thesis
-§3.5; shared/DESIGN.md §4):
+§3.5; docs/design.md §4):
 
 * split: 20% of each user's observed items held out
   (``simrec.split.holdout`` vs ``lenskit.splitting.sample_users`` with

@@ -4,7 +4,8 @@ wrong offline evaluations are (missing-data error and sampled-metric error).
 Subpackages: :mod:`simrec.preference` (true preferences), :mod:`simrec.observation`
 (profile sizes and samplers), :mod:`simrec.split`, :mod:`simrec.recommenders`,
 :mod:`simrec.metrics`, :mod:`simrec.experiment`, :mod:`simrec.datasets`,
-:mod:`simrec.stats`, :mod:`simrec.calibration`, :mod:`simrec.sampling`.
+:mod:`simrec.stats`, :mod:`simrec.calibration`, :mod:`simrec.sampling`,
+:mod:`simrec.significance`.
 The top level re-exports the common currency and the seed helpers only, so
 ``import simrec`` stays light (LensKit and PyTorch load on first use).
 """

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["atomic_write", "write_text", "write_json", "write_parquet", "write_csv"]
+__all__ = ["atomic_write", "write_bytes", "write_text", "write_json", "write_parquet", "write_csv"]
 
 
 def _umask() -> int:
@@ -43,6 +43,10 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Pat
         tmp_path.unlink(missing_ok=True)
         raise
     return path
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    return atomic_write(path, lambda p: p.write_bytes(data))
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:

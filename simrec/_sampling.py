@@ -19,8 +19,10 @@ from collections.abc import Iterator
 import numpy as np
 
 __all__ = [
+    "Uniforms",
     "first_occurrences",
     "nth_allowed",
+    "permutation_chunks",
     "sample_distinct",
     "sample_distinct_chunks",
     "row_starts",
@@ -191,38 +193,101 @@ def first_occurrences(keys: np.ndarray) -> np.ndarray:
     return keep
 
 
-def _order_in_rows(rows: np.ndarray, pos: np.ndarray, u: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    r"""``np.lexsort((u, rows))`` for row-grouped entries, through one ``np.sort`` of packed int64 keys.
+#: Bit generators whose ``Generator.random()`` is ``(next 64 bits >> 11) * 2**-53`` and whose
+#: ``random_raw`` returns those 64 bits (checked in tests/test_recommenders.py).
+_RAW_DOUBLES = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
 
-    ``rows`` ascending (row r's entries at ``starts[r]:starts[r+1]``), ``pos``
-    the position of each entry in its row, ``u`` floats in [0, 1). Each key
-    packs the row, the top bits of :math:`u\,2^{53}` and the position, so a
-    plain (SIMD) sort orders every row by u, then by position; rows where two
-    keys share row and top bits (a tie of u, or of its dropped low bits) are
-    re-sorted exactly by ``np.lexsort``. The same permutation as the lexsort,
-    which it replaces (the lexsort was a third of the Oracle's lists at
-    ML-20M size).
+
+class Uniforms:
+    """The uniform doubles ``rng.random(shape)`` draws, readable as doubles or as their top bits.
+
+    Sorting by a uniform draw is done on integer keys that hold the draw's
+    top bits (:func:`_shuffled_positions`, Popular's level shuffle). For the
+    bit generators whose doubles are ``(raw >> 11) * 2**-53`` (PCG64, the
+    default, PCG64DXSM, Philox, SFC64) the raw 64-bit outputs are kept
+    (``bit_generator.random_raw``, which advances the generator exactly as
+    ``random`` does, one output per double): their top bits are the
+    double's, with no pass through floats. Other generators (MT19937) draw
+    the doubles. Either way the generator ends in the state ``rng.random``
+    leaves, and :meth:`doubles` gives its values.
     """
-    n = len(rows)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    pb = int(pos.max()).bit_length()
-    rb = int(rows[-1]).bit_length()
-    ub = 63 - rb - pb
-    if ub < 24:  # too few bits left for u: ties would be common
-        return np.lexsort((u, rows))
-    packed = (np.ldexp(u, 53).astype(np.int64) >> (53 - ub)) << pb
-    packed |= rows << (ub + pb)
-    packed |= pos
-    packed.sort()
-    order = packed & ((1 << pb) - 1)
-    order += starts[rows]  # the sort keeps every row's segment in place
-    packed >>= pb
-    tied = np.flatnonzero(packed[1:] == packed[:-1])
+
+    __slots__ = ("values", "raw")
+
+    def __init__(self, values: np.ndarray, raw: bool) -> None:
+        self.values, self.raw = values, raw
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator, shape: int | tuple[int, ...]) -> Uniforms:
+        """``rng.random(shape)``, kept raw where the generator allows it."""
+        if isinstance(rng.bit_generator, _RAW_DOUBLES):
+            size = int(np.prod(shape))
+            return cls(rng.bit_generator.random_raw(size).reshape(shape), True)
+        return cls(rng.random(shape), False)
+
+    def top(self, bits: int) -> np.ndarray:
+        """uint64 :math:`\\lfloor u\\,2^{bits} \\rfloor` of every draw u (``bits`` <= 53): the top bits of its 53."""
+        if self.raw:
+            return np.right_shift(self.values, np.uint64(64 - bits))
+        return np.ldexp(self.values, bits).astype(np.uint64)
+
+    def doubles(self, index: object = ...) -> np.ndarray:
+        """The draws ``values[index]`` as the doubles ``rng.random`` gives."""
+        v = self.values[index]
+        return (v >> np.uint64(11)) * (1.0 / 9007199254740992.0) if self.raw else v
+
+
+def _permutation_rows(sizes: np.ndarray, u: Uniforms) -> np.ndarray:
+    r"""Per row r, a uniformly random permutation of ``range(sizes[r])``, drawn as :func:`sample_distinct` draws it.
+
+    One uniform draw per entry, ``u = Uniforms.draw(rng, sizes.sum())`` row after row;
+    each row's positions ordered by their draw, ties by position: row r of
+    ``pos[np.lexsort((u, rows))]`` for the flat entries. Done as one 2-D
+    integer sort: each key packs the top bits of :math:`u\,2^{53}` and the
+    position, and a plain (SIMD) ``np.sort`` of each row leaves the answer in
+    the low bits; rows where two keys share their top bits (a tie of u, or of
+    its dropped low bits) are re-sorted exactly (a stable argsort of the
+    row's draws). The same permutation as the lexsort of every entry's
+    (row, u), which it replaces (the lexsort was a third of the Oracle's lists
+    at ML-20M size; a row-wise sort is cheaper than one sort of the block).
+
+    Parameters
+    ----------
+    sizes : ndarray of int64, shape (n_rows,)
+    u : Uniforms
+        The draws, shape (sizes.sum(),).
+
+    Returns
+    -------
+    ndarray of int64, shape (n_rows, max(sizes))
+        Row r's permutation in its first ``sizes[r]`` columns, then
+        ``sizes[r], sizes[r] + 1, ...`` (columns no entry reaches, in order).
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n_rows = len(sizes)
+    width = int(sizes.max()) if n_rows else 0
+    if width == 0:
+        return np.zeros((n_rows, 0), dtype=np.int64)
+    pb = (width - 1).bit_length()
+    ub = min(62 - pb, 53)  # one bit more above: the unreached columns' keys follow every draw's
+    col = np.arange(width, dtype=np.int64)
+    keys = np.empty((n_rows, width), dtype=np.int64)
+    keys[:] = ((col + (1 << ub)) << pb) | col
+    top = u.top(ub).view(np.int64)
+    top <<= pb
+    keys[col < sizes[:, None]] = top
+    del top
+    keys |= col
+    keys.sort(axis=1)
+    high = keys >> pb
+    tied = np.flatnonzero((high[:, 1:] == high[:, :-1]).any(axis=1))
+    del high
+    np.bitwise_and(keys, (1 << pb) - 1, out=keys)
     if len(tied):
-        redo = np.flatnonzero(np.isin(rows, np.unique(rows[tied])))
-        order[redo] = redo[np.lexsort((u[redo], rows[redo]))]
-    return order
+        first = np.cumsum(sizes) - sizes
+        for r in tied:  # rare: a few rows, each redone exactly
+            keys[r, : sizes[r]] = np.argsort(u.doubles(slice(first[r], first[r] + sizes[r])), kind="stable")
+    return keys
 
 
 def sample_distinct(k: np.ndarray, a: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -258,19 +323,21 @@ def sample_distinct(k: np.ndarray, a: np.ndarray, rng: np.random.Generator) -> t
     starts = np.zeros(len(k) + 1, dtype=np.int64)
     np.cumsum(k, out=starts[1:])
     vals = np.empty(starts[-1], dtype=np.int64)
-    for rows, v in sample_distinct_chunks(k, a, rng):
-        vals[np.take(starts, rows) + group_ranks(rows)] = v
+    for rows, v, rank in sample_distinct_chunks(k, a, rng):
+        vals[np.take(starts, rows) + rank] = v
     return np.repeat(np.arange(len(k), dtype=np.int64), k), vals
 
 
 def sample_distinct_chunks(
     k: np.ndarray, a: np.ndarray, rng: np.random.Generator
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """:func:`sample_distinct`, delivered in chunks of complete rows as the draws are made.
 
-    Yields ``(rows, vals)``: each chunk holds some rows' whole samples, rows
+    Yields ``(rows, vals, ranks)``: each chunk holds some rows' whole samples, rows
     ascending within the chunk and every row in exactly one chunk (rows with
-    ``k = 0`` in none); within a row the values are in draw order. The
+    ``k = 0`` in none); within a row the values are in draw order, and
+    ``ranks`` gives each value's 0-based place in its row's draw
+    (:func:`group_ranks` of ``rows``). The
     chunks come in the order of the draws: the rows with ``2 k > a`` (by
     blocks), then every block of the first round, then the rows completed by
     later rounds (one chunk). The same draws and values as
@@ -281,11 +348,8 @@ def sample_distinct_chunks(
     k = np.asarray(k, dtype=np.int64)
     a = np.asarray(a, dtype=np.int64)
     dense = np.flatnonzero((k > 0) & (2 * k > a))
-    if len(dense):  # random permutations, by blocks of rows (the same draws as one pass)
-        ends = np.zeros(len(dense) + 1, dtype=np.int64)
-        np.cumsum(a[dense], out=ends[1:])
-        for i0, i1 in pair_blocks(ends, _BLOCK):
-            yield _permutation_prefixes(dense[i0:i1], k, a, rng)
+    for rows in _dense_blocks(dense, a):  # random permutations, by blocks of rows (the same draws as one pass)
+        yield _permutation_prefixes(rows, k, a, rng)
     pending = np.flatnonzero((k > 0) & (2 * k <= a))
     if len(pending):  # the first round, by blocks of rows (the same draws, in the same order, as one pass)
         m = _draws(k[pending], a[pending])
@@ -293,19 +357,20 @@ def sample_distinct_chunks(
         np.cumsum(m, out=ends[1:])
         short = []
         for i0, i1 in pair_blocks(ends, _BLOCK):
-            rows, vals, fell_short = _round(pending[i0:i1], m[i0:i1], k, a, rng)
+            rows, vals, rank, fell_short = _round(pending[i0:i1], m[i0:i1], k, a, rng)
             short.append(pending[i0:i1][fell_short])
-            yield rows, vals
+            yield rows, vals, rank
         pending = np.concatenate(short)
     late: list[tuple[np.ndarray, np.ndarray]] = []
     while len(pending):  # rows that fell short: again, all at once (few)
-        rows, vals, fell_short = _round(pending, _draws(k[pending], a[pending]), k, a, rng)
+        rows, vals, _, fell_short = _round(pending, _draws(k[pending], a[pending]), k, a, rng)
         late.append((rows, vals))
         pending = pending[fell_short]
     if late:
         rows = np.concatenate([r for r, _ in late])
         order = np.argsort(rows, kind="stable")  # each row is complete within one round
-        yield rows[order], np.concatenate([v for _, v in late])[order]
+        rows = rows[order]
+        yield rows, np.concatenate([v for _, v in late])[order], group_ranks(rows)
 
 
 def group_ranks(rows: np.ndarray) -> np.ndarray:
@@ -322,14 +387,61 @@ def group_ranks(rows: np.ndarray) -> np.ndarray:
 
 
 def _permutation_prefixes(rows: np.ndarray, k: np.ndarray, a: np.ndarray, rng: np.random.Generator):
-    """Rows with ``2 k > a``: the first k entries of a random permutation of [0, a) each."""
-    sizes = a[rows]
-    first = np.cumsum(sizes) - sizes
-    frow = np.repeat(np.arange(len(rows), dtype=np.int64), sizes)
-    fval = np.arange(sizes.sum(), dtype=np.int64) - np.repeat(first, sizes)  # also each entry's rank in its row
-    order = _order_in_rows(frow, fval, rng.random(len(fval)), first)
-    take = fval < k[rows][frow]
-    return rows[frow[take]], fval[order][take]
+    """Rows with ``2 k > a``: the first k entries of a random permutation of [0, a) each.
+
+    Returns ``(rows, vals, ranks)`` of :func:`sample_distinct_chunks`.
+    """
+    perm = _permutation_rows(a[rows], Uniforms.draw(rng, int(a[rows].sum())))
+    kk = k[rows]
+    take = np.arange(perm.shape[1]) < kk[:, None]
+    return np.repeat(rows, kk), perm[take], np.broadcast_to(np.arange(perm.shape[1]), perm.shape)[take]
+
+
+def _dense_blocks(rows: np.ndarray, a: np.ndarray) -> list[np.ndarray]:
+    """``rows`` (ascending) in consecutive blocks for :func:`_permutation_rows`, in order.
+
+    Blocks of about ``_PERMUTATION_BLOCK`` entries of ``a`` (:func:`pair_blocks`),
+    halved (by entries) while a block's rows x its widest row exceed four
+    times its entries (plus a little): the 2-D arrays of rows of very
+    different sizes (e.g. profile sizes from 20 to 7,000) stay within a
+    small multiple of the entries. The draws do not depend on the blocks.
+    """
+    ends = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(a[rows], out=ends[1:])
+    out: list[np.ndarray] = []
+
+    def add(block: np.ndarray) -> None:
+        sizes = a[block]
+        total = int(sizes.sum())
+        if len(block) < 2 or len(block) * int(sizes.max()) <= 4 * total + 1024:
+            out.append(block)
+            return
+        cut = int(np.searchsorted(np.cumsum(sizes), total / 2))
+        cut = min(max(cut, 1), len(block) - 1)
+        add(block[:cut])
+        add(block[cut:])
+
+    for i0, i1 in pair_blocks(ends, _PERMUTATION_BLOCK):
+        add(rows[i0:i1])
+    return out
+
+
+#: Entries per block of :func:`_permutation_rows` (its 2-D temporaries, 1 MiB each, stay in a core's cache).
+_PERMUTATION_BLOCK = 1 << 17
+
+
+def permutation_chunks(a: np.ndarray, rng: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per row r, a uniformly random permutation of ``range(a[r])``, by blocks of rows, as 2-D arrays.
+
+    The draws of :func:`sample_distinct_chunks` with ``k = a`` (every
+    row's whole range: e.g. a full ranking of each user's candidates), in
+    the same chunks: it yields ``(rows, perm)``, ``perm`` of
+    :func:`_permutation_rows` (row j's permutation in its first ``a[rows[j]]``
+    columns, larger positions after), for the rows with ``a > 0``, ascending.
+    """
+    a = np.asarray(a, dtype=np.int64)
+    for rows in _dense_blocks(np.flatnonzero(a > 0), a):
+        yield rows, _permutation_rows(a[rows], Uniforms.draw(rng, int(a[rows].sum())))
 
 
 def _draws(k: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -369,12 +481,12 @@ def _first_draws(drow: np.ndarray, dval: np.ndarray, a: np.ndarray) -> np.ndarra
 
 def _round(
     pending: np.ndarray, m: np.ndarray, k: np.ndarray, a: np.ndarray, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One round of :func:`sample_distinct` over rows ``pending`` (``m`` draws each).
 
     Returns the rows that got their ``k`` distinct values (each repeated k
-    times, ascending), those values in draw order, and the mask of the
-    ``pending`` rows that fell short.
+    times, ascending), those values in draw order, their ranks in the row,
+    and the mask of the ``pending`` rows that fell short.
     """
     kk, aa = k[pending], a[pending]
     drow = row_ids(m)
@@ -388,4 +500,4 @@ def _round(
     ok = np.diff(kstart) >= kk
     rank = np.arange(len(krow), dtype=np.int64) - np.take(kstart, krow)
     sel = rank < np.take(np.where(ok, kk, 0), krow)  # the first k of every row that has k
-    return pending[krow[sel]], kval[sel], ~ok
+    return pending[krow[sel]], kval[sel], rank[sel], ~ok

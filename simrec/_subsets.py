@@ -15,8 +15,8 @@ involved: ``O(cells)`` time and memory, no sort) and a *sort* (``O(k log k)``
 for ``k`` keys) by density: the bitmap is used when the cells are at most
 ``_BITMAP_RATIO`` times the number of keys, and it is processed in blocks of
 about ``_BLOCK_CELLS`` cells so memory stays bounded whatever the data size.
-(``numpy.unique`` is avoided on hot paths: on numpy 2.4 it is ~15x slower than
-``sort`` + neighbour comparison for int64 keys.)
+(``numpy.unique`` is avoided on hot paths: it is an order of magnitude slower
+than ``sort`` + neighbour comparison for int64 keys; docs/design.md §9.)
 
 This module is neutral ground: generators and samplers both use it, neither
 depends on the other.
@@ -308,7 +308,8 @@ def bernoulli_subsets(
     so each row costs one exponential draw (numpy's ziggurat) per member plus
     a few, no sort and no de-duplication: O(members + rows). (Rejection of
     duplicates in :func:`uniform_subsets`, which the IBP used before, sorts
-    every key: O(k log k), 5.9 of its 6.8 s at ML-20M size.) A row's number
+    every key: O(k log k), most of its time at ML-20M size; docs/design.md
+    §8.) A row's number
     of members is Binomial(pops[r], probs[r]) and, given it, the members are
     a uniform subset: the same law as a Binomial count followed by
     :func:`uniform_subsets`, drawn differently. p = 0 (also a Beta draw that

@@ -129,9 +129,15 @@ def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[objec
 
 @contextmanager
 def _job(out: Path) -> Iterator[None]:
-    """Turn what can go wrong while a job runs into one line (no traceback reaches the user)."""
-    from .tasks import TaskError
+    """Turn what can go wrong while a job runs into one line (no traceback reaches the user).
 
+    ``out`` is checked first (a name too long for the file system, a file on its path: exit 2, nothing created).
+    """
+    from .rundir import path_problem
+    from .tasks import BackendFault, TaskError
+
+    if problem := path_problem(out):
+        _fail(problem)
     try:
         yield
     except _input_errors() as exc:
@@ -142,6 +148,10 @@ def _job(out: Path) -> Iterator[None]:
         if _DEBUG["on"]:
             raise
         _fail(f"{exc}\nfinished tasks are kept in {out}; re-run the same command to retry the failed ones", code=1)
+    except BackendFault as exc:
+        if _DEBUG["on"]:
+            raise
+        _fail(f"{exc}; finished tasks are kept in {out}; re-run the same command to resume", code=1)
     except KeyboardInterrupt:
         _fail(f"interrupted; finished tasks are kept in {out}; re-run the same command to resume", code=130)
     except MemoryError:
@@ -162,6 +172,7 @@ def _job(out: Path) -> Iterator[None]:
 _INPUT_ERRORS = (
     ("simrec.config.base", "ScenarioError"),
     ("simrec.rundir", "RunDirError"),
+    ("simrec.shards", "ShardError"),
     ("simrec.stress.sources", "RanksFileError"),
     ("simrec.studies.calibrate", "DatasetLoadError"),
     ("simrec.tasks", "BackendError"),
@@ -217,6 +228,17 @@ def run(
     _print_warnings(outcome.warnings)
     if not quiet:
         _print_run_summary(outcome, sc.evaluation.n)
+    _figures_failed(outcome)
+
+
+def _figures_failed(outcome) -> None:
+    """Exit 1 (a fault) when figures could not be drawn: the job is complete and its tables written (simrec._figures)."""
+    if outcome.figure_failures:
+        _fail(
+            f"{outcome.out}: the job is complete and every table written, but drawing figures failed: "
+            f"{'; '.join(outcome.figure_failures)} (re-run with --no-figures to skip them)",
+            code=1,
+        )
 
 
 def _print_warnings(warnings: tuple[str, ...]) -> None:
@@ -299,6 +321,7 @@ def stress(
     _print_warnings(outcome.warnings)
     if not quiet:
         _print_stress_summary(outcome)
+    _figures_failed(outcome)
 
 
 def _stress_summary_frame(outcome):
@@ -345,6 +368,20 @@ def _stress_summary_notes(frame) -> list[str]:
     return notes
 
 
+def _interval_notes(coverage) -> list[str]:
+    """The footnote naming the estimators whose bootstrap intervals are known not to cover (runs with n_boot)."""
+    if coverage is None or not len(coverage) or "coverage_known_to_fail" not in coverage:
+        return []
+    flagged = coverage.loc[coverage["coverage_known_to_fail"].fillna(False).astype(bool), "estimator"]
+    if flagged.empty:
+        return []
+    return [
+        f"Intervals (coverage.csv): {', '.join(dict.fromkeys(map(str, flagged)))}: coverage known to fail - the "
+        "bootstrap interval measures sampling variability only and these estimators' bias does not shrink with "
+        "the number of users (column coverage_known_to_fail)."
+    ]
+
+
 def _print_stress_summary(outcome) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -362,7 +399,7 @@ def _print_stress_summary(outcome) -> None:
             str(scheme), str(n), str(est), *["—" if v != v else f"{v:.3f}" for v in row.to_numpy(dtype=float)]
         )
     console.print(table)
-    for note in _stress_summary_notes(frame):
+    for note in _stress_summary_notes(frame) + _interval_notes(outcome.coverage):
         console.print(note, soft_wrap=True)
     console.print(
         f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"
@@ -426,19 +463,23 @@ def ranks(
     """Train recommenders on a leave-one-out split of a dataset and write their ranks file for `simrec stress`."""
     import time
 
+    from ._validation import quote
     from .config import ScenarioError
     from .config.budget import dataset_read_need, ranks_needs
     from .config.recommenders import parse_recommender_option, recommender_problems
+    from .rundir import path_problem
     from .stress import CANDIDATE_SETS
     from .studies.ranks import RANKS_SUFFIXES, dataset_ranks, write_ranks_file
 
     problems: list[str] = []
     if split not in ("last", "random"):
-        problems.append(f"--split: must be 'last' or 'random'; got {split!r}")
+        problems.append(f"--split: must be 'last' or 'random'; got {quote(split)}")
     if candidates not in CANDIDATE_SETS:
-        problems.append(f"--candidates: must be {' or '.join(map(repr, CANDIDATE_SETS))}; got {candidates!r}")
+        problems.append(f"--candidates: must be {' or '.join(map(repr, CANDIDATE_SETS))}; got {quote(candidates)}")
     if out.suffix.lower() not in RANKS_SUFFIXES:
-        problems.append(f"--out: must end in {', '.join(RANKS_SUFFIXES)}; got {str(out)!r}")
+        problems.append(f"--out: must end in {', '.join(RANKS_SUFFIXES)}; got {quote(str(out))}")
+    elif problem := path_problem(out, folder=False):
+        problems.append(problem)
     elif out.is_dir():
         problems.append(f"--out: {out} is a folder; give a file name such as {out / 'ranks.csv'}")
     elif out.exists() and not overwrite:
@@ -485,6 +526,7 @@ def ranks(
         _fail(str(exc))
     recs = [r.build() for r in specs]
     current = {"name": ""}
+    notes: list[str] = []
     t0 = time.perf_counter()
     with _ranks_progress(not quiet) as show:
 
@@ -494,7 +536,14 @@ def ranks(
 
         try:
             frame = dataset_ranks(
-                inter, recs, seed, timestamps=times, min_items=min_items, candidates=candidates, on_progress=on_progress
+                inter,
+                recs,
+                seed,
+                timestamps=times,
+                min_items=min_items,
+                candidates=candidates,
+                on_progress=on_progress,
+                on_warning=notes.append,
             )
         except ValueError as exc:  # before any recommender started: the split (e.g. no user with min_items items)
             if current["name"]:
@@ -512,6 +561,7 @@ def ranks(
         from .rundir import os_error_line
 
         _fail(os_error_line(exc, out), code=1)
+    _print_warnings(tuple(notes))
     if not quiet:
         n_users = frame["user"].nunique()
         typer.echo(
@@ -522,13 +572,12 @@ def ranks(
 
 def _ranks_failed(name: str, exc: Exception) -> None:
     """A recommender failed while training or scoring (its code, or LensKit's): one line, exit 1."""
+    from ._usercode import UserCodeError
+
     if _DEBUG["on"]:
         raise exc
-    _fail(
-        f"recommender {name!r} failed: {type(exc).__name__}: {exc} (nothing was written; re-run with --debug for "
-        "the traceback)",
-        code=1,
-    )
+    what = str(exc) if isinstance(exc, UserCodeError) else f"recommender {name!r} failed: {type(exc).__name__}: {exc}"
+    _fail(f"{what} (nothing was written; re-run with --debug for the traceback)", code=1)
 
 
 @contextmanager
@@ -572,20 +621,28 @@ def calibrate(
         Optional[Path],
         typer.Option("--export-presets", help="Also copy the presets into this folder (<dir>/<dataset>/<cell>.toml)."),
     ] = None,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite", metavar="", help="Let --export-presets replace preset files that differ from this sweep's."
+        ),
+    ] = False,
     no_figures: _NoFigures = False,
     quiet: _Quiet = False,
     max_memory: _MaxMemory = None,
 ) -> None:
     """Calibrate every preference x observation model to reference datasets (GP search on KL divergences)."""
-    import shutil
-
     from .calibration import CalibrationLogError
     from .config import ScenarioError
     from .config.budget import sweep_needs
     from .config.sweep import load_sweep_spec
+    from .rundir import os_error_line, path_problem
     from .studies import calibrate_sweep
+    from .studies import export_presets as export
 
     budget = _budget(max_memory, jobs, backend, address)
+    if export_presets is not None and (problem := path_problem(export_presets, "--export-presets")):
+        _fail(problem)  # before the sweep, not after hours of it
     try:
         sweep = load_sweep_spec(spec, budget=budget)
         if n_calls is not None:  # the override counts too (the GP grows with the number of calls)
@@ -619,10 +676,12 @@ def calibrate(
         except CalibrationLogError as exc:
             _fail(str(exc))
         if export_presets is not None:
-            for name, path in result.presets.items():
-                dest = export_presets / f"{name}.toml"
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, dest)
+            try:
+                export(result.presets, export_presets, overwrite=overwrite)
+            except OSError as exc:
+                if _DEBUG["on"]:
+                    raise
+                _fail(f"{os_error_line(exc, export_presets, '--export-presets')}; the presets are in {out}", code=1)
     if not quiet:
         cols = ["dataset", "cell", "objective", "average_loss"]
         typer.echo(result.table[cols].to_string(index=False))
@@ -633,7 +692,11 @@ def count_trials(out: Path) -> int:
     """GP trials logged so far under a calibration folder (``<dataset>/cells/<cell>/<objective>/trials.jsonl``,
     one header line then one line per trial; resumed trials included)."""
     n = 0
-    for log in Path(out).glob("*/cells/*/*/trials.jsonl"):
+    try:
+        logs = list(Path(out).glob("*/cells/*/*/trials.jsonl"))
+    except OSError:  # a folder that cannot be listed (the job reports it)
+        return 0
+    for log in logs:
         try:
             with open(log, "rb") as fh:
                 n += max(0, sum(1 for _ in fh) - 1)
@@ -752,6 +815,7 @@ def assess(
     _print_warnings(outcome.warnings)
     if not quiet:
         print_assessment(outcome, typer.echo)
+    _figures_failed(outcome)
 
 
 @app.command()
@@ -844,8 +908,11 @@ def main(argv: list[str] | None = None) -> None:
     with one line; an unexpected error is one line naming its type, asking to
     re-run with ``--debug`` and report it, exit 1.
     """
+    from ._cache import configure_matplotlib
+
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args
+    configure_matplotlib()  # matplotlib's cache and config in simrec's cache folder, not among HOME's dotfiles
     try:
         code = app(args=args, prog_name="simrec", standalone_mode=False)
     except typer.Abort:

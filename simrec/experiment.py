@@ -22,6 +22,7 @@ from ._sampling import pair_blocks
 from ._validation import check_in_range, check_int
 from .interactions import Interactions
 from .observation import observe
+from .recommenders.coverage import empty_lists, unscored_rows
 from .split import holdout
 
 __all__ = ["World", "Evaluation", "Replicate", "run_replicate", "true_relevance", "true_gains", "RESULT_COLUMNS"]
@@ -126,6 +127,9 @@ class Replicate:
 
     results: pd.DataFrame
     info: dict[str, float] = field(default_factory=dict)
+    #: Per recommender, the evaluated users it left without a list (or, with ranking metrics only, without a
+    #: scored candidate): :mod:`simrec.recommenders.coverage`.
+    unscored: dict[str, int] = field(default_factory=dict)
 
 
 def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interactions) -> sp.csr_array:
@@ -254,6 +258,10 @@ def run_replicate(
         evaluated users with a defined value: users with no test item are not
         evaluated; users whose true relevance set is empty are counted in
         ``n_undefined`` for ``truth == "true"`` and left out of the mean.
+        ``unscored`` counts, per recommender, the evaluated users whose list
+        is empty (with ranking metrics only: whose score row has no scored
+        candidate), e.g. a LensKit scorer returning NaN
+        (:mod:`simrec.recommenders.coverage`).
 
     Notes
     -----
@@ -315,12 +323,14 @@ def run_replicate(
     rows: list[tuple] = []
     rec_rngs = [as_generator(children[3 + j]) for j in range(len(evaluation.recommenders))]
     measured: dict[str, list[dict[str, np.ndarray]]] = {}
+    unscored = {rec.name: 0 for rec in evaluation.recommenders}
     if list_metrics:
         # every recommender's lists first, then each relevance set looked up once for all of them
         all_lists = [
             rec.recommend(train, rec_rel, evaluation.n, rec_rng)[evaluated]
             for rec, rec_rng in zip(evaluation.recommenders, rec_rngs)
         ]
+        unscored = {rec.name: int(empty_lists(lists).sum()) for rec, lists in zip(evaluation.recommenders, all_lists)}
         measured = {
             kind: _quietly(_metrics.measure_lists_many, all_lists, rel, list_metrics)
             for kind, rel in list_rel_sets.items()
@@ -350,6 +360,8 @@ def run_replicate(
             for start in range(0, len(evaluated), _SCORE_BLOCK):
                 users = evaluated[start : start + _SCORE_BLOCK]
                 block = rec.score(train, rec_rel, rec_rng, users=users)
+                if not list_metrics:
+                    unscored[rec.name] += int(unscored_rows(block).sum())
                 rel_blocks = [sp.csr_array(rel[start : start + len(users)]) for rel in rel_sets.values()]
                 for m in dense_metrics:
                     for kind, v in zip(rel_sets, _quietly(m.per_user_many, block, rel_blocks)):
@@ -383,4 +395,4 @@ def run_replicate(
         "observed_pairs": obs.observed.n_pairs,
         "evaluated_users": int(len(evaluated)),
     }
-    return Replicate(frame, info)
+    return Replicate(frame, info, unscored)

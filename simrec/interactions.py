@@ -1,7 +1,7 @@
 """The common currency: a binary user x item interaction matrix.
 
 Every generator returns an :class:`Interactions`, every sampler maps one to a
-subset of it, every statistic reads one (shared/DESIGN.md, "The common
+subset of it, every statistic reads one (docs/design.md, "The common
 currency"). A truth may also carry per-pair *gains* (the LDA truth's like
 counts, graded relevance for :func:`simrec.metrics.ndcg_lenskit07`); the
 matrix itself stays binary, so everything that reads only the pairs is

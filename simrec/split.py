@@ -2,7 +2,7 @@
 
 Tian's thesis (shared/seeds/tian-thesis-offline-eval-error.txt, §3.5.1) holds
 out 20% of each user's observed items as test data and trains recommenders on
-the rest (shared/DESIGN.md §4). :func:`holdout` does that for every user at
+the rest (docs/design.md §4). :func:`holdout` does that for every user at
 once: one random key per observed pair, a rank of the key within its row, and
 the pairs of rank below the user's test size go to test.
 """
@@ -52,7 +52,7 @@ class Split:
     def evaluated(self) -> np.ndarray:
         """Boolean mask, shape (n_users,): users with at least one test item.
 
-        Users outside the mask are *not evaluated* (shared/DESIGN.md §4); pass
+        Users outside the mask are *not evaluated* (docs/design.md §4); pass
         it as ``evaluated=`` to the functions of :mod:`simrec.metrics`.
         """
         return self.test.user_counts() > 0

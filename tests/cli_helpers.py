@@ -32,6 +32,51 @@ RUN_TOML = textwrap.dedent("""
     recommenders = [{ kind = "oracle" }, { kind = "popular" }]
 """)
 
+#: A tiny stress scenario on a ranks file ``ranks.csv`` beside it (3 repeats, one scheme and size).
+STRESS_FILE_TOML = textwrap.dedent("""
+    kind = "stress"
+    name = "mine"
+    seed = 1
+    repeats = 3
+    [source]
+    type = "file"
+    path = "ranks.csv"
+    [sampling]
+    schemes = ["binomial"]
+    sizes = [10]
+    [estimators]
+    names = ["naive", "MLE"]
+    [metrics]
+    k_max = 5
+    curve_k = 5
+    curve_sizes = [10]
+""")
+
+
+#: A tiny valid calibration sweep (one cell, two GP calls) of the golden pairs table.
+SWEEP_TOML = textwrap.dedent(f"""
+    name = "tiny-sweep"
+    seed = 5
+    n_calls = 2
+    n_initial = 2
+    preferences = ["uniform"]
+    observations = ["popularity"]
+    stat_pairs = 2000
+    [[dataset]]
+    name = "pairs"
+    path = "{Path(__file__).resolve().parent / "golden" / "pairs.csv"}"
+    kind = "pairs"
+""")
+
+
+def assert_one_line(code: int, err: str, *needles: str, expected: int = 2) -> None:
+    """A refusal as the boundary promises it: exit code ``expected``, one line on stderr, no traceback."""
+    assert code == expected, err
+    assert err.startswith("simrec: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    for needle in needles:
+        assert needle in err, f"{needle!r} not in {err!r}"
+
 
 def invoke(args: list[str]) -> tuple[int, str, str]:
     """``simrec ARGS`` in this process: (exit code, stdout, stderr)."""

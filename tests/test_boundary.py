@@ -22,10 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from cli_helpers import RUN_TOML, files_under, invoke
+from cli_helpers import RUN_TOML, STRESS_FILE_TOML, SWEEP_TOML, files_under, invoke
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-PAIRS = Path(__file__).resolve().parent / "golden" / "pairs.csv"
 
 
 def _write(folder: Path, text: str, name: str = "s.toml") -> Path:
@@ -147,28 +146,7 @@ def test_refusals_allocate_nothing_under_a_memory_limit(tmp_path):
 
 def _ranks_scenario(tmp_path: Path, ranks_csv: str, extra: str = "") -> Path:
     (tmp_path / "ranks.csv").write_text(ranks_csv)
-    return _write(
-        tmp_path,
-        textwrap.dedent(f"""
-        kind = "stress"
-        name = "mine"
-        seed = 1
-        repeats = 3
-        [source]
-        type = "file"
-        path = "ranks.csv"
-        [sampling]
-        schemes = ["binomial"]
-        sizes = [10]
-        [estimators]
-        names = ["naive", "MLE"]
-        [metrics]
-        k_max = 5
-        curve_k = 5
-        curve_sizes = [10]
-        {extra}
-    """),
-    )
+    return _write(tmp_path, STRESS_FILE_TOML + extra)
 
 
 def _ranks(n_users: int, n_candidates: object = 100) -> str:
@@ -306,23 +284,8 @@ def test_a_locked_folder_is_refused(tmp_path):
     _assert_clean_error(code, err, "another simrec job is writing into this folder")
 
 
-SWEEP = f"""
-name = "tiny-sweep"
-seed = 5
-n_calls = 2
-n_initial = 2
-preferences = ["uniform"]
-observations = ["popularity"]
-stat_pairs = 2000
-[[dataset]]
-name = "pairs"
-path = "{PAIRS}"
-kind = "pairs"
-"""
-
-
 def test_calibrate_checks_the_folder_before_writing(tmp_path):
-    spec = _write(tmp_path, SWEEP)
+    spec = _write(tmp_path, SWEEP_TOML)
     out = tmp_path / "out"
     code, _, err = invoke(["calibrate", str(spec), "--out", str(out), "--quiet", "--no-figures"])
     assert code == 0, err
@@ -481,7 +444,7 @@ def test_table3_on_few_replicates_warns(tmp_path):
 
 
 def test_calibrate_n_calls_override_is_budgeted(tmp_path):
-    spec = _write(tmp_path, SWEEP)
+    spec = _write(tmp_path, SWEEP_TOML)
     code, _, err = invoke(["calibrate", str(spec), "--out", str(tmp_path / "out"), "--n-calls", "1000000000"])
     _assert_clean_error(code, err, "with --n-calls 1000000000", "the Gaussian process over 1000000000 calls")
     assert files_under(tmp_path) == {"s.toml"}

@@ -7,7 +7,10 @@ layout; expected matrices below are read off those files by hand.
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -102,6 +105,86 @@ def test_movielens_errors(tmp_path):
         load_movielens(FIX / "amazon" / "Digital_Music.csv")
     with pytest.raises(DatasetError, match="no rating >= min_rating=6"):
         load_movielens(FIX / "ml-100k", min_rating=6)
+
+
+def _lenskit_and_ours(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from lenskit.data import load_movielens_df
+
+    from simrec.datasets.movielens import _frame
+
+    theirs = load_movielens_df(path)
+    theirs["timestamp"] = (theirs["timestamp"] - pd.Timestamp(0)) // pd.Timedelta(seconds=1)
+    return theirs, _frame(path)[1]
+
+
+@pytest.mark.parametrize("name", ["ml-100k", "ml-1m", "ml-latest-small", "ml-1m.zip", "unnamed-1m", "ML-1M"])
+def test_movielens_frames_are_lenskits(name, tmp_path):
+    """simrec parses MovieLens itself (no LensKit import, issue 29): the frame LensKit's loader gives,
+    column for column and dtype for dtype (timestamps as integer seconds), for every layout, a zip,
+    and folders whose name gives no generation (detected by their files, as LensKit does)."""
+    if name.endswith(".zip"):
+        path = tmp_path / name
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("ml-1m/", "")
+            zf.write(FIX / "ml-1m" / "ratings.dat", "ml-1m/ratings.dat")
+    elif name in ("unnamed-1m", "ML-1M"):
+        path = tmp_path / name
+        shutil.copytree(FIX / "ml-1m", path)
+    else:
+        path = FIX / name
+    theirs, ours = _lenskit_and_ours(path)
+    assert list(ours.columns) == list(theirs.columns)
+    for col in ("user_id", "item_id", "rating"):
+        assert ours[col].dtype == theirs[col].dtype
+        np.testing.assert_array_equal(ours[col].to_numpy(), theirs[col].to_numpy())
+    np.testing.assert_array_equal(ours["timestamp"].to_numpy(np.int64), theirs["timestamp"].to_numpy(np.int64))
+
+
+@pytest.mark.parametrize("name", ["ml-100k", "ml-1m"])
+def test_real_movielens_frames_are_lenskits(name):
+    path = ML100K_REAL.parent / name
+    if not path.exists():
+        pytest.skip(f"shared/data/{name} not present")
+    theirs, ours = _lenskit_and_ours(path)
+    for col in ("user_id", "item_id", "rating", "timestamp"):
+        np.testing.assert_array_equal(ours[col].to_numpy(), theirs[col].to_numpy())
+
+
+def test_loading_movielens_and_a_baseline_evaluation_import_neither_torch_nor_lenskit():
+    """Cold paths (issue 29): importing simrec, loading MovieLens, splitting it, the baselines' lists
+    and list metrics, and a replicate of the quickstart's baselines load neither PyTorch nor LensKit
+    (about 1.4 s of CPU; they load when a LensKit model is trained)."""
+    code = f"""
+import sys
+import numpy as np
+import simrec
+from simrec.datasets import load_movielens
+from simrec.split import holdout
+from simrec.recommenders import Oracle, Popular, RandomRecommender
+from simrec.metrics import list_metrics
+from simrec.config.run import load_scenario
+from simrec.experiment import run_replicate
+data = load_movielens({str(FIX / "ml-1m")!r})
+split = holdout(data, 0.5, np.random.default_rng(0))
+for rec in (Popular(), RandomRecommender(), Oracle()):
+    lists = rec.recommend(split.train, split.test.matrix, 2, np.random.default_rng(1))
+    list_metrics(lists, split.test.matrix)
+sc = load_scenario("quickstart")[0]
+run_replicate(sc.worlds()[0], sc.evaluation.build(), 0)
+print(",".join(m for m in ("torch", "lenskit") if m in sys.modules))
+"""
+    env = {**os.environ, "PYTHONPATH": str(FIX.parents[1])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_movielens_generation_named_but_absent(tmp_path):
+    """A folder named after one generation is read as that generation only, as LensKit reads it."""
+    folder = tmp_path / "ml-1m"
+    folder.mkdir()
+    shutil.copy(FIX / "ml-latest-small" / "ratings.csv", folder / "ratings.csv")
+    with pytest.raises(DatasetError, match="no ratings file of the MovieLens generation its name gives"):
+        load_movielens(folder)
 
 
 @pytest.mark.skipif(not ML100K_REAL.exists(), reason="shared/data/ml-100k not present")

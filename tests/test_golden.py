@@ -20,12 +20,20 @@ floats to ``rtol=1e-9``; MES-family rows to ``rtol=1e-4``; LS rows' floats not
 at all; and ``share_correct`` (orderings and winners), where an exact tie
 between two estimates counts as wrong and can flip with the last bit, may
 differ on at most 1% of rows, as may ``global_hr_at_f`` (HR at a fitted
-mapping f(k), a step function of f(k); seen with ``OPENBLAS_CORETYPE=Prescott``). Trial logs and presets are compared as parsed
+mapping f(k), a step function of f(k); seen with ``OPENBLAS_CORETYPE=Prescott``).
+The fit records of the stress tables (``n_iter``, ``converged``: issue 22) are
+compared like the other floats except on the MES-family rows, whose L-BFGS
+iteration count depends on the kernels as their values do. Trial logs and presets are compared as parsed
 JSON/TOML with the same float tolerance (the wall-clock ``seconds`` dropped);
 other text files exactly.
 
 Regenerate (only when a change of numbers is intended, and say so in the
 commit): ``python tests/test_golden.py --regenerate``.
+
+Pins updated on purpose: issue 22 added the columns ``n_iter``, ``converged``
+and ``interval`` to the stress cases' ``estimates.parquet`` and
+``summary.csv``; the pins gained those columns (from a run of this tree) and
+kept every other column as pinned before.
 """
 
 from __future__ import annotations
@@ -193,6 +201,8 @@ _UNSTABLE = ("LS",)
 _RTOL, _ATOL = 1e-9, 1e-12
 #: Step functions of floats (a share of orderings; HR at a fitted f(k) whose value can land on an integer rank).
 _STEPS = ("share_correct", "global_hr_at_f")
+#: Iterations and convergence of the fits (issue 22): not compared on the MES-family rows (optimizer iterations).
+_FIT_RECORDS = ("n_iter", "converged")
 
 
 def _close(a: object, b: object) -> bool:
@@ -225,6 +235,8 @@ def compare_frames(name: str, got: pd.DataFrame, want: pd.DataFrame) -> list[str
             rtol = np.where(loose, 1e-4, _RTOL)
             ok = np.isclose(x, y, rtol=0, atol=_ATOL, equal_nan=True) | (np.abs(x - y) <= rtol * np.abs(y))
             ok |= unstable
+            if col in _FIT_RECORDS:
+                ok |= loose
             if col in _STEPS:
                 if (~ok).mean() > 0.01:
                     problems.append(f"{name}: {col} differs on {(~ok).sum()} of {len(ok)} rows (> 1%)")

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import math
+import os
+import shutil
+import string
+import subprocess
 import sys
+import textwrap
 import zlib
+from keyword import iskeyword
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from simrec.recommenders import LensKitRecommender
 from simrec.recommenders.import_path import ImportPathError, check_import_path, import_component, param_problems
@@ -60,7 +69,6 @@ def test_import_component_from_a_search_folder():
     cls = import_component("simrec_test_scorers:ShrunkPopScorer", BYO)
     assert cls.__name__ == "ShrunkPopScorer" and str(BYO) in sys.path
     assert sys.path.index(str(BYO)) > 0  # appended: installed modules and the standard library win
-    assert callable(import_component("simrec_test_scorers:make_shrunk_pop", BYO))
 
 
 @pytest.mark.parametrize(
@@ -68,8 +76,10 @@ def test_import_component_from_a_search_folder():
     [
         ("simrec_no_such_module_xyz:C", "no module named 'simrec_no_such_module_xyz'"),
         ("simrec_test_scorers:Missing", "module 'simrec_test_scorers' has no attribute 'Missing'"),
-        ("simrec_test_scorers:NOT_CALLABLE", "must be a LensKit Component class"),
-        ("simrec_test_scorers:ShrunkPopConfig", "must be a LensKit Component class"),  # a class, not a Component
+        ("simrec_test_scorers:NOT_CALLABLE", "must name a LensKit Component class .*; got int 'NOT_CALLABLE'"),
+        ("simrec_test_scorers:ShrunkPopConfig", "must name a LensKit Component class .*; got class"),  # not a Component
+        # a factory (a function returning a component) is never called: refused since issue 22
+        ("simrec_test_scorers:make_shrunk_pop", "got function 'make_shrunk_pop'.*factories .*no longer accepted"),
     ],
 )
 def test_import_component_errors(path, message):
@@ -93,9 +103,6 @@ def test_param_problems():
     assert "unknown parameter of ShrunkPopScorer (accepted: shrinkage, id_weight); got 1" in found["bogus"]
     assert "got 'x'" in found["shrinkage"]
     assert "`shrinkage` must be > 0" in param_problems(cls, {"shrinkage": -1.0})[0][1]
-    factory = import_component("simrec_test_scorers:not_a_component", BYO)
-    assert "must return a LensKit Component; got int" in param_problems(factory, {})[0][1]
-    assert "TypeError" in param_problems(import_component("simrec_test_scorers:make_shrunk_pop", BYO), {"x": 1})[0][1]
 
 
 def test_lenskit_recommender_takes_an_import_path():
@@ -110,11 +117,11 @@ def test_run_scenario_with_a_user_defined_scorer_end_to_end(tmp_path):
     )
     assert code == 0, err
     res = pd.read_parquet(tmp_path / "out" / "results.parquet")
-    assert set(res["recommender"]) == {"LensKitPop", "ShrunkPop", "ShrunkPopFactory"}
+    assert set(res["recommender"]) == {"LensKitPop", "ShrunkPop", "ShrunkPopCount"}
     value = res.set_index(["recommender", "metric", "truth"])["value"].sort_index()
     # c / (c + s) orders items exactly as LensKit's PopScorer with score = "count" does, ties included; LensKit's
     # ranker breaks ties the same way: the user-defined scorer's lists, hence metrics, are PopScorer's
-    assert value.loc["ShrunkPopFactory"].to_dict() == value.loc["LensKitPop"].to_dict()
+    assert value.loc["ShrunkPopCount"].to_dict() == value.loc["LensKitPop"].to_dict()
     assert value.loc["ShrunkPop"].notna().all()
 
 
@@ -184,3 +191,126 @@ def test_same_named_modules_in_two_folders_are_refused_not_mixed(tmp_path):
         for folder in (a, b):
             if str(folder) in sys.path:
                 sys.path.remove(str(folder))
+
+
+# -- the trust boundary (issue 22): a file names a class, nothing it names is ever called ------------------------------
+
+#: Strings a hostile (or careless) scenario, stress, assessment file or `ranks -r` option may give as `scorer`, each
+#: with the parameters that make it act when called. Before issue 22, validating the file called them.
+HOSTILE = {
+    "subprocess:getoutput": '{{ cmd = "touch {marker}" }}',
+    "os:system": '{{ command = "touch {marker}" }}',
+    "shutil:rmtree": '{{ path = "{victim}" }}',
+    "builtins:exit": "",
+    "antigravity:x": "",  # importing it opens a web browser (here: BROWSER touches the marker)
+    "this:s": "",  # importing it prints the Zen of Python
+    "numpy:save": '{{ file = "{marker}", arr = [1.0, 2.0] }}',  # a dependency's function
+}
+
+
+def _hostile_rec(scorer: str, marker: Path, victim: Path) -> str:
+    params = HOSTILE[scorer].format(marker=marker, victim=victim)
+    return f'{{ kind = "lenskit", name = "x", scorer = "{scorer}"{", params = " + params if params else ""} }}'
+
+
+def _hostile_args(command: str, rec: str, tmp_path: Path) -> list[str]:
+    """The command line of ``command`` whose input names the hostile recommender ``rec``."""
+    from cli_helpers import RUN_TOML
+
+    out = tmp_path / "out"
+    if command == "run":
+        text = RUN_TOML.replace('recommenders = [{ kind = "oracle" }, { kind = "popular" }]', f"recommenders = [{rec}]")
+    elif command == "stress":
+        text = (BYO / "byo-stress.toml").read_text()
+        start, end = text.index("recommenders = ["), text.index("[sampling]")
+        text = text[:start] + f"recommenders = [{rec}]\n\n" + text[end:]
+    elif command == "assess":
+        from assess.conftest import assessment_toml
+
+        text = assessment_toml(PAIRS, recommenders=f'recommenders = [{rec}, {{ kind = "popular" }}]')
+    else:
+        return ["ranks", str(PAIRS), "-r", rec, "-o", str(tmp_path / "ranks.csv"), "-q"]
+    path = tmp_path / f"{command}.toml"
+    path.write_text(text)
+    return [command, str(path), "--out", str(out), "-q"]
+
+
+PAIRS = Path(__file__).parent / "golden" / "pairs.csv"
+
+
+@pytest.mark.parametrize("scorer", sorted(HOSTILE))
+@pytest.mark.parametrize("command", ["run", "stress", "assess", "ranks"])
+def test_a_hostile_scorer_is_refused_before_anything_runs(tmp_path, monkeypatch, command, scorer):
+    marker, victim = tmp_path / "PWNED", tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("mine")
+    monkeypatch.setenv("BROWSER", f"touch {marker}")
+    monkeypatch.chdir(tmp_path)
+    fresh = scorer.partition(":")[0] not in sys.modules
+    code, out, err = invoke(_hostile_args(command, _hostile_rec(scorer, marker, victim), tmp_path))
+    assert code == 2, err  # `builtins:exit` exited 0 with nothing run
+    problems = [line for line in err.splitlines() if "scorer" in line and scorer in line]
+    assert len(problems) == 1 and "Traceback" not in err, err
+    top = scorer.partition(":")[0]
+    if top == "numpy":  # a dependency: imported to look the name up, never called
+        assert "must name a LensKit Component class" in problems[0] and "got function 'save'" in problems[0], err
+    else:  # the standard library: never imported
+        assert "part of Python's standard library" in problems[0] and "refused before import" in problems[0], err
+        assert not fresh or top not in sys.modules
+    assert not list(tmp_path.glob("PWNED*")) and (victim / "precious.txt").read_text() == "mine"
+    assert "Beautiful is better" not in out
+    assert not (tmp_path / "out").exists() and not (tmp_path / "ranks.csv").exists()
+
+
+def test_os_abort_is_never_called(tmp_path):
+    """`os:abort` killed the process (exit 134) while the file was validated: run in a child, for every command."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]
+        from pathlib import Path
+        from cli_helpers import invoke
+        from test_import_path import _hostile_args
+        tmp = Path({str(tmp_path)!r})
+        for command in ("run", "stress", "assess", "ranks"):
+            (tmp / command).mkdir()
+            code, _, err = invoke(_hostile_args(command, '{{ kind = "lenskit", scorer = "os:abort" }}', tmp / command))
+            print(command, code, "standard library" in err)
+    """)
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split("\n")[:4] == [f"{c} 2 True" for c in ("run", "stress", "assess", "ranks")], res.stdout
+
+
+def test_every_standard_library_module_is_refused_before_import():
+    before = set(sys.modules)
+    for name in sorted(sys.stdlib_module_names):
+        with pytest.raises(ImportPathError, match="standard library, which holds no LensKit component"):
+            import_component(f"{name}:Anything")
+        with pytest.raises(ImportPathError, match="standard library"):
+            import_component(f"{name}.sub.module:Anything")
+    assert set(sys.modules) == before
+
+
+@st.composite
+def _stdlib_paths(draw) -> str:
+    """``module[.sub]:attr`` with a standard-library module and an attribute of a real module or any identifier."""
+    module = draw(st.sampled_from(sorted(sys.stdlib_module_names)))
+    if draw(st.booleans()):
+        module += "." + draw(st.sampled_from(["path", "etree", "client", "util", "abc", "main", "x"]))
+    safe = sorted({a for m in (os, string, math, shutil) for a in dir(m) if a.isidentifier() and not iskeyword(a)})
+    ident = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True).filter(lambda s: not iskeyword(s))
+    attr = draw(st.one_of(st.sampled_from(safe), ident))
+    return f"{module}:{attr}"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=_stdlib_paths())
+def test_standard_library_paths_are_never_imported_or_called(tmp_path, path):
+    """Property: through `simrec ranks -r`, a standard-library `module:attr` is refused before its module is imported."""
+    top = path.partition(".")[0].partition(":")[0]
+    fresh = top not in sys.modules
+    rec = f'{{ kind = "lenskit", scorer = "{path}", params = {{ cmd = "touch {tmp_path / "PWNED"}" }} }}'
+    code, _, err = invoke(["ranks", str(PAIRS), "-r", rec, "-o", str(tmp_path / "r.csv"), "-q"])
+    assert code == 2 and "refused before import" in err and "Traceback" not in err, err
+    assert not fresh or top not in sys.modules
+    assert not (tmp_path / "PWNED").exists()

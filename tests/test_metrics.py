@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simrec.metrics._common as common
+import simrec.metrics.lists as lists_module
 from simrec.interactions import Interactions
 from simrec.metrics import (
     UndefinedMetricWarning,
@@ -405,6 +406,104 @@ def test_other_validation():
         auc(np.zeros((1, 3)), csr([[0]], 2))
 
 
+# -- long lists: one pass (long_list_hits) against check_lists + membership ----------------------
+
+ALL_LIST_METRICS = lists_module.LIST_METRICS  # every metric's name
+
+
+def _outcome(fn):
+    """Values and warning messages of ``fn()``, or the error it raises (type and message)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn()
+        except (TypeError, ValueError) as exc:
+            return type(exc), str(exc)
+    return out, [str(w.message) for w in caught]
+
+
+def _same(a, b):
+    if isinstance(a[0], dict):
+        assert isinstance(b[0], dict) and list(a[0]) == list(b[0])
+        for m in a[0]:
+            np.testing.assert_array_equal(a[0][m], b[0][m])
+        assert a[1] == b[1]
+    else:
+        assert a == b
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_items=st.integers(1, 20),
+    extra=st.integers(0, 6),
+    block=st.sampled_from([1, 7, 40, 2**17]),
+    dtype=st.sampled_from(["int64", "int32", "int16", "int8", "uint16"]),
+    fault=st.sampled_from(["none", "none", "repeat", "gap", "high", "low", "rows"]),
+)
+def test_long_lists_give_the_values_and_errors_of_the_general_path(seed, n_items, extra, block, dtype, fault):
+    """Lists covering >= 1/4 of the items (full rankings) are checked and looked up in one pass by blocks
+    of rows; every metric's values, warnings and every error (repeats, padding before an item, entries out
+    of range, wrong row count) are those of check_lists + membership, in blocks of 1 row to all rows."""
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(1, 9))
+    N = max(1, -(-n_items // 4) + int(rng.integers(0, n_items + extra + 1)))  # N * 4 >= n_items
+    lists = np.full((n_rows, N), -1, dtype=np.int64)
+    for r in range(n_rows):  # test-data construction only
+        k = int(rng.integers(0, min(N, n_items) + 1))
+        lists[r, :k] = rng.choice(n_items, k, replace=False)
+    r = int(rng.integers(0, n_rows))
+    if fault == "repeat" and N >= 2 and n_items >= 1:
+        lists[r, :2] = int(rng.integers(0, n_items))
+    elif fault == "gap" and N >= 2:
+        lists[r, 0], lists[r, -1] = -1, int(rng.integers(0, n_items))
+    elif fault == "high":
+        lists[r, 0] = n_items + int(rng.integers(0, 3))
+    elif fault == "low":
+        lists[r, 0] = -2 - int(rng.integers(0, 3))
+    info = np.iinfo(dtype)
+    if lists.min() < info.min or lists.max() > info.max:
+        return
+    lists = lists.astype(dtype)
+    rel = sp.csr_array((rng.random((n_rows + (fault == "rows"), n_items)) < 0.3).astype(np.int8))
+    assert common.is_long(lists, n_items)
+
+    def run():
+        return list_metrics(lists, rel, ALL_LIST_METRICS)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(common, "LONG_LIST_ENTRIES", block)
+        fast = _outcome(run)
+        mp.setattr(lists_module, "is_long", lambda *_: False)
+        general = _outcome(run)
+    _same(fast, general)
+    if fault == "none" and dtype != "uint16":
+        assert isinstance(fast[0], dict)
+
+
+def test_long_list_hits_are_the_nonzero_entries_of_membership():
+    lists, rel = random_case(3, n_users=60, n_items=12, N=12)
+    length, rows, cols = common.long_list_hits(lists, rel)
+    want_rows, want_cols = np.nonzero(common.membership(lists, rel))
+    np.testing.assert_array_equal(rows, want_rows)
+    np.testing.assert_array_equal(cols, want_cols)
+    np.testing.assert_array_equal(length, (lists >= 0).sum(axis=1))
+
+
+def test_list_metrics_many_mixes_long_and_short_arrays():
+    """Full rankings and top-N lists of the same users side by side: each array's values are those of
+    its own call (the long ones take long_list_hits, the short ones share one membership look-up)."""
+    lists, rel = random_case(8, n_users=80, n_items=30, N=30)
+    arrays = [lists, lists[:, :5], lists[:, :20], lists[:, :3]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        many = list_metrics_many(arrays, rel, ALL_LIST_METRICS)
+        for a, got in zip(arrays, many):
+            want = list_metrics(a, rel, ALL_LIST_METRICS)
+            for m in ALL_LIST_METRICS:
+                np.testing.assert_array_equal(got[m], want[m])
+
+
 # -- invariants (hypothesis) ---------------------------------------------------------
 
 
@@ -457,10 +556,19 @@ def case():
     return lists, rel, defined
 
 
-def test_matches_lenskit_where_definitions_coincide(case):
+@pytest.fixture(scope="module")
+def full_case():
+    """Full rankings of 40 items (with padding): the one-pass path of long lists."""
+    lists, rel = random_case(43, n_users=200, n_items=40, N=40)
+    defined = np.diff(rel.indptr) > 0
+    return lists, rel, defined
+
+
+@pytest.mark.parametrize("which", ["case", "full_case"])
+def test_matches_lenskit_where_definitions_coincide(which, request):
     from lenskit.metrics import NDCG, Hit, LogRankWeight, Precision, Recall, RecipRank
 
-    lists, rel, defined = case
+    lists, rel, defined = request.getfixturevalue(which)
     N = lists.shape[1]
     pairs = [
         (precision, Precision()),

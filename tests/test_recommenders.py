@@ -402,7 +402,8 @@ def lk_split():
 
 @pytest.fixture(scope="module")
 def knn_and_lists(lk_split):
-    rec = LensKitRecommender("ItemKNNScorer", k=20)
+    # `k = 20` here was silently ignored by LensKit (its default max_nbrs is 20); unknown keys are refused since issue 22
+    rec = LensKitRecommender("ItemKNNScorer", max_nbrs=20)
     return rec, rec.recommend(lk_split.train, None, 10, rng=16)
 
 
@@ -419,7 +420,7 @@ def test_lenskit_adapter_equals_lenskit_own_pipeline(lk_split, knn_and_lists):
 
     _, L = knn_and_lists
     train = lk_split.train
-    pipe = topn_pipeline(ItemKNNScorer(k=20, feedback="implicit"))
+    pipe = topn_pipeline(ItemKNNScorer(max_nbrs=20, feedback="implicit"))
     pipe.train(LensKitRecommender.to_dataset(train))
     for u in (0, 1, 17, 120):
         own = pipe.run("recommender", query=u, n=10).ids()
@@ -462,8 +463,12 @@ def test_lenskit_scorer_resolution():
         LensKitRecommender("lenskit.basic.PopScorer")  # a dotted path without ':' is refused
     with pytest.raises(ValueError, match="`scorer` must be one of 'ItemKNNScorer'"):
         LensKitRecommender("NoSuchScorer")
-    with pytest.raises(TypeError, match="`scorer` must be a name or a callable"):
+    with pytest.raises(TypeError, match="`scorer` must be a name, a 'package.module:Class' import path or a LensKit"):
         LensKitRecommender(3)
+    with pytest.raises(TypeError, match="Factories .* are not accepted"):
+        LensKitRecommender(lambda: PopScorer())  # never called
+    with pytest.raises(ValueError, match="parameters of PopScorer: `k`: unknown parameter of PopScorer"):
+        LensKitRecommender(PopScorer, k=20)  # LensKit ignores unknown keys silently; simrec refuses them
 
 
 # -- sampling primitives ----------------------------------------------------------------
@@ -507,10 +512,11 @@ def test_sample_distinct_uniform_ordered_subsets(k, a):
     st.sampled_from(["random", "ties", "tiny"]),
     st.integers(0, 2**32),
 )
-def test_order_in_rows_is_the_lexsort(sizes, kind, seed):
-    """The packed-key sort gives np.lexsort's permutation (the previous implementation),
-    also where u ties exactly ("ties") or only in the bits kept in the key ("tiny")."""
-    from simrec._sampling import _order_in_rows
+def test_permutation_rows_are_the_lexsort(sizes, kind, seed):
+    """The row-wise packed-key sort gives each row's positions in np.lexsort's order of the flat
+    entries (the previous implementation), also where u ties exactly ("ties") or only in the bits kept in
+    the key ("tiny"); columns past a row's size follow in order."""
+    from simrec._sampling import Uniforms, _permutation_rows
 
     rng = np.random.default_rng(seed)
     sizes = np.array(sizes, dtype=np.int64)
@@ -522,7 +528,19 @@ def test_order_in_rows_is_the_lexsort(sizes, kind, seed):
         "ties": rng.integers(0, 3, len(rows)) / 4.0,
         "tiny": rng.random(len(rows)) * 2.0**-40,
     }[kind]
-    assert np.array_equal(_order_in_rows(rows, pos, u, starts), np.lexsort((u, rows)))
+
+    def want(u):
+        flat = pos[np.lexsort((u, rows))]
+        out = np.repeat(np.arange(sizes.max())[None, :], len(sizes), axis=0)
+        for r in range(len(sizes)):
+            out[r, : sizes[r]] = flat[starts[r] : starts[r] + sizes[r]]
+        return out
+
+    np.testing.assert_array_equal(_permutation_rows(sizes, Uniforms(u, False)), want(u))
+    if kind == "random":  # the same draws kept raw: the same permutations
+        raw = Uniforms.draw(np.random.default_rng(seed), len(rows))
+        assert np.array_equal(raw.doubles(), np.random.default_rng(seed).random(len(rows)))
+        np.testing.assert_array_equal(_permutation_rows(sizes, raw), want(raw.doubles()))
 
 
 @settings(max_examples=60, deadline=None)
@@ -636,15 +654,41 @@ def test_sample_distinct_draws_do_not_depend_on_blocks_or_the_dedup_path(block, 
     k = np.minimum(a, rng.integers(0, 25, 500))  # dense (2k > a), sparse and empty rows
     want = sampling.sample_distinct(k, a, np.random.default_rng(7))
     monkeypatch.setattr(sampling, "_BLOCK", block)
+    monkeypatch.setattr(sampling, "_PERMUTATION_BLOCK", block)
     monkeypatch.setattr(sampling, "_TABLE_RATIO", table)
     got = sampling.sample_distinct(k, a, np.random.default_rng(7))
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
     chunks = list(sampling.sample_distinct_chunks(k, a, np.random.default_rng(7)))
-    rows = np.concatenate([r for r, _ in chunks])
+    rows = np.concatenate([r for r, _, _ in chunks])
     assert sorted(rows.tolist()) == np.repeat(np.arange(500), k).tolist()
-    assert all((np.diff(r) >= 0).all() for r, _ in chunks)
-    assert len({int(u) for r, _ in chunks for u in np.unique(r)}) == int((k > 0).sum())  # a row in one chunk
+    assert all((np.diff(r) >= 0).all() for r, _, _ in chunks)
+    assert len({int(u) for r, _, _ in chunks for u in np.unique(r)}) == int((k > 0).sum())  # a row in one chunk
+    for r, _, rank in chunks:  # each value's place in its row's draw
+        np.testing.assert_array_equal(rank, sampling.group_ranks(r))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from([0, 1, 2, 20, 300, 7000]), min_size=1, max_size=300),
+    block=st.sampled_from([5, 64, 1 << 17]),
+)
+def test_dense_blocks_keep_order_and_bound_their_2d_arrays(sizes, block, monkeypatch_module):
+    """Blocks of rows for the 2-D permutations: every row once, in order, and rows x widest row within
+    four times the block's entries (plus 1024) unless the block is one row; the sample does not depend on
+    them (heterogeneous dense rows, e.g. profile sizes 20 to 7,000)."""
+    import simrec._sampling as sampling
+
+    a = np.array(sizes, dtype=np.int64)
+    rows = np.flatnonzero(a > 0)
+    with monkeypatch_module.context() as mp:
+        mp.setattr(sampling, "_PERMUTATION_BLOCK", block)
+        blocks = sampling._dense_blocks(rows, a)
+        got = sampling.sample_distinct(a - a // 4, a, np.random.default_rng(1))
+    assert np.concatenate(blocks or [np.zeros(0, dtype=np.int64)]).tolist() == rows.tolist()
+    assert all(len(b) == 1 or len(b) * a[b].max() <= 4 * a[b].sum() + 1024 for b in blocks)
+    want = sampling.sample_distinct(a - a // 4, a, np.random.default_rng(1))
+    np.testing.assert_array_equal(got[1], want[1])
 
 
 @settings(max_examples=60, deadline=None)
@@ -659,11 +703,111 @@ def test_group_ranks_is_the_rank_within_rows(lens):
 def test_baselines_by_blocks_give_the_lists_of_one_pass(monkeypatch):
     """Random, Oracle and Popular consume their draws block by block: tiny blocks give the same lists."""
     import simrec._sampling as sampling
+    import simrec.recommenders.baselines as baselines
 
     train, _, relevant = make_world(5, n_users=400, n_items=60)
     recs = [RandomRecommender(), Oracle(), Popular()]
-    want = [rec.recommend(train, relevant, 10, rng=3) for rec in recs]
+    sizes = (10, 30, 60)  # top-10, and lists long enough for Popular's long path (30, 60: full rankings)
+    want = [[rec.recommend(train, relevant, n, rng=3) for n in sizes] for rec in recs]
     monkeypatch.setattr(sampling, "_BLOCK", 7)
+    monkeypatch.setattr(sampling, "_PERMUTATION_BLOCK", 7)
     monkeypatch.setattr(base, "BLOCK_ELEMENTS", 25)
+    monkeypatch.setattr(baselines, "_ASSEMBLY_ENTRIES", 25)
     for rec, w in zip(recs, want):
-        np.testing.assert_array_equal(rec.recommend(train, relevant, 10, rng=3), w)
+        for n, lists in zip(sizes, w):
+            np.testing.assert_array_equal(rec.recommend(train, relevant, n, rng=3), lists)
+
+
+#: sha256 (first 16 hex digits) of the baselines' lists on make_world(11, 200, 50) for seed 5, computed
+#: with simrec before issue 29 vectorised the full rankings (Popular's level shuffle as one integer
+#: sort, Random's and Oracle's draws mapped through a bitmap, their full rankings by 2-D blocks;
+#: n = 50 is every candidate): the lists must not change.
+LISTS_BEFORE_ISSUE_29 = {
+    ("Popular", 7): ("cb2998828a20a922", "cb2998828a20a922"),
+    ("Popular", 20): ("58375be7d957dd13", "6e4f91df79e2aab2"),
+    ("Popular", 50): ("d7753e9666e3efe0", "7719d93f47c100f7"),
+    ("Random", 7): ("19f67376b9a9b499", "0efbdd08601e3541"),
+    ("Random", 20): ("8a5ee6b0525ff026", "c53caf8ef66e5ce1"),
+    ("Random", 50): ("563cefb0a04baab2", "dbbdfc76c915c254"),
+    ("Oracle", 7): ("7abcadef930fb8b0", "cea7ce1daf36b1da"),
+    ("Oracle", 20): ("d075a32efdded823", "4a11a00f56cab3fb"),
+    ("Oracle", 50): ("19c88283488a204e", "06b356ad7b97aee6"),
+    ("ProbabilisticOracle(0.5)", 7): ("833aaa23333d505d", "7a41829d545e711f"),
+    ("ProbabilisticOracle(0.5)", 20): ("a3313f77405acbf2", "3d1497d93307068e"),
+    ("ProbabilisticOracle(0.5)", 50): ("ccad1461a3e76011", "aa52dd2acdbe1e57"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(LISTS_BEFORE_ISSUE_29), ids=lambda k: f"{k[0]}-{k[1]}")
+def test_baseline_lists_are_those_before_the_vectorised_full_rankings(key):
+    """For PCG64 (raw bits read) and MT19937 (doubles drawn), short lists and full rankings (n = 50)."""
+    import hashlib
+
+    name, n = key
+    rec = {
+        "Popular": Popular(),
+        "Random": RandomRecommender(),
+        "Oracle": Oracle(),
+        "ProbabilisticOracle(0.5)": ProbabilisticOracle(0.5),
+    }[name]
+    train, _, relevant = make_world(11, n_users=200, n_items=50)
+    got = []
+    for bit_generator in (np.random.PCG64, np.random.MT19937):
+        lists = rec.recommend(train, relevant, n, np.random.Generator(bit_generator(5)))
+        got.append(hashlib.sha256(lists.tobytes()).hexdigest()[:16])
+    assert tuple(got) == LISTS_BEFORE_ISSUE_29[key]
+
+
+@pytest.mark.parametrize("draw_bits, min_bits", [(3, 1), (5, 1), (3, 24)])
+@pytest.mark.parametrize("n", [8, 25, 50])
+def test_popular_level_shuffle_ties_give_the_argsorts_lists(draw_bits, min_bits, n, monkeypatch):
+    """Popular's level shuffle with only 3-5 bits of each draw in its keys: most rows have ties and are
+    redone by the argsorts (min_bits 1), or every row is (min_bits 24); the lists are those of the full
+    keys (so of the argsorts), for a raw-bits generator and a doubles one."""
+    import functools
+
+    import simrec.recommenders.baselines as baselines
+
+    train, _, _ = make_world(4, n_users=150, n_items=50)
+    for bit_generator in (np.random.PCG64, np.random.MT19937):
+        want = Popular().recommend(train, None, n, np.random.Generator(bit_generator(9)))
+        with monkeypatch.context() as mp:
+            mp.setattr(baselines, "_LevelShuffle", functools.partial(baselines._LevelShuffle, draw_bits=draw_bits))
+            mp.setattr(baselines._LevelShuffle.func, "MIN_DRAW_BITS", min_bits)
+            got = Popular().recommend(train, None, n, np.random.Generator(bit_generator(9)))
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("n", [3, 20, 50])
+def test_random_items_by_bitmap_and_by_search_agree(n, monkeypatch):
+    """The j-th allowed item of a row, read from a bitmap of the chunk's rows (dense queries, e.g. full
+    rankings) or found by nth_allowed's binary search: the same lists for Random and both oracles."""
+    import simrec.recommenders.baselines as baselines
+
+    train, _, relevant = make_world(6, n_users=120, n_items=50)
+    recs = [RandomRecommender(), Oracle(), ProbabilisticOracle(0.3)]
+    out = {}
+    for cells in (0, 10**9):  # never the bitmap, always the bitmap
+        monkeypatch.setattr(baselines, "_BITMAP_CELLS_PER_QUERY", cells)
+        out[cells] = [rec.recommend(train, relevant, n, rng=2) for rec in recs]
+    for a, b in zip(out[0], out[10**9]):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("bit_generator", ["PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937"])
+def test_uniforms_are_the_generators_doubles(bit_generator):
+    """Uniforms.draw reads raw bits where the doubles are (raw >> 11) * 2**-53 (all but MT19937): the
+    same doubles as Generator.random, the same top bits, and the generator left in the same state."""
+    from simrec._sampling import Uniforms
+
+    a = np.random.Generator(getattr(np.random, bit_generator)(3))
+    b = np.random.Generator(getattr(np.random, bit_generator)(3))
+    a.integers(0, 10, 3), b.integers(0, 10, 3)  # a buffered half-word must not matter
+    u = Uniforms.draw(a, (7, 11))
+    want = b.random((7, 11))
+    assert u.raw == (bit_generator != "MT19937")
+    np.testing.assert_array_equal(u.doubles(), want)
+    np.testing.assert_array_equal(u.doubles(np.array([2, 5])), want[[2, 5]])
+    for bits in (1, 24, 41, 53):
+        np.testing.assert_array_equal(u.top(bits), np.floor(np.ldexp(want, bits)).astype(np.uint64))
+    np.testing.assert_array_equal(a.random(5), b.random(5))

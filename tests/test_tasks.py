@@ -7,6 +7,7 @@ started (workers, forkserver, Ray's GCS/raylet/agents/workers) is gone.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -361,6 +362,41 @@ def test_sigkill_of_the_driver_leaves_no_worker(tmp_path, name):
     assert _wait_gone(children, 5) == []
 
 
+REAPED = textwrap.dedent("""
+    import subprocess, sys, time
+    from simrec.tasks._reaper import reaper_go, start_reaper
+
+    reaper = start_reaper()
+    shell = subprocess.Popen(["sh", "-c", "sleep 300 & echo started; wait"], stdout=subprocess.PIPE)
+    shell.stdout.readline()  # its child `sleep` runs
+    reaper_go(reaper)
+    print(reaper.pid, " ".join(reaper.args), flush=True)
+    time.sleep(300)
+""")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_reaper_kills_the_tree_started_after_go_when_the_driver_dies(tmp_path):
+    """The reaper of a local Ray cluster without Ray: a driver starts it, then a shell with a child `sleep` (standing
+    for Ray's GCS, raylet and agents), says go and is SIGKILLed: the shell and its child, which would otherwise be
+    orphaned and live on, are killed, and the reaper exits. The reaper that ran is the driver's own file."""
+    psutil = pytest.importorskip("psutil")
+    script = tmp_path / "driver.py"
+    script.write_text(REAPED)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        reaper_pid, command = proc.stdout.readline().split(" ", 1)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert {p.name() for p in children} >= {"sh", "sleep"}
+    finally:
+        proc.kill()
+        proc.wait()
+    expected = Path(__file__).resolve().parents[1] / "simrec" / "tasks" / "_reaper.py"
+    assert command.split()[1:] == ["-I", str(expected), str(proc.pid)]
+    assert int(reaper_pid) in {p.pid for p in children}
+    assert _wait_gone(children, 5) == []
+
+
 def test_sigterm_of_the_driver_interrupts_and_stops_workers(tmp_path):
     proc, children = _start_driver(tmp_path, "processes")
     t = time.monotonic()
@@ -382,3 +418,62 @@ def test_sigterm_handler_is_restored():
     )
     assert seen[0] is not before
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+# -- multiprocessing's resource tracker killed while tasks run (issue 22) ----------------------------------------------
+
+
+def _children(pid: int) -> dict[int, str]:
+    """Live child processes of ``pid``: pid -> command line (Linux /proc)."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_bytes()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        if int(fields[1]) == pid and fields[0] not in (b"Z", b"X"):
+            out[int(entry.name)] = cmdline
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_killing_the_resource_tracker_is_one_line_and_loses_nothing(tmp_path):
+    """SIGKILL of the tracker during `run --jobs 2`: exit 1 with one line (no multiprocessing traceback), the
+    finished replicates kept, and re-running the same command resumes and completes."""
+    from cli_helpers import RUN_TOML
+
+    exits = Path(__file__).resolve().parent / "fixtures" / "exits"
+    (tmp_path / "simrec_test_exits.py").write_text((exits / "simrec_test_exits.py").read_text())
+    slow = '{ kind = "lenskit", scorer = "simrec_test_exits:PopScorer", name = "slow", params = { sleep = 0.5 } }'
+    text = RUN_TOML.replace("replicates = 1", "replicates = 16").replace(
+        'recommenders = [{ kind = "oracle" }, { kind = "popular" }]', f'recommenders = [{{ kind = "popular" }}, {slow}]'
+    )
+    (tmp_path / "s.toml").write_text(text)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "simrec.cli", "run", "s.toml", "--out", str(out), "-q", "--no-figures", "-j", "2"]
+    proc = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob("replicates/*.parquet")) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        trackers = [pid for pid, cmd in _children(proc.pid).items() if "resource_tracker" in cmd]
+        assert len(trackers) == 1, _children(proc.pid)
+        os.kill(trackers[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, err
+    assert err.count("\n") == 1 and "Traceback" not in err and "Warning" not in err, err
+    assert err.startswith(f"simrec: error: multiprocessing's resource tracker (pid {trackers[0]}) died"), err
+    assert err.rstrip().endswith(f"finished tasks are kept in {out}; re-run the same command to resume"), err
+    kept = len(list(out.glob("replicates/*.parquet")))
+    assert 1 <= kept < 16
+    assert json.loads((out / "manifest.json").read_text())["status"] == "failed"
+    again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    assert len(list(out.glob("replicates/*.parquet"))) == 16
+    assert json.loads((out / "manifest.json").read_text())["status"] == "complete"

@@ -17,6 +17,16 @@ The rule (decision, stated in the report):
 5. The **recommendation** per metric is the smallest sample size whose best
    estimator's worst relative RMSE is at most ``max_rel_rmse`` (and
    acceptable); if no size qualifies, **full ranking** (exact metrics).
+
+Both tables mark the estimators whose bootstrap interval is known not to
+cover the metric (issue 22): ``coverage_known_to_fail`` is True for the
+estimators whose :class:`~simrec.sampling.IntervalKind` is
+``"sampling_biased"`` (naive, rank estimate, CLS, BV with the uniform prior
+at γ >= 0.01, WMLE, every Li & Jin mapping; the stress table's ``interval``
+column). The rule itself is unchanged: such an estimator can still be the
+best by relative RMSE (its point estimate may be close at this K); the mark
+says not to report its interval as a confidence interval. NA where the
+stress tables do not say (results written before the column existed).
 """
 
 from __future__ import annotations
@@ -24,7 +34,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["EXCLUDED_ESTIMATORS", "best_estimators", "recommend"]
+from simrec.sampling import IntervalKind
+
+__all__ = ["EXCLUDED_ESTIMATORS", "best_estimators", "recommend", "known_to_fail"]
 
 #: Estimators never recommended (LS: unusable; its relative errors run into the thousands).
 EXCLUDED_ESTIMATORS: tuple[str, ...] = ("LS",)
@@ -50,8 +62,8 @@ def best_estimators(
     -------
     DataFrame
         Columns ``metric, n, scheme, estimator, worst_rel_rmse,
-        mean_abs_rel_error, min_coverage, acceptable``, one row per metric x n
-        (ascending n).
+        mean_abs_rel_error, min_coverage, acceptable, coverage_known_to_fail``,
+        one row per metric x n (ascending n).
     """
     if not 0 <= min_coverage <= 1:
         raise ValueError(f"`min_coverage` must be in [0, 1]; got {min_coverage}")
@@ -77,10 +89,24 @@ def best_estimators(
         rows.append(pool.loc[pool["worst_rel_rmse"].idxmin()])
     cols = ["metric", "n", "scheme", "estimator", "worst_rel_rmse", "mean_abs_rel_error", "min_coverage", "acceptable"]
     if not rows:
-        return pd.DataFrame(columns=cols)
+        return pd.DataFrame(columns=[*cols, "coverage_known_to_fail"])
     out = pd.DataFrame(rows)[cols].reset_index(drop=True)
     out["acceptable"] = out["acceptable"].astype(bool)
+    out["coverage_known_to_fail"] = known_to_fail(estimates, out["estimator"])
     return out.sort_values(["metric", "n"], kind="stable").reset_index(drop=True)
+
+
+def known_to_fail(estimates: pd.DataFrame, estimators: pd.Series) -> pd.arrays.BooleanArray:
+    """Per estimator name: is its interval known not to cover the metric? (the stress table's ``interval``).
+
+    NA for names the table does not describe (no ``interval`` column, or an
+    empty one).
+    """
+    kinds = {}
+    if "interval" in estimates:
+        kinds = dict(zip(estimates["estimator"], estimates["interval"].fillna("")))
+    known = {k.value: k.coverage_known_to_fail for k in IntervalKind}
+    return pd.array([known.get(kinds.get(e, "")) for e in estimators], dtype="boolean")
 
 
 def recommend(best: pd.DataFrame, metrics: list[str], *, max_rel_rmse: float = 0.1) -> pd.DataFrame:
@@ -90,9 +116,10 @@ def recommend(best: pd.DataFrame, metrics: list[str], *, max_rel_rmse: float = 0
     -------
     DataFrame
         Columns ``metric, report, n, scheme, estimator, worst_rel_rmse,
-        min_coverage, reason``; ``report`` is ``"sampled"`` or ``"full
-        ranking"`` (then ``n``/``scheme``/``estimator`` are the closest
-        sampled option, for reference).
+        min_coverage, reason, coverage_known_to_fail``; ``report`` is
+        ``"sampled"`` or ``"full ranking"`` (then ``n``/``scheme``/``estimator``
+        are the closest sampled option, for reference); the last column is
+        that of ``best`` for the estimator named (NA without one).
     """
     if not max_rel_rmse > 0:
         raise ValueError(f"`max_rel_rmse` must be > 0; got {max_rel_rmse}")
@@ -100,7 +127,7 @@ def recommend(best: pd.DataFrame, metrics: list[str], *, max_rel_rmse: float = 0
     for metric in metrics:
         g = best[best["metric"] == metric].sort_values("n")
         if g.empty:
-            rows.append((metric, "full ranking", np.nan, "", "", np.nan, np.nan, "no sampled estimate"))
+            rows.append((metric, "full ranking", np.nan, "", "", np.nan, np.nan, "no sampled estimate", None))
             continue
         ok = g[(g["worst_rel_rmse"] <= max_rel_rmse) & g["acceptable"]]
         if len(ok):
@@ -115,6 +142,7 @@ def recommend(best: pd.DataFrame, metrics: list[str], *, max_rel_rmse: float = 0
                     r["worst_rel_rmse"],
                     r["min_coverage"],
                     f"smallest n with worst relative RMSE <= {max_rel_rmse:g} and acceptable coverage",
+                    r.get("coverage_known_to_fail"),
                 )
             )
         else:
@@ -130,8 +158,10 @@ def recommend(best: pd.DataFrame, metrics: list[str], *, max_rel_rmse: float = 0
                     r["min_coverage"],
                     f"no sample size reaches worst relative RMSE <= {max_rel_rmse:g} with "
                     "acceptable coverage; the closest is listed",
+                    r.get("coverage_known_to_fail"),
                 )
             )
-    return pd.DataFrame(
-        rows, columns=["metric", "report", "n", "scheme", "estimator", "worst_rel_rmse", "min_coverage", "reason"]
-    )
+    cols = ["metric", "report", "n", "scheme", "estimator", "worst_rel_rmse", "min_coverage", "reason"]
+    out = pd.DataFrame([r[:-1] for r in rows], columns=cols)
+    out["coverage_known_to_fail"] = pd.array([None if pd.isna(r[-1]) else bool(r[-1]) for r in rows], dtype="boolean")
+    return out

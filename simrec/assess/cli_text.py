@@ -4,7 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["assessment_lines", "print_assessment"]
+import pandas as pd
+
+__all__ = ["assessment_lines", "print_assessment", "interval_fails", "known_to_fail_note"]
+
+
+def interval_fails(row) -> bool:
+    """True when an advice or estimators row marks its estimator's interval as known to fail (NA: False)."""
+    v = row.get("coverage_known_to_fail")
+    return False if pd.isna(v) else bool(v)
+
+
+def known_to_fail_note(estimators: list[str]) -> str:
+    """The footnote for estimators whose bootstrap interval is known not to cover the metric."""
+    names = ", ".join(dict.fromkeys(estimators))
+    return (
+        f"{names}: the bootstrap interval measures sampling variability only, and this estimator's bias does not "
+        "shrink with the number of users, so its coverage of the metric is known to fail; report its point "
+        "estimate with the sampling error above, not its interval as a confidence interval "
+        "(coverage_known_to_fail in estimators.csv and advice.csv)."
+    )
 
 
 def assessment_lines(outcome) -> list[str]:
@@ -29,13 +48,19 @@ def assessment_lines(outcome) -> list[str]:
             f"({r['agree']}/{r['n']}; true order mostly {r['true_order']})"
         )
     lines.append("Report:")
+    flagged = []
     for _, r in outcome.advice.iterrows():
         what = (
             f"n = {int(r['n'])} sampled ({r['scheme']}), estimator {r['estimator']}"
             if r["report"] == "sampled"
             else "the full-ranking metric"
         )
+        if r["report"] == "sampled" and interval_fails(r):
+            what += " (its interval: coverage known to fail *)"
+            flagged.append(str(r["estimator"]))
         lines.append(f"  {r['metric']:>18}: {what}")
+    if flagged:
+        lines.append(f"  * {known_to_fail_note(flagged)}")
     lines.append(
         f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> "
         f"{outcome.out / 'report.html'}"

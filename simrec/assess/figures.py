@@ -19,6 +19,8 @@ import io
 import numpy as np
 import pandas as pd
 
+from simrec._figures import literal_text
+
 __all__ = ["error_figure", "ranking_figure", "estimator_figure"]
 
 _COMPONENTS = (("missing data", "tab:blue"), ("sampling", "tab:orange"), ("total", "tab:red"))
@@ -43,6 +45,7 @@ def _axes(n_panels: int, width: float = 4.2, height: float = 3.2):
     return fig, axes[0]
 
 
+@literal_text
 def error_figure(errors: pd.DataFrame) -> bytes:
     """Points with interval bars, one panel per metric (``errors``: the report's ``errors.csv``, pooled rows)."""
     metrics = list(dict.fromkeys(errors["metric"]))
@@ -66,6 +69,7 @@ def error_figure(errors: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
+@literal_text
 def ranking_figure(ranking: pd.DataFrame) -> bytes:
     """Bars of P(observed order = true order) per metric and world (``ranking``: ``ranking.csv``)."""
     metrics = list(dict.fromkeys(ranking["metric"]))
@@ -86,6 +90,7 @@ def ranking_figure(ranking: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
+@literal_text
 def estimator_figure(best: pd.DataFrame, estimates: pd.DataFrame, *, k: int, max_rel_rmse: float) -> bytes:
     """Worst relative RMSE vs n: best estimator per size (labelled) and the naive sampled metric."""
     metrics = list(dict.fromkeys(best["metric"]))

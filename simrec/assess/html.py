@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["Section", "format_value", "table_html", "figure_html", "render_page"]
+__all__ = ["Section", "format_value", "table_html", "figure_html", "note_html", "render_page"]
 
 _CSS = """
 body { font-family: system-ui, sans-serif; max-width: 1250px; margin: 2em auto; padding: 0 1em; color: #222; }
@@ -73,10 +73,17 @@ def table_html(frame: pd.DataFrame, table_id: str, caption: str = "") -> str:
     )
 
 
-def figure_html(png: bytes, alt: str) -> str:
-    """An ``<img>`` with the PNG embedded as a data URI."""
+def figure_html(png: bytes | None, alt: str) -> str:
+    """An ``<img>`` with the PNG embedded as a data URI (a note instead when the figure could not be drawn)."""
+    if png is None:
+        return f'<p class="note">The figure ({html.escape(alt)}) could not be drawn; see manifest.json.</p>'
     data = base64.b64encode(png).decode("ascii")
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def note_html(text: str) -> str:
+    """A footnote paragraph (escaped), e.g. under a table."""
+    return f'<p class="note">{html.escape(text)}</p>'
 
 
 def render_page(title: str, subtitle: str, sections: Sequence[Section]) -> str:

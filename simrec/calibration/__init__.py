@@ -9,7 +9,7 @@ figures (:mod:`.figures`). Sweeps run with ``simrec calibrate``
 (:mod:`simrec.studies.calibrate`).
 """
 
-from .denoise import DENOISE_KEY, Denoised, denoise
+from .denoise import DENOISE_KEY, Denoised, denoise, read_denoise_log
 from .objective import (
     AVERAGE_LOSS,
     OBJECTIVES,
@@ -27,6 +27,7 @@ __all__ = [
     "DENOISE_KEY",
     "Denoised",
     "denoise",
+    "read_denoise_log",
     "AVERAGE_LOSS",
     "OBJECTIVES",
     "SUM_KL",

@@ -63,9 +63,9 @@ def gp_propose(
     Notes
     -----
     BLAS is limited to one thread here: the GP is small (at most a few hundred
-    points), so threads only contend with the parallel sweep cells; measured
-    on the reference machine, a 150-point step took 0.9 s single-threaded
-    and 10-60 s with both cores oversubscribed by two sweep workers.
+    points), so threads only contend with the parallel sweep cells and
+    slowed a step down many times when two sweep workers oversubscribed the
+    cores (measured: docs/design.md §9).
     """
     from skopt import Optimizer
     from threadpoolctl import threadpool_limits

@@ -29,7 +29,7 @@ from .._random import task_seed
 from .._validation import check_int
 from .search import CalibrationLogError, SearchResult, TrialOutcome
 
-__all__ = ["Denoised", "denoise", "DENOISE_KEY"]
+__all__ = ["Denoised", "denoise", "read_denoise_log", "DENOISE_KEY"]
 
 #: First spawn key of the de-noising seeds (beyond any step index of a search).
 DENOISE_KEY = 2**32
@@ -63,10 +63,25 @@ class Denoised:
     details_sd: dict[str, float]
 
 
-def _read(path: Path, digest: str) -> dict[tuple[int, int], dict]:
+def read_denoise_log(path: Path, digest: str | None) -> dict[tuple[int, int], dict]:
+    """The records of a de-noising log by (trial, rep); ``{}`` if there is none.
+
+    A torn last line (a crash mid-write) is cut off. ``digest`` is the
+    search's identity (None: not checked, only the records' form).
+
+    Raises
+    ------
+    CalibrationLogError
+        The log is another search's, or a line is not valid JSON or not a record.
+    """
     if not path.exists():
         return {}
-    text = path.read_text()
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CalibrationLogError(
+            f"{path}: not UTF-8 text (byte {exc.start}); delete the file and re-run the same command to recompute it"
+        ) from None
     lines = text.splitlines()
     records = []
     for i, line in enumerate(lines):
@@ -81,12 +96,34 @@ def _read(path: Path, digest: str) -> dict[tuple[int, int], dict]:
     if not records:
         return {}
     head = records[0]
-    if head.get("kind") != _KIND or head.get("digest") != digest:
+    if not isinstance(head, dict) or head.get("kind") != _KIND or digest not in (None, head.get("digest")):
+        stored = head.get("digest") if isinstance(head, dict) else None
         raise CalibrationLogError(
-            f"{path}: de-noising log of another search (digest {head.get('digest')} != "
+            f"{path}: de-noising log of another search (digest {str(stored)[:100]} != "
             f"{digest}); use another output folder"
         )
+    for i, r in enumerate(records[1:]):
+        if not _is_record(r):
+            raise CalibrationLogError(
+                f"{path}: line {i + 2} is not a de-noising record (trial, rep, value, details); delete the file and "
+                "re-run the same command to recompute it"
+            )
     return {(r["trial"], r["rep"]): r for r in records[1:]}
+
+
+def _is_record(r: object) -> bool:
+    """A logged evaluation: integer ``trial`` and ``rep``, a number or null ``value``, numeric ``details``."""
+
+    def number(v: object) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    return (
+        isinstance(r, dict)
+        and all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool) for k in ("trial", "rep"))
+        and (r.get("value") is None or number(r.get("value")))
+        and isinstance(r.get("details"), dict)
+        and all(number(v) for v in r["details"].values())
+    )
 
 
 def _stats(values: list[float]) -> tuple[int, float, float]:
@@ -138,7 +175,7 @@ def denoise(
         key=lambda t: (t.value, t.index),
     )[:top]
     path = Path(log_path) if log_path is not None else None
-    done = _read(path, digest) if path is not None else {}
+    done = read_denoise_log(path, digest) if path is not None else {}
     fh = None
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._figures import literal_text
 from .._io import atomic_write
 from .._random import task_seed
 from ..stats import STATISTICS, KeyStatistics, kl_by_statistic
@@ -36,6 +37,7 @@ def _x(stats: KeyStatistics, name: str) -> np.ndarray:
     return (e[:-1] + e[1:]) / 2
 
 
+@literal_text
 def plot_statistics(reference: KeyStatistics, simulated: KeyStatistics, path: str | Path, title: str = "") -> Path:
     """Write a 2 x 2 figure of the four statistics, reference vs simulated, with each KL."""
     import matplotlib

@@ -116,18 +116,60 @@ def read_log(path: Path, header: dict | None = None) -> list[Trial]:
     if not records:
         return []
     head, body = records[0], records[1:]
-    if head.get("kind") != _LOG_KIND:
+    if not isinstance(head, dict) or head.get("kind") != _LOG_KIND:
         raise CalibrationLogError(f"{path}: not a simrec calibration log (first line has no kind={_LOG_KIND!r})")
     if header is not None and head.get("digest") != header.get("digest"):
         raise CalibrationLogError(
-            f"{path}: log of a different calibration (digest {head.get('digest')} != {header.get('digest')}); "
-            "use another output folder"
+            f"{path}: log of a different calibration (digest {str(head.get('digest'))[:100]} != "
+            f"{header.get('digest')}); use another output folder"
         )
-    trials = [Trial(**{k: r[k] for k in Trial.__dataclass_fields__}) for r in body]
+    dims = head.get("dims")
+    names = {d.get("name") for d in dims if isinstance(d, dict)} if isinstance(dims, list) else None
+    trials = []
+    for j, rec in enumerate(body):
+        problem = _trial_problem(rec, names)
+        if problem:
+            raise CalibrationLogError(
+                f"{path}: line {j + 2} is not a trial record ({problem}); delete the file and re-run the same "
+                "command to recompute its search"
+            )
+        trials.append(Trial(**{k: rec[k] for k in Trial.__dataclass_fields__}))
     for j, t in enumerate(trials):
         if t.index != j:
             raise CalibrationLogError(f"{path}: trial {j} is recorded with index {t.index}")
     return trials
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _trial_problem(rec: object, names: set | None) -> str | None:
+    """What makes a logged record unusable as a :class:`Trial` (None if it is one).
+
+    ``names`` are the searched parameters (from the log's header), when known.
+    """
+    if not isinstance(rec, dict):
+        return f"a JSON object expected; got {type(rec).__name__}"
+    missing = [k for k in Trial.__dataclass_fields__ if k not in rec]
+    if missing:
+        return f"no {', '.join(missing)}"
+    params, details = rec["params"], rec["details"]
+    checks = {
+        "index": isinstance(rec["index"], int) and not isinstance(rec["index"], bool),
+        "params": isinstance(params, dict) and all(_is_number(v) for v in params.values()),
+        "value": rec["value"] is None or _is_number(rec["value"]),
+        "details": isinstance(details, dict) and all(_is_number(v) for v in details.values()),
+        "status": rec["status"] in ("ok", "refused"),
+        "reason": rec["reason"] is None or isinstance(rec["reason"], str),
+        "seconds": _is_number(rec["seconds"]),
+    }
+    wrong = [k for k, ok in checks.items() if not ok]
+    if wrong:
+        return f"{', '.join(wrong)} of the wrong type"
+    if names is not None and set(params) != names:
+        return f"params {sorted(params)[:10]}, the log's header searches {sorted(map(str, names))}"
+    return None
 
 
 def _append(path: Path, record: dict) -> None:

@@ -77,6 +77,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from simrec._validation import quote
 from simrec.calibration.objective import THESIS_OBJECTIVES
 from simrec.config.base import (
     SafeName,
@@ -378,7 +379,7 @@ def _preset_cells(presets: str, path: Path) -> tuple[tuple[CalibratedCell, ...] 
             if not folder.is_dir():
                 return None, [
                     f"{key}: preset folder not found at {folder}; name a folder holding the six "
-                    f"<cell>.toml files ({', '.join(CELLS)}) or a shipped preset set; got {presets!r}"
+                    f"<cell>.toml files ({', '.join(CELLS)}) or a shipped preset set; got {quote(presets)}"
                 ]
             if not f.is_file():
                 problems.append(f"{key}: preset {cell}.toml not found in {folder}")
@@ -393,15 +394,15 @@ def _preset_cells(presets: str, path: Path) -> tuple[tuple[CalibratedCell, ...] 
                 check_safe_name(presets)
                 tables = load_preset(f"{presets}/{cell}")
             except ValueError as exc:
-                return None, [f"{key}: a shipped preset set's name {exc}; got {presets!r}"]
+                return None, [f"{key}: a shipped preset set's name {exc}; got {quote(presets)}"]
             except KeyError:
                 from simrec.config.files import _presets_root
 
                 root = _presets_root()
                 shipped = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
                 return None, [
-                    f"{key}: no shipped presets named {presets!r} (shipped: {', '.join(shipped) or 'none'}) "
-                    f"and no folder of that name beside the file; got {presets!r}"
+                    f"{key}: no shipped presets named {quote(presets)} (shipped: {', '.join(shipped) or 'none'}) "
+                    f"and no folder of that name beside the file; got {quote(presets)}"
                 ]
         try:
             cells.append(cell_from_tables(cell, tables, f"{key} ({cell})"))
@@ -454,7 +455,7 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
     raw = read_toml(path)
     if raw.get("kind") != "assess":
         raise ScenarioError(
-            f'{path}: not an assessment file (needs the top-level key kind = "assess"; got {raw.get("kind")!r})'
+            f'{path}: not an assessment file (needs the top-level key kind = "assess"; got {quote(raw.get("kind"))})'
         )
     try:
         spec = AssessmentSpec.model_validate(raw)
@@ -489,7 +490,7 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
     if big:
         problems.append(
             f"sampling.sizes / protocol.negatives: a sample of negatives must be smaller than the "
-            f"dataset's number of items ({n_items}); got {big}"
+            f"dataset's number of items ({n_items}); got {quote(big)}"
         )
     run = None
     if cells is not None and not problems:

@@ -14,6 +14,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
+from simrec._inputs import InputFileError, parse_toml, read_input
+from simrec._validation import quote
+
 __all__ = [
     "Strict",
     "ScenarioError",
@@ -70,14 +73,22 @@ def no_repeats(model: BaseModel, *keys: str) -> None:
         vals = list(getattr(model, key))
         if len(set(vals)) != len(vals):
             dup = sorted({str(v) for v in vals if vals.count(v) > 1})
-            raise ValueError(f"`{key}` lists {', '.join(dup)} twice; got {vals}")
+            raise ValueError(f"`{key}` lists {', '.join(dup)} twice; got {quote(vals)}")
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """A TOML file's tables; ScenarioError naming the file if it is missing, unreadable or not TOML."""
+    """A TOML file's tables; ScenarioError naming the file if it is missing, unreadable or not TOML.
+
+    The file is bounded before it is read (:mod:`simrec._inputs`): a folder,
+    a FIFO, a device, a file over the TOML size limit (1 MiB unless
+    ``SIMREC_MAX_TOML_SIZE`` says otherwise) or nesting deeper than
+    :data:`~simrec._inputs.MAX_TOML_DEPTH` levels is refused with one line.
+    """
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        data = read_input(path, "toml", "a TOML file")
+        return parse_toml(data.decode("utf-8"), str(path))
+    except InputFileError as exc:
+        raise ScenarioError(str(exc)) from None
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
@@ -111,6 +122,7 @@ _TAGS = frozenset(
 
 
 def _fmt_loc(loc: tuple[Any, ...]) -> str:
+    """A key path such as ``world[2].preference.sigma``; a key from the file longer than ~100 characters is cut."""
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -118,7 +130,10 @@ def _fmt_loc(loc: tuple[Any, ...]) -> str:
         elif part in _TAGS:
             continue
         else:
-            out += f".{part}" if out else str(part)
+            text = str(part)
+            if len(text) > 100:
+                text = quote(text)
+            out += f".{text}" if out else text
     return out or "(top level)"
 
 
@@ -133,7 +148,7 @@ def format_validation(path: Path, err: ValidationError, what: str = "scenario") 
             msg = "unknown key"
         elif e["type"] == "missing":
             msg = "required key is missing"
-        got = "" if e["type"] == "missing" else f"; got {e.get('input')!r}"
+        got = "" if e["type"] == "missing" else f"; got {quote(e.get('input'))}"
         if e["type"] == "extra_forbidden" or isinstance(e.get("input"), dict):
             got = ""
         lines.append(f"  {loc}: {msg}{got}")

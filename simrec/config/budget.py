@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from simrec._validation import format_bytes, parse_size
 from simrec.config.base import ScenarioError
 
 __all__ = [
@@ -116,25 +116,9 @@ class Budget:
         return check_memory(path, needs, workers=self.workers, max_memory=self.max_memory, jobs_option=jobs_option)
 
 
-_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-
-
 def parse_memory(text: str) -> int:
     """``"8G"``, ``"512M"``, ``"1.5T"``, ``"1000000"`` (bytes) -> bytes; ValueError naming the option."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), flags=re.IGNORECASE)
-    if not m or float(m.group(1)) <= 0:
-        raise ValueError(f"`--max-memory` must be a size such as 8G, 512M or 1.5T; got {text!r}")
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
-
-
-def format_bytes(n: float) -> str:
-    """``5.9 TiB``, ``812 MiB``, ... (``inf`` for an infinite estimate)."""
-    if not math.isfinite(n):
-        return "inf"
-    for unit, size in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n:.0f} B"
+    return parse_size("--max-memory", text)
 
 
 def max_pairs_for(max_memory: int, workers: int) -> int:

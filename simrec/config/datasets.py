@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import AliasChoices, Field
 
+from simrec._validation import quote
 from simrec.config.base import SafeName, ScenarioError, Strict
 from simrec.interactions import Interactions
 
@@ -60,7 +61,9 @@ class DatasetSpec(Strict):
         except ValidationError as exc:
             e = exc.errors()[0]
             key = str(e["loc"][0]).replace("_", "-") if e["loc"] else "option"
-            raise ScenarioError(f"--{key}: {e['msg'].removeprefix('Value error, ')}; got {e.get('input')!r}") from None
+            raise ScenarioError(
+                f"--{key}: {e['msg'].removeprefix('Value error, ')}; got {quote(e.get('input'))}"
+            ) from None
 
     def resolve(self, spec_path: str | Path) -> Path:
         """Where the data is: ``$SIMREC_DATA/<name>`` if it exists, else ``path``

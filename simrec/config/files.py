@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from simrec._validation import quote
 from simrec.config.base import ScenarioError, read_toml
 
 __all__ = [
@@ -107,7 +108,7 @@ def load_preset(name: str, base: str | Path | None = None) -> dict[str, Any]:
     available = {f"{f.parent.name}/{f.stem}": f for f in root.glob("*/*.toml")} if root.is_dir() else {}
     if name not in available:
         raise KeyError(
-            f"unknown preset {name!r}; available: {', '.join(sorted(available)) or 'none'} "
+            f"unknown preset {quote(name)}; available: {', '.join(sorted(available)) or 'none'} "
             "(or the path of a preset file, ending in .toml)"
         )
     with open(available[name], "rb") as fh:
@@ -118,9 +119,11 @@ def _preset_file(name: str, base: str | Path | None) -> dict[str, Any]:
     p = Path(name).expanduser()
     if not p.is_absolute():
         p = Path(base if base is not None else ".") / p
-    if not p.is_file():
+    if p.is_dir() or not p.exists():  # anything else that is not a regular file: read_toml says what it is
         what = "is a folder" if p.is_dir() else "no such file"
-        raise ValueError(f"preset file {str(p)!r}: {what} (a relative path is taken from the scenario file's folder)")
+        raise ValueError(
+            f"preset file {quote(str(p))}: {what} (a relative path is taken from the scenario file's folder)"
+        )
     try:
         raw = read_toml(p)
     except ScenarioError as exc:
@@ -130,7 +133,7 @@ def _preset_file(name: str, base: str | Path | None) -> dict[str, Any]:
     if missing or extra:
         hint = "; this looks like a scenario file" if {"kind", "world", "source", "name"} & set(raw) else ""
         raise ValueError(
-            f"preset file {str(p)!r}: not a preset (needs [preference] and [observation] tables, and "
+            f"preset file {quote(str(p))}: not a preset (needs [preference] and [observation] tables, and "
             f"only {', '.join(PRESET_TABLES)} at the top level; missing: {', '.join(missing) or 'none'}"
             f", unexpected: {', '.join(extra) or 'none'}){hint}"
         )

@@ -12,6 +12,7 @@ from typing import Annotated, ClassVar, Literal, Union
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from simrec._validation import quote
 from simrec.config.base import SafeName, Strict
 
 __all__ = [
@@ -84,15 +85,16 @@ class LensKitSpec(Strict):
     Exactly one of ``algorithm`` (``item_knn``, ``user_knn``, ``implicit_mf``,
     ``popular``, ``item_cf``: Krichene & Rendle's item-based CF,
     :class:`simrec.recommenders.ItemCFScorer`) and ``scorer`` (``"package.module:Class"``, a LensKit
-    ``Component`` class or a function returning one; see
+    ``Component`` class, nothing else: no factory; see
     :mod:`simrec.recommenders.import_path`) is given. ``params`` are the
-    component's configuration (checked against its config class: unknown keys
-    and bad values are refused at validation). ``name`` defaults to the
-    algorithm or the class name.
+    component's configuration (checked against its config class, without
+    constructing the component: unknown keys and bad values are refused at
+    validation). ``name`` defaults to the algorithm or the class name.
 
     A ``scorer`` module is imported from ``sys.path`` with the scenario file's
     folder appended (:func:`recommender_problems` ``base``), so a ``.py`` file
-    next to the scenario imports; importing runs the module's code.
+    next to the scenario imports; importing runs the module's top-level code
+    (a module of the standard library is refused before import).
     """
 
     kind: Literal["lenskit"]
@@ -129,7 +131,7 @@ class LensKitSpec(Strict):
         if (self.algorithm is None) == (self.scorer is None):
             raise ValueError(
                 "give exactly one of `algorithm` (a shipped LensKit algorithm) and `scorer` "
-                f"('package.module:Class'); got algorithm={self.algorithm!r}, scorer={self.scorer!r}"
+                f"('package.module:Class'); got algorithm={quote(self.algorithm)}, scorer={quote(self.scorer)}"
             )
         return self
 
@@ -138,8 +140,8 @@ class LensKitSpec(Strict):
         """The recommender's name: ``name``, else the algorithm, else the scorer's class name."""
         return self.name or self.algorithm or str(self.scorer).rpartition(":")[2]
 
-    def factory(self):
-        """The LensKit component class (or factory) this spec names; ImportPathError if it cannot be imported."""
+    def component_class(self) -> type:
+        """The LensKit Component class this spec names; ImportPathError if it is refused or cannot be imported."""
         from simrec.recommenders import LENSKIT_SCORERS
         from simrec.recommenders.import_path import import_component
 
@@ -150,7 +152,7 @@ class LensKitSpec(Strict):
     def build(self):
         from simrec.recommenders import LensKitRecommender
 
-        return LensKitRecommender(self.factory(), name=self.label, **dict(self.params))
+        return LensKitRecommender(self.component_class(), name=self.label, **dict(self.params))
 
 
 def _lenskit_problems(spec: LensKitSpec, where: str) -> list[str]:
@@ -158,13 +160,13 @@ def _lenskit_problems(spec: LensKitSpec, where: str) -> list[str]:
     from simrec.recommenders.import_path import ImportPathError, param_problems
 
     try:
-        factory = spec.factory()
+        cls = spec.component_class()
     except ImportPathError as exc:
         return [f"{where}.scorer: {exc}"]
     params = dict(spec.params)
     if spec.algorithm in ("item_knn", "user_knn"):
         params.setdefault("feedback", "implicit")  # as LensKitRecommender does
-    return [f"{where}.params{'.' + key if key else ''}: {msg}" for key, msg in param_problems(factory, params)]
+    return [f"{where}.params{'.' + key if key else ''}: {msg}" for key, msg in param_problems(cls, params)]
 
 
 RecommenderSpec = Annotated[
@@ -230,14 +232,17 @@ def parse_recommender_option(value: str, option: str = "--recommender") -> Recom
 
     from pydantic import TypeAdapter, ValidationError
 
+    from simrec._inputs import InputFileError, parse_toml
     from simrec.config.base import ScenarioError, _fmt_loc
 
     text = value.strip()
     if text.startswith("{"):
         try:
-            raw = tomllib.loads(f"r = {text}")["r"]
+            raw = parse_toml(f"r = {text}", option)["r"]
+        except InputFileError as exc:
+            raise ScenarioError(str(exc)) from None
         except tomllib.TOMLDecodeError as exc:
-            raise ScenarioError(f"{option}: not a TOML inline table ({exc}); got {value!r}") from None
+            raise ScenarioError(f"{option}: not a TOML inline table ({exc}); got {quote(value)}") from None
     elif text in LensKitSpec.ALGORITHMS:
         raw = {"kind": "lenskit", "algorithm": text}
     elif ":" in text:
@@ -246,7 +251,7 @@ def parse_recommender_option(value: str, option: str = "--recommender") -> Recom
         raise ScenarioError(
             f"{option}: must be a LensKit algorithm ({', '.join(LensKitSpec.ALGORITHMS)}), a "
             f"'package.module:Class' import path or a TOML inline table "
-            f"'{{ kind = \"lenskit\", ... }}'; got {value!r}"
+            f"'{{ kind = \"lenskit\", ... }}'; got {quote(value)}"
         )
     try:
         return TypeAdapter(RecommenderSpec).validate_python(raw)
@@ -257,7 +262,7 @@ def parse_recommender_option(value: str, option: str = "--recommender") -> Recom
             got = (
                 ""
                 if e["type"] in ("extra_forbidden", "missing") or isinstance(e.get("input"), dict)
-                else f"; got {e.get('input')!r}"
+                else f"; got {quote(e.get('input'))}"
             )
-            lines.append(f"{option} {value!r}: {_fmt_loc(tuple(e['loc']))}: {msg}{got}")
+            lines.append(f"{option} {quote(value)}: {_fmt_loc(tuple(e['loc']))}: {msg}{got}")
         raise ScenarioError("\n".join(lines)) from None

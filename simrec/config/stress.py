@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, Union
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from simrec._validation import quote
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
 from simrec.config.budget import Budget, stress_needs
 from simrec.config.datasets import DatasetSpec
@@ -291,7 +292,7 @@ def load_stress_scenario(
     if raw.get("kind") != "stress":
         raise ScenarioError(
             f'{path}: not a stress scenario (needs the top-level key kind = "stress"; '
-            f"got {raw.get('kind')!r}); run it with `simrec run`"
+            f"got {quote(raw.get('kind'))}); run it with `simrec run`"
         )
     src = raw.get("source")
     if isinstance(src, dict) and isinstance(src.get("world"), dict):
@@ -363,7 +364,7 @@ def _candidate_problems(src: SimulationSource | DatasetSource) -> list[str]:
 def _check_sizes(problems: list[str], sc: StressScenario, n_items: int, what: str) -> None:
     big = [n for n in sc.sampling.sizes if n > n_items]
     if big:
-        problems.append(f"sampling.sizes: must be <= the number of items ({what} = {n_items}); got {big}")
+        problems.append(f"sampling.sizes: must be <= the number of items ({what} = {n_items}); got {quote(big)}")
     if sc.metrics.k_max > n_items:
         problems.append(f"metrics.k_max: must be <= the number of items ({what} = {n_items}); got {sc.metrics.k_max}")
 
@@ -375,6 +376,13 @@ def _data_problems(sc: StressScenario, path: Path) -> tuple[list[str], RankSourc
     if data is None:
         return [], None
     if isinstance(src, DatasetSource):
+        if data.exists():  # a FIFO, a device or a file over the size limit: refused now, not in a task
+            from simrec.datasets import DatasetError, check_dataset_files
+
+            try:
+                check_dataset_files(data)
+            except DatasetError as exc:
+                return [f"source.path: {exc}"], None
         if data.exists() and src.split == "last":
             from simrec.datasets import DatasetError, detect_kind
 
@@ -443,18 +451,18 @@ def _user_sampling_problems(sc: StressScenario) -> list[str]:
     if us.item_estimator and us.item_estimator not in names:
         problems.append(
             f"user_sampling.item_estimator: must be one of the scenario's estimators "
-            f'({", ".join(names)}) or "" for no item columns; got {us.item_estimator!r}'
+            f'({", ".join(names)}) or "" for no item columns; got {quote(us.item_estimator)}'
         )
     unknown = [e for e in us.estimators if e not in names]
     if unknown:
         problems.append(
-            f"user_sampling.estimators: must be among the scenario's estimators ({', '.join(names)}); got {unknown}"
+            f"user_sampling.estimators: must be among the scenario's estimators ({', '.join(names)}); got {quote(unknown)}"
         )
     if us.item_estimator or us.estimators:
         if us.item_scheme not in sc.sampling.schemes:
             problems.append(
                 f"user_sampling.item_scheme: must be one of sampling.schemes "
-                f"({', '.join(sc.sampling.schemes)}); got {us.item_scheme!r}"
+                f"({', '.join(sc.sampling.schemes)}); got {quote(us.item_scheme)}"
             )
     if isinstance(sc.source, SimulationSource):
         _check_user_sizes(problems, us.sizes, sc.source.population.n_users, "population.n_users")
@@ -464,7 +472,7 @@ def _user_sampling_problems(sc: StressScenario) -> list[str]:
 def _check_user_sizes(problems: list[str], sizes: list[int], n_users: int, what: str) -> None:
     big = [m for m in sizes if m > n_users]
     if big:
-        problems.append(f"user_sampling.sizes: must be <= the number of users ({what} = {n_users}); got {big}")
+        problems.append(f"user_sampling.sizes: must be <= the number of users ({what} = {n_users}); got {quote(big)}")
 
 
 def _user_population_problems(sc: StressScenario, path: Path, ranks: RankSource | None) -> list[str]:

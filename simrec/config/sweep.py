@@ -92,11 +92,17 @@ def load_sweep_spec(path: str | Path, *, budget: Budget | None = None) -> SweepS
         spec = SweepSpec.model_validate(raw)
     except ValidationError as exc:
         raise ScenarioError(format_validation(path, exc, "sweep spec")) from None
-    missing = [
-        f"dataset[{i}].path: {d.resolve(path)} does not exist"
-        for i, d in enumerate(spec.dataset)
-        if not d.resolve(path).exists()
-    ]
+    from simrec.datasets import DatasetError, check_dataset_files
+
+    missing = []
+    for i, d in enumerate(spec.dataset):
+        if not d.resolve(path).exists():
+            missing.append(f"dataset[{i}].path: {d.resolve(path)} does not exist")
+            continue
+        try:  # a FIFO, a device or a file over the size limit: refused now, before any folder exists
+            check_dataset_files(d.resolve(path))
+        except DatasetError as exc:
+            missing.append(f"dataset[{i}].path: {exc}")
     if missing:
         raise problems_error(path, missing, "sweep spec")
     (budget or Budget()).check(path, sweep_needs(spec))

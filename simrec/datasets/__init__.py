@@ -12,7 +12,7 @@ column), for leave-last-out splits.
 
 from .amazon import load_amazon_5core
 from .binarize import binarize, binarize_events
-from .detect import DATASET_KINDS, detect_kind, load_dataset, load_timestamped
+from .detect import DATASET_KINDS, check_dataset_files, detect_kind, load_dataset, load_timestamped
 from .errors import DatasetError
 from .kcore import k_core, k_core_pairs, keep_pairs
 from .movielens import load_movielens, load_movielens_timestamped
@@ -27,6 +27,7 @@ __all__ = [
     "load_pairs",
     "load_dataset",
     "detect_kind",
+    "check_dataset_files",
     "DATASET_KINDS",
     "describe",
     "DatasetSummary",

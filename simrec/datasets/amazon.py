@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
+from .._validation import check_choice, quote
 from ..interactions import Interactions
 from ._text import check_file, first_line, is_gzip, open_text
 from .binarize import binarize
@@ -148,7 +148,7 @@ def _read_json_python(p: Path, *, need_rating: bool) -> tuple[np.ndarray, np.nda
                 try:
                     ratings.append(np.nan if r is None else float(r))
                 except (TypeError, ValueError):
-                    raise DatasetError(p, f"'overall' is {r!r}; expected a number", line=lineno) from None
+                    raise DatasetError(p, f"'overall' is {quote(r)}; expected a number", line=lineno) from None
                 users.append(str(u))
                 items.append(str(i))
         except (UnicodeDecodeError, OSError, EOFError) as exc:
@@ -209,7 +209,7 @@ def _read_ratings_csv(p: Path, head: str, csv_order: str) -> tuple[np.ndarray, n
         lineno = int(bad.idxmax())
         raise DatasetError(
             p,
-            f"malformed record {df.loc[lineno].tolist()!r}; expected user,item,rating,timestamp "
+            f"malformed record {quote(df.loc[lineno].tolist())}; expected user,item,rating,timestamp "
             "(or item,user,rating,timestamp for 2018) with a numeric rating and timestamp",
             line=lineno,
         )

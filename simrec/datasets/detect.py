@@ -13,14 +13,14 @@ from typing import Any
 
 from .._validation import check_choice
 from ..interactions import Interactions
-from ._text import first_line
+from ._text import check_input, first_line
 from .amazon import load_amazon_5core
 from .errors import DatasetError
-from .movielens import load_movielens, load_movielens_timestamped
+from .movielens import MOVIELENS_RATING_FILES, load_movielens, load_movielens_timestamped
 from .pairs import PARQUET_SUFFIXES, _suffix, load_pairs, load_pairs_timestamped
 from .steam import _is_steam_head, load_steam
 
-__all__ = ["load_dataset", "load_timestamped", "DATASET_KINDS", "detect_kind"]
+__all__ = ["load_dataset", "load_timestamped", "DATASET_KINDS", "detect_kind", "check_dataset_files"]
 
 #: Values of ``kind`` for :func:`load_dataset`.
 DATASET_KINDS = ("movielens", "amazon", "steam", "pairs")
@@ -36,6 +36,19 @@ _EXPECTED = (
     "a MovieLens folder/zip, Amazon review JSON lines or ratings CSV, Steam "
     "users_items lines, or a CSV/TSV/Parquet table of (user, item) pairs"
 )
+
+
+def check_dataset_files(path: str | os.PathLike) -> None:
+    """Refuse, before anything is read, a dataset that is not regular files within the data size limit.
+
+    ``path`` itself when it is a file, else the MovieLens ratings files in the
+    folder: a FIFO, a socket, a device (``/dev/zero``) or a file over
+    ``SIMREC_MAX_DATA_SIZE`` (16 GiB by default; :mod:`simrec._inputs`) is a
+    :class:`DatasetError`. Only metadata is read; a missing path is left to the
+    loaders' messages. :func:`detect_kind`, :func:`load_dataset` and
+    :func:`load_timestamped` call it first.
+    """
+    check_input(path, MOVIELENS_RATING_FILES)
 
 
 def detect_kind(path: str | os.PathLike, *, user_col: str = "user", item_col: str = "item") -> str:
@@ -59,6 +72,7 @@ def detect_kind(path: str | os.PathLike, *, user_col: str = "user", item_col: st
     p = Path(path)
     if not p.exists():
         raise DatasetError(p, f"no such file or folder; expected {_EXPECTED}")
+    check_dataset_files(p)
     if p.is_dir() or p.name in ("u.data", "ratings.dat") or (p.suffix.lower() == ".zip" and zipfile.is_zipfile(p)):
         return "movielens"
     if _suffix(p) in PARQUET_SUFFIXES:
@@ -135,6 +149,7 @@ def load_dataset(path: str | os.PathLike, *, kind: str | None = None, **options:
     TypeError
         An option the chosen loader does not take.
     """
+    check_dataset_files(path)
     kind = _kind(path, kind, options)
     return _call(_LOADERS[kind], path, options, f"the {kind!r} loader")
 
@@ -174,6 +189,7 @@ def load_timestamped(path: str | os.PathLike, *, kind: str | None = None, **opti
     TypeError
         An option the chosen loader does not take.
     """
+    check_dataset_files(path)
     kind = _kind(path, kind, options)
     loaders = {"movielens": load_movielens_timestamped, "pairs": load_pairs_timestamped}
     if kind not in loaders:

@@ -1,12 +1,20 @@
-"""MovieLens (GroupLens) ratings, read with LensKit's loader.
+"""MovieLens (GroupLens) ratings, read as LensKit reads them, without importing LensKit.
 
-Layouts (all read by :func:`lenskit.data.load_movielens_df`, as folders or as
-the published zips):
+Layouts (folders or the published zips), detected as
+:func:`lenskit.data.load_movielens_df` detects them (the folder name first,
+then the files) and parsed with the same pandas calls:
 
 * ML-100K: ``u.data``, tab-separated ``user item rating timestamp``;
 * ML-1M, ML-10M: ``ratings.dat``, ``user::item::rating::timestamp``;
 * ML-20M, 25M, 32M, ml-latest(-small): ``ratings.csv`` with the header
   ``userId,movieId,rating,timestamp``.
+
+Decision (issue 29): simrec parses the file itself. LensKit's loader imports
+LensKit and PyTorch (about 1.4 s of CPU, four times the parse of ML-1M's
+``ratings.dat``), which a baseline-only evaluation never uses. The frames are
+LensKit's, column for column (user and item int32, rating float32;
+tests/test_datasets.py compares them on every layout), except that
+timestamps stay integer seconds instead of datetimes.
 """
 
 from __future__ import annotations
@@ -98,15 +106,42 @@ def load_movielens_timestamped(
 
 def _frame(path: str | os.PathLike) -> tuple[Path, pd.DataFrame]:
     """The ratings of a MovieLens folder or zip (``user_id``, ``item_id``, ``rating``, ``timestamp``)."""
-    from lenskit.data import load_movielens_df
-
     p = _resolve(Path(path))
+    found = _member(p)
+    if found is None:
+        raise DatasetError(p, f"no ratings file of the MovieLens generation its name gives; expected {_EXPECTED}")
+    name, opener = found
     try:
-        df = _read_u_data(p) if _unnamed_100k(p) else load_movielens_df(p)
-    except Exception as exc:  # LensKit raises RuntimeError/pandas errors: find the culprit line
+        with opener() as fh:
+            df = _read_ratings(name.rsplit("/", 1)[-1].rsplit(":", 1)[-1], fh)
+    except Exception as exc:  # pandas errors: find the culprit line
         _diagnose(p, exc)
         raise DatasetError(p, f"cannot be read as MovieLens ratings ({exc}); expected {_EXPECTED}") from exc
     return p, df
+
+
+def _read_ratings(base: str, fh: IO[bytes]) -> pd.DataFrame:
+    """Parse a ratings file as LensKit 2025.8's MovieLens loaders do (the same ``read_csv`` calls)."""
+    if base == "u.data":
+        return pd.read_csv(
+            fh,
+            sep="\t",
+            header=None,
+            names=["user_id", "item_id", "rating", "timestamp"],
+            dtype={"user_id": np.int32, "item_id": np.int32, "rating": np.float32, "timestamp": np.int32},
+        )
+    if base == "ratings.dat":
+        return pd.read_csv(
+            fh,
+            sep=":",
+            header=None,
+            names=["user_id", "_ui", "item_id", "_ir", "rating", "_rt", "timestamp"],
+            usecols=[0, 2, 4, 6],
+            dtype={"user_id": np.int32, "item_id": np.int32, "rating": np.float32, "timestamp": np.int32},
+        )
+    return pd.read_csv(
+        fh, dtype={"userId": np.int32, "movieId": np.int32, "rating": np.float32, "timestamp": np.int64}
+    ).rename(columns={"userId": "user_id", "movieId": "item_id"})
 
 
 def _seconds(t: pd.Series) -> np.ndarray:
@@ -121,27 +156,6 @@ def _check_not_empty(p: Path, inter: Interactions, min_rating: float | None) -> 
     if inter.n_pairs == 0:
         what = "no ratings" if min_rating is None else f"no rating >= min_rating={min_rating}"
         raise DatasetError(p, f"{what}; expected at least one (user, item) pair")
-
-
-def _unnamed_100k(p: Path) -> bool:
-    """An ML-100K folder whose name does not say so (LensKit 2025.x reads it only as ``ml-100k*``).
-
-    Decision (issue 12): the layout is recognised by its files, not the folder
-    name; LensKit detects ML-1M/10M/modern folders by their files itself, but its
-    ML-100K branch fails on an unnamed folder, so simrec reads ``u.data`` there.
-    """
-    return p.is_dir() and not _NAME.match(p.name) and (p / "u.data").is_file()
-
-
-def _read_u_data(p: Path) -> pd.DataFrame:
-    """``u.data`` (tab-separated ``user item rating timestamp``) with LensKit's column names."""
-    return pd.read_csv(
-        p / "u.data",
-        sep="\t",
-        header=None,
-        names=["user_id", "item_id", "rating", "timestamp"],
-        dtype={"user_id": np.int64, "item_id": np.int64, "rating": np.float64, "timestamp": np.int64},
-    )
 
 
 def _resolve(p: Path) -> Path:
@@ -168,22 +182,37 @@ def _resolve(p: Path) -> Path:
     return p
 
 
+def _generation_files(name: str) -> list[str]:
+    """The ratings file LensKit reads for a folder or zip folder called ``name`` (all three, in
+    detection order, when the name gives no generation; none for an unknown one, e.g. ``ml-5k``)."""
+    m = _NAME.match(name)
+    if not m:
+        return list(MOVIELENS_RATING_FILES)
+    gen = m.group(1).lower()
+    if gen == "100k":
+        return ["u.data"]
+    if gen in ("1m", "10m"):
+        return ["ratings.dat"]
+    return ["ratings.csv"] if gen.endswith("m") or gen.startswith("latest") else []
+
+
 def _member(p: Path) -> tuple[str, Callable[[], IO[bytes]]] | None:
-    """Name and opener of the ratings file LensKit reads for ``p``."""
+    """Name and opener of the ratings file LensKit reads for ``p``.
+
+    LensKit's detection: a folder named after a generation (``ml-1m``,
+    ``ml-20m``, ...) is read as that generation, any other folder by the
+    first of ``u.data``, ``ratings.dat``, ``ratings.csv`` it holds; a zip by
+    the name of its first entry, a folder.
+    """
     if p.is_dir():
-        m = _NAME.match(p.name)
-        order = list(MOVIELENS_RATING_FILES)
-        if m:  # LensKit trusts the folder name first
-            gen = m.group(1).lower()
-            order = ["u.data"] if gen == "100k" else ["ratings.dat"] if gen in ("1m", "10m") else ["ratings.csv"]
-        for name in order:
+        for name in _generation_files(p.name):
             path = p / name
             if path.is_file():
                 return str(path), lambda path=path: open(path, "rb")
         return None
     with zipfile.ZipFile(p) as zf:
         names = zf.namelist()
-    for name in MOVIELENS_RATING_FILES:
+    for name in _generation_files(names[0].rstrip("/")):
         full = names[0] + name
         if full in names:
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._validation import quote
 from ..interactions import Interactions
 from ._text import check_file, first_line, is_gzip
 from .binarize import binarize, binarize_events
@@ -132,7 +133,7 @@ def _numbers(p: Path, df: pd.DataFrame, col: str, unit: str, what: str) -> np.nd
         at = int(bad.idxmax())
         raise DatasetError(
             p,
-            f"{what} {df.loc[at, col]!r} in column {col!r} ({unit} {at}) is not a number",
+            f"{what} {quote(df.loc[at, col])} in column {quote(col)} ({unit} {at}) is not a number",
             line=at if unit == "line" else None,
         )
     return vals.to_numpy(np.float64)
@@ -149,9 +150,9 @@ def _records(path, *, user_col, item_col, rating_col, min_rating, sep, timestamp
         ("timestamp_col", timestamp_col),
     ):
         if col is not None and not isinstance(col, str):
-            raise TypeError(f"`{name}` must be a column name (str); got {col!r}")
+            raise TypeError(f"`{name}` must be a column name (str); got {quote(col)}")
     if sep is not None and (not isinstance(sep, str) or not sep):
-        raise ValueError(f"`sep` must be a non-empty string or None; got {sep!r}")
+        raise ValueError(f"`sep` must be a non-empty string or None; got {quote(sep)}")
     p = check_file(path, "a CSV/TSV file with a header line or a Parquet file")
     cols = [user_col, item_col] + [c for c in (rating_col, timestamp_col) if c is not None]
     if _suffix(p) in PARQUET_SUFFIXES:

@@ -54,8 +54,8 @@ def parse_steam_line(line: str) -> tuple[str, list[str], list[float]] | None:
     layout the published file uses (keys in the order ``user_id, items_count,
     steam_id, user_url, items`` and ``item_id, item_name, playtime_forever,
     playtime_2weeks``) go through a regular expression that matches the whole
-    line with Python's string-literal grammar (about 8x faster than
-    ``literal_eval``, which a 500 MB file needs); any other line falls back to
+    line with Python's string-literal grammar (several times faster than
+    ``literal_eval``, which a 500 MB file needs; docs/design.md §9); any other line falls back to
     ``literal_eval``. Returns None when the line is not a dict with the
     expected keys or does not parse (the caller reports it).
     """

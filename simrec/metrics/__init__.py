@@ -1,4 +1,4 @@
-"""Per-user evaluation metrics, vectorized over users (shared/DESIGN.md §4).
+"""Per-user evaluation metrics, vectorized over users (docs/design.md §4).
 
 List metrics (:mod:`simrec.metrics.lists`) take top-N ``lists`` (n_users, N)
 with -1 padding; full-ranking metrics (:mod:`simrec.metrics.rankings`) take

@@ -4,19 +4,21 @@ numba, deterministic and single-threaded (no ``parallel``, no fastmath): the
 values are exact integer counts combined in one final division, so they are
 bit-identical to the numpy implementation it replaced (tests/test_metrics_auc.py
 keeps that implementation as its reference). Compiled on first use and cached
-next to this file (``cache=True``); importing this module imports numba, so
+in the user's cache folder (:func:`simrec._cache.cached_njit`; never in the
+package folder); importing this module imports numba, so
 :mod:`simrec.metrics.rankings` imports it only when an AUC is computed.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from simrec._cache import cached_njit
 
 __all__ = ["auc_rows"]
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def _count_upto(row: np.ndarray, x: float) -> int:
     """How many entries of the sorted 1-d ``row`` (length >= 1) are <= x (branchless binary search)."""
     base = 0
@@ -28,7 +30,7 @@ def _count_upto(row: np.ndarray, x: float) -> int:
     return base + (1 if row[base] <= x else 0)
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def auc_rows(
     srt: np.ndarray,
     scores: np.ndarray,

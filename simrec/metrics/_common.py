@@ -1,6 +1,6 @@
 """Shared machinery of the metrics: input checks, relevance look-up, NaN policy.
 
-Conventions (shared/DESIGN.md §4, "The common currency"):
+Conventions (docs/design.md, "The common currency", and §4):
 
 * ``lists``: int array (n_users, N) of item indices, ``-1`` as trailing padding;
 * ``relevant``: ``scipy.sparse.csr_array`` (n_users, n_items); every stored
@@ -132,6 +132,131 @@ def _row_starts(n_rows: int, width: int) -> np.ndarray:
     which is never set: no mask of the padding is needed.
     """
     return np.arange(n_rows, dtype=np.intp) * (width + 1) + 1  # (also for width 0: padding only)
+
+
+#: List entries (int64) per row block of :func:`long_list_hits`: its temporaries (about 10 bytes an
+#: entry, plus the block's position table) stay in a core's cache (2 MiB of L2 here).
+LONG_LIST_ENTRIES = 2**17
+
+
+def is_long(lists: np.ndarray, n_items: int) -> bool:
+    """Do ``lists`` take :func:`long_list_hits` (rows at least 1/4 of the item range long, e.g. full rankings)?
+
+    Signed (or narrow unsigned) integer lists with entries and items only;
+    other arrays take :func:`check_lists` and :func:`membership`, whose
+    errors and values are the same.
+    """
+    arr = np.asarray(lists)
+    return (
+        arr.ndim == 2
+        and arr.size > 0
+        and n_items > 0
+        and arr.shape[1] * _DENSE_LISTS >= n_items
+        and arr.dtype != np.bool_
+        and (
+            np.issubdtype(arr.dtype, np.signedinteger)
+            or (np.issubdtype(arr.dtype, np.unsignedinteger) and arr.itemsize < 8)
+        )
+    )
+
+
+def long_list_hits(lists: np.ndarray, rel: sp.csr_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Check long lists and find their relevant entries in one pass by blocks of rows.
+
+    For lists that cover a large share of the items (:func:`is_long`, e.g.
+    full rankings), :func:`check_lists` followed by :func:`membership` read
+    every entry several times and gathered each one from the relevance
+    bitmap. Here each block of rows (:data:`LONG_LIST_ENTRIES` entries, so
+    its temporaries stay in cache) is read once from memory, and its entries
+    are *scattered* into a table of positions, one row of ``n_items + 1``
+    cells per list (cell 0 takes the padding, :func:`_row_starts`): cell
+    ``(r, 1 + i)`` holds 1 + the position of item i in list r, 0 if absent.
+    That one scatter checks the lists and gives every relevant item's
+    position:
+
+    * range: the entries plus one, as unsigned integers, are at most ``n_items``;
+    * no repeat and trailing padding: with :math:`L` the block's real
+      entries, :math:`D` its filled item cells and :math:`M_r` the largest
+      value in row r's item cells, each row has :math:`D_r \le L_r \le M_r`,
+      so :math:`D = L = \sum_r M_r` holds exactly when no row repeats an
+      item (:math:`D_r = L_r`) and every row's real entries fill positions
+      :math:`0 .. L_r - 1` (:math:`M_r = L_r`), i.e. the padding is trailing;
+    * hits: the cells of the block's relevant pairs hold their positions
+      (O(relevant pairs), no gather of every entry).
+
+    A block that fails a check sends the whole array to :func:`check_lists`,
+    which raises its usual error (the same messages and order of checks as
+    the other path).
+
+    Parameters
+    ----------
+    lists : ndarray of int, shape (n_users, N)
+        :func:`is_long` must hold.
+    rel : csr_array, shape (n_users, n_items)
+        Canonical relevance sets (:func:`as_relevance`).
+
+    Returns
+    -------
+    length : ndarray of int64, shape (n_users,)
+        Real entries per list.
+    hit_rows, hit_cols : ndarray of int64, shape (n_hits,)
+        Row and position of every relevant entry, sorted by (row, position):
+        ``np.nonzero(membership(lists, rel))``.
+    """
+    arr = np.asarray(lists)
+    n_rows, N = arr.shape
+    n_items = rel.shape[1]
+    if arr.shape[0] != rel.shape[0]:
+        raise ValueError(f"`lists` must have {rel.shape[0]} rows (one per user); got {arr.shape[0]}")
+    width = n_items + 1
+    shift = N.bit_length()  # bits of 1 + a position
+    step = max(1, LONG_LIST_ENTRIES // N)
+    pos_type = np.int16 if N < np.iinfo(np.int16).max else np.int32
+    table = np.zeros(min(step, n_rows) * width, dtype=pos_type)
+    # 1 + each entry's position, one row per list of the block: a full array, not a broadcast
+    # row (numpy's scatter of a broadcast value is twice as slow)
+    pos1 = np.repeat(np.arange(1, N + 1, dtype=pos_type)[None, :], min(step, n_rows), axis=0)
+    starts = _row_starts(min(step, n_rows), n_items) - 1  # cell of the padding (entry + 1 = 0)
+    cell = np.empty((min(step, n_rows), N), dtype=np.int64)
+    length = np.empty(n_rows, dtype=np.int64)
+    indptr, indices = rel.indptr, rel.indices
+    hit_rows, hit_cols = [], []
+    for u0 in range(0, n_rows, step):
+        u1 = min(u0 + step, n_rows)
+        b = u1 - u0
+        y = cell[:b]
+        np.add(arr[u0:u1], 1, out=y, dtype=np.int64)
+        if int(y.view(np.uint64).max()) > n_items:
+            break
+        n_real = np.count_nonzero(y)
+        y += starts[:b, None]
+        view = table[: b * width]
+        view[y] = pos1[:b]
+        rows2 = view.reshape(b, width)
+        top = rows2[:, 1:].max(axis=1)
+        filled = np.count_nonzero(view) - np.count_nonzero(rows2[:, 0])
+        if not (filled == n_real == int(top.sum(dtype=np.int64))):
+            break
+        length[u0:u1] = top
+        lo, hi = indptr[u0], indptr[u1]
+        if hi > lo:
+            rr = np.repeat(np.arange(b, dtype=np.int64), np.diff(indptr[u0 : u1 + 1]))
+            at = view[starts[rr] + 1 + indices[lo:hi]]
+            found = at > 0
+            key = rr[found] << shift  # (row, 1 + position), sorted: shifts, not a division
+            key |= at[found]
+            key.sort()
+            hit_rows.append((key >> shift) + u0)
+            key &= (1 << shift) - 1
+            key -= 1
+            hit_cols.append(key)
+        view[:] = 0
+    else:
+        if hit_rows:
+            return length, np.concatenate(hit_rows), np.concatenate(hit_cols)
+        return length, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    check_lists(arr, n_items)  # raises the error of the first failed rule
+    raise RuntimeError("long_list_hits: a block failed a check that check_lists accepts")  # pragma: no cover
 
 
 def check_evaluated(evaluated: object, n_users: int) -> np.ndarray:

@@ -7,7 +7,7 @@ padding) and ``relevant`` (csr_array (n_users, n_items), the relevance set
 pass ``lists[:, :k]``. :math:`|L_u|` is the *real* length of user u's list (its
 number of non-padding entries), :math:`\\mathrm{rel}_i = 1[L_{u,i} \\in
 \\mathrm{Rel}_u]` and :math:`h_u = \\sum_{i \\le N} \\mathrm{rel}_i = |L_u \\cap
-\\mathrm{Rel}_u|`. Definitions follow shared/DESIGN.md §4 (Tian's thesis §3.5:
+\\mathrm{Rel}_u|`. Definitions follow docs/design.md §4 (Tian's thesis §3.5:
 Precision, Recall, MRR, nDCG as computed by LensKit). Relevance is binary
 for every metric except :func:`ndcg_lenskit07`, which uses the per-pair gains
 of an :class:`~simrec.interactions.Interactions` relevance set when it has
@@ -39,7 +39,16 @@ import scipy.sparse as sp
 
 from simrec._sampling import row_ids
 from simrec.interactions import Interactions
-from simrec.metrics._common import as_relevance, check_evaluated, check_lists, finish, membership, relevance_gains
+from simrec.metrics._common import (
+    as_relevance,
+    check_evaluated,
+    check_lists,
+    finish,
+    is_long,
+    long_list_hits,
+    membership,
+    relevance_gains,
+)
 
 __all__ = [
     "LIST_METRICS",
@@ -89,16 +98,31 @@ class _Gains:
 
 
 class _Prepared:
-    """Checked inputs and the per-user quantities every list metric uses."""
+    """Checked inputs and the per-user quantities every list metric uses.
 
-    __slots__ = ("is_rel", "n_rel", "n_hits", "length", "evaluated", "N", "graded", "cols")
+    The relevant entries are known in one of two forms, each computed from
+    the other only if a metric asks for it: the dense boolean table
+    ``is_rel`` (n_users, N) of :func:`membership` (top-N lists), or their
+    (row, position) pairs ``hits``, sorted, from :func:`long_list_hits`
+    (lists covering a large share of the items, e.g. full rankings: checked
+    and looked up in one pass, no table of every entry). Both give the same
+    values: ``hits`` is ``np.nonzero(is_rel)``.
+    """
+
+    __slots__ = ("_is_rel", "_hits", "n_rel", "n_hits", "length", "evaluated", "N", "graded", "cols")
 
     def __init__(self, lists: object, relevant: object, evaluated: object) -> None:
         arr = np.asarray(lists)
         n_users = arr.shape[0] if arr.ndim == 2 else None
         rel = as_relevance(relevant, n_users)
-        arr = check_lists(lists, rel.shape[1])
         gains = relevance_gains(relevant)
+        if is_long(arr, rel.shape[1]):
+            length, rows, cols = long_list_hits(arr, rel)
+            graded = None if gains is None else _Gains(arr, rel, gains)
+            mask = check_evaluated(evaluated, arr.shape[0])
+            self._set(arr.shape[1], rel, mask, None, (rows, cols), length, graded, slice(None))
+            return
+        arr = check_lists(lists, rel.shape[1])
         graded = None if gains is None else _Gains(arr, rel, gains)
         self._fill(arr, rel, check_evaluated(evaluated, arr.shape[0]), membership(arr, rel), graded, slice(None))
 
@@ -109,25 +133,38 @@ class _Prepared:
         The arrays (same users) are checked one by one, then laid side by
         side so that the relevance bitmap of :func:`membership` is built once
         (and, for graded relevance, the gain look-up and the ideal DCGs).
+        Without graded relevance, arrays of long lists (:func:`is_long`) take
+        :func:`long_list_hits` each instead.
         """
         arrs = [np.asarray(lists) for lists in lists_seq]
         n_users = arrs[0].shape[0] if arrs and arrs[0].ndim == 2 else None
         rel = as_relevance(relevant, n_users)
-        arrs = [check_lists(a, rel.shape[1]) for a in arrs]
+        gains = relevance_gains(relevant)
+        found: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
+        for i, a in enumerate(arrs):  # checked in order, as check_lists would
+            if gains is None and is_long(a, rel.shape[1]) and a.shape[0] == rel.shape[0]:
+                found.append(long_list_hits(a, rel))
+            else:
+                arrs[i] = check_lists(a, rel.shape[1])
+                found.append(None)
         bad = [a.shape[0] for a in arrs if a.shape[0] != rel.shape[0]]
         if bad:
             raise ValueError(f"`lists` must have {rel.shape[0]} rows (one per user) in every array; got {bad[0]}")
         mask = check_evaluated(evaluated, rel.shape[0])
-        side = np.hstack(arrs) if arrs else None
-        is_rel = membership(side, rel) if arrs else None
-        gains = relevance_gains(relevant)
-        graded = None if gains is None or not arrs else _Gains(side, rel, gains)
+        short = [a for a, hits in zip(arrs, found) if hits is None]
+        side = np.hstack(short) if short else None
+        is_rel = membership(side, rel) if short else None
+        graded = None if gains is None or not short else _Gains(side, rel, gains)
         out, start = [], 0
-        for a in arrs:
+        for a, hits in zip(arrs, found):
             p = cls.__new__(cls)
-            cols = slice(start, start + a.shape[1])
-            p._fill(a, rel, mask, is_rel[:, cols], graded, cols)
-            start += a.shape[1]
+            if hits is not None:
+                length, rows, cols = hits
+                p._set(a.shape[1], rel, mask, None, (rows, cols), length, None, slice(None))
+            else:
+                cols = slice(start, start + a.shape[1])
+                p._fill(a, rel, mask, is_rel[:, cols], graded, cols)
+                start += a.shape[1]
             out.append(p)
         return out
 
@@ -140,14 +177,48 @@ class _Prepared:
         graded: _Gains | None,
         cols: slice,
     ) -> None:
+        self._set(arr.shape[1], rel, evaluated, is_rel, None, (arr >= 0).sum(axis=1), graded, cols)
+
+    def _set(self, N, rel, evaluated, is_rel, hits, length, graded, cols) -> None:
         self.evaluated = evaluated
-        self.is_rel = is_rel
-        self.n_hits = self.is_rel.sum(axis=1)
+        self._is_rel = is_rel
+        self._hits = hits
+        n_users = rel.shape[0]
+        self.n_hits = is_rel.sum(axis=1) if is_rel is not None else np.bincount(hits[0], minlength=n_users)
         self.n_rel = np.diff(rel.indptr).astype(np.int64)
-        self.length = (arr >= 0).sum(axis=1)
-        self.N = arr.shape[1]
+        self.length = length
+        self.N = N
         self.graded = graded
         self.cols = cols
+
+    @property
+    def is_rel(self) -> np.ndarray:
+        """Boolean (n_users, N): is each entry relevant."""
+        if self._is_rel is None:
+            rows, cols = self._hits
+            self._is_rel = np.zeros((len(self.n_rel), self.N), dtype=bool)
+            self._is_rel[rows, cols] = True
+        return self._is_rel
+
+    @property
+    def hits(self) -> tuple[np.ndarray, np.ndarray]:
+        """(row, position) of every relevant entry, int64, sorted: ``np.nonzero(is_rel)``.
+
+        Not kept when computed from the dense table (a temporary of each
+        metric that reads it, as before: the lists of every recommender of a
+        replicate are prepared at once).
+        """
+        return self._hits if self._hits is not None else np.nonzero(self._is_rel)
+
+    def first_hit(self) -> np.ndarray:
+        """0-based position of each list's first relevant entry (0 where it has none), int64 (n_users,)."""
+        if self._is_rel is not None:
+            return self._is_rel.argmax(axis=1)
+        rows, cols = self._hits
+        first = np.zeros(len(self.n_rel), dtype=np.int64)
+        at = np.flatnonzero(self.n_hits)
+        first[at] = cols[np.cumsum(self.n_hits)[at] - self.n_hits[at]]
+        return first
 
     def ratio(self, num: np.ndarray, den: np.ndarray) -> np.ndarray:
         out = np.zeros(len(num), dtype=np.float64)
@@ -207,7 +278,7 @@ def precision(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray |
     .. math:: \\mathrm{P}_u = \\frac{|L_u \\cap \\mathrm{Rel}_u|}{|L_u|}
 
     :math:`|L_u|` counts the list's real entries, not the padding, as LensKit's
-    ``Precision`` does (shared/DESIGN.md §4: "Precision uses the list's real
+    ``Precision`` does (docs/design.md §4: "Precision uses the list's real
     length, as LensKit does"). Parameters as :func:`hits`.
 
     Returns
@@ -276,9 +347,14 @@ def _reciprocal_rank(p: _Prepared) -> np.ndarray:
     if p.N == 0:
         rr = np.zeros(len(p.n_rel))
     else:
-        first = p.is_rel.argmax(axis=1)
-        rr = np.where(p.is_rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
+        rr = np.where(p.n_hits > 0, 1.0 / (p.first_hit() + 1.0), 0.0)
     return finish(rr, p.n_rel == 0, p.evaluated, "reciprocal_rank", _EMPTY, 4)
+
+
+def _hit_discounts(p: _Prepared, discounts: np.ndarray) -> np.ndarray:
+    """Each list's :math:`\\sum_i \\mathrm{rel}_i d_i` from its relevant entries: :func:`_discounted_sum` of ``p.is_rel``."""
+    rows, cols = p.hits
+    return np.bincount(rows, weights=discounts[cols], minlength=len(p.n_rel)).astype(np.float64, copy=False)
 
 
 def _discounted_sum(gains: np.ndarray, discounts: np.ndarray) -> np.ndarray:
@@ -308,7 +384,7 @@ def ndcg(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None
         \\mathrm{IDCG}_u = \\sum_{i=1}^{\\min(|\\mathrm{Rel}_u|, N)} \\frac{1}{\\log_2(i+1)}, \\qquad
         \\mathrm{nDCG}_u = \\frac{\\mathrm{DCG}_u}{\\mathrm{IDCG}_u}
 
-    (shared/DESIGN.md §4, binary gains). This is LensKit's
+    (docs/design.md §4, binary gains). This is LensKit's
     ``NDCG(n=N, weight=LogRankWeight(offset=1))``; LensKit's *default*
     discount :math:`1/\\log_2 \\max(i, 2)` differs: its weight at rank
     :math:`i \\ge 2` is ours at rank :math:`i - 1` (rank 2 weighs as much as
@@ -325,7 +401,7 @@ def ndcg(lists: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None
 
 def _ndcg(p: _Prepared) -> np.ndarray:
     disc = _discounts(p.N)
-    dcg = _discounted_sum(p.is_rel, disc)
+    dcg = _hit_discounts(p, disc)
     ideal_cum = np.concatenate(([0.0], np.cumsum(disc)))
     idcg = ideal_cum[np.minimum(p.n_rel, p.N)]
     return finish(p.ratio(dcg, idcg), p.n_rel == 0, p.evaluated, "ndcg", _EMPTY, 4)
@@ -433,7 +509,7 @@ def _ndcg_lenskit07(p: _Prepared) -> np.ndarray:
         dcg = _discounted_sum(p.graded.at(p.cols), disc)
         idcg = p.graded.ideal()
     else:
-        dcg = _discounted_sum(p.is_rel, disc)
+        dcg = _hit_discounts(p, disc)
         most = int(p.n_rel.max()) if len(p.n_rel) else 0
         ideal_cum = np.concatenate(([0.0], np.cumsum(_lenskit07_discounts(most))))
         idcg = ideal_cum[p.n_rel]

@@ -55,7 +55,7 @@ def auc(scores: np.ndarray, relevant: Relevance, *, evaluated: np.ndarray | None
     :math:`\\mathrm{AUC}_u = (\\sum_{p \\in P_u} r_{up} - |P_u|(|P_u|+1)/2) /
     (|P_u||N_u|)`, :math:`r_{up}` the 1-based mid-rank of p among the
     candidates in increasing score. With one relevant item at global rank R
-    among N candidates this is :math:`(N - R)/(N - 1)` (shared/DESIGN.md §5).
+    among N candidates this is :math:`(N - R)/(N - 1)` (docs/design.md §5).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Observation: profile sizes and samplers, truth -> observed (Tian's thesis §3.2; DESIGN §2)."""
+"""Observation: profile sizes and samplers, truth -> observed (Tian's thesis §3.2; docs/design.md §2)."""
 
 from simrec.observation.profile import TruncatedBetaBinomial, TruncatedPareto
 from simrec.observation.samplers import Observed, PopularitySampler, UniformSampler, observe

@@ -1,4 +1,4 @@
-"""Observed profile sizes n_u (Tian's thesis §3.2.1; shared/DESIGN.md §2).
+"""Observed profile sizes n_u (Tian's thesis §3.2.1; docs/design.md §2).
 
 A profile-size model draws, for every user, how many of its true likes are
 observed: ``sample(capacity, rng)`` returns one size per user in

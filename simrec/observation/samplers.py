@@ -1,4 +1,4 @@
-"""Observation samplers: truth -> observed subset (Tian's thesis §3.2.2-3.2.3; DESIGN §2).
+"""Observation samplers: truth -> observed subset (Tian's thesis §3.2.2-3.2.3; docs/design.md §2).
 
 A sampler keeps, in every row u of the true preferences, exactly
 ``min(sizes[u], |Ĩ_u|)`` of the user's true likes, without replacement:

@@ -1,4 +1,4 @@
-"""True-preference generators (Tian's thesis §3.1; shared/DESIGN.md §1).
+"""True-preference generators (Tian's thesis §3.1; docs/design.md §1).
 
 Each model is a frozen, validated dataclass with ``expected_pairs()``,
 ``expected_items()`` and ``generate(rng, *, max_pairs=None) -> Interactions``

@@ -1,4 +1,4 @@
-"""The protocol every true-preference generator follows (shared/DESIGN.md §1).
+"""The protocol every true-preference generator follows (docs/design.md §1).
 
 The vectorized subset kernels the generators share live in
 :mod:`simrec._subsets` (the observation samplers use them too).
@@ -16,7 +16,7 @@ __all__ = ["PreferenceModel"]
 
 @runtime_checkable
 class PreferenceModel(Protocol):
-    """What every true-preference generator provides (shared/DESIGN.md §1).
+    """What every true-preference generator provides (docs/design.md §1).
 
     Attributes
     ----------

@@ -2,20 +2,22 @@
 
 numba, deterministic and single-threaded (no ``parallel``, no fastmath, no
 random numbers: the uniforms come from the caller's numpy Generator, so the
-counts depend on the seed alone). Compiled on first use and cached next to
-this file (``cache=True``); importing this module imports numba, so
+counts depend on the seed alone). Compiled on first use and cached in the
+user's cache folder (:func:`simrec._cache.cached_njit`; never in the package
+folder); importing this module imports numba, so
 :mod:`simrec.preference.lda` imports it only when an LDA truth is drawn.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from simrec._cache import cached_njit
 
 __all__ = ["urn_topic_counts"]
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def urn_topic_counts(x: np.ndarray, per_user: np.ndarray, a: float, out: np.ndarray) -> None:
     r"""Per-topic counts of each user's draws from the symmetric Dirichlet-multinomial urn; adds into ``out``.
 

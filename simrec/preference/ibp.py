@@ -1,6 +1,6 @@
 """Three-parameter Indian buffet process (Teh & Görür 2009; Tian's thesis §3.1.2).
 
-The sequential ("user-wise") definition (shared/DESIGN.md §1): user 1 likes
+The sequential ("user-wise") definition (docs/design.md §1): user 1 likes
 Poisson(α) new items; user n+1, with n users before it, likes each existing item
 i with probability (m_i − σ)/(n + c), m_i the users who like i so far, and
 Poisson(α g(n)) new items, where
@@ -25,7 +25,8 @@ This module samples the same distribution *item-wise*, with no loop at all:
    :data:`simrec._random.DRAWS_VERSION`, the count was drawn from the
    Binomial and the set by rejection with a sort,
    :func:`~simrec._subsets.uniform_subsets`: the same law, other numbers for
-   a given seed, and 4-7x slower at ML-20M size, bench/bench_scale.py.)
+   a given seed, and several times slower at ML-20M size: bench/bench_scale.py,
+   docs/design.md §9.)
 
 Items are independent given their first users, so steps 1-2 vectorize over
 items (tests compare with a literal user-wise implementation).

@@ -1,6 +1,6 @@
 """Latent Dirichlet allocation preferences (Blei et al. 2003; Tian's thesis §3.1.3).
 
-Generation (shared/DESIGN.md §1): φ_k ~ Dirichlet(b·1) over items for each of
+Generation (docs/design.md §1): φ_k ~ Dirichlet(b·1) over items for each of
 K topics; per user θ_u ~ Dirichlet(a·1) over topics, n_u ~ Poisson(λ), n_u
 (topic, item) draws z ~ θ_u, i ~ φ_z; then the (user, item) pairs are
 de-duplicated.

@@ -1,4 +1,4 @@
-"""Uniform true preferences (Tian's thesis §3.1.1; shared/DESIGN.md §1)."""
+"""Uniform true preferences (Tian's thesis §3.1.1; docs/design.md §1)."""
 
 from __future__ import annotations
 

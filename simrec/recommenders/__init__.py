@@ -1,4 +1,4 @@
-"""Recommenders evaluated by simrec (shared/DESIGN.md §4; Tian's thesis §3.5.2).
+"""Recommenders evaluated by simrec (docs/design.md §4; Tian's thesis §3.5.2).
 
 All follow the :class:`Recommender` protocol: ``recommend(train, relevant, n,
 rng)`` -> (n_users, n) int64 lists with -1 padding over the candidates
@@ -9,14 +9,23 @@ candidates) is read only by the oracles.
 :class:`ItemCFScorer` is a LensKit scorer (Krichene & Rendle's item-based
 CF, :mod:`simrec.recommenders.item_cf`), run through
 :class:`LensKitRecommender`; it is imported on first use (LensKit and PyTorch
-load only then).
+load only then). A LensKit scorer is user code: whatever it raises leaves
+:class:`LensKitRecommender` as one :class:`UserCodeError` naming the
+recommender (:mod:`simrec._usercode`).
 """
 
 from typing import TYPE_CHECKING
 
+from simrec._usercode import UserCodeError
 from simrec.recommenders._base import Recommender, top_n
 from simrec.recommenders.baselines import Oracle, Popular, ProbabilisticOracle, RandomRecommender
-from simrec.recommenders.import_path import ImportPathError, check_import_path, import_component, param_problems
+from simrec.recommenders.import_path import (
+    ImportPathError,
+    check_import_path,
+    import_component,
+    is_component_class,
+    param_problems,
+)
 from simrec.recommenders.lenskit_adapter import LENSKIT_SCORERS, LensKitRecommender
 from simrec.recommenders.levels import TiedLevels
 
@@ -27,6 +36,7 @@ __all__ = [
     "ImportPathError",
     "check_import_path",
     "import_component",
+    "is_component_class",
     "ItemCFConfig",
     "ItemCFScorer",
     "item_cf_similarity",
@@ -40,6 +50,7 @@ __all__ = [
     "Recommender",
     "TiedLevels",
     "top_n",
+    "UserCodeError",
 ]
 
 #: Names whose module imports LensKit (and PyTorch): loaded on first use, so ``import simrec`` stays light.

@@ -1,6 +1,6 @@
 """The recommender interface, ``top_n`` and the checks every recommender shares.
 
-A recommender (shared/DESIGN.md §4) sees the training interactions and, for
+A recommender (docs/design.md §4) sees the training interactions and, for
 the oracles only, the true relevance of the candidates. Its candidates are
 :math:`C_u = I \\setminus \\mathrm{train}_u` (all items but the user's training
 items). It returns top-N lists (n_users, n) of item indices padded with -1, or

@@ -1,7 +1,7 @@
 """Reference recommenders of Tian's thesis: Oracle, Popular, Random (+ ProbabilisticOracle).
 
 Tian's thesis §3.5.2 (shared/seeds/tian-thesis-offline-eval-error.txt) and
-shared/DESIGN.md §4. All lists are drawn over the candidates
+docs/design.md §4. All lists are drawn over the candidates
 :math:`C_u = I \\setminus \\mathrm{train}_u` and are exactly (not only
 approximately) distributed as ``top_n(score(...), n)``; ``recommend`` works on
 the sparse structure (O(nnz log nnz + n_users n), never a dense
@@ -15,8 +15,9 @@ import scipy.sparse as sp
 
 from simrec._random import RNGLike, as_generator
 from simrec._sampling import (
-    group_ranks,
+    Uniforms,
     nth_allowed,
+    permutation_chunks,
     rank_within_rows,
     row_ids,
     row_starts,
@@ -53,8 +54,8 @@ def _random_relevant(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator)
     draws them: no arrays of the whole sample.
     """
     r = np.diff(rel.indptr).astype(np.int64)
-    for rows, j in sample_distinct_chunks(t, r, rng):
-        yield rows, group_ranks(rows), rel.indices[np.take(rel.indptr, rows) + j]
+    for rows, j, rank in sample_distinct_chunks(t, r, rng):
+        yield rows, rank, rel.indices[np.take(rel.indptr, rows) + j]
 
 
 def _random_outside(excluded, k: np.ndarray, allowed: np.ndarray, n_items: int, rng: np.random.Generator):
@@ -65,8 +66,9 @@ def _random_outside(excluded, k: np.ndarray, allowed: np.ndarray, n_items: int, 
     chunk are asked for). Yields chunks ``(rows, rank, items)`` like
     :func:`_random_relevant`.
     """
-    for rows, j in sample_distinct_chunks(k, allowed, rng):
-        yield rows, group_ranks(rows), _allowed_items(excluded(_distinct(rows)), rows, j, n_items + 1)
+    for rows, j, rank in sample_distinct_chunks(k, allowed, rng):
+        head = rank == 0
+        yield rows, rank, _allowed_items(excluded(rows[head]), head, j, n_items)
 
 
 def _train_or_relevant(train: Interactions, rel: sp.csr_array):
@@ -74,22 +76,68 @@ def _train_or_relevant(train: Interactions, rel: sp.csr_array):
     return lambda users: sp.csr_array(train.matrix[users] + rel[users])  # scipy merges each row's sorted items
 
 
-def _allowed_items(excluded: sp.csr_array, rows: np.ndarray, j: np.ndarray, width: int) -> np.ndarray:
-    """The ``j``-th item outside its row's excluded items, for grouped ``rows``.
+#: :func:`_allowed_items` reads a bitmap of the rows' items when it has at most this many cells per query.
+_BITMAP_CELLS_PER_QUERY = 4
 
-    ``excluded`` holds the excluded items of the distinct ``rows``, one CSR
-    row each, in order (e.g. ``m[unique rows]``); ``width`` exceeds every
-    item. :func:`~simrec._sampling.nth_allowed` on those rows alone.
+
+def _allowed_items(excluded: sp.csr_array, head: np.ndarray, j: np.ndarray, n_items: int) -> np.ndarray:
+    """The ``j``-th item outside its row's excluded items, for queries grouped by row.
+
+    ``excluded`` holds the excluded items of the distinct rows of the
+    queries, one CSR row each, in order (e.g. ``m[unique rows]``); ``head``
+    marks each row's first query. :func:`~simrec._sampling.nth_allowed` on
+    those rows alone, or, when the queries are dense (at most
+    ``_BITMAP_CELLS_PER_QUERY`` cells of the rows' item range per query,
+    e.g. the full rankings of Random and Oracle), the same answers read from
+    the rows' allowed items laid out in order (a bitmap of the rows, one
+    compress, one gather: O(cells), no binary search per query).
     """
-    local = np.cumsum(group_ranks(rows) == 0) - 1
-    return nth_allowed(
-        row_ids(np.diff(excluded.indptr)), excluded.indices.astype(np.int64), excluded.shape[0], local, j, width
-    )
+    local = np.cumsum(head) - 1
+    n_rows = excluded.shape[0]
+    if n_rows * n_items <= _BITMAP_CELLS_PER_QUERY * len(j):
+        laid = _allowed_laid(excluded, n_items)
+        start = np.zeros(n_rows, dtype=np.int64)
+        np.cumsum(n_items - np.diff(excluded.indptr)[:-1], out=start[1:])
+        at = np.take(start, local)
+        at += j
+        return np.take(laid, at)
+    excl_rows = row_ids(np.diff(excluded.indptr))
+    return nth_allowed(excl_rows, excluded.indices.astype(np.int64), n_rows, local, j, n_items + 1)
 
 
-def _distinct(rows: np.ndarray) -> np.ndarray:
-    """The distinct values of grouped ``rows``, in order."""
-    return rows[group_ranks(rows) == 0]
+def _allowed_laid(excluded: sp.csr_array, n_items: int) -> np.ndarray:
+    """Each row's items outside its ``excluded`` ones, ascending, rows laid one after another (a bitmap, one compress)."""
+    allowed = np.ones((excluded.shape[0], n_items), dtype=bool)
+    allowed.ravel()[row_ids(np.diff(excluded.indptr)) * n_items + excluded.indices] = False
+    return np.broadcast_to(np.arange(n_items, dtype=np.int64), allowed.shape)[allowed]
+
+
+def _permuted_into(
+    out: np.ndarray, sizes: np.ndarray, candidates, rng: np.random.Generator, offset: np.ndarray | None = None
+) -> None:
+    """Write every row's ``sizes[r]`` candidates in a uniformly random order to ``out[r, offset[r]:]`` (offset 0).
+
+    ``candidates(rows)`` gives the candidates of the ascending ``rows``, each
+    row's ascending, one row after another. The draws and lists of
+    :func:`_random_relevant` / :func:`_random_outside` when every row's whole
+    sample is drawn (``t = r``, ``k = allowed``: a full ranking), done by
+    blocks of rows in two dimensions (:func:`~simrec._sampling.permutation_chunks`:
+    one row-wise sort of the draws; the permutation picks the candidates, one
+    gather), with no flat arrays of (row, rank, item).
+    """
+    n = out.shape[1]
+    for rows, perm in permutation_chunks(sizes, rng):
+        width = perm.shape[1]
+        real = np.arange(width) < sizes[rows][:, None]
+        laid = np.full(perm.shape, -1, dtype=np.int64)
+        laid[real] = candidates(rows)
+        perm += (np.arange(len(rows), dtype=np.int64) * width)[:, None]
+        items = np.take(laid, perm)  # positions past a row's size: -1
+        if offset is None:
+            out[rows, :width] = items
+        else:
+            at = (rows * n + offset[rows])[:, None] + np.arange(width)
+            out.reshape(-1)[at[real]] = items[real]
 
 
 #: Popular's first pass looks for each user's first allowed positions among the
@@ -206,6 +254,127 @@ def _popular_first_pass(
     return q, e_rows, e_pos
 
 
+def _popular_cuts(
+    lens: np.ndarray,
+    items: np.ndarray,
+    gpos: np.ndarray,
+    k: np.ndarray,
+    lvl_first: np.ndarray,
+    lvl_end: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Popular's cut levels for long lists, from the training positions alone (no list entry).
+
+    For lists that reach deep into the popularity order (``_POPULAR_WINDOW * n
+    >= n_items``, e.g. full rankings), :func:`_popular_first_pass` would
+    build every list's positions; here one sort of the training (user,
+    position) keys gives each list's last position
+    (:func:`~simrec._sampling.nth_allowed`), hence its cut level, the number
+    of its entries before that level and the training positions inside it.
+    Parameters as :func:`_popular_first_pass`.
+
+    Returns
+    -------
+    cut_s, cut_e : ndarray of int64, shape (n_users,)
+        Each list's cut level ``[cut_s, cut_e)``; (0, 0) for an empty list.
+    n_first : ndarray of int64, shape (n_users,)
+        Entries before the cut level: the allowed positions below ``cut_s``.
+    t_rows, t_pos : ndarray of int64
+        The training positions inside each user's cut level, sorted by (user, position).
+    """
+    n_users, n_pos = len(lens), len(lvl_first)
+    keys = np.take(gpos, items)
+    keys += row_ids(lens) * (n_pos + 1)
+    keys.sort()
+    s_rows, s_pos = np.divmod(keys, n_pos + 1)
+    del keys
+    has = np.flatnonzero(k > 0)
+    cut_s = np.zeros(n_users, dtype=np.int64)
+    cut_e = np.zeros(n_users, dtype=np.int64)
+    last = nth_allowed(s_rows, s_pos, n_users, has, k[has] - 1, n_pos + 1)
+    cut_s[has], cut_e[has] = lvl_first[last], lvl_end[last]
+    cs = cut_s[s_rows]
+    n_first = cut_s - np.bincount(s_rows[s_pos < cs], minlength=n_users)
+    at = (s_pos >= cs) & (s_pos < cut_e[s_rows])
+    return cut_s, cut_e, n_first, s_rows[at], s_pos[at]
+
+
+#: List entries per block of Popular's list assembly (a few int64 temporaries of this size stay in cache).
+_ASSEMBLY_ENTRIES = 1 << 17
+
+
+class _LevelShuffle:
+    """Lists ordered by popularity level, ties in a uniformly random order per user, as one integer sort.
+
+    Popular orders each list's entries by level, and inside a level by one
+    uniform draw per list slot (``gen.random((rows, n))``, row by row): the
+    entry in slot j takes the j-th draw of its row. Before this class, each
+    block of users was ordered by an ``argsort`` of the draws and a stable
+    ``argsort`` of the levels. Here every slot gets one int64 key::
+
+        level code | top bits of the draw's 53-bit integer | item + 1
+
+    (``item + 1 = 0``: padding, in a last level of its own), and one plain
+    ``np.sort`` of each row (numpy's SIMD sort) leaves the items in the same
+    order. Two slots of a level whose draws share their top bits (41 bits at
+    ML-1M size: :math:`2^{-41}` per pair) would be ordered by item instead
+    of by draw: such rows are found after the sort (equal keys above the item
+    bits) and redone with the two argsorts, as are all rows when fewer than
+    :attr:`MIN_DRAW_BITS` bits are left for the draws. Identical lists for a
+    seed to the argsorts, which are kept as :meth:`_argsorts`.
+
+    Parameters
+    ----------
+    level : ndarray of int64, shape (n_positions,)
+        Level code of each position of the global popularity order, 0 =
+        most popular level, non-decreasing.
+    item : ndarray of int64, shape (n_positions,)
+        The item at each position.
+    draw_bits : int, default 53
+        At most this many top bits of each draw in the keys (all 53 of a
+        double where they fit; fewer only to test the ties).
+    """
+
+    #: Fewer draw bits than this: every row takes the argsorts.
+    MIN_DRAW_BITS = 24
+
+    def __init__(self, level: np.ndarray, item: np.ndarray, draw_bits: int = 53) -> None:
+        n_levels = int(level[-1]) + 1 if len(level) else 0
+        self.item_bits = max(len(item), 1).bit_length()  # item + 1 <= n_items; 0 = padding
+        self.draw_bits = min(63 - self.item_bits - max(n_levels, 1).bit_length(), draw_bits, 53)
+        self.level_shift = self.draw_bits + self.item_bits
+        self.base = (level << self.level_shift) | (item + 1)  # each position's key without its draw
+        self.pad = n_levels << self.level_shift
+
+    def order(self, keys: np.ndarray, gen: np.random.Generator, out: np.ndarray) -> None:
+        """Write the items of ``keys`` (rows x n, from :attr:`base` or :attr:`pad`) in list order to ``out``.
+
+        Draws ``gen.random(keys.shape)`` (its doubles, or the same raw bits).
+        """
+        u = Uniforms.draw(gen, keys.shape)
+        if self.draw_bits < self.MIN_DRAW_BITS:  # too few bits for the draws: ties would be common
+            out[:] = self._argsorts(keys, u.doubles())
+            return
+        top = u.top(self.draw_bits)
+        top <<= np.uint64(self.item_bits)
+        srt = np.add(keys, top.view(np.int64), out=top.view(np.int64))  # keys stay as they were, for the ties
+        srt.sort(axis=1)
+        high = np.right_shift(srt, self.item_bits)
+        tied = np.flatnonzero((high[:, 1:] == high[:, :-1]).any(axis=1))
+        del high
+        np.bitwise_and(srt, (1 << self.item_bits) - 1, out=out)
+        out -= 1
+        if len(tied):
+            out[tied] = self._argsorts(keys[tied], u.doubles(tied))
+
+    def _argsorts(self, keys: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        """The items of ``keys`` (without draws) ordered by an argsort of ``draws``, then a stable one of the levels."""
+        o = np.argsort(draws, axis=1)
+        o = np.take_along_axis(
+            o, np.argsort(np.take_along_axis(keys >> self.level_shift, o, axis=1), axis=1, kind="stable"), axis=1
+        )
+        return (np.take_along_axis(keys, o, axis=1) & ((1 << self.item_bits) - 1)) - 1
+
+
 def _scatter_rows(
     out: np.ndarray, m: sp.csr_array, users: np.ndarray, value: float | None, *, add: bool = False
 ) -> None:
@@ -287,6 +456,9 @@ class RandomRecommender:
         gen = as_generator(rng)
         allowed = train.n_items - train.user_counts()
         out = np.full((train.n_users, n), -1, dtype=np.int64)
+        if (allowed <= n).all():  # every candidate (a full ranking): by 2-D blocks, the same draws and lists
+            _permuted_into(out, allowed, lambda u: _allowed_laid(train.matrix[u], train.n_items), gen)
+            return out
         for rows, rank, items in _random_outside(
             lambda u: train.matrix[u], np.minimum(n, allowed), allowed, train.n_items, gen
         ):
@@ -373,48 +545,53 @@ class Popular:
         lvl_size = np.bincount(level_id)
         lvl_end = lvl_first + lvl_size[level_id]
 
-        # the first k non-training positions of the global order
+        # each list's cut level (the level of its last entry): its items are resampled uniformly
         lens = train.user_counts()
         k = np.minimum(n, n_items - lens)
-        q_rows = row_ids(k)
-        q, t_rows, t_pos = _popular_first_pass(
-            lens, train.matrix.indices, gpos, k, lvl_first, lvl_end, _POPULAR_WINDOW * n
-        )
-
-        # level cut by the end of each list: its items are resampled uniformly
-        cut_s, cut_e = _cut_levels(q, np.cumsum(k), k, lvl_first, lvl_end)
-        in_cut = q >= cut_s[q_rows]
-        h = np.bincount(q_rows[in_cut], minlength=n_users)
+        items = train.matrix.indices
+        long = _POPULAR_WINDOW * n >= n_items
+        if long:  # the whole order fits the window: no list positions before the assembly
+            cut_s, cut_e, n_first, t_rows, t_pos = _popular_cuts(lens, items, gpos, k, lvl_first, lvl_end)
+        else:  # the first k non-training positions of the global order
+            q, t_rows, t_pos = _popular_first_pass(lens, items, gpos, k, lvl_first, lvl_end, _POPULAR_WINDOW * n)
+            cut_s, cut_e = _cut_levels(q, np.cumsum(k), k, lvl_first, lvl_end)
+            q_rows = row_ids(k)
+            n_first = k - np.bincount(q_rows[q >= cut_s[q_rows]], minlength=n_users)
+            q_start = np.zeros(n_users + 1, dtype=np.int64)
+            np.cumsum(k, out=q_start[1:])
         # (t_rows, t_pos): the training positions inside each user's cut level
         a = (cut_e - cut_s) - np.bincount(t_rows, minlength=n_users)
-        b_rows, b_j = sample_distinct(h, a, gen)
+        b_rows, b_j = sample_distinct(k - n_first, a, gen)
         b_pos = cut_s[b_rows] + nth_allowed(t_rows, t_pos - cut_s[t_rows], n_users, b_rows, b_j, width)
 
-        # per user: fully included levels first (ascending level), then the cut
-        # level; shuffled within each level by a random argsort followed by a
-        # stable argsort on the level (an exact per-user, per-level shuffle).
-        # By blocks of users: the (users x n) arrays stay a few MiB; the
-        # uniform draws are those of one (n_users, n) draw, row by row.
+        # per user: the entries before the cut level (ascending positions), then the cut level's
+        # sample, then padding; ordered by level, ties by the row's uniform draws (_LevelShuffle).
+        # By blocks of users: the (users x n) arrays stay in cache; the draws are those of one
+        # (n_users, n) draw, row by row.
+        shuffle = _LevelShuffle(level_id, order)
         out = np.empty((n_users, n), dtype=np.int64)
-        lvl_of = np.append(lvl_first, n_items)
-        item_of = np.append(order, -1)  # padding (n_items) -> -1
-        q_start = np.zeros(n_users + 1, dtype=np.int64)
-        np.cumsum(k, out=q_start[1:])
         b_start = row_starts(b_rows, n_users)
-        n_first = k - h  # each list's entries before its cut level: the first of its q entries
-        for blk in user_blocks(n_users, n):
-            u0, u1 = blk.start, blk.stop
-            pos = np.full((u1 - u0, n), n_items, dtype=np.int64)  # n_items = padding
-            rows = row_ids(n_first[u0:u1])
-            rank = rank_within_rows(rows, u1 - u0)
-            pos[rows, rank] = q[q_start[u0:u1][rows] + rank]
+        bounds = np.zeros(n_users + 1, dtype=np.int64)
+        np.cumsum(lens, out=bounds[1:])
+        step = max(1, _ASSEMBLY_ENTRIES // max(n, n_items if long else 1))
+        slot = np.arange(n)
+        col = np.arange(n_items)
+        for u0 in range(0, n_users, step):
+            u1 = min(u0 + step, n_users)
+            keys = np.full((u1 - u0, n), shuffle.pad, dtype=np.int64)
+            if long:  # the allowed positions below the cut level, from a bitmap of the block
+                below = col < cut_s[u0:u1, None]
+                below.ravel()[row_ids(lens[u0:u1]) * n_items + np.take(gpos, items[bounds[u0] : bounds[u1]])] = False
+                keys[slot < n_first[u0:u1, None]] = np.broadcast_to(shuffle.base, below.shape)[below]
+            else:
+                rows = row_ids(n_first[u0:u1])
+                rank = rank_within_rows(rows, u1 - u0)
+                keys[rows, rank] = shuffle.base[q[q_start[u0:u1][rows] + rank]]
             rows = b_rows[b_start[u0] : b_start[u1]] - u0
-            pos[rows, n_first[u0:u1][rows] + rank_within_rows(rows, u1 - u0)] = b_pos[b_start[u0] : b_start[u1]]
-            o = np.argsort(gen.random(pos.shape), axis=1)
-            o = np.take_along_axis(
-                o, np.argsort(np.take_along_axis(lvl_of[pos], o, axis=1), axis=1, kind="stable"), axis=1
-            )
-            out[blk] = item_of[np.take_along_axis(pos, o, axis=1)]
+            keys[rows, n_first[u0:u1][rows] + rank_within_rows(rows, u1 - u0)] = shuffle.base[
+                b_pos[b_start[u0] : b_start[u1]]
+            ]
+            shuffle.order(keys, gen, out[u0:u1])
         return out
 
     def score(
@@ -573,7 +750,7 @@ class Oracle:
     """Perfect recommender: relevant candidates first, then random non-relevant ones.
 
     Tian's thesis §3.5.2: "knows all relevant items and always recommends
-    top-N relevant candidate items"; shared/DESIGN.md §4: scores relevant
+    top-N relevant candidate items"; docs/design.md §4: scores relevant
     candidates 1 and the rest 0, ties broken at random, so with fewer than N
     relevant candidates the list ends with random non-relevant candidates.
 
@@ -672,15 +849,20 @@ class Oracle:
         r = np.diff(rel.indptr).astype(np.int64)
         t = np.minimum(n, r)
         out = np.full((n_users, n), -1, dtype=np.int64)
-        for rows, rank, items in _random_relevant(rel, t, gen):  # t relevant items per user, in random order
-            out[rows, rank] = items
         # Only users with fewer than n relevant candidates get random fill
         # items, outside their training and relevant items (disjoint:
         # check_relevant drops relevant training pairs); rows with f = 0 draw
         # nothing, so the draws are those of the full-matrix version.
         allowed = n_items - train.user_counts() - r
         f = np.minimum(n - t, allowed)
-        for rows, rank, items in _random_outside(_train_or_relevant(train, rel), f, allowed, n_items, gen):
+        excluded = _train_or_relevant(train, rel)
+        if (t == r).all() and (f == allowed).all():  # every candidate (a full ranking): by 2-D blocks, the same lists
+            _permuted_into(out, r, lambda u: rel[u].indices, gen)
+            _permuted_into(out, allowed, lambda u: _allowed_laid(excluded(u), n_items), gen, offset=t)
+            return out
+        for rows, rank, items in _random_relevant(rel, t, gen):  # t relevant items per user, in random order
+            out[rows, rank] = items
+        for rows, rank, items in _random_outside(excluded, f, allowed, n_items, gen):
             out[rows, t[rows] + rank] = items
         return out
 

@@ -1,22 +1,41 @@
-"""Bring your own algorithm: a LensKit component named by import path.
+"""Bring your own algorithm: a LensKit component class named by import path.
 
 A scenario's ``scorer = "my_scorers:ShrunkPopScorer"`` names a LensKit
-``Component`` class (or a callable returning one) that
-:class:`~simrec.recommenders.LensKitRecommender` wraps in LensKit's top-N
-pipeline. This module checks such a path and the parameters given to it,
-before anything runs:
+``Component`` class that :class:`~simrec.recommenders.LensKitRecommender`
+wraps in LensKit's top-N pipeline. A scenario, stress, assessment file or a
+``simrec ranks -r`` option comes from a user and is untrusted (a shared TOML
+file must not be able to run ``subprocess:getoutput``), so this module
+resolves such a path to a *class* and calls nothing else. It checks the path
+and the parameters given to it before anything runs:
 
-1. the path is ``package.module:Attribute`` — dot-separated Python
-   identifiers, one colon, one identifier after it (anything else is refused
-   *before* any import: no file paths, no expressions, no relative imports);
-2. the module imports (importing it runs its code: that is what naming it
-   asks for, so name only modules you trust);
-3. the attribute exists and is a LensKit ``Component`` subclass, or a
-   callable (a factory) that returns a ``Component``;
-4. the parameters are the component's configuration: every key is a field of
-   its config class (a dataclass or pydantic model; LensKit itself silently
-   ignores unknown keys, simrec refuses them) and the config validates them
-   (types, bounds).
+1. the path is ``package.module:Class`` — dot-separated Python identifiers,
+   one colon, one identifier after it (anything else is refused *before* any
+   import: no file paths, no expressions, no relative imports);
+2. a module of Python's standard library (``sys.stdlib_module_names`` and its
+   submodules: ``os``, ``os.path``, ``xml.etree``, ``antigravity``, ``this``)
+   or any ``__main__`` module is refused *before import*: none holds a LensKit
+   component, and importing some has effects (``antigravity`` opens a web
+   browser, ``this`` prints, a package's ``__main__`` runs its program);
+3. the module is imported. **Naming a module of your own runs its top-level
+   code**, as ``python -m`` or ``import`` would: name only modules you trust.
+   A module of simrec's dependencies (``numpy``, ``lenskit``, ...) is imported
+   only to look the class up;
+4. the attribute must be a class and a subclass of
+   ``lenskit.pipeline.Component`` (``issubclass``), checked before anything is
+   called, and not abstract. Functions, instances and other classes are
+   refused, from any module (``numpy:save`` is never called). Decision (issue
+   22): factories (functions returning a component), accepted before, are no
+   longer accepted: calling a function a file names is how a scenario ran
+   ``os:system``; name the component class and give its configuration in
+   ``params``;
+5. the parameters are the component's configuration, checked without
+   constructing the component: every key must be a field of its config class
+   (a dataclass, pydantic model or TypedDict; LensKit itself silently ignores
+   unknown keys, simrec refuses them) and the config validates the values as
+   LensKit's own ``Component.validate_config`` does (pydantic's
+   ``TypeAdapter``; this runs the config's own checks, e.g. a dataclass's
+   ``__post_init__``). Whatever the module's import or the config raises,
+   ``SystemExit`` included, is reported as a problem (:mod:`simrec._usercode`).
 
 ``search_path`` (a scenario file's folder) is *appended* to ``sys.path`` if
 not already there, so a module next to the scenario file imports, and
@@ -35,13 +54,24 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import keyword
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IMPORT_PATH_RULE", "ImportPathError", "check_import_path", "import_component", "param_problems"]
+from simrec._usercode import UserCodeError, user_code
+from simrec._validation import quote
+
+__all__ = [
+    "IMPORT_PATH_RULE",
+    "STDLIB_MODULES",
+    "ImportPathError",
+    "check_import_path",
+    "import_component",
+    "is_component_class",
+    "param_problems",
+]
 
 
 #: The rule an import path follows (the message of a malformed one).
@@ -49,9 +79,12 @@ IMPORT_PATH_RULE = (
     "must be an import path 'package.module:Class' (dot-separated Python identifiers, one ':'; no file paths)"
 )
 
+#: Top-level modules refused before import: Python's standard library and the interpreter's built-in modules.
+STDLIB_MODULES: frozenset[str] = frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names)
+
 
 class ImportPathError(ValueError):
-    """A scorer import path that is malformed, does not import, or names no LensKit component."""
+    """A scorer import path that is malformed, refused, does not import, or names no LensKit component class."""
 
 
 def check_import_path(path: str) -> tuple[str, str]:
@@ -61,7 +94,7 @@ def check_import_path(path: str) -> tuple[str, str]:
     that is not a keyword (``str.isidentifier``); nothing is imported here.
     """
     if not isinstance(path, str):
-        raise ImportPathError(f"`scorer` must be a string 'package.module:Class'; got {path!r}")
+        raise ImportPathError(f"`scorer` must be a string 'package.module:Class'; got {quote(path)}")
     module, sep, attr = path.partition(":")
     parts = module.split(".")
     ok = (
@@ -71,18 +104,38 @@ def check_import_path(path: str) -> tuple[str, str]:
         and all(p.isidentifier() and not keyword.iskeyword(p) for p in parts)
     )
     if not ok:
-        raise ImportPathError(f"`scorer` {IMPORT_PATH_RULE}; got {path!r}")
+        raise ImportPathError(f"`scorer` {IMPORT_PATH_RULE}; got {quote(path)}")
     return module, attr
 
 
-def _is_component_class(obj: Any) -> bool:
+def _refuse_before_import(path: str, module: str) -> None:
+    """ImportPathError for a module that is never imported: the standard library's, or a ``__main__``."""
+    top = module.partition(".")[0]
+    if top in STDLIB_MODULES:
+        raise ImportPathError(
+            f"`scorer` {quote(path)}: module {quote(module)} is part of Python's standard library, which holds no LensKit "
+            "component; it is refused before import (name the module that defines your Component class)"
+        )
+    if "__main__" in module.split("."):
+        raise ImportPathError(
+            f"`scorer` {quote(path)}: a __main__ module runs a program when imported; it is refused before import "
+            "(name the module that defines your Component class)"
+        )
+
+
+def is_component_class(obj: object) -> bool:
+    """Whether ``obj`` is a class and a subclass of ``lenskit.pipeline.Component`` (nothing of ``obj`` is called).
+
+    ``type(obj)`` is the object's real type (``isinstance`` would read a
+    ``__class__`` attribute, which an object can compute).
+    """
     from lenskit.pipeline import Component
 
-    return isinstance(obj, type) and issubclass(obj, Component)
+    return issubclass(type(obj), type) and issubclass(obj, Component)  # type: ignore[arg-type]
 
 
-def import_component(path: str, search_path: str | Path | None = None) -> Callable[..., Any]:
-    """Import the LensKit component class (or factory) that ``path`` names.
+def import_component(path: str, search_path: str | Path | None = None) -> type:
+    """Import the LensKit component class that ``path`` names; nothing but the module's import runs.
 
     Parameters
     ----------
@@ -94,45 +147,62 @@ def import_component(path: str, search_path: str | Path | None = None) -> Callab
 
     Returns
     -------
-    type or callable
-        A ``lenskit.pipeline.Component`` subclass, or another callable
-        (whose result :func:`param_problems` checks).
+    type
+        A concrete ``lenskit.pipeline.Component`` subclass.
 
     Raises
     ------
     ImportPathError
-        Malformed path, a module that does not import (its error is named, no
-        traceback), a missing attribute, or an attribute that is neither a
-        ``Component`` subclass nor callable.
+        Malformed path; a module of the standard library or a ``__main__``
+        (refused before import); a module that does not import (whatever its
+        import raised is named, ``SystemExit`` included, no traceback); a
+        missing attribute; an attribute that is not a concrete ``Component``
+        class (a function, a factory, an instance, another class).
     """
     module, attr = check_import_path(path)
+    _refuse_before_import(path, module)
     if search_path is not None:
         folder = str(Path(search_path))
         if folder not in sys.path:
             sys.path.append(folder)
     try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        where = f" (searched sys.path, including {search_path})" if search_path is not None else ""
-        raise ImportPathError(f"`scorer` {path!r}: no module named {exc.name!r}{where}") from None
-    except SyntaxError as exc:
-        raise ImportPathError(
-            f"`scorer` {path!r}: module {module!r} has a syntax error at {exc.filename}, line {exc.lineno}: {exc.msg}"
-        ) from None
-    except Exception as exc:  # the user's module raised while being imported
-        raise ImportPathError(
-            f"`scorer` {path!r}: importing module {module!r} failed: {type(exc).__name__}: {exc}"
-        ) from None
+        with user_code(f"importing module {quote(module)}"):
+            mod = importlib.import_module(module)
+    except UserCodeError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ModuleNotFoundError):
+            where = f" (searched sys.path, including {search_path})" if search_path is not None else ""
+            raise ImportPathError(f"`scorer` {quote(path)}: no module named {cause.name!r}{where}") from None
+        if isinstance(cause, SyntaxError):
+            raise ImportPathError(
+                f"`scorer` {quote(path)}: module {quote(module)} has a syntax error at {cause.filename}, line {cause.lineno}: "
+                f"{cause.msg}"
+            ) from None
+        raise ImportPathError(f"`scorer` {quote(path)}: {exc}") from None  # the user's module raised while imported
     if search_path is not None:
         _check_not_shadowed(path, module.partition(".")[0], Path(search_path))
-    if not hasattr(mod, attr):
-        raise ImportPathError(f"`scorer` {path!r}: module {module!r} has no attribute {attr!r}")
-    obj = getattr(mod, attr)
-    if not _is_component_class(obj) and (isinstance(obj, type) or not callable(obj)):
+    try:
+        with user_code(
+            f"looking up {quote(attr)} in module {quote(module)}"
+        ):  # a module-level __getattr__ (lazy names)
+            obj = getattr(mod, attr)
+    except UserCodeError as exc:
+        if isinstance(exc.__cause__, AttributeError):
+            raise ImportPathError(
+                f"`scorer` {quote(path)}: module {quote(module)} has no attribute {quote(attr)}"
+            ) from None
+        raise ImportPathError(f"`scorer` {quote(path)}: {exc}") from None
+    if not is_component_class(obj):
+        kind = "class" if issubclass(type(obj), type) else "function" if callable(obj) else type(obj).__name__
         raise ImportPathError(
-            f"`scorer` {path!r}: must be a LensKit Component class (a subclass of "
-            f"lenskit.pipeline.Component) or a function returning one; got "
-            f"{type(obj).__name__} {obj!r}"
+            f"`scorer` {quote(path)}: must name a LensKit Component class (a subclass of lenskit.pipeline.Component); "
+            f"got {kind} {quote(attr)}. Nothing it names is called: functions, including factories returning a "
+            "component (no longer accepted), are refused; name the component class and give its configuration "
+            "in `params`"
+        )
+    if inspect.isabstract(obj):
+        raise ImportPathError(
+            f"`scorer` {quote(path)}: {quote(attr)} is an abstract Component class; name a concrete one"
         )
     return obj
 
@@ -160,67 +230,78 @@ def _check_not_shadowed(path: str, top: str, folder: Path) -> None:
         same = False
     if not same:
         raise ImportPathError(
-            f"`scorer` {path!r}: module {top!r} is already imported from {loaded}, so {local[0]} next to the "
+            f"`scorer` {quote(path)}: module {quote(top)} is already imported from {loaded}, so {local[0]} next to the "
             "file cannot be loaded (Python imports a module once per process); rename one of them"
         )
 
 
+def _config_class(cls: type) -> Any:
+    """The config class of a Component class, as LensKit finds it (the ``config`` annotation), or None."""
+    from lenskit.pipeline import Component
+
+    return Component.config_class.__func__(cls)  # type: ignore[attr-defined] - LensKit's own, not an override
+
+
 def _config_fields(config_class: Any) -> list[str] | None:
-    """Field names of a dataclass or pydantic config class (None: unknown, accept any key)."""
+    """Names a config class accepts: dataclass fields, pydantic fields and aliases, TypedDict keys (None: unknown)."""
     if dataclasses.is_dataclass(config_class):
         return [f.name for f in dataclasses.fields(config_class)]
     fields = getattr(config_class, "model_fields", None)
-    return list(fields) if isinstance(fields, dict) else None
+    if isinstance(fields, dict):
+        aliases = [f.alias for f in fields.values() if getattr(f, "alias", None)]
+        return list(fields) + [a for a in aliases if a not in fields]
+    keys = getattr(config_class, "__required_keys__", None)
+    if isinstance(keys, frozenset):
+        return sorted(keys | getattr(config_class, "__optional_keys__", frozenset()))
+    return None
 
 
-def param_problems(factory: Callable[..., Any], params: dict[str, Any]) -> list[tuple[str, str]]:
-    """Problems of ``params`` for ``factory``: ``(key, message)`` pairs, empty when a component builds.
+def param_problems(cls: type, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """Problems of ``params`` for the Component class ``cls``: ``(key, message)`` pairs, empty when they are valid.
 
-    A ``Component`` subclass: keys not in its config class are refused (the
-    message lists the accepted ones), then the config validates the values
-    (LensKit's ``validate_config``: pydantic). A factory: it is called with
-    the parameters and must return a ``Component``. ``key`` is ``""`` for a
-    problem of the whole call.
+    Nothing is constructed: keys not in the class's config class are refused
+    (the message lists the accepted ones), then the config validates the
+    values as LensKit's ``Component.validate_config`` would (pydantic's
+    ``TypeAdapter``: a dataclass's ``__post_init__`` and a pydantic model's
+    validators run; whatever they raise is a problem). ``key`` is ``""`` for a
+    problem of the whole configuration.
     """
-    from lenskit.pipeline import Component
-    from pydantic import ValidationError
+    from pydantic import TypeAdapter, ValidationError
 
-    unknown: list[tuple[str, str]] = []
-    if _is_component_class(factory):
-        fields = _config_fields(factory.config_class())  # type: ignore[attr-defined]
-        if fields is not None:
-            accepted = ", ".join(fields) or "none"
-            unknown = [
-                (
-                    k,
-                    f"unknown parameter of {factory.__name__} (accepted: {accepted}); "  # type: ignore[attr-defined]
-                    f"got {v!r}",
-                )
-                for k, v in params.items()
-                if k not in fields
-            ]
-            params = {k: v for k, v in params.items() if k in fields}
+    name = cls.__name__
     try:
-        obj = factory(**params)
-    except ValidationError as exc:
-        return unknown + [
-            (
-                ".".join(str(p) for p in e["loc"]),
-                f"{e['msg'].removeprefix('Value error, ')} ({exc.title})"
-                + ("" if isinstance(e.get("input"), dict) else f"; got {e.get('input')!r}"),
-            )
-            for e in exc.errors()
+        with user_code(f"finding the config class of {name}"):
+            config_class = _config_class(cls)
+    except UserCodeError as exc:
+        return [("", str(exc))]
+    if config_class is None:
+        return [(k, f"{name} takes no parameters (it has no config class); got {quote(v)}") for k, v in params.items()]
+    unknown: list[tuple[str, str]] = []
+    fields = _config_fields(config_class)
+    if fields is not None:
+        accepted = ", ".join(fields) or "none"
+        unknown = [
+            (k, f"unknown parameter of {name} (accepted: {accepted}); got {quote(v)}")
+            for k, v in params.items()
+            if k not in fields
         ]
-    except Exception as exc:  # a user's factory or config refused the parameters
-        return unknown + [
-            (
-                "",
-                f"building {getattr(factory, '__name__', factory)!r} with {params!r} failed: "
-                f"{type(exc).__name__}: {exc}",
-            )
-        ]
-    if not isinstance(obj, Component):
-        return unknown + [
-            ("", f"{getattr(factory, '__name__', factory)!r} must return a LensKit Component; got {type(obj).__name__}")
-        ]
-    return unknown
+        params = {k: v for k, v in params.items() if k in fields}
+    invalid = None
+    try:
+        with user_code(f"checking the configuration of {name}"):
+            try:
+                TypeAdapter(config_class).validate_python(params)
+            except ValidationError as exc:
+                invalid = exc
+    except UserCodeError as exc:  # the config's own check raised something other than a validation error
+        return unknown + [("", str(exc))]
+    if invalid is None:
+        return unknown
+    return unknown + [
+        (
+            ".".join(str(p) for p in e["loc"]),
+            f"{e['msg'].removeprefix('Value error, ')} ({invalid.title})"
+            + ("" if isinstance(e.get("input"), dict) else f"; got {quote(e.get('input'))}"),
+        )
+        for e in invalid.errors()
+    ]

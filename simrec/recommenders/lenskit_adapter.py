@@ -1,4 +1,4 @@
-"""Run LensKit algorithms as simrec recommenders (shared/DESIGN.md §4).
+"""Run LensKit algorithms as simrec recommenders (docs/design.md §4).
 
 The training matrix becomes a ``lenskit.data.Dataset`` (``from_interactions_df``
 with the full user and item vocabularies ``0..n_users-1`` / ``0..n_items-1``),
@@ -11,7 +11,9 @@ LensKit user would run. Tested against LensKit 2025.8.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,10 +21,17 @@ import pandas as pd
 import scipy.sparse as sp
 
 from simrec._random import RNGLike, as_generator
+from simrec._usercode import UserCodeError, user_code
 from simrec._validation import check_int
 from simrec.interactions import Interactions
 from simrec.recommenders._base import check_relevant, check_train, check_users
-from simrec.recommenders.import_path import import_component
+from simrec.recommenders.import_path import (
+    STDLIB_MODULES,
+    ImportPathError,
+    import_component,
+    is_component_class,
+    param_problems,
+)
 
 __all__ = ["LensKitRecommender", "LENSKIT_SCORERS"]
 
@@ -46,7 +55,8 @@ _IMPLICIT_DEFAULT = {"ItemKNNScorer", "UserKNNScorer"}
 UNSCORED = -np.finfo(np.float64).max
 
 
-def _resolve(scorer: object) -> Callable[..., Any]:
+def _resolve(scorer: object) -> type:
+    """The Component class ``scorer`` names (a short name, an import path) or is; nothing is called."""
     if isinstance(scorer, str):
         if scorer in LENSKIT_SCORERS:
             return import_component(LENSKIT_SCORERS[scorer])
@@ -56,9 +66,41 @@ def _resolve(scorer: object) -> Callable[..., Any]:
                 f"'package.module:Class' import path; got {scorer!r}"
             )
         return import_component(scorer)
-    if callable(scorer):
-        return scorer
-    raise TypeError(f"`scorer` must be a name or a callable returning a LensKit component; got {type(scorer).__name__}")
+    if is_component_class(scorer):
+        if inspect.isabstract(scorer):
+            raise TypeError(f"`scorer` {scorer.__name__} is an abstract Component class; pass a concrete one")  # type: ignore[attr-defined]
+        return scorer  # type: ignore[return-value]
+    raise TypeError(
+        "`scorer` must be a name, a 'package.module:Class' import path or a LensKit Component class (a subclass of "
+        f"lenskit.pipeline.Component); got {type(scorer).__name__}. Factories (functions returning a component) "
+        "are not accepted: pass the class, and its configuration as keyword arguments"
+    )
+
+
+def _reference(cls: type) -> tuple[str, str | None] | None:
+    """``(import path, folder to append to sys.path)`` by which another process imports ``cls``; None if none works.
+
+    The folder is the one the class's top-level package was loaded from
+    (e.g. a scenario file's folder), so a worker process or a Ray worker finds
+    a module that only the scenario's folder holds.
+    """
+    module, name = cls.__module__, cls.__qualname__
+    mod = sys.modules.get(module)
+    if (
+        mod is None
+        or module.partition(".")[0] in STDLIB_MODULES
+        or "__main__" in module.split(".")
+        or not name.isidentifier()  # a nested class ("Outer.Inner") or one defined in a function
+        or vars(mod).get(name) is not cls
+    ):
+        return None
+    file = getattr(mod, "__file__", None)
+    if not file:
+        return f"{module}:{name}", None
+    root = Path(file).resolve().parent
+    for _ in range(module.count(".") + (Path(file).stem == "__init__")):
+        root = root.parent
+    return f"{module}:{name}", str(root)
 
 
 class LensKitRecommender:
@@ -66,20 +108,22 @@ class LensKitRecommender:
 
     Parameters
     ----------
-    scorer : str or callable
+    scorer : str or type
         A LensKit scorer: a short name from :data:`LENSKIT_SCORERS`
         (``"ItemKNNScorer"``, ``"ImplicitMFScorer"``, ...), a
         ``"package.module:Class"`` import path (checked and imported by
         :func:`simrec.recommenders.import_path.import_component`; a module
-        must be importable from ``sys.path``), or a callable (a LensKit
-        ``Component`` class or a factory returning one).
+        must be importable from ``sys.path``), or a LensKit ``Component``
+        class. Nothing else is accepted (factories neither: issue 22).
     name : str, optional
         Label; default the scorer's name.
     n_jobs : int, default 1
         Processes for ``lenskit.batch.recommend`` (1 = in this process).
     **params
         Configuration passed to the scorer (``scorer(**params)``), e.g.
-        ``k=20`` for ItemKNN, ``embedding_size=50`` for ImplicitMF.
+        ``max_nbrs=20`` for ItemKNN, ``embedding_size=50`` for ImplicitMF;
+        checked against its config class here (unknown keys and bad values
+        raise ValueError) without constructing the component.
 
     Notes
     -----
@@ -99,23 +143,55 @@ class LensKitRecommender:
       :data:`UNSCORED` (below every scored candidate; ties count 1/2 in AUC).
       Ties among scored items are left as LensKit scores them.
     * ``relevant`` is ignored.
+    * The scorer is user code: the component is constructed, trained and run
+      inside :class:`simrec._usercode.user_code`, so whatever it raises
+      (``SystemExit`` and ``KeyboardInterrupt`` included, but not a real
+      Ctrl-C) leaves as one :class:`~simrec._usercode.UserCodeError`
+      "recommender 'name' failed: ...". A recommender sent to another process
+      (a task's payload) carries its scorer's import path, not the class: the
+      module is imported where it is first used, inside that guard.
     """
 
-    def __init__(
-        self, scorer: str | Callable[..., Any], name: str | None = None, *, n_jobs: int = 1, **params: Any
-    ) -> None:
-        self._factory = _resolve(scorer)
+    def __init__(self, scorer: str | type, name: str | None = None, *, n_jobs: int = 1, **params: Any) -> None:
+        cls = _resolve(scorer)
         self.n_jobs = check_int("n_jobs", n_jobs, low=1)
-        short = getattr(self._factory, "__name__", type(self._factory).__name__)
+        short = cls.__name__
         if short in _IMPLICIT_DEFAULT:
             params.setdefault("feedback", "implicit")
         self.params = params
         self.name = short if name is None else str(name)
+        self._factory: type | None = cls
+        self._reference = _reference(cls)
         self._fitted_on: Interactions | None = None
         self._pipeline = None
         self._component = None
-        # build one component now so that a bad parameter fails here, not mid-run
-        self._factory(**self.params)
+        # check the parameters now (against the config class, nothing constructed) so that a bad one fails here
+        problems = param_problems(cls, params)
+        if problems:
+            raise ValueError(
+                f"parameters of {short}: " + "; ".join(f"`{key}`: {msg}" if key else msg for key, msg in problems)
+            )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        if state["_reference"] is not None:  # imported by path where unpickled, when first used (inside the guard)
+            state["_factory"] = None
+        return state
+
+    def _component_class(self) -> type:
+        """The scorer's Component class (imported by path in a process that received this recommender pickled)."""
+        if self._factory is None:
+            path, root = self._reference  # type: ignore[misc]
+            try:
+                self._factory = import_component(path, root)
+            except ImportPathError as exc:
+                raise UserCodeError(f"recommender {self.name!r} failed: {exc}") from exc
+        return self._factory
+
+    @property
+    def _guard(self) -> user_code:
+        """The guard of the scorer's code (its construction, training and scoring)."""
+        return user_code(f"recommender {self.name!r}")
 
     def __repr__(self) -> str:
         return f"LensKitRecommender({self.name!r}, {self.params})"
@@ -136,9 +212,11 @@ class LensKitRecommender:
 
         train = check_train(train)
         seed = int(as_generator(rng).integers(2**63))
-        component = self._factory(**self.params)
-        pipe = topn_pipeline(component, name=self.name)
-        pipe.train(self.to_dataset(train), TrainingOptions(rng=seed))
+        data = self.to_dataset(train)
+        with self._guard:
+            component = self._component_class()(**self.params)
+            pipe = topn_pipeline(component, name=self.name)
+            pipe.train(data, TrainingOptions(rng=seed))
         self._pipeline, self._fitted_on, self._component = pipe, train, component
         return self
 
@@ -161,8 +239,8 @@ class LensKitRecommender:
         n = check_int("n", n, low=1)
         gen = as_generator(rng)
         self._ensure_fit(train, gen)
-        recs = recommend(self._pipeline, np.arange(train.n_users), n=n, n_jobs=self.n_jobs)
-        df = recs.to_df()
+        with self._guard:
+            df = recommend(self._pipeline, np.arange(train.n_users), n=n, n_jobs=self.n_jobs).to_df()
         out = np.full((train.n_users, n), -1, dtype=np.int64)
         if len(df):
             out[df["user_id"].to_numpy(np.int64), df["rank"].to_numpy(np.int64) - 1] = df["item_id"].to_numpy(np.int64)
@@ -200,6 +278,14 @@ class LensKitRecommender:
         if exclude_train:
             cand[train.matrix[users].nonzero()] = False
         out[cand] = UNSCORED
+        with self._guard:
+            self._fill_scores(out, cand, train, users, exclude_train)
+        return out
+
+    def _fill_scores(
+        self, out: np.ndarray, cand: np.ndarray, train: Interactions, users: np.ndarray, exclude_train: bool
+    ) -> None:
+        """Write the scorer's finite scores of the candidates ``cand`` into ``out`` (the scorer's code runs here)."""
         batch = getattr(self._component, "score_histories", None)
         if callable(batch):
             # the component's item numbers of simrec's items 0..n_items-1 (ids = indices, see to_dataset)
@@ -209,7 +295,7 @@ class LensKitRecommender:
             vals = np.asarray(batch(h), dtype=np.float64)[:, nums]
             ok = np.isfinite(vals) & cand
             out[ok] = vals[ok]
-            return out
+            return
         every = None
         if not exclude_train:
             from lenskit.data import ItemList
@@ -225,4 +311,3 @@ class LensKitRecommender:
             vals = np.asarray(scored.scores(), dtype=np.float64)
             ok = np.isfinite(vals) & cand[row, ids]
             out[row, ids[ok]] = vals[ok]
-        return out

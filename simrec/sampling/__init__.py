@@ -1,4 +1,4 @@
-"""Sampled evaluation and its estimators (shared/DESIGN.md §5).
+"""Sampled evaluation and its estimators (docs/design.md §5).
 
 Global ranks R (one held-out item per user among N items) become sampled ranks
 r among n sampled items (:mod:`.ranks`); metric functions F map ranks to scores
@@ -63,7 +63,7 @@ Example
 >>> t_mle = mle(r, scheme).expectation(ndcg(10))
 """
 
-from simrec.sampling._results import Estimate
+from simrec.sampling._results import Estimate, IntervalKind
 from simrec.sampling._threads import single_threaded_blas
 from simrec.sampling.corrections import (
     CorrectionProblem,
@@ -106,6 +106,8 @@ from simrec.sampling.estimators import (
     WeightedMLE,
 )
 from simrec.sampling.fitted import (
+    ConvergenceWarning,
+    FitStatus,
     FittedEstimator,
     OutOfRangeWarning,
     bootstrap_estimates,
@@ -113,6 +115,7 @@ from simrec.sampling.fitted import (
     estimate_histograms,
     fit,
     fit_adaptive,
+    fit_limits,
     fixed_corrections,
     percentile_interval,
 )
@@ -168,6 +171,7 @@ from simrec.sampling.users import (
 __all__ = [
     # results
     "Estimate",
+    "IntervalKind",
     # ranks
     "SamplingScheme",
     "conditional_rank_matrix",
@@ -231,9 +235,12 @@ __all__ = [
     "BETA_A_VALUES",
     # fitting with bootstrap intervals
     "FittedEstimator",
+    "FitStatus",
     "OutOfRangeWarning",
+    "ConvergenceWarning",
     "fit",
     "fit_adaptive",
+    "fit_limits",
     "estimate_histograms",
     "fixed_corrections",
     "bootstrap_histograms",

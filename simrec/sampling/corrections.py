@@ -7,7 +7,7 @@ and applying it to many repeats is cheap (:meth:`RankCorrection.mean` takes a
 
 * :func:`naive`: F̂ = F on the sample, the uncorrected sampled metric.
 * :func:`rank_estimate`: F̂(r) = F(⌊1 + (N-1)(r-1)/(n-1)⌋) (K&R 2020 eq. 20).
-* The **linear family with a prior** π over global ranks (shared/DESIGN.md §5):
+* The **linear family with a prior** π over global ranks (docs/design.md §5):
 
   .. math::
 

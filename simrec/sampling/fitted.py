@@ -57,7 +57,22 @@ Decisions
   give NaN with a warning.
 * :class:`~.estimators.AdaptiveMLE` fits :class:`~.ranks.AdaptiveRanks`
   (each user's own n_u); its bootstrap resamples the distinct (n_u, r_u)
-  pairs multinomially (again equal to resampling users).
+  pairs multinomially (again equal to resampling users). :func:`fit_adaptive`
+  takes N and with/without replacement from the ranks and refuses other
+  values (issue 22: ranks drawn without replacement were fitted as binomial
+  unless ``replace=`` was repeated).
+* Every :class:`~._results.Estimate` says what it is (issue 22): its
+  estimator's :class:`~._results.IntervalKind` (whether the interval's
+  coverage is known to fail because of a bias it ignores), whether the
+  iterative fits behind it converged and how many iterations the point fit
+  ran. A fit stopped at its cap gives one :class:`ConvergenceWarning` per
+  ``estimates`` / :func:`fit_adaptive` call naming the estimator, the cap
+  and the tolerance; the cap itself (``max_iter = 300``) is unchanged
+  (issue 27 decides it).
+* A cutoff K > N is refused (it truncates nothing); K >= n warns for the
+  naive estimator only (it ignores the cutoff: Recall@K = 1); with M < 2
+  users the interval and standard error are NaN with a warning, never of
+  zero width.
 """
 
 from __future__ import annotations
@@ -66,6 +81,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -108,7 +124,10 @@ from simrec.sampling.ranks import AdaptiveRanks, SamplingScheme
 
 __all__ = [
     "FittedEstimator",
+    "FitStatus",
     "OutOfRangeWarning",
+    "ConvergenceWarning",
+    "fit_limits",
     "fit",
     "fit_adaptive",
     "estimate_histograms",
@@ -124,6 +143,96 @@ _MAPPABLE = ("Recall", "HR")
 
 class OutOfRangeWarning(RuntimeWarning):
     """An estimate lies outside the range of its metric."""
+
+
+class ConvergenceWarning(RuntimeWarning):
+    """An iterative fit (EM, MES's L-BFGS, beta@P's fixed point) stopped at its iteration cap before its tolerance."""
+
+
+#: Tolerance of the EM fits (MLE, WMLE, the MLE prior, adaptive MLE): change of the mean log-likelihood per user.
+_EM_TOL = 1e-9
+#: MES's L-BFGS cap and gradient tolerance (the defaults of :func:`~.distribution.mes`, used by MES and its prior).
+_MES_MAX_ITER, _MES_TOL = 2000, 1e-12
+#: beta@P's fixed-point cap and relative tolerance on a (:func:`~.mapping.fit_beta_mapping`'s defaults).
+_BETA_MAX_ITER, _BETA_TOL = 100, 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class FitStatus:
+    """Iterations and convergence of the iterative fit behind each estimate, one entry per (row, estimator).
+
+    Filled by :func:`estimate_histograms` and :func:`bootstrap_estimates` when
+    passed as ``status=``: the row of a histogram that was fitted gets the
+    iterations its fit ran and whether it met its tolerance; rows and
+    estimators without an iterative fit (closed forms, or replicates that were
+    linearised rather than refitted) keep 0 and True.
+
+    Attributes
+    ----------
+    n_iter : ndarray of int64, shape (B, E)
+    converged : ndarray of bool, shape (B, E)
+    """
+
+    n_iter: np.ndarray
+    converged: np.ndarray
+
+    @classmethod
+    def new(cls, n_rows: int, n_estimators: int) -> FitStatus:
+        """No fit recorded yet: 0 iterations, converged, shape (n_rows, n_estimators)."""
+        return cls(np.zeros((n_rows, n_estimators), dtype=np.int64), np.ones((n_rows, n_estimators), dtype=bool))
+
+    def _record(self, row: int | slice, col: int, fit: _Fit) -> None:
+        self.n_iter[row, col] = fit.n_iter
+        self.converged[row, col] = fit.converged
+
+
+class _Fit(NamedTuple):
+    """One iterative fit: its result (π̂, or a mapping's values), iterations run, tolerance met."""
+
+    value: object
+    n_iter: int
+    converged: bool
+
+
+def _record(status: FitStatus | None, row: int | slice, col: int, fit: _Fit) -> None:
+    if status is not None:
+        status._record(row, col, fit)
+
+
+def fit_limits(estimator: Estimator, max_iter: int) -> tuple[str, int, float] | None:
+    """The iterative fit behind ``estimator``: (what it is, its iteration cap, its tolerance), or None.
+
+    EM (MLE, WMLE, the MLE prior of BV_MLE / MN_MLE, adaptive MLE) runs at
+    most ``max_iter`` iterations with tolerance 1e-9 on the mean
+    log-likelihood per user; MES and the MES prior solve their dual by L-BFGS
+    (at most 2000 iterations, gradient tolerance 1e-12; ``max_iter`` does not
+    apply); beta@P iterates its fixed point at most 100 times (relative
+    tolerance 1e-6 on a). The closed-form estimators give None.
+    """
+    if isinstance(estimator, (WeightedMLE, AdaptiveMLE)):
+        return "EM", max_iter, _EM_TOL
+    if isinstance(estimator, MappingEstimator):
+        return ("beta@P fixed-point iteration", _BETA_MAX_ITER, _BETA_TOL) if estimator.kind == "beta@P" else None
+    prior = _prior_of(estimator)
+    if isinstance(prior, MLEPrior):
+        return ("EM" if isinstance(estimator, MLE) else "EM of its MLE prior"), max_iter, _EM_TOL
+    if isinstance(prior, MESPrior):
+        return ("L-BFGS" if isinstance(estimator, MES) else "L-BFGS of its MES prior"), _MES_MAX_ITER, _MES_TOL
+    return None
+
+
+def _warn_not_converged(name: str, limits: tuple[str, int, float] | None, bad: int, total: int) -> None:
+    """One :class:`ConvergenceWarning` for an estimate whose fit(s) stopped at the cap (``bad`` of ``total``)."""
+    what, cap, tol = limits if limits is not None else ("fit", 0, math.nan)
+    em = what.startswith("EM")
+    where = f"max_iter = {cap}" if em else f"its cap of {cap} iterations"
+    warnings.warn(
+        f"{name} did not converge: its {what} stopped at {where} before meeting its tolerance "
+        f"{tol:g} ({bad} of {total} fit(s)); the estimate is where the iterations stopped "
+        f"(Estimate.converged = False){'; raise `max_iter`' if em else ''}",
+        ConvergenceWarning,
+        stacklevel=4,
+    )
 
 
 _LS_WARNING = (
@@ -236,23 +345,31 @@ def _prior_of(e: Estimator) -> MLEPrior | MESPrior | None:
     return getattr(e, "prior", None)
 
 
-def _fit_prior(prior: MLEPrior | MESPrior, r: np.ndarray, scheme: SamplingScheme, max_iter: int) -> RankDistribution:
+def _fit_prior(prior: MLEPrior | MESPrior, r: np.ndarray, scheme: SamplingScheme, max_iter: int) -> _Fit:
     if isinstance(prior, MLEPrior):
-        return mle(r, scheme, max_iter=max_iter)
-    return mes(r, scheme, eta=prior.eta)
+        d = mle(r, scheme, max_iter=max_iter, tol=_EM_TOL)
+    else:
+        d = mes(r, scheme, eta=prior.eta, max_iter=_MES_MAX_ITER, tol=_MES_TOL)
+    return _distribution_fit(d)
+
+
+def _distribution_fit(d: RankDistribution) -> _Fit:
+    return _Fit(d.probabilities, d.n_iter, d.converged)
 
 
 def _ranks_of(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(1, counts.size + 1), counts)
 
 
-def _mapping_row(e: MappingEstimator, counts: np.ndarray, ms: _Metrics, n_users: int) -> np.ndarray:
+def _mapping_row(e: MappingEstimator, counts: np.ndarray, ms: _Metrics, n_users: int) -> _Fit:
+    """The mapping's estimates of the metrics (NaN where it does not apply), with beta@P's fit status."""
     sch = ms.scheme
     N, n = sch.n_items, sch.n
     out = np.full(len(ms.metrics), np.nan)
     cols = [j for j, m in enumerate(ms.metrics) if m.name in _MAPPABLE and m.k is not None]
     if not cols:
-        return out
+        return _Fit(out, 0, True)
+    n_iter, converged = 0, True
     if e.kind == "linear":
         f = linear_mapping(N, n).values
     elif e.kind == "bound":
@@ -261,13 +378,14 @@ def _mapping_row(e: MappingEstimator, counts: np.ndarray, ms: _Metrics, n_users:
         f = beta_mapping(N, n, e.a).values
     else:
         try:
-            f = _fit_beta_counts(counts, N, n, 1.0, 1e-6, 100).values  # fit_beta_mapping's defaults
+            m = _fit_beta_counts(counts, N, n, 1.0, _BETA_TOL, _BETA_MAX_ITER)  # fit_beta_mapping's defaults
         except ValueError:  # every sampled rank is n: a diverges, the estimate is undefined
-            return out
+            return _Fit(out, 0, True)
+        f, n_iter, converged = m.values, m.n_iter, m.converged
     shr = np.cumsum(counts) / n_users
     ks = np.array([ms.metrics[j].k for j in cols], dtype=np.float64)
     out[cols] = np.interp(ks, np.r_[0.0, f], np.r_[0.0, shr])
-    return out
+    return _Fit(out, n_iter, converged)
 
 
 def _metrics_of(cache: dict, scheme: SamplingScheme, metrics: Sequence[RankMetric]) -> _Metrics:
@@ -287,6 +405,7 @@ def estimate_histograms(
     max_iter: int = 300,
     cache: dict | None = None,
     fits: dict | None = None,
+    status: FitStatus | None = None,
 ) -> np.ndarray:
     """Every estimator's estimate of every metric from each of B sampled-rank histograms.
 
@@ -316,6 +435,9 @@ def estimate_histograms(
         with other metrics (the stress harness's cutoff and untruncated
         columns, or a fitted estimator asked for one metric after another)
         fit each distribution once. Holds one length-N vector per fit and row.
+    status : FitStatus of shape (B, len(estimators)), optional
+        Receives the iterations and convergence of each row's fit (EM, MES's
+        L-BFGS, beta@P); the estimates do not depend on it.
 
     Returns
     -------
@@ -358,25 +480,31 @@ def estimate_histograms(
         elif isinstance(e, WeightedMLE):
             w = decay_weights(ndcg(), scheme.n, e.scale)
             for b in range(counts.shape[0]):
-                pi = _memo(
+                fit = _memo(
                     fits,
                     (e, max_iter, counts[b].tobytes()),
-                    lambda b=b: weighted_mle(_ranks_of(counts[b]), scheme, w, max_iter=max_iter).probabilities,
+                    lambda b=b: _distribution_fit(
+                        weighted_mle(_ranks_of(counts[b]), scheme, w, max_iter=max_iter, tol=_EM_TOL)
+                    ),
                 )
-                out[b, i] = pi @ ms.table
+                out[b, i] = fit.value @ ms.table
+                _record(status, b, i, fit)
         elif isinstance(e, MappingEstimator):
             for b in range(counts.shape[0]):
-                out[b, i] = _mapping_row(e, counts[b], ms, n_users)
+                fit = _mapping_row(e, counts[b], ms, n_users)
+                out[b, i] = fit.value
+                _record(status, b, i, fit)
         else:
             by_prior.setdefault(_prior_of(e), []).append(i)
     for prior, idx in by_prior.items():
         linear = [estimators[i] for i in idx if not isinstance(estimators[i], (MLE, MES))]
         for b in range(counts.shape[0]):
-            pi = _memo(
+            fit = _memo(
                 fits,
                 (prior, max_iter, counts[b].tobytes()),
-                lambda b=b: _fit_prior(prior, _ranks_of(counts[b]), scheme, max_iter).probabilities,
+                lambda b=b: _fit_prior(prior, _ranks_of(counts[b]), scheme, max_iter),
             )
+            pi = fit.value
             sol = (
                 _linear_corrections(linear, CorrectionProblem(scheme, pi, prior_name=prior.name), ms, n_users)
                 if linear
@@ -385,10 +513,11 @@ def estimate_histograms(
             for i in idx:
                 e = estimators[i]
                 out[b, i] = pi @ ms.table if e not in sol else p[b] @ sol[e]
+                _record(status, b, i, fit)
     return out
 
 
-def _memo(fits: dict | None, key: tuple, fit: Callable[[], np.ndarray]) -> np.ndarray:
+def _memo(fits: dict | None, key: tuple, fit: Callable[[], _Fit]) -> _Fit:
     """``fit()``, or its value memoised in ``fits`` under ``key`` (no memo when ``fits`` is None)."""
     if fits is None:
         return fit()
@@ -446,6 +575,7 @@ def bootstrap_estimates(
     refit: bool = False,
     cache: dict | None = None,
     fits: dict | None = None,
+    status: FitStatus | None = None,
 ) -> np.ndarray:
     """Point estimates and bootstrap replicates of every estimator and metric, shape (1 + B, E, J).
 
@@ -495,6 +625,10 @@ def bootstrap_estimates(
     cache, fits : dict, optional
         As for :func:`estimate_histograms`; ``fits`` also memoises the EM
         runs with their recorded iterates (T x N floats each).
+    status : FitStatus of shape (1 + B, len(estimators)), optional
+        Receives each fit's iterations and convergence: row 0 the point
+        estimate's, rows 1..B those of refitted replicates (linearised
+        replicates are not fitted and keep 0 iterations, converged).
 
     Returns
     -------
@@ -506,15 +640,20 @@ def bootstrap_estimates(
         raise ValueError(f"`counts` must have shape (n,) and `boot_counts` (B, n); got {counts.shape} and {boot.shape}")
     rows = np.vstack([counts[None, :], boot])
     if refit:
-        return estimate_histograms(estimators, rows, scheme, metrics, max_iter=max_iter, cache=cache, fits=fits)
+        return estimate_histograms(
+            estimators, rows, scheme, metrics, max_iter=max_iter, cache=cache, fits=fits, status=status
+        )
     cache = {} if cache is None else cache
     lin = [i for i, e in enumerate(estimators) if _linearisable(e)]
     rest = [i for i in range(len(estimators)) if i not in lin]
     out = np.full((rows.shape[0], len(estimators), len(metrics)), np.nan)
     if rest:
+        sub = None if status is None else FitStatus.new(rows.shape[0], len(rest))
         out[:, rest] = estimate_histograms(
-            [estimators[i] for i in rest], rows, scheme, metrics, max_iter=max_iter, cache=cache, fits=fits
+            [estimators[i] for i in rest], rows, scheme, metrics, max_iter=max_iter, cache=cache, fits=fits, status=sub
         )
+        if sub is not None:
+            status.n_iter[:, rest], status.converged[:, rest] = sub.n_iter, sub.converged
     if not lin:
         return out
     estimate_histograms([], counts[None, :], scheme, metrics, cache=cache)  # checks the histogram
@@ -530,7 +669,9 @@ def bootstrap_estimates(
         groups.setdefault(e if isinstance(e, WeightedMLE) else _prior_of(e), []).append(i)
     with single_threaded_blas():
         for key, idx in groups.items():
-            _linearised_group(key, [estimators[i] for i in idx], idx, counts, p, dh, ms, max_iter, fits, out)
+            fit = _linearised_group(key, [estimators[i] for i in idx], idx, counts, p, dh, ms, max_iter, fits, out)
+            for i in idx:
+                _record(status, 0, i, fit)
     return out
 
 
@@ -545,16 +686,17 @@ def _linearised_group(
     max_iter: int,
     fits: dict | None,
     out: np.ndarray,
-) -> None:
-    """Fill ``out[:, idx]`` for the estimators of one fit (a WMLE, or the MLE / MES prior and its users)."""
+) -> _Fit:
+    """Fill ``out[:, idx]`` for the estimators of one fit (a WMLE, or the MLE / MES prior and its users).
+
+    Returns the fit (its π̂, iterations and convergence)."""
     scheme, table = ms.scheme, ms.table
     n_users = int(counts.sum())
     if isinstance(key, MESPrior):
-        pi = _memo(
-            fits,
-            (key, max_iter, counts.tobytes()),
-            lambda: _fit_prior(key, _ranks_of(counts), scheme, max_iter).probabilities,
+        fit = _memo(
+            fits, (key, max_iter, counts.tobytes()), lambda: _fit_prior(key, _ranks_of(counts), scheme, max_iter)
         )
+        pi = fit.value
 
         def vjp(g: np.ndarray) -> np.ndarray:
             return mes_gradient(scheme.blocks, pi, key.eta, g)
@@ -572,9 +714,10 @@ def _linearised_group(
         else:
             p_fit = p
             dp = dh / n_users
-        pi, hist = _memo(
+        fit, hist = _memo(
             fits, ("em-history", key, max_iter, counts.tobytes()), lambda: _em_history(scheme, p_fit, max_iter)
         )
+        pi = fit.value
 
         def vjp(g: np.ndarray) -> np.ndarray:
             return em_gradient(hist, pi, g, scheme.n)
@@ -606,13 +749,14 @@ def _linearised_group(
             rep = rep + (dh / n_users) @ d
         out[0, i] = point
         out[1:, i] = point + rep
+    return fit
 
 
-def _em_history(scheme: SamplingScheme, p: np.ndarray, max_iter: int) -> tuple[np.ndarray, list]:
+def _em_history(scheme: SamplingScheme, p: np.ndarray, max_iter: int) -> tuple[_Fit, list]:
     """The EM fit of :func:`~.distribution.mle` / :func:`~.distribution.weighted_mle` (tol 1e-9) with its iterates."""
     hist: list = []
-    pi, *_ = _em(scheme.blocks, p, max_iter, 1e-9, history=hist)
-    return pi, hist
+    pi, it, converged, _ = _em(scheme.blocks, p, max_iter, _EM_TOL, history=hist)
+    return _Fit(pi, it, converged), hist
 
 
 # ---------------------------------------------------------------------------
@@ -677,13 +821,19 @@ class FittedEstimator:
     _fits: dict = field(default_factory=dict, init=False, repr=False)  # EM fits of the rows, across .estimate calls
 
     def estimates(self, metrics: Sequence[RankMetric]) -> list[Estimate]:
-        """Every metric at once (one fit per bootstrap replicate serves all metrics)."""
-        metrics = list(metrics)
-        if not metrics:
-            raise ValueError("`metrics` must hold at least one RankMetric; got none")
-        for m in metrics:
-            if not isinstance(m, RankMetric):
-                raise TypeError(f"`metrics` must hold RankMetric objects (e.g. ndcg(10)); got {type(m).__name__}")
+        """Every metric at once (one fit per bootstrap replicate serves all metrics).
+
+        Warns (:class:`ConvergenceWarning`, once per call) when the
+        estimator's iterative fit stopped at its cap; with M < 2 the
+        intervals and standard errors are NaN, with a warning. A cutoff
+        K > N is refused; the naive estimator warns for K >= n (see
+        :func:`_check_cutoffs`).
+        """
+        metrics = _check_metrics(metrics)
+        _check_cutoffs(metrics, self.scheme.n_items)
+        if isinstance(self.estimator, Naive):
+            _warn_naive_cutoffs(metrics, self.scheme.n)
+        status = FitStatus.new(1 + self.boot_counts.shape[0], 1)
         with single_threaded_blas():
             vals = bootstrap_estimates(
                 [self.estimator],
@@ -695,11 +845,15 @@ class FittedEstimator:
                 refit=self.refit,
                 cache=self._cache,
                 fits=self._fits if self.refit else None,
+                status=status,
             )[:, 0, :]
         lo, hi = percentile_interval(vals[1:], self.confidence)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             sd = np.nanstd(vals[1:], axis=0, ddof=1) if vals.shape[0] > 2 else np.full(len(metrics), np.nan)
+        lo, hi, sd = _no_interval_below_two(self.estimator.name, self.n_users, lo, hi, sd)
+        converged, n_iter = _converged(status, 0, self.estimator, self.max_iter)
+        kind = self.estimator.interval_kind
         out = []
         table = self._cache["metrics"].table
         for j, m in enumerate(metrics):
@@ -724,6 +878,9 @@ class FittedEstimator:
                     float(hi[j]),
                     self.confidence,
                     int(self.boot_counts.shape[0]),
+                    kind,
+                    converged,
+                    n_iter,
                 )
             )
         return out
@@ -731,6 +888,90 @@ class FittedEstimator:
     def estimate(self, metric: RankMetric) -> Estimate:
         """The estimate of one metric with its bootstrap percentile interval."""
         return self.estimates([metric])[0]
+
+
+def _check_metrics(metrics: Sequence[RankMetric]) -> list[RankMetric]:
+    metrics = list(metrics)
+    if not metrics:
+        raise ValueError("`metrics` must hold at least one RankMetric; got none")
+    for m in metrics:
+        if not isinstance(m, RankMetric):
+            raise TypeError(f"`metrics` must hold RankMetric objects (e.g. ndcg(10)); got {type(m).__name__}")
+    return metrics
+
+
+def _check_cutoffs(metrics: Sequence[RankMetric], n_items: int) -> None:
+    """Refuse a cutoff above the number of items N (decision, issue 22).
+
+    Every global rank is at most N, so a cutoff K > N truncates nothing:
+    Recall@K would be 1 for every recommender and every estimator, and a
+    top-K list cannot hold K items. It is a mistaken argument, not a metric
+    to estimate (the stress harness refuses ``k_max > N`` the same way). A
+    cutoff above the sample size n (n < K <= N) is what the estimators are
+    for and is accepted; only the naive estimator cannot honour it
+    (:func:`_warn_naive_cutoffs`).
+    """
+    for m in metrics:
+        if m.k is not None and m.k > n_items:
+            raise ValueError(
+                f"`metrics`: the cutoff of {m.label} must be <= the number of items N = {n_items} (a larger K "
+                f"truncates nothing); got K = {m.k}"
+            )
+
+
+def _warn_naive_cutoffs(metrics: Sequence[RankMetric], n: int) -> None:
+    """Warn once when the naive estimator is asked for a cutoff K >= the sample size n (decision, issue 22).
+
+    The naive estimate applies F to the sampled rank r <= n; with K >= n no
+    sampled rank is cut off, so the estimate is that of K = n whatever K is:
+    Recall/HR@K is 1 and Precision@K is 1/K for every recommender, NDCG@K
+    and AP@K are the untruncated sampled metrics. The value is what naive
+    computes (the sampled metric), so it is returned, with this warning
+    rather than silently.
+    """
+    wide = [m for m in metrics if m.k is not None and m.k >= n]
+    if not wide:
+        return
+    table = metric_table(wide, n)
+    const = [m.label for j, m in enumerate(wide) if np.ptp(table[:, j]) == 0]
+    same = f"; {', '.join(const)} take(s) the same value for every set of ranks (e.g. Recall = 1)" if const else ""
+    warnings.warn(
+        f"naive: the cutoff of {', '.join(m.label for m in wide)} is >= the sample size n = {n}: a sampled list "
+        f"of n items has every rank within it, so the naive estimate ignores the cutoff{same}; use a corrected "
+        "estimator (e.g. MLE, BV_MLE) for cutoffs this large",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+def _no_interval_below_two(
+    name: str, n_users: int, lo: np.ndarray, hi: np.ndarray, sd: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """NaN intervals and standard errors, with a warning, when M < 2 (decision, issue 22).
+
+    Resampling one user gives that user back in every replicate: the
+    interval would have zero width, a claim of certainty from a single rank.
+    The point estimate is kept (it is defined); its spread is not.
+    """
+    if n_users >= 2:
+        return lo, hi, sd
+    warnings.warn(
+        f"{name}: a bootstrap interval needs at least 2 users; got M = {n_users}: the interval and the "
+        "standard error are NaN",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    nan = np.full_like(np.asarray(lo, dtype=np.float64), np.nan)
+    return nan, nan.copy(), nan.copy()
+
+
+def _converged(status: FitStatus, col: int, estimator: Estimator, max_iter: int) -> tuple[bool, int]:
+    """(converged, the point fit's iterations) of one estimator's column of ``status``; warns when not converged."""
+    fitted = status.n_iter[:, col] > 0
+    bad = int((~status.converged[:, col]).sum())
+    if bad:
+        _warn_not_converged(estimator.name, fit_limits(estimator, max_iter), bad, max(1, int(fitted.sum())))
+    return bad == 0, int(status.n_iter[0, col])
 
 
 def _warn_out_of_range(name: str, label: str, value: float, low: float, high: float) -> None:
@@ -770,7 +1011,9 @@ def fit(
     if not isinstance(estimator, Estimator):
         raise TypeError(f"`estimator` must be an Estimator (e.g. BiasVariance(0.1)); got {type(estimator).__name__}")
     if isinstance(estimator, AdaptiveMLE):
-        raise TypeError("AdaptiveMLE() is fitted with fit_adaptive(adaptive_ranks, n_items): each user has its own n_u")
+        raise TypeError(
+            "AdaptiveMLE() is fitted with fit_adaptive(adaptive_ranks, metrics=...): each user has its own n_u"
+        )
     if not isinstance(scheme, SamplingScheme):
         raise TypeError(f"`scheme` must be a SamplingScheme; got {type(scheme).__name__}")
     r = check_rank_array("sampled_ranks", sampled_ranks, scheme.n)
@@ -788,10 +1031,10 @@ def fit(
 
 def fit_adaptive(
     ranks: AdaptiveRanks,
-    n_items: int,
-    metrics: Sequence[RankMetric],
+    n_items: int | None = None,
+    metrics: Sequence[RankMetric] | None = None,
     *,
-    replace: bool = True,
+    replace: bool | None = None,
     n_boot: int = 200,
     confidence: float = 0.95,
     max_iter: int = 300,
@@ -799,36 +1042,142 @@ def fit_adaptive(
 ) -> list[Estimate]:
     """Adaptive MLE (dissertation §2.6.2) of each metric with a bootstrap interval over users.
 
+    ``fit_adaptive(ranks, metrics=[recall(10), ndcg(10)])``: the catalogue
+    size N and with/without replacement are those the ranks were drawn with,
+    as stored in ``ranks`` (:class:`~.ranks.AdaptiveRanks`).
+
     The bootstrap resamples the users' (n_u, r_u) pairs with replacement
     (multinomially over the distinct pairs) and refits the EM on each
     replicate.
+
+    Parameters
+    ----------
+    ranks : AdaptiveRanks
+        From :func:`~.ranks.sample_ranks_adaptive`.
+    n_items : int, optional
+        N. Default: the N stored in ``ranks``; a different value is refused
+        (the likelihood P(r | R; n_u) depends on N, so ranks drawn at one N
+        and fitted at another give a number for neither). Ranks drawn with
+        per-user candidate counts N_u store an array: the estimator assumes
+        one N, which must then be given and lie in [min N_u, max N_u] (the
+        stress harness gives round(mean N_u)).
+    metrics : sequence of RankMetric
+        Required; cutoffs must be <= N.
+    replace : bool, optional
+        Default: the ``replace`` stored in ``ranks``; the other value is
+        refused (without replacement the likelihood is hypergeometric, with
+        it binomial: fitting one as the other moves the estimate).
+    n_boot : int >= 2, default 200
+    confidence : float in (0, 1), default 0.95
+    max_iter : int, default 300
+        EM iterations per fit; a fit stopped at the cap warns
+        (:class:`ConvergenceWarning`, once per call) and gives
+        ``Estimate.converged = False``.
+    rng : Generator or seed
+        Draws the bootstrap replicates.
+
+    Returns
+    -------
+    list of Estimate
+        One per metric (NaN intervals, with a warning, when M < 2).
     """
     if not isinstance(ranks, AdaptiveRanks):
         raise TypeError(f"`ranks` must be AdaptiveRanks (from sample_ranks_adaptive); got {type(ranks).__name__}")
-    n_items = check_int("n_items", n_items, low=2)
+    if metrics is None:
+        raise TypeError("`metrics` must be given: a sequence of RankMetric, e.g. [recall(10), ndcg(10)]")
+    n_items = _adaptive_items(ranks, n_items)
+    replace = _adaptive_replace(ranks, replace)
     n_boot = check_int("n_boot", n_boot, low=2)
     confidence = check_in_range("confidence", confidence, 0, 1, low_open=True, high_open=True)
-    metrics = list(metrics)
+    max_iter = check_int("max_iter", max_iter, low=1)
+    metrics = _check_metrics(metrics)
+    _check_cutoffs(metrics, n_items)
     table = metric_table(metrics, n_items)
     key = np.asarray(ranks.sizes, dtype=np.int64) * (n_items + 1) + np.asarray(ranks.ranks, dtype=np.int64)
     uniq, counts = np.unique(key, return_counts=True)
     sizes, rr = uniq // (n_items + 1), uniq % (n_items + 1)
     m = int(counts.sum())
     boot = as_generator(rng).multinomial(m, counts / m, size=n_boot)
+    status = FitStatus.new(1 + n_boot, 1)
 
-    def one(c: np.ndarray) -> np.ndarray:
+    def one(row: int, c: np.ndarray) -> np.ndarray:
         keep = c > 0
         d = mle_adaptive(
-            np.repeat(rr[keep], c[keep]), np.repeat(sizes[keep], c[keep]), n_items, replace=replace, max_iter=max_iter
+            np.repeat(rr[keep], c[keep]),
+            np.repeat(sizes[keep], c[keep]),
+            n_items,
+            replace=replace,
+            max_iter=max_iter,
+            tol=_EM_TOL,
         )
+        status._record(row, 0, _distribution_fit(d))
         return d.probabilities @ table
 
-    point = one(counts)
-    reps = np.array([one(c) for c in boot])
+    point = one(0, counts)
+    reps = np.array([one(b + 1, c) for b, c in enumerate(boot)])
     lo, hi = percentile_interval(reps, confidence)
     sd = reps.std(axis=0, ddof=1)
-    name = AdaptiveMLE().name
+    estimator = AdaptiveMLE()
+    lo, hi, sd = _no_interval_below_two(estimator.name, m, lo, hi, sd)
+    converged, n_iter = _converged(status, 0, estimator, max_iter)
     return [
-        Estimate(name, mt.label, mt.k, float(point[j]), float(sd[j]), m, float(lo[j]), float(hi[j]), confidence, n_boot)
+        Estimate(
+            estimator.name,
+            mt.label,
+            mt.k,
+            float(point[j]),
+            float(sd[j]),
+            m,
+            float(lo[j]),
+            float(hi[j]),
+            confidence,
+            n_boot,
+            estimator.interval_kind,
+            converged,
+            n_iter,
+        )
         for j, mt in enumerate(metrics)
     ]
+
+
+def _adaptive_items(ranks: AdaptiveRanks, n_items: object) -> int:
+    """N for :func:`fit_adaptive`: the stored N, or the given one if it agrees with what is stored."""
+    stored = np.asarray(ranks.n_items)
+    if stored.ndim == 0:
+        if n_items is None:
+            return int(stored)
+        n_items = check_int("n_items", n_items, low=2)
+        if n_items != int(stored):
+            raise ValueError(
+                f"`n_items` must be the N the ranks were drawn at (N = {int(stored)}, stored in the AdaptiveRanks; "
+                f"leave `n_items` out to use it); got {n_items}"
+            )
+        return n_items
+    low, high = int(stored.min()), int(stored.max())
+    if n_items is None:
+        raise ValueError(
+            f"`n_items` must be given: these ranks were drawn with per-user candidate counts N_u in [{low}, {high}] "
+            f"and the estimator assumes one N (e.g. round(mean N_u) = {int(np.rint(stored.mean()))}, as the stress "
+            "harness uses); got None"
+        )
+    n_items = check_int("n_items", n_items, low=2)
+    if not low <= n_items <= high:
+        raise ValueError(
+            f"`n_items` must lie in [{low}, {high}], the range of the candidate counts N_u the ranks were drawn "
+            f"with (stored in the AdaptiveRanks); got {n_items}"
+        )
+    return n_items
+
+
+def _adaptive_replace(ranks: AdaptiveRanks, replace: object) -> bool:
+    """with/without replacement for :func:`fit_adaptive`: the stored value, or the given one if it agrees."""
+    if replace is None:
+        return bool(ranks.replace)
+    if not isinstance(replace, (bool, np.bool_)):
+        raise TypeError(f"`replace` must be True, False or None (the stored value); got {replace!r}")
+    if bool(replace) != bool(ranks.replace):
+        raise ValueError(
+            f"`replace` must be how the ranks were drawn (replace = {bool(ranks.replace)}, stored in the "
+            f"AdaptiveRanks; leave `replace` out to use it); got {bool(replace)}"
+        )
+    return bool(replace)

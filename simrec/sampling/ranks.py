@@ -1,6 +1,6 @@
 """Global ranks, sampled ranks, and the conditional distribution P(r | R).
 
-Notation (shared/DESIGN.md §5): N candidate items, one held-out relevant item
+Notation (docs/design.md §5): N candidate items, one held-out relevant item
 per user with **global rank** R in [1, N]. Sampled evaluation ranks it among
 itself and n - 1 sampled irrelevant items: its **sampled rank** r in [1, n] is
 1 + the number of sampled negatives ranked above it.

@@ -32,6 +32,8 @@ import numpy as np
 from scipy import stats
 
 from simrec._validation import check_choice, check_in_range, check_int
+from simrec.significance import bonferroni as significance_bonferroni
+from simrec.significance import paired_t_test, z_test_from_summary
 
 __all__ = [
     "SampleSize",
@@ -210,14 +212,6 @@ def _check_counts(successes: int, n_users: int, name: str) -> tuple[int, int]:
     return successes, n_users
 
 
-def _p_value(stat: float, alternative: str, dist: object) -> float:
-    if alternative == "two-sided":
-        return float(2 * dist.sf(abs(stat)))
-    if alternative == "less":
-        return float(dist.cdf(stat))
-    return float(dist.sf(stat))
-
-
 def proportion_z_test(
     successes_a: int,
     n_a: int,
@@ -234,6 +228,7 @@ def proportion_z_test(
     (pooled; with m_A = m_B = m the denominator is sqrt(2 p̄ q̄ / m), eq. 53).
     For the same users evaluated on both models a paired test is more
     powerful: use :func:`mean_t_test` with ``paired=True`` on the 0/1 hits.
+    The z and p-value are :func:`simrec.significance.z_test_from_summary`'s.
 
     Parameters
     ----------
@@ -253,8 +248,8 @@ def proportion_z_test(
             "z-test undefined: both proportions are 0 or both are 1; returning NaN", RuntimeWarning, stacklevel=2
         )
         return HypothesisTest("two-proportion z", math.nan, math.nan, alternative, pa - pb)
-    z = (pa - pb) / se
-    return HypothesisTest("two-proportion z", z, _p_value(z, alternative, stats.norm), alternative, pa - pb)
+    res = z_test_from_summary(pa - pb, se, alternative=alternative)
+    return HypothesisTest("two-proportion z", float(res.statistic), float(res.p_value), alternative, pa - pb)
 
 
 def proportion_difference_interval(
@@ -284,7 +279,9 @@ def mean_t_test(
 
     Welch's test by default (``equal_var=False``), Student's with
     ``equal_var=True``, or the paired test when both models were evaluated
-    on the same users (``paired=True``, equal lengths). NaN values (users not
+    on the same users (``paired=True``, equal lengths; this is
+    :func:`simrec.significance.paired_t_test`, which also gives d_z and the
+    interval, and more paired tests). NaN values (users not
     evaluated) are not allowed: drop them first.
 
     Parameters
@@ -306,12 +303,11 @@ def mean_t_test(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if paired:
-            res = stats.ttest_rel(a, b, alternative=alternative)
-            name = "paired t"
+            res = paired_t_test(a, b, alternative=alternative)
+            stat, p, name = float(res.statistic), float(res.p_value), "paired t"
         else:
             res = stats.ttest_ind(a, b, equal_var=equal_var, alternative=alternative)
-            name = "Student t" if equal_var else "Welch t"
-    stat, p = float(res.statistic), float(res.pvalue)
+            stat, p, name = float(res.statistic), float(res.pvalue), "Student t" if equal_var else "Welch t"
     if not math.isfinite(stat):
         warnings.warn("t-test undefined (zero variance); returning NaN", RuntimeWarning, stacklevel=2)
         stat, p = math.nan, math.nan
@@ -321,8 +317,9 @@ def mean_t_test(
 def bonferroni(p_values: object, *, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Bonferroni correction: adjusted p-values min(1, k p) and which hypotheses to reject.
 
-    Rejecting where k p <= α controls the family-wise error rate at α over k
-    comparisons (§2.7.2).
+    Rejecting where p <= α/k controls the family-wise error rate at α over k
+    comparisons (§2.7.2). This is :func:`simrec.significance.bonferroni` on
+    one family (which also offers Holm's step-down, :func:`simrec.significance.holm`).
 
     Returns
     -------
@@ -335,5 +332,5 @@ def bonferroni(p_values: object, *, alpha: float = 0.05) -> tuple[np.ndarray, np
         raise ValueError(f"`p_values` must be a non-empty 1-D array; got shape {p.shape}")
     if not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
         raise ValueError("`p_values` must be in [0, 1]")
-    adjusted = np.minimum(1.0, p * p.size)
-    return adjusted, adjusted <= alpha
+    res = significance_bonferroni(p, alpha=alpha)
+    return res.adjusted, res.reject

@@ -9,9 +9,10 @@ the cosine of their binary vectors is
 The intersection sizes are popcounts of bit-packed vectors: each entity's
 set is packed into ``uint64`` words (built straight from the CSR, no dense
 block), and a pair costs ``W = ceil(n_other / 64)`` AND + ``np.bitwise_count``
-operations, in cache-sized chunks. At ML-1M size (1M pairs, W = 95 or 58)
-that is ~0.2-0.3 s per statistic, against ~5 s for multiplying sparse columns
-(:func:`pair_intersections_sparse`, the method of the thesis code). When the
+operations, in cache-sized chunks: O(pairs · W), an order of magnitude
+faster at ML-1M size (1M pairs, W = 95 or 58) than multiplying sparse columns
+(:func:`pair_intersections_sparse`, the method of the thesis code;
+``bench/bench_stats.py`` times both, docs/design.md §9). When the
 packed matrix would exceed ``bitset_max_bytes`` (e.g. items over millions of
 users), the sparse method is used instead.
 """
@@ -63,7 +64,7 @@ def _pair_index(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sorted_unique(x: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (sort + mask: ~15x faster than ``np.unique`` in NumPy 2.4)."""
+    """Sorted distinct values (sort + mask: faster than ``np.unique``; docs/design.md §9)."""
     x = np.sort(x)
     if len(x) < 2:
         return x
@@ -191,8 +192,8 @@ def pair_intersections_sparse(
 
     The vectorized method of the thesis code, on rows instead of columns:
     ``rows[left].multiply(rows[right]).sum(axis=1)`` in chunks of ``chunk``
-    pairs. Exact; about 20x slower than :func:`pair_intersections`, but needs
-    no packed matrix.
+    pairs. Exact; an order of magnitude slower than :func:`pair_intersections`
+    (``bench/bench_stats.py``), but needs no packed matrix.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Stress harness for sampled-metric estimators (simrec issue 6; shared/DESIGN.md §5-6).
+"""Stress harness for sampled-metric estimators (simrec issue 6; docs/design.md §5-6).
 
 Global ranks of held-out items (:mod:`.sources`: a simulation, a real dataset
 or a user's ranks file) -> repeated sampled evaluation under several schemes

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from simrec._figures import literal_text
 from simrec._io import atomic_write
 
 __all__ = ["plot_stress", "plot_user_sampling", "plot_user_sampling_estimators", "FIGURE_ESTIMATORS"]
@@ -105,6 +106,7 @@ def _size_ticks(ax, sizes) -> None:
     ax.set_xticks(sizes, [str(v) for v in sizes], rotation=45 if len(sizes) > 5 else 0, fontsize=8)
 
 
+@literal_text
 def plot_stress(
     out: str | Path,
     estimates: pd.DataFrame,
@@ -241,6 +243,7 @@ def plot_stress(
     return written
 
 
+@literal_text
 def plot_user_sampling(out: str | Path, table: pd.DataFrame) -> Path | None:
     """``user_sampling.png`` from :func:`simrec.stress.user_sampling.user_sampling_table`'s output (None if empty)."""
     if not len(table):
@@ -266,6 +269,7 @@ def plot_user_sampling(out: str | Path, table: pd.DataFrame) -> Path | None:
     return _save(fig, Path(out) / "user_sampling.png")
 
 
+@literal_text
 def plot_user_sampling_estimators(out: str | Path, table: pd.DataFrame) -> Path | None:
     """``user_sampling_estimators.png`` from :func:`simrec.stress.user_sampling.user_sampling_estimator_table`'s
     output (None if empty): error vs K per estimator and m at the first n, and the intervals' coverage."""

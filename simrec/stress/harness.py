@@ -4,7 +4,7 @@ For one recommender's global ranks, one sampling scheme and one sample size n,
 :func:`run_stress` draws the sampled ranks ``repeats`` times and records, per
 repeat, every estimator's estimate of every metric F ∈ {Recall, NDCG, AP} at
 K = 1..k_max and, when asked for, of AUC and untruncated AP
-(:data:`UNTRUNCATED_METRICS`; K&R Tables 3-4) (shared/DESIGN.md §5 "Stress
+(:data:`UNTRUNCATED_METRICS`; K&R Tables 3-4) (docs/design.md §5 "Stress
 harness"; the dissertation's Tables 3-4 and Krichene & Rendle's Table 4 are
 built from these by :mod:`.tables`).
 The harness is a client of :mod:`simrec.sampling`: it draws with its samplers
@@ -104,6 +104,14 @@ Decisions
 * The rules of the samplers (n <= every N_u without replacement, n0 <=
   n_max) are checked by the samplers; the first repeat is drawn before any
   estimator is set up, so a broken rule fails fast.
+* Every repeat records, per estimator, the iterations its fit ran and
+  whether it met its tolerance before ``max_iter`` (``n_iter``,
+  ``converged``; :class:`simrec.sampling.FitStatus`), and the result names
+  each estimator's :class:`~simrec.sampling.IntervalKind` (issue 22); the
+  tables report both. Nothing is warned per repeat: the stress study says
+  once which estimators stopped at their cap. With one user (M < 2) the
+  intervals are NaN: every bootstrap replicate would be that user, an
+  interval of zero width.
 """
 
 from __future__ import annotations
@@ -128,6 +136,7 @@ from simrec.sampling import (
     BiasVarianceInverseUsers,
     ConstrainedLeastSquares,
     Estimator,
+    FitStatus,
     LeastSquares,
     MappingEstimator,
     MESPrior,
@@ -354,6 +363,18 @@ class StressResult:
     fitted_a : ndarray of shape (repeats,) or None
         beta@P's fitted a per repeat (Li & Jin's Table 2), where it was
         defined; None when beta@P is not run.
+    n_iter : ndarray of int, shape (repeats, E), or None
+        Iterations of each estimator's fit per repeat (EM, MES's L-BFGS,
+        beta@P; 0 for the closed forms); None in results written before
+        it was recorded.
+    converged : ndarray of bool, shape (repeats, E), or None
+        Whether each repeat's fit met its tolerance before its cap
+        (``StressConfig.max_iter`` for EM; refitted bootstrap replicates
+        included); None as for ``n_iter``.
+    interval_kinds : tuple of str, shape (E,), or None
+        Each estimator's :class:`~simrec.sampling.IntervalKind` value
+        (``"sampling"``, or ``"sampling_biased"``: its interval's coverage
+        is known to fail); None as for ``n_iter``.
     """
 
     recommender: str
@@ -376,6 +397,9 @@ class StressResult:
     upper: np.ndarray | None = None
     confidence: float = math.nan
     fitted_a: np.ndarray | None = None
+    n_iter: np.ndarray | None = None
+    converged: np.ndarray | None = None
+    interval_kinds: tuple[str, ...] | None = None
 
     @property
     def metric_labels(self) -> list[str]:
@@ -389,10 +413,14 @@ def estimator_items(ranks: RecommenderRanks) -> int:
 
 def estimator_names(config: StressConfig, scheme: str) -> tuple[str, ...]:
     """Names of the estimators ``config`` runs under ``scheme``, in table order (from the objects)."""
+    return tuple(e.name for e in _estimators_of(config, scheme))
+
+
+def _estimators_of(config: StressConfig, scheme: str) -> tuple[Estimator, ...]:
     check_choice("scheme", scheme, SCHEMES)
     if scheme == "adaptive":
-        return (AdaptiveMLE().name,)
-    return tuple(e.name for e in config.estimators)
+        return (AdaptiveMLE(),)
+    return config.estimators
 
 
 def metric_values(ranks: np.ndarray, f_top: np.ndarray) -> np.ndarray:
@@ -623,10 +651,14 @@ def run_stress(
                 ]
             )
             true = _true_mean(ranks, tv)
-        names = estimator_names(config, scheme)
+        objects = _estimators_of(config, scheme)
+        names = tuple(e.name for e in objects)
+        kinds = tuple(e.interval_kind.value for e in objects)
         est = np.full((config.repeats, len(names), len(families)), np.nan)
         lower = np.full_like(est, np.nan) if config.n_boot else None
         upper = np.full_like(est, np.nan) if config.n_boot else None
+        n_iter = np.zeros((config.repeats, len(names)), dtype=np.int64)
+        converged = np.ones((config.repeats, len(names)), dtype=bool)
 
         if scheme == "adaptive":
             total = 0.0
@@ -636,23 +668,28 @@ def run_stress(
                 ad = first if rep == 0 else draw()
                 total += ad.sizes.mean()
                 if config.n_boot:
-                    ests = fit_adaptive(
-                        ad,
-                        N,
-                        metrics + untr,
-                        n_boot=config.n_boot,
-                        confidence=config.confidence,
-                        max_iter=config.max_iter,
-                        rng=boot_gen,
-                    )
+                    with warnings.catch_warnings():  # recorded in the result (converged, NaN intervals at M < 2)
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        ests = fit_adaptive(
+                            ad,
+                            N,
+                            metrics + untr,
+                            n_boot=config.n_boot,
+                            confidence=config.confidence,
+                            max_iter=config.max_iter,
+                            rng=boot_gen,
+                        )
                     est[rep, 0] = [e.estimate for e in ests]
                     lower[rep, 0] = [e.lower for e in ests]
                     upper[rep, 0] = [e.upper for e in ests]
+                    n_iter[rep, 0], converged[rep, 0] = ests[0].n_iter, ests[0].converged
                 else:
-                    pi = mle_adaptive(ad.ranks, ad.sizes, N, max_iter=config.max_iter).probabilities
+                    d = mle_adaptive(ad.ranks, ad.sizes, N, replace=ad.replace, max_iter=config.max_iter)
+                    pi = d.probabilities
                     est[rep, 0, :n_cut] = pi[: config.k_max] @ f_top
                     if untr:
                         est[rep, 0, n_cut:] = pi @ untr_table
+                    n_iter[rep, 0], converged[rep, 0] = d.n_iter, d.converged
                 if progress is not None:
                     progress(rep + 1)
             return StressResult(
@@ -672,6 +709,9 @@ def run_stress(
                 lower=lower,
                 upper=upper,
                 confidence=config.confidence,
+                n_iter=n_iter,
+                converged=converged,
+                interval_kinds=kinds,
             )
 
         recall_cols = np.flatnonzero(np.asarray(families) == "recall")
@@ -689,29 +729,25 @@ def run_stress(
             h = np.bincount(r - 1, minlength=n)
             hist_sum += h
             fits = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
+            status = FitStatus.new(1 + config.n_boot, len(names))  # filled alike by both column groups
+            kw = {"max_iter": config.max_iter, "fits": fits, "status": status}
             if config.n_boot:  # the library's bootstrap (linearised for the fitted estimators), same numbers
                 boot = bootstrap_histograms(h, config.n_boot, boot_gen)
                 vals = np.concatenate(
-                    [
-                        bootstrap_estimates(
-                            config.estimators, h, boot, sch, g, max_iter=config.max_iter, cache=cache, fits=fits
-                        )
-                        for g, cache in groups
-                    ],
+                    [bootstrap_estimates(config.estimators, h, boot, sch, g, cache=cache, **kw) for g, cache in groups],
                     axis=2,
                 )
             else:
                 vals = np.concatenate(
                     [
-                        estimate_histograms(
-                            config.estimators, h[None, :], sch, g, max_iter=config.max_iter, cache=cache, fits=fits
-                        )
+                        estimate_histograms(config.estimators, h[None, :], sch, g, cache=cache, **kw)
                         for g, cache in groups
                     ],
                     axis=2,
                 )
             est[rep] = vals[0]
-            if config.n_boot:
+            n_iter[rep], converged[rep] = status.n_iter[0], status.converged.all(axis=0)
+            if config.n_boot and M >= 2:  # one user: every replicate is that user, a zero-width interval; NaN
                 lower[rep], upper[rep] = percentile_interval(vals[1:], config.confidence)
             if beta and recall_cols.size:
                 try:
@@ -750,4 +786,7 @@ def run_stress(
         upper=upper,
         confidence=config.confidence,
         fitted_a=fitted_a,
+        n_iter=n_iter,
+        converged=converged,
+        interval_kinds=kinds,
     )

@@ -1,7 +1,7 @@
 """The three sources of global ranks for the stress harness (simrec issue 6).
 
 A stress test needs, per recommender, the global rank R_u of each evaluated
-user's held-out item among its N_u candidates (shared/DESIGN.md §5):
+user's held-out item among its N_u candidates (docs/design.md §5):
 
 1. **simulation** — truth from a preference model, observed data from an
    observation model, a leave-one-out split (:func:`simrec.loo.leave_one_out`),
@@ -70,12 +70,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from simrec._inputs import InputFileError, open_input
 from simrec._random import RNGLike, as_generator
-from simrec._validation import check_choice
+from simrec._validation import check_choice, quote, shorten
 from simrec.experiment import true_relevance
 from simrec.interactions import Interactions
 from simrec.loo import leave_last_out, leave_one_out
 from simrec.observation import observe
+from simrec.recommenders.coverage import unscored_note, unscored_rows
 from simrec.sampling import global_ranks
 
 __all__ = [
@@ -128,6 +130,10 @@ class RecommenderRanks:
         Simulations only: the global rank of every truly relevant candidate
         (truth_u − train_u, held-out item included) and the position
         (0..M-1) of its user.
+    n_unscored : int, default 0
+        Users among the M for whom the recommender scored no candidate (their
+        ranks are ties broken at random; :func:`score_ranks`,
+        :mod:`simrec.recommenders.coverage`); 0 for a ranks file, which cannot tell.
     """
 
     name: str
@@ -137,6 +143,7 @@ class RecommenderRanks:
     popularity_shares: np.ndarray | None = None
     true_ranks: np.ndarray | None = None
     true_users: np.ndarray | None = None
+    n_unscored: int = 0
 
     def __post_init__(self) -> None:
         r = np.asarray(self.ranks, dtype=np.int64)
@@ -158,6 +165,9 @@ class RecommenderRanks:
             if s.shape != r.shape or not np.isfinite(s).all() or (s < 0).any() or (s > 1).any():
                 raise ValueError("`popularity_shares` must have shape (M,) and values in [0, 1]")
             object.__setattr__(self, "popularity_shares", s)
+        if not 0 <= int(self.n_unscored) <= r.size:
+            raise ValueError(f"`n_unscored` must be in [0, {r.size}] (the users); got {self.n_unscored}")
+        object.__setattr__(self, "n_unscored", int(self.n_unscored))
         if (self.true_ranks is None) != (self.true_users is None):
             raise ValueError("`true_ranks` and `true_users` go together")
         if self.true_ranks is not None:
@@ -178,6 +188,12 @@ class RecommenderRanks:
     @property
     def has_truth(self) -> bool:
         return self.true_ranks is not None
+
+    def unscored_note(self) -> str | None:
+        """The warning when the recommender scored no candidate for many of its users (else None)."""
+        return unscored_note(
+            self.name, self.n_unscored, self.n_users, "no candidate scored (ranks are ties broken at random)"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -373,7 +389,8 @@ def score_ranks(
         With ``popularity_shares`` (training popularity weights) and, in
         simulations, ``true_ranks``/``true_users``. Scores are built in user
         blocks of about 2M entries; a non-finite score at a candidate
-        (e.g. unscored) ranks below every finite one.
+        (e.g. unscored) ranks below every finite one; users with no scored
+        candidate are counted in ``n_unscored``.
     """
     every = check_candidates(recommender, candidates)
     more = {"exclude_train": False} if every else {}  # the oracles' score takes no exclude_train
@@ -386,6 +403,7 @@ def score_ranks(
     want_truth = truth and data.relevant is not None
     t_ranks: list[np.ndarray] = []
     t_users: list[np.ndarray] = []
+    n_unscored = 0
     tm = train.matrix
     for r0 in range(0, users.size, step):
         blk = users[r0 : r0 + step]
@@ -393,6 +411,7 @@ def score_ranks(
         train_items = np.zeros(s.shape, dtype=bool)  # not candidates
         if not every:
             train_items[tm[blk].nonzero()] = True
+        n_unscored += int(unscored_rows(s, train_items).sum())
         s = np.where(np.isfinite(s), s, -np.inf)
         # one block holds at most _BLOCK scores, so sampling's row chunks (twice as large) draw the same keys
         ranks[r0 : r0 + blk.size], shares[r0 : r0 + blk.size] = global_ranks(
@@ -421,6 +440,7 @@ def score_ranks(
         popularity_shares=shares,
         true_ranks=np.concatenate(t_ranks) if want_truth else None,
         true_users=np.concatenate(t_users) if want_truth else None,
+        n_unscored=n_unscored,
     )
 
 
@@ -444,15 +464,46 @@ def _where(path: Path, row: int, csv: bool) -> str:
 
 def _numeric(frame: pd.DataFrame, col: str, path: Path, csv: bool, *, integer: bool) -> np.ndarray:
     raw = frame[col]
+    kind = "integers (or floats with integral values)" if integer else "numbers"
+    if not csv and (pd.api.types.is_bool_dtype(raw) or not pd.api.types.is_numeric_dtype(raw)):
+        # a Parquet column has a type: booleans are not ranks (True would become rank 1), nor are strings
+        raise RanksFileError(f"{path}: column `{col}` has dtype {raw.dtype}; it must hold {kind}")
     vals = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(vals)
     if integer:
         bad |= np.where(np.isfinite(vals), vals != np.floor(vals), False)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        kind = "an integer" if integer else "a number"
-        raise RanksFileError(f"{path}: {_where(path, i, csv)}, column `{col}`: {raw.iloc[i]!r} is not {kind}")
+        what = "an integer" if integer else "a number"
+        raise RanksFileError(f"{path}: {_where(path, i, csv)}, column `{col}`: {quote(raw.iloc[i])} is not {what}")
     return vals
+
+
+#: Every column a ranks file's reader looks at (a column named twice among them is refused).
+_KNOWN_COLUMNS = (*RANKS_FILE_COLUMNS, "popularity_share")
+
+
+def _read_table(path: Path, csv: bool) -> tuple[list[str], pd.DataFrame]:
+    """The header's column names as written (duplicates kept) and the table (CSV cells as strings).
+
+    The file is bounded before it is read (:func:`simrec._inputs.open_input`:
+    a regular file within the data size limit, never a FIFO or a device).
+    pandas renames a repeated CSV column (``rank``, ``rank.1``) and pyarrow
+    keeps both, so the names come from the header itself.
+    """
+    with open_input(path, "data", "a ranks file (CSV or Parquet)") as fh:
+        if not csv:
+            import pyarrow.parquet as pq
+
+            names = list(pq.read_schema(fh).names)
+            if len(set(names)) < len(names):
+                return names, pd.DataFrame(columns=list(dict.fromkeys(names)))
+            fh.seek(0)
+            return names, pd.read_parquet(fh)
+        options = {"dtype": str, "keep_default_na": False, "skipinitialspace": True}
+        names = pd.read_csv(fh, header=None, nrows=1, **options).iloc[0].tolist()
+        fh.seek(0)
+        return names, pd.read_csv(fh, **options)
 
 
 #: Largest ``n_candidates`` a ranks file may give (2^31; beyond it int64 rank arithmetic and P(r|R) are out of reach).
@@ -488,20 +539,26 @@ def read_ranks_file(path: str | os.PathLike, *, name: str | None = None) -> Rank
     path = Path(path)
     csv = path.suffix.lower() not in {".parquet", ".pq"}
     try:
-        if csv:
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-        else:
-            frame = pd.read_parquet(path)
+        names, frame = _read_table(path, csv)
+    except InputFileError as exc:
+        raise RanksFileError(str(exc)) from None
     except FileNotFoundError:
         raise RanksFileError(f"{path}: no such ranks file") from None
     except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise RanksFileError(f"{path}: cannot read ranks file: {exc}") from None
+        raise RanksFileError(f"{path}: cannot read ranks file: {shorten(str(exc), 300)}") from None
+    names = [str(c).strip() for c in names]
+    twice = sorted({c for c in names if names.count(c) > 1} & set(_KNOWN_COLUMNS))
+    if twice:
+        raise RanksFileError(
+            f"{path}: column {', '.join(f'`{c}`' for c in twice)} appears more than once in the header; "
+            "give each column once"
+        )
     frame.columns = [str(c).strip() for c in frame.columns]
     missing = [c for c in RANKS_FILE_COLUMNS if c not in frame.columns]
     if missing:
         raise RanksFileError(
             f"{path}: missing column(s) {', '.join(repr(c) for c in missing)}; a ranks file needs "
-            f"{', '.join(RANKS_FILE_COLUMNS)} (got {', '.join(map(repr, frame.columns))})"
+            f"{', '.join(RANKS_FILE_COLUMNS)} (got {quote(list(frame.columns))})"
         )
     if len(frame) == 0:
         raise RanksFileError(f"{path}: no rows")
@@ -517,8 +574,8 @@ def read_ranks_file(path: str | os.PathLike, *, name: str | None = None) -> Rank
             i = int(np.flatnonzero(bad)[0])
             col = "n_candidates" if "`n_candidates` must be" in rule else "rank"
             raise RanksFileError(
-                f"{path}: {_where(path, i, csv)}, column `{col}`: {rule}; got rank {frame['rank'].iloc[i]!r}, "
-                f"n_candidates {frame['n_candidates'].iloc[i]!r}"
+                f"{path}: {_where(path, i, csv)}, column `{col}`: {rule}; got rank {quote(frame['rank'].iloc[i])}, "
+                f"n_candidates {quote(frame['n_candidates'].iloc[i])}"
             )
     share = None
     if "popularity_share" in frame.columns:
@@ -528,7 +585,7 @@ def read_ranks_file(path: str | os.PathLike, *, name: str | None = None) -> Rank
             i = int(np.flatnonzero(bad)[0])
             raise RanksFileError(
                 f"{path}: {_where(path, i, csv)}, column `popularity_share`: must be in [0, 1]; "
-                f"got {frame['popularity_share'].iloc[i]!r}"
+                f"got {quote(frame['popularity_share'].iloc[i])}"
             )
     recs = frame["recommender"].astype(str).str.strip().to_numpy()
     users = frame["user"].astype(str).str.strip().to_numpy()
@@ -541,7 +598,7 @@ def read_ranks_file(path: str | os.PathLike, *, name: str | None = None) -> Rank
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
         raise RanksFileError(
-            f"{path}: {_where(path, i, csv)}: user {users[i]!r} is listed twice for recommender {recs[i]!r}"
+            f"{path}: {_where(path, i, csv)}: user {quote(users[i])} is listed twice for recommender {quote(recs[i])}"
         )
     out = []
     for rec in dict.fromkeys(recs):  # one group per recommender (not per user)

@@ -57,7 +57,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from simrec.sampling import BiasVariance, RankEstimate, metric_table
+from simrec.sampling import BiasVariance, IntervalKind, RankEstimate, metric_table
 from simrec.stress.harness import METRIC_FAMILIES, StressResult, _nan_mean_sd, expected_sampled_metrics, metric_values
 from simrec.stress.sources import RankSource
 
@@ -91,6 +91,9 @@ ESTIMATE_COLUMNS = [
     "rel_rmse",
     "n_repeats",
     "mean_sample_size",
+    "n_iter",
+    "converged",
+    "interval",
 ]
 
 
@@ -118,6 +121,17 @@ def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
 
     .. math:: \\mathrm{rel\\_error} = \\frac{\\bar T̂ - T}{T}, \\qquad
               \\mathrm{rel\\_rmse} = \\frac{\\sqrt{\\overline{(T̂ - T)^2}}}{T}
+
+    The last columns say how the estimates were made: ``n_iter`` (the mean
+    over repeats of the iterations its fit ran: EM for MLE, WMLE, the MLE
+    prior and adaptive MLE, capped at ``max_iter``; MES's L-BFGS; beta@P's
+    fixed point; 0 for the closed forms), ``converged`` (the share of
+    repeats whose fit met its tolerance before the cap; 1 for the closed
+    forms) and ``interval`` (the estimator's
+    :class:`~simrec.sampling.IntervalKind`: ``"sampling_biased"`` marks the
+    estimators whose bootstrap interval is known not to cover the metric,
+    see :func:`coverage_table`). Results without these records (shards
+    written before they existed) give NaN / an empty string.
     """
     frames = []
     zero = 0
@@ -144,6 +158,7 @@ def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
                 "rel_rmse": rel_rmse.ravel(),
                 "n_repeats": cnt.ravel(),
                 "mean_sample_size": res.mean_sample_size,
+                **_fit_columns(res, J),
             }
         )
         frames.append(frame[frame["n_repeats"] > 0])  # estimators that do not apply (mappings for NDCG/AP)
@@ -152,6 +167,21 @@ def estimate_table(results: Sequence[StressResult]) -> pd.DataFrame:
             f"{zero} cell(s) have an exact metric of 0: relative errors there are NaN", RuntimeWarning, stacklevel=2
         )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ESTIMATE_COLUMNS)
+
+
+def _fit_columns(res: StressResult, n_columns: int) -> dict[str, np.ndarray]:
+    """``n_iter``, ``converged`` and ``interval`` of every (estimator, metric column) row, estimator-major."""
+    E = len(res.estimators)
+    if res.n_iter is None or res.converged is None:
+        n_iter, conv = np.full(E, np.nan), np.full(E, np.nan)
+    else:
+        n_iter, conv = res.n_iter.mean(axis=0), res.converged.mean(axis=0)
+    kinds = res.interval_kinds if res.interval_kinds is not None else ("",) * E
+    return {
+        "n_iter": np.repeat(n_iter, n_columns),
+        "converged": np.repeat(conv, n_columns),
+        "interval": np.repeat(np.asarray(kinds, dtype=object), n_columns),
+    }
 
 
 COVERAGE_COLUMNS = [
@@ -167,6 +197,8 @@ COVERAGE_COLUMNS = [
     "nominal",
     "mean_width",
     "n_repeats",
+    "interval",
+    "coverage_known_to_fail",
 ]
 
 
@@ -181,6 +213,14 @@ def coverage_table(results: Sequence[StressResult]) -> pd.DataFrame:
     means the interval cannot be trusted (usually because of the bias: the
     bootstrap interval is centred on the estimator's expectation). Results
     without intervals (``n_boot = 0``) are skipped.
+
+    ``interval`` is the estimator's :class:`~simrec.sampling.IntervalKind`
+    and ``coverage_known_to_fail`` marks the estimators whose bias is known to
+    make their intervals miss the metric (``"sampling_biased"``: naive, rank
+    estimate, CLS, BV with the uniform prior at γ >= 0.01, WMLE, every Li &
+    Jin mapping; :mod:`simrec.sampling.estimators` has the evidence): a reader sees
+    which low coverages are a property of the estimator rather than of this
+    data. Unknown (results without the record): empty / NA.
     """
     frames = []
     for res in results:
@@ -203,7 +243,11 @@ def coverage_table(results: Sequence[StressResult]) -> pd.DataFrame:
                 "nominal": res.confidence,
                 "mean_width": width.ravel(),
                 "n_repeats": cnt.ravel(),
+                "interval": _fit_columns(res, J)["interval"],
             }
+        )
+        frame["coverage_known_to_fail"] = pd.array(
+            [None if k == "" else IntervalKind(k).coverage_known_to_fail for k in frame["interval"]], dtype="boolean"
         )
         frames.append(frame[frame["n_repeats"] > 0])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COVERAGE_COLUMNS)

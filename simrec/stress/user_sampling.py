@@ -54,7 +54,10 @@ Decisions
   two-sided. Bonferroni's family is the pairs of recommenders compared on
   one sample at one metric and K (H0 rejected where p ≤ α/n_pairs), as in
   the dissertation's "compare any two models or pick the winners from a
-  list of models". A zero standard error (m = M, or identical values) gives
+  list of models". The t and z tests and the correction are
+  :mod:`simrec.significance`'s (:func:`~simrec.significance.t_test_from_summary`,
+  :func:`~simrec.significance.z_test_from_summary`,
+  :func:`~simrec.significance.bonferroni`), from these moments. A zero standard error (m = M, or identical values) gives
   p = 0 when the difference is not 0 and p = 1 when it is.
 * **Relative error, Tables 6-7.** The dissertation prints "the average
   relative error between estimated T@K (K from 1 to 50) and the ground true
@@ -148,7 +151,6 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_choice, check_in_range, check_int
@@ -163,6 +165,7 @@ from simrec.sampling import (
     percentile_interval,
     single_threaded_blas,
 )
+from simrec.significance import bonferroni, t_test_from_summary, z_test_from_summary
 from simrec.stress.harness import METRIC_FAMILIES, StressResult, estimator_items, rank_sampler
 from simrec.stress.sources import RecommenderRanks
 
@@ -743,11 +746,9 @@ def pair_tests(result: UserSamplingResult, test: str = "two_sample") -> PairTest
         normal = np.broadcast_to(np.asarray(result.families) == "recall", diff.shape)
         pbar = (ma + mb) / 2
         se = np.where(normal, np.sqrt(2 * pbar * (1 - pbar) / m * fpc), se_t)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        stat = np.where(se > 0, diff / np.where(se > 0, se, 1.0), np.nan)
-        p = 2 * np.where(normal, stats.norm.sf(np.abs(stat)), stats.t.sf(np.abs(stat), np.where(df > 0, df, 1.0)))
-    p = np.where(se > 0, p, np.where(diff != 0, 0.0, 1.0))
-    return PairTests(test, stat, p, diff)
+    t = t_test_from_summary(diff, se, df)
+    z = z_test_from_summary(diff, se)
+    return PairTests(test, t.statistic, np.where(normal, z.p_value, t.p_value), diff)
 
 
 def size_label(method: str, size: int) -> str:
@@ -859,7 +860,7 @@ def user_sampling_tests(results: Sequence[UserSamplingResult], ks: Sequence[int]
         for test in ("two_sample", "paired"):
             t = pair_tests(res, test)
             rej = t.p_value <= alpha
-            rej_b = t.p_value <= alpha / n_pairs
+            rej_b = bonferroni(t.p_value, alpha=alpha, axis=1, n_tests=n_pairs).reject
             sign_ok = np.sign(t.difference) == np.sign(exact_diff)
             P, J = exact_diff.shape
             fam = np.asarray(res.families)
@@ -1171,15 +1172,13 @@ def user_sampling_estimator_tests(
                     if test == "two_sample"
                     else res.item_pair_se
                 )
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    z = diff / np.where(se > 0, se, 1.0)
-                pv = np.where(se > 0, 2 * stats.norm.sf(np.abs(z)), np.where(diff != 0, 0.0, 1.0))
+                pv = z_test_from_summary(diff, se).p_value
                 defined = ok & ~np.isnan(se)
                 sign_ok = np.sign(diff) == np.sign(exact_diff)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     cnt = defined.sum(axis=0)
                     rej = (defined & (pv <= alpha)).sum(axis=0) / cnt
-                    hit_b = defined & (pv <= alpha / n_pairs)
+                    hit_b = defined & bonferroni(pv, alpha=alpha, axis=2, n_tests=n_pairs).reject
                     rej_b = hit_b.sum(axis=0) / cnt
                     correct = (hit_b & sign_ok & (exact_diff != 0)).sum(axis=0) / cnt
                     wrong = (hit_b & ~sign_ok).sum(axis=0) / cnt

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from simrec.studies.assess import PHASES, AssessOutcome, run_assessment
-    from simrec.studies.calibrate import DatasetLoadError, calibrate_sweep, load_targets, run_sweep
+    from simrec.studies.calibrate import DatasetLoadError, calibrate_sweep, export_presets, load_targets, run_sweep
     from simrec.studies.ranks import dataset_ranks, write_ranks_file
     from simrec.studies.run import RunOutcome, run_scenario
     from simrec.studies.stress import StressOutcome, build_source_data, run_stress_scenario
@@ -36,6 +36,7 @@ __all__ = [
     "load_targets",
     "run_sweep",
     "calibrate_sweep",
+    "export_presets",
     "PHASES",
     "AssessOutcome",
     "run_assessment",
@@ -54,6 +55,7 @@ _LAZY = {
     "load_targets": "simrec.studies.calibrate",
     "run_sweep": "simrec.studies.calibrate",
     "calibrate_sweep": "simrec.studies.calibrate",
+    "export_presets": "simrec.studies.calibrate",
     "PHASES": "simrec.studies.assess",
     "AssessOutcome": "simrec.studies.assess",
     "run_assessment": "simrec.studies.assess",

@@ -34,11 +34,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from simrec._figures import drawing
 from simrec._io import atomic_write
 from simrec.assess.advice import EXCLUDED_ESTIMATORS, best_estimators, recommend
+from simrec.assess.cli_text import interval_fails, known_to_fail_note
 from simrec.assess.errors import missing_data_errors, sampling_errors, total_errors
 from simrec.assess.figures import error_figure, estimator_figure, ranking_figure
-from simrec.assess.html import Section, figure_html, render_page, table_html
+from simrec.assess.html import Section, figure_html, note_html, render_page, table_html
 from simrec.assess.ranking import ranking_agreement
 from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
@@ -69,6 +71,8 @@ class AssessOutcome:
     reused: int
     seconds: float
     warnings: tuple[str, ...] = ()
+    #: Figures that could not be drawn, one line each (the tables are complete; :mod:`simrec._figures`).
+    figure_failures: tuple[str, ...] = ()
 
 
 def _cells_from_sweep(presets: dict[str, Path], dataset: str) -> tuple[CalibratedCell, ...]:
@@ -271,11 +275,15 @@ def run_assessment(
         rd.write_csv("estimators.csv", best)
         rd.write_csv("advice.csv", advice)
         pooled = errors[(errors["source"] == "all worlds") | (errors["component"] != "missing data")]
-        pngs = {
-            "errors": error_figure(pooled),
-            "ranking": ranking_figure(ranking),
-            "estimators": estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse),
-        }
+        failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
+        pngs: dict[str, bytes] = {}
+        for name, draw in (
+            ("errors", lambda: error_figure(pooled)),
+            ("ranking", lambda: ranking_figure(ranking)),
+            ("estimators", lambda: estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)),
+        ):
+            with drawing(failed, f"report figure {name}"):
+                pngs[name] = draw()
         for name, png in pngs.items():
             atomic_write(rd.path(f"figures/{name}.png"), lambda p, b=png: p.write_bytes(b))
         page = _page(assessment, dataset, worlds, headline, errors, ranking, best, advice, pngs)
@@ -286,8 +294,11 @@ def run_assessment(
             tasks_reused=reused,
             worlds=[c.cell for c in chosen],
             timings={"total_seconds": round(seconds, 3), "backend": backend.name, "workers": backend.n_workers},
+            **({"figures_failed": failed} if failed else {}),
         )
-    return AssessOutcome(Path(out), errors, ranking, advice, worlds, computed, reused, seconds, tuple(warnings))
+    return AssessOutcome(
+        Path(out), errors, ranking, advice, worlds, computed, reused, seconds, tuple(warnings), tuple(failed)
+    )
 
 
 def _headline(errors: pd.DataFrame) -> pd.DataFrame:
@@ -320,12 +331,15 @@ def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advic
     lines = []
     for _, r in advice.iterrows():
         if r["report"] == "sampled":
+            mark = " Its bootstrap interval: coverage known to fail (*)." if interval_fails(r) else ""
             lines.append(
                 f"{r['metric']}@{pr.n}: sample n = {int(r['n'])} ({r['scheme']}) and report {r['estimator']} "
-                f"(worst relative RMSE {r['worst_rel_rmse']:.3g})."
+                f"(worst relative RMSE {r['worst_rel_rmse']:.3g}).{mark}"
             )
         else:
             lines.append(f"{r['metric']}@{pr.n}: report the full-ranking metric; {r['reason']}.")
+    flagged = [str(r["estimator"]) for _, r in best.iterrows() if interval_fails(r)]
+    footnote = [note_html(f"(*) {known_to_fail_note(flagged)}")] if flagged else []
     sections = [
         Section(
             "What this assesses",
@@ -340,7 +354,7 @@ def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advic
             ],
             [
                 table_html(headline, "headline", "Pooled errors per algorithm and metric (mean, interval)"),
-                figure_html(pngs["errors"], "Missing-data, sampling and total error per algorithm and metric"),
+                figure_html(pngs.get("errors"), "Missing-data, sampling and total error per algorithm and metric"),
             ],
         ),
         Section(
@@ -352,7 +366,7 @@ def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advic
             ],
             [
                 table_html(ranking, "ranking"),
-                figure_html(pngs["ranking"], "Probability that the observed ranking is the true one"),
+                figure_html(pngs.get("ranking"), "Probability that the observed ranking is the true one"),
             ],
         ),
         Section(
@@ -363,13 +377,16 @@ def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advic
                 f"metric in at least {sa.min_coverage:g} of the repeats for every algorithm (every estimator is "
                 "acceptable when intervals were not computed, n_boot = 0). At each sample size the best acceptable "
                 "estimator is chosen; the recommendation is the smallest size whose best estimator has worst relative "
-                f"RMSE <= {sa.max_rel_rmse:g}, else the full ranking.",
+                f"RMSE <= {sa.max_rel_rmse:g}, else the full ranking. The column coverage_known_to_fail marks "
+                "estimators whose bootstrap interval is known not to cover the metric (a bias that does not shrink "
+                "with the number of users, which the interval ignores).",
                 *lines,
             ],
             [
                 table_html(advice, "advice"),
                 table_html(best, "estimators", "Best estimator per metric and sample size"),
-                figure_html(pngs["estimators"], "Worst relative RMSE vs sample size"),
+                *footnote,
+                figure_html(pngs.get("estimators"), "Worst relative RMSE vs sample size"),
             ],
         ),
         Section(

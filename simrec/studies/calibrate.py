@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from simrec._io import write_csv, write_text
+from simrec._io import write_bytes, write_csv, write_text
 from simrec._random import task_seed
 from simrec.calibration import (
     AVERAGE_LOSS,
@@ -47,6 +47,7 @@ from simrec.calibration import (
     denoise,
     log_header,
     objective_column,
+    read_denoise_log,
     read_log,
     summary_markdown,
     sweep_table,
@@ -55,11 +56,11 @@ from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, CellSpec
 from simrec.config.presets import preset_tables, write_preset
 from simrec.config.run import content_digest
 from simrec.config.sweep import SweepSpec
-from simrec.rundir import RunDir
+from simrec.rundir import RunDir, RunDirError, path_problem
 from simrec.stats import STATISTICS
 from simrec.tasks import Backend, SerialBackend, Task, run_tasks
 
-__all__ = ["DatasetLoadError", "load_targets", "run_sweep", "calibrate_sweep"]
+__all__ = ["DatasetLoadError", "load_targets", "run_sweep", "calibrate_sweep", "export_presets"]
 
 
 class DatasetLoadError(ValueError):
@@ -269,7 +270,7 @@ def _preflight(targets, cells, single, average, log_of, cell_seed, *, n_calls, n
     """Check every trial log already in the folder before anything is written (issue 12).
 
     Refuses, with :class:`~simrec.calibration.CalibrationLogError`, a log of
-    another search, and a run that would extend the single-statistic searches
+    another search, a log whose lines are not trial records, and a run that would extend the single-statistic searches
     of a folder whose average-loss searches exist: extending them changes the
     family-best KLs those searches were computed with, so the folder would be
     left half-extended and then refused.
@@ -288,8 +289,15 @@ def _preflight(targets, cells, single, average, log_of, cell_seed, *, n_calls, n
                     n_initial=n_initial,
                 )
                 n_done = len(read_log(log, header))
+                read_denoise_log(log.with_name("denoise.jsonl"), header["digest"])
                 if n_done < n_calls:
                     shorter.append((log, n_done))
+    for t in targets if average else ():  # their identity depends on phase 1; their records are checked now
+        for cell in cells:
+            log = log_of(t, cell, AVERAGE_LOSS)
+            if log.exists():
+                read_log(log)
+                read_denoise_log(log.with_name("denoise.jsonl"), None)
     if not average or not shorter:
         return
     finished = [log_of(t, c, AVERAGE_LOSS) for t in targets for c in cells if log_of(t, c, AVERAGE_LOSS).exists()]
@@ -367,3 +375,64 @@ def calibrate_sweep(
             timings={"backend": backend.name if backend else "serial"},
         )
     return result
+
+
+def export_presets(presets: dict[str, Path], folder: str | Path, *, overwrite: bool = False) -> list[Path]:
+    """Copy a sweep's presets to ``folder/<dataset>/<cell>.toml`` (``simrec calibrate --export-presets``).
+
+    The rules of ``--out`` (issue 22): the folder is the user's, so a preset
+    file already there is replaced only when it is byte-identical to the new
+    one (re-running the same sweep) or with ``overwrite``; every conflict is
+    found before anything is written, and each file is written atomically
+    (a crash never leaves a half-written preset).
+
+    Parameters
+    ----------
+    presets : dict
+        ``"<dataset>/<cell>"`` -> the preset file written by the sweep (:attr:`SweepResult.presets`).
+    folder : path
+        The ``--export-presets`` folder (created if missing).
+    overwrite : bool, default False
+
+    Returns
+    -------
+    list of Path
+        The files written, in the order of ``presets``.
+
+    Raises
+    ------
+    simrec.rundir.RunDirError
+        ``folder`` cannot be used (a file on its path, a name too long), a
+        destination is a folder, or (without ``overwrite``) a destination
+        holds a different file; nothing was written.
+    OSError
+        Writing failed (a full or read-only disk); files written before are complete.
+    """
+    folder = Path(folder)
+    problem = path_problem(folder, "--export-presets")
+    if problem:
+        raise RunDirError(problem)
+    plan = [(folder / f"{name}.toml", Path(src).read_bytes()) for name, src in presets.items()]
+    kept = ", ".join(sorted({str(Path(src).parent) for src in presets.values()}))
+    in_the_way, differ = [], []
+    for dest, data in plan:
+        problem = path_problem(dest, "--export-presets", folder=False)
+        if problem:
+            raise RunDirError(problem)
+        if dest.is_dir() or (dest.exists() and not dest.is_file()):
+            in_the_way.append(dest)
+        elif dest.exists() and not overwrite and dest.read_bytes() != data:
+            differ.append(dest)
+    if in_the_way:
+        raise RunDirError(
+            f"--export-presets {folder}: {in_the_way[0]} is not a file (a preset would be written there); nothing "
+            f"was exported (this sweep's presets are in {kept}). Choose another --export-presets folder"
+        )
+    if differ:
+        shown = ", ".join(str(d) for d in differ[:3]) + (", ..." if len(differ) > 3 else "")
+        raise RunDirError(
+            f"--export-presets {folder}: {len(differ)} preset file(s) there differ from this sweep's ({shown}); "
+            f"nothing was exported (this sweep's presets are in {kept}). Re-run with --overwrite to replace them, "
+            "or choose another --export-presets folder"
+        )
+    return [write_bytes(dest, data) for dest, data in plan]

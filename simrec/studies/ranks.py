@@ -42,6 +42,7 @@ observed items are not evaluated.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ import pandas as pd
 from simrec._io import write_csv, write_parquet
 from simrec._random import task_seed
 from simrec.interactions import Interactions
+from simrec.recommenders.coverage import UnscoredWarning
 from simrec.stress import RankSource, check_candidates, loo_data, ranks_frame, score_ranks
 
 __all__ = ["dataset_ranks", "write_ranks_file", "RANKS_SUFFIXES"]
@@ -84,6 +86,7 @@ def dataset_ranks(
     min_items: int = 2,
     candidates: str = "unseen",
     on_progress: Callable[[str, int, int], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """The ranks-file frame of ``recommenders`` on a leave-one-out split of ``observed``.
 
@@ -109,6 +112,11 @@ def dataset_ranks(
     on_progress : callable, optional
         ``on_progress(name, users_done, n_users)`` after each block of users
         is scored (and once with 0 when a recommender starts).
+    on_warning : callable, optional
+        ``on_warning(message)`` for a recommender that scored no candidate
+        for more than :data:`~simrec.recommenders.coverage.MAX_UNSCORED_SHARE`
+        of the users (:mod:`simrec.recommenders.coverage`); default: an
+        :class:`~simrec.recommenders.coverage.UnscoredWarning`.
 
     Returns
     -------
@@ -142,6 +150,12 @@ def dataset_ranks(
 
             rec = _Counting(rec, report)
         out.append(score_ranks(rec, data, task_seed(seed, 1, j), truth=False, candidates=candidates))
+        note = out[-1].unscored_note()
+        if note is not None:
+            if on_warning is None:
+                warnings.warn(note, UnscoredWarning, stacklevel=2)
+            else:
+                on_warning(note)
     return ranks_frame(RankSource("ranks", "dataset", tuple(out), data.info))
 
 

@@ -6,7 +6,9 @@ on any :mod:`simrec.tasks` backend. The run directory (:mod:`simrec.rundir`)
 holds
 
 * ``replicates/*.parquet`` — one shard per finished task (written as each
-  task finishes, so an interrupted run keeps its work);
+  task finishes, so an interrupted run keeps its work; each records its task
+  and a digest of its content, checked when a re-run reuses it:
+  :mod:`simrec.shards`);
 * ``results.parquet`` — the tidy results (:data:`~simrec.experiment.RESULT_COLUMNS`);
 * ``summary.csv`` — mean, sd and confidence interval per world x
   recommender x metric x kind (observed, true, error);
@@ -30,13 +32,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from simrec._figures import drawing
 from simrec._progress import progress_bar
 from simrec._random import task_seed
 from simrec.config.run import Scenario
 from simrec.experiment import RESULT_COLUMNS, Evaluation, World, run_replicate
 from simrec.recommenders import Oracle, Popular
+from simrec.recommenders.coverage import unscored_note
 from simrec.report import pairwise_wins, plot_results, summarize
-from simrec.rundir import RunDir
+from simrec.rundir import FRAMES, RunDir
 from simrec.tasks import Backend, SerialBackend, Task, run_tasks
 
 __all__ = ["RunOutcome", "run_scenario"]
@@ -53,6 +57,8 @@ class RunOutcome:
     reused: int
     seconds: float
     warnings: tuple[str, ...] = ()
+    #: Figures that could not be drawn, one line each (the tables are complete; :mod:`simrec._figures`).
+    figure_failures: tuple[str, ...] = ()
 
 
 #: Below this many replicates, Table 3's shares (and their Wilson intervals) are flagged as not meaningful.
@@ -68,7 +74,29 @@ def _run_task(task: tuple[World, Evaluation, object, int]) -> tuple[pd.DataFrame
     world, evaluation, seed, replicate = task
     t0 = time.perf_counter()
     rep = run_replicate(world, evaluation, seed, replicate)  # type: ignore[arg-type]
-    return rep.results, rep.info, time.perf_counter() - t0
+    # the shard keeps each recommender's users without a list (not a result column; read by _unscored_notes)
+    frame = rep.results.assign(n_unscored=rep.results["recommender"].map(rep.unscored).fillna(0).astype("int64"))
+    return frame, rep.info, time.perf_counter() - t0
+
+
+def _unscored_notes(full: pd.DataFrame, recommenders: list[str]) -> list[str]:
+    """The warnings of recommenders that left many evaluated users without a list (:mod:`simrec.recommenders.coverage`),
+    over every replicate and world (shards of an older simrec, without the count, are left out)."""
+    if "n_unscored" not in full.columns or "info_evaluated_users" not in full.columns:
+        return []
+    tasks = full.dropna(subset=["n_unscored"]).drop_duplicates(["replicate", "world", "recommender"])
+    sums = tasks.groupby("recommender")[["n_unscored", "info_evaluated_users"]].sum()
+    notes = [
+        unscored_note(
+            rec,
+            int(sums.at[rec, "n_unscored"]),
+            int(sums.at[rec, "info_evaluated_users"]),
+            "an empty list or no scored candidate (precision is NaN and recall 0 for those users)",
+        )
+        for rec in recommenders
+        if rec in sums.index
+    ]
+    return [n for n in notes if n is not None]
 
 
 def _in_scenario_order(
@@ -140,15 +168,16 @@ def run_scenario(
             "scenario_content": scenario.model_dump(mode="json"),
         },
     ) as rd:
-        shards = rd.shards("replicates", ".parquet")
+        shards = rd.shards("replicates", FRAMES)
         warnings: list[str] = []
         todo: list[Task] = []
         keys: list[str] = []
         reused = 0
+        done = shards.reusable(_shard_key(r, w) for r in range(scenario.replicates) for w in range(len(worlds)))
         for r in range(scenario.replicates):
             for w, world in enumerate(worlds):
                 key = _shard_key(r, w)
-                if shards.exists(key):
+                if key in done:
                     reused += 1
                     continue
                 seed = task_seed(scenario.seed, r, w)
@@ -160,22 +189,19 @@ def run_scenario(
 
             def record(i: int, res: tuple[pd.DataFrame, dict, float]) -> None:
                 frame, info, secs = res
-                shards.write_frame(keys[i], frame.assign(**{f"info_{k}": v for k, v in info.items()}))
+                shards.write(keys[i], frame.assign(**{f"info_{k}": v for k, v in info.items()}))
                 task_seconds.append(secs)
                 advance()
 
             run_tasks(_run_task, todo, backend=backend, on_result=record)
 
         full = pd.concat(
-            [
-                pd.read_parquet(shards.path(_shard_key(r, w)))
-                for r in range(scenario.replicates)
-                for w in range(len(worlds))
-            ],
+            [shards.read(_shard_key(r, w)) for r in range(scenario.replicates) for w in range(len(worlds))],
             ignore_index=True,
         )
         results = _in_scenario_order(full[RESULT_COLUMNS], names, recommenders, [m.name for m in evaluation.metrics])
         summary = summarize(results)
+        warnings += _unscored_notes(full, recommenders)
         rd.write_parquet("results.parquet", results)
         rd.write_csv("summary.csv", summary)
         oracle = next((r.name for r in evaluation.recommenders if isinstance(r, Oracle)), None)
@@ -190,6 +216,7 @@ def run_scenario(
                 warnings.append(f"table3.csv: {note}")
                 table3 = table3.assign(warning=note)
             rd.write_csv("table3.csv", table3)
+        failed: list[str] = []
         if figures:
             if progress:  # the bar has ended; say what the last seconds are spent on
                 print(
@@ -197,7 +224,8 @@ def run_scenario(
                     file=sys.stderr,
                     flush=True,
                 )
-            plot_results(results, rd.path("figures"), n=evaluation.n, n_jobs=backend.n_workers)
+            with drawing(failed, "figures"):
+                plot_results(results, rd.path("figures"), n=evaluation.n, n_jobs=backend.n_workers)
         info_cols = [c for c in full.columns if c.startswith("info_")]
         sizes = full.drop_duplicates(["replicate", "world"])[["world", *info_cols]].groupby("world").mean()
         seconds = time.perf_counter() - t_start
@@ -212,5 +240,7 @@ def run_scenario(
                 "workers": backend.n_workers,
             },
             mean_sizes={w: {k.removeprefix("info_"): float(v) for k, v in row.items()} for w, row in sizes.iterrows()},
+            **({"warnings": warnings} if warnings else {}),
+            **({"figures_failed": failed} if failed else {}),
         )
-    return RunOutcome(Path(out), results, summary, len(todo), reused, seconds, tuple(warnings))
+    return RunOutcome(Path(out), results, summary, len(todo), reused, seconds, tuple(warnings), tuple(failed))

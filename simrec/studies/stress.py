@@ -23,7 +23,8 @@ as ``simrec run``:
 
 Results depend only on the scenario: the same numbers come out on every
 backend, in any completion order, and after an interruption (re-running
-resumes from the finished shards).
+resumes from the finished shards; each shard records its task and a digest of
+its content and is checked before it is reused, :mod:`simrec.shards`).
 """
 
 from __future__ import annotations
@@ -36,19 +37,22 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from simrec._figures import drawing
 from simrec._io import write_text
 from simrec._progress import progress_bar
 from simrec._random import task_seed
 from simrec.config.stress import DatasetSource, FileSource, SimulationSource, StressScenario
-from simrec.rundir import RunDir
+from simrec.rundir import ARRAYS, RunDir
+from simrec.sampling import AdaptiveMLE, Naive, fit_limits
 from simrec.stress.decomposition import decomposition_table
-from simrec.stress.harness import StressResult, run_stress
+from simrec.stress.harness import StressConfig, StressResult, run_stress
 from simrec.stress.sources import (
     LooData,
     RankSource,
@@ -90,6 +94,8 @@ __all__ = [
     "run_stress_scenario",
     "build_source_data",
     "few_users_note",
+    "convergence_note",
+    "naive_cutoff_note",
     "user_sampling_phase",
     "MIN_USERS",
     "SUMMARY_KS",
@@ -113,6 +119,10 @@ class StressOutcome:
     reused: int
     seconds: float
     warnings: tuple[str, ...] = ()
+    #: Figures that could not be drawn, one line each (the tables are complete; :mod:`simrec._figures`).
+    figure_failures: tuple[str, ...] = ()
+    #: The coverage table (runs with ``n_boot``; None or empty otherwise).
+    coverage: pd.DataFrame | None = None
 
 
 #: Below this many evaluated users, estimator comparisons are flagged as resting on too few users.
@@ -134,17 +144,66 @@ def few_users_note(source: RankSource) -> str | None:
     return f"fewer than {MIN_USERS} evaluated users for {listed}: these numbers rest on too few users to mean much"
 
 
+def convergence_note(results: list[StressResult], config: StressConfig) -> str | None:
+    """The warning for estimators whose iterative fits stopped at their cap in some repeats, or None.
+
+    The tables record it per cell (``n_iter``, ``converged``); the terminal
+    says it once, per estimator over every task: how many repeats stopped at
+    the cap, the fit, the cap and the tolerance (issue 22; the default cap
+    is issue 27's decision and does not move here).
+    """
+    objects = {e.name: e for e in (*config.estimators, AdaptiveMLE())}
+    bad: dict[str, list[int]] = {}
+    for r in results:
+        if r.converged is None:
+            continue
+        for j, name in enumerate(r.estimators):
+            cnt = bad.setdefault(name, [0, 0])
+            cnt[0] += int((~r.converged[:, j]).sum())
+            cnt[1] += r.converged.shape[0]
+    groups: dict[tuple[str, int, float], list[str]] = {}
+    for name, (k, total) in bad.items():
+        limits = fit_limits(objects[name], config.max_iter) if name in objects else None
+        if k and limits is not None:
+            what, cap, tol = limits
+            groups.setdefault((what.split(" of ")[0], cap, tol), []).append(f"{name} {k}/{total}")
+    if not groups:
+        return None
+    parts = [
+        f"{what} at {'max_iter = ' if what == 'EM' else ''}{cap}{'' if what == 'EM' else ' iterations'}, "
+        f"tolerance {tol:g}: {', '.join(names)}"
+        for (what, cap, tol), names in groups.items()
+    ]
+    return (
+        "iterative fits stopped at their cap before meeting their tolerance (repeats stopped / repeats): "
+        + "; ".join(parts)
+        + ". Their estimates are where the iterations stopped (columns n_iter and converged of estimates.parquet "
+        "and summary.csv); raise [estimators] max_iter for the EM fits"
+    )
+
+
+def naive_cutoff_note(config: StressConfig, sizes: list[int] | tuple[int, ...], schemes: tuple[str, ...]) -> str | None:
+    """The warning for naive estimates at cutoffs K >= a fixed sample size n, or None (decision, issue 22).
+
+    A sampled list of n items has every rank within a cutoff K >= n, so the
+    naive estimate ignores the cutoff: Recall@K is 1 for every recommender.
+    The rows are kept (they are what naive computes); this says so.
+    """
+    if not any(isinstance(e, Naive) for e in config.estimators) or not config.rank_metrics():
+        return None
+    small = sorted(n for n in set(sizes) if n <= config.k_max)
+    if not small or all(s == "adaptive" for s in schemes):
+        return None
+    return (
+        f"naive at sample size(s) n = {', '.join(map(str, small))} <= k_max = {config.k_max}: a sampled list of n "
+        "items has every rank within a cutoff K >= n, so the naive rows with k >= n ignore the cutoff "
+        "(Recall@K = 1 for every recommender)"
+    )
+
+
 # ---------------------------------------------------------------------------
 # serialisation of shards
 # ---------------------------------------------------------------------------
-def _npz_writer(**arrays) -> Callable[[Path], None]:
-    def writer(p: Path) -> None:
-        with open(p, "wb") as fh:
-            np.savez(fh, **arrays)
-
-    return writer
-
-
 def _ranks_arrays(r: RecommenderRanks, info: dict) -> dict[str, np.ndarray]:
     arrays = {
         "info": np.array(json.dumps(info)),
@@ -152,6 +211,7 @@ def _ranks_arrays(r: RecommenderRanks, info: dict) -> dict[str, np.ndarray]:
         "ranks": r.ranks,
         "n_candidates": r.n_candidates,
         "users": np.asarray(r.users).astype(str),
+        "n_unscored": np.array(r.n_unscored),
     }
     for key in ("popularity_shares", "true_ranks", "true_users"):
         val = getattr(r, key)
@@ -160,9 +220,7 @@ def _ranks_arrays(r: RecommenderRanks, info: dict) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _ranks_from_npz(path: Path) -> tuple[RecommenderRanks, dict]:
-    with np.load(path) as z:
-        get = {k: z[k] for k in z.files}
+def _ranks_from_arrays(get: dict[str, np.ndarray]) -> tuple[RecommenderRanks, dict]:
     return RecommenderRanks(
         str(get["name"]),
         get["ranks"],
@@ -171,6 +229,7 @@ def _ranks_from_npz(path: Path) -> tuple[RecommenderRanks, dict]:
         popularity_shares=get.get("popularity_shares"),
         true_ranks=get.get("true_ranks"),
         true_users=get.get("true_users"),
+        n_unscored=int(get.get("n_unscored", 0)),  # absent from shards of an older simrec
     ), json.loads(str(get["info"]))
 
 
@@ -192,6 +251,10 @@ def _result_arrays(r: StressResult) -> dict[str, np.ndarray]:
     }
     if r.fitted_a is not None:
         arrays["fitted_a"] = r.fitted_a
+    if r.n_iter is not None:
+        arrays.update(n_iter=r.n_iter, converged=r.converged)
+    if r.interval_kinds is not None:
+        arrays["interval_kinds"] = np.array(r.interval_kinds)
     if r.lower is not None:
         arrays.update(lower=r.lower, upper=r.upper, confidence=np.array(r.confidence))
     if r.true is not None:
@@ -204,9 +267,7 @@ def _result_arrays(r: StressResult) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _result_from_npz(path: Path) -> StressResult:
-    with np.load(path) as z:
-        g = {k: z[k] for k in z.files}
+def _result_from_arrays(g: dict[str, np.ndarray]) -> StressResult:
     maps = [str(m) for m in g["mappings"]]
     return StressResult(
         str(g["recommender"]),
@@ -229,6 +290,9 @@ def _result_from_npz(path: Path) -> StressResult:
         g.get("upper"),
         float(g["confidence"]) if "confidence" in g else math.nan,
         g.get("fitted_a"),
+        n_iter=g.get("n_iter"),
+        converged=g.get("converged"),
+        interval_kinds=tuple(str(k) for k in g["interval_kinds"]) if "interval_kinds" in g else None,
     )
 
 
@@ -344,8 +408,12 @@ def user_sampling_phase(
     backend: Backend,
     progress: bool,
     figures: bool = True,
+    *,
+    figure_failures: list[str] | None = None,
 ) -> tuple[int, int]:
     """Run the ``[user_sampling]`` experiment (if any) into ``rd``; (tasks computed, tasks reused).
+
+    A figure that fails is appended to ``figure_failures`` (raised when it is None; :func:`simrec._figures.drawing`).
 
     One task per size i with seed ``task_seed(seed, 3, i)`` (all recommenders
     share its samples of users), written to ``DIR/user_sampling/m<size>.npz``;
@@ -367,8 +435,9 @@ def user_sampling_phase(
         raise ValueError(
             f"user_sampling.sizes: must be <= the number of users evaluated by every recommender ({n_users}); got {big}"
         )
-    shards = rd.shards("user_sampling", ".npz")
+    shards = rd.shards("user_sampling", ARRAYS)
     keys = [f"m{m}" for m in config.sizes]
+    done = shards.reusable(keys)
     item_seeds = None
     if config.estimators:  # the stress tasks' seeds of item_scheme: replay their sampled ranks
         s = sc.sampling.schemes.index(sc.user_sampling.item_scheme)  # type: ignore[union-attr]
@@ -383,20 +452,17 @@ def user_sampling_phase(
             (source.recommenders, m, config, task_seed(sc.seed, 3, i), item_seeds),
         )
         for i, m in enumerate(config.sizes)
-        if not shards.exists(keys[i])
+        if keys[i] not in done
     ]
-    todo_keys = [keys[i] for i, m in enumerate(config.sizes) if not shards.exists(keys[i])]
+    todo_keys = [k for k in keys if k not in done]
     with progress_bar(sc.name, len(todo), "users", progress) as advance:
 
         def record(i: int, res: UserSamplingResult) -> None:
-            shards.write(todo_keys[i], _npz_writer(**res.to_arrays()))
+            shards.write(todo_keys[i], res.to_arrays())
             advance()
 
         run_tasks(_user_sampling_task, todo, backend=backend, on_result=record)
-    loaded = []
-    for k in keys:
-        with np.load(shards.path(k)) as z:
-            loaded.append(UserSamplingResult.from_arrays({f: z[f] for f in z.files}))
+    loaded = [UserSamplingResult.from_arrays(shards.read(k)) for k in keys]
     us = sc.user_sampling
     errors = user_sampling_errors(
         loaded,
@@ -419,8 +485,9 @@ def user_sampling_phase(
     if figures:
         from simrec.stress.figures import plot_user_sampling, plot_user_sampling_estimators
 
-        plot_user_sampling(rd.path("figures"), table)
-        plot_user_sampling_estimators(rd.path("figures"), est_table)  # nothing when empty
+        with nullcontext() if figure_failures is None else drawing(figure_failures, "user-sampling figures"):
+            plot_user_sampling(rd.path("figures"), table)
+            plot_user_sampling_estimators(rd.path("figures"), est_table)  # nothing when empty
     return len(todo), len(keys) - len(todo)
 
 
@@ -481,26 +548,27 @@ def run_stress_scenario(
         if isinstance(sc.source, FileSource):
             source = read_ranks_file(data_path)  # type: ignore[arg-type]
         else:
-            rshards = rd.shards("ranks", ".npz")
+            rshards = rd.shards("ranks", ARRAYS)
             n_rec = len(sc.source.recommenders)
+            have = rshards.reusable(str(j) for j in range(n_rec))
             todo = [
                 Task(f"ranks of recommender {j}", task_seed(sc.seed, 1, j), (sc, data_path, j, max_pairs))
                 for j in range(n_rec)
-                if not rshards.exists(str(j))
+                if str(j) not in have
             ]
             reused += n_rec - len(todo)
             with progress_bar(sc.name, len(todo), "ranks", progress) as advance:
 
                 def record_ranks(_i: int, res: tuple[int, RecommenderRanks, dict, float]) -> None:
                     j, ranks, inf, _secs = res
-                    rshards.write(str(j), _npz_writer(**_ranks_arrays(ranks, inf)))
+                    rshards.write(str(j), _ranks_arrays(ranks, inf))
                     advance()
 
                 run_tasks(_ranks_task, todo, backend=backend, on_result=record_ranks)
             computed += len(todo)
             kind = "simulation" if isinstance(sc.source, SimulationSource) else "dataset"
             name = sc.source.name if isinstance(sc.source, DatasetSource) else (sc.source.world.name or "simulation")
-            loaded = [_ranks_from_npz(rshards.path(str(j))) for j in range(n_rec)]
+            loaded = [_ranks_from_arrays(rshards.read(str(j))) for j in range(n_rec)]
             source = RankSource(name, kind, tuple(r for r, _ in loaded), loaded[0][1])
         ranks_seconds = time.perf_counter() - t_ranks
         rd.write_parquet("ranks.parquet", ranks_frame(source).assign(user=lambda f: f["user"].astype(str)))
@@ -508,14 +576,17 @@ def run_stress_scenario(
         # -- phase 2: stress tasks ----------------------------------------------
         config = sc.config()
         schemes, sizes = sc.sampling.schemes, sc.sampling.sizes
-        tshards = rd.shards("tasks", ".npz")
+        tshards = rd.shards("tasks", ARRAYS)
         cells, todo2, keys = [], [], []
+        done = tshards.reusable(
+            f"{j}__{scheme}__n{n}" for j in range(len(source.recommenders)) for scheme in schemes for n in sizes
+        )
         for j, rec in enumerate(source.recommenders):
             for s, scheme in enumerate(schemes):
                 for i, n in enumerate(sizes):
                     key = f"{j}__{scheme}__n{n}"
                     cells.append(key)
-                    if tshards.exists(key):
+                    if key in done:
                         reused += 1
                     else:
                         seed = task_seed(sc.seed, 2, j, s, i)
@@ -543,16 +614,19 @@ def run_stress_scenario(
             ]
 
             def record(i: int, res: StressResult) -> None:
-                tshards.write(keys[i], _npz_writer(**_result_arrays(res)))
+                tshards.write(keys[i], _result_arrays(res))
                 task_seconds.append(res.seconds)
                 repeats_done.finished(keys[i])
 
             run_tasks(_stress_task, tasks2, backend=backend, on_result=record)
         shutil.rmtree(counts, ignore_errors=True)
         computed += len(todo2)
-        results = [_result_from_npz(tshards.path(k)) for k in cells]
+        results = [_result_from_arrays(tshards.read(k)) for k in cells]
 
-        us_computed, us_reused = user_sampling_phase(sc, source, results, rd, backend, progress, figures)
+        failed: list[str] = []
+        us_computed, us_reused = user_sampling_phase(
+            sc, source, results, rd, backend, progress, figures, figure_failures=failed
+        )
         computed, reused = computed + us_computed, reused + us_reused
 
         # -- phase 3: tables and figures ----------------------------------------
@@ -574,6 +648,10 @@ def run_stress_scenario(
             rel_err = relative_error_table(est)
             map_err = mapping_error_table(results)
         rd.write_parquet("estimates.parquet", est)
+        unscored = [n for n in (r.unscored_note() for r in source.recommenders) if n is not None]
+        notes = [
+            n for n in (convergence_note(results, config), naive_cutoff_note(config, sizes, schemes)) if n is not None
+        ]
         note = few_users_note(source)
         flag = (lambda f: f.assign(warning=note)) if note else (lambda f: f)
         rd.write_csv("summary.csv", flag(est[est["k"].isin(SUMMARY_KS) | est["k"].isna()]))  # + AUC, untruncated AP
@@ -595,7 +673,8 @@ def run_stress_scenario(
 
             if progress:  # the bar has ended; say what the last seconds are spent on (as simrec run does)
                 print(f"drawing figures into {rd.path('figures')} ...", file=sys.stderr, flush=True)
-            plot_stress(rd.path("figures"), est, expected, hr, decomp)
+            with drawing(failed, "figures"):
+                plot_stress(rd.path("figures"), est, expected, hr, decomp)
         seconds = time.perf_counter() - t_start
         rd.complete(
             tasks_computed=computed,
@@ -614,7 +693,20 @@ def run_stress_scenario(
                 "backend": backend.name,
                 "workers": backend.n_workers,
             },
+            **({"warnings": unscored} if unscored else {}),
+            **({"figures_failed": failed} if failed else {}),
         )
     return StressOutcome(
-        Path(out), source, est, ordering, winners, decomp, computed, reused, seconds, () if note is None else (note,)
+        Path(out),
+        source,
+        est,
+        ordering,
+        winners,
+        decomp,
+        computed,
+        reused,
+        seconds,
+        (*unscored, *(() if note is None else (note,)), *notes),
+        tuple(failed),
+        coverage,
     )

@@ -141,6 +141,32 @@ def test_interrupted_run_resumes_with_identical_results(tmp_path, tiny_assessmen
     pd.testing.assert_frame_equal(again.ranking, first.ranking)
 
 
+@pytest.mark.parametrize("phase", ["worlds/replicates", "sampling/tasks"])
+def test_a_swapped_shard_of_a_sub_run_is_refused(tmp_path, tiny_assessment, phase):
+    """Issue 22: a sub-run's shard copied over another is named in one line (exit 2), nothing changed."""
+    import shutil
+
+    from cli_helpers import assert_one_line, invoke
+
+    path, out, _ = tiny_assessment
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    first, second = sorted((copy / phase).iterdir())[:2]
+    second.write_bytes(first.read_bytes())
+
+    def files() -> dict[str, bytes]:  # a sub-run resumed before the refusal re-completes its own manifest
+        return {
+            f.relative_to(copy).as_posix(): f.read_bytes()
+            for f in copy.rglob("*")
+            if f.is_file() and f.name != ".simrec.lock" and f.relative_to(copy).as_posix() != "worlds/manifest.json"
+        }
+
+    before = files()
+    code, _, err = invoke(["assess", str(path), "--out", str(copy), "--quiet", "--no-figures"])
+    assert_one_line(code, err, f"{second}: shard holds task", "delete it and re-run the same command")
+    assert files() == before  # the assessment's manifest, tables and report and every shard as they were
+
+
 def test_without_presets_the_six_models_are_calibrated_first(tmp_path, tiny_data):
     """No ``presets``: a (tiny) calibration sweep into ``calibration/`` chooses the worlds."""
     from tests.assess.conftest import assessment_toml
@@ -197,3 +223,41 @@ def test_a_users_own_scorer_by_import_path(tmp_path, tiny_data):
     outcome = run_assessment(load_assessment(path), tmp_path / "out", progress=False, figures=False)
     assert set(outcome.errors["recommender"]) == {"ShrunkPop", "Random"}
     assert outcome.errors.loc[outcome.errors["component"] == "sampling", "mean"].notna().all()
+
+
+def test_intervals_known_to_fail_are_marked_in_tables_terminal_and_page(tmp_path, tiny_data, tiny_assessment):
+    """Issue 22: an estimator whose bias makes its interval miss is marked wherever the assessment names it."""
+    from tests.assess.conftest import assessment_toml
+    from tests.cli_helpers import invoke
+
+    # the tiny assessment's choice among naive, CLS and BV: every row says whether its interval is known to fail
+    _, out, _ = tiny_assessment
+    best = pd.read_csv(out / "estimators.csv")
+    expected = {"naive": True, "CLS": True, "BV(gamma=1)": True, "BV(gamma=0.1)": True, "BV(gamma=0.01)": True}
+    expected["BV(gamma=0.001)"] = False
+    assert best["coverage_known_to_fail"].tolist() == [expected[e] for e in best["estimator"]]
+    cov = pd.read_csv(out / "sampling" / "coverage.csv")
+    assert cov.groupby("estimator")["coverage_known_to_fail"].first().to_dict() == {
+        e: expected[e] for e in cov["estimator"].unique()
+    }
+
+    # naive alone, the rule relaxed so that it is reported: marked in the tables, the terminal and the page
+    spec = tmp_path / "naive.toml"
+    spec.write_text(
+        assessment_toml(
+            tiny_data,
+            estimators='estimators = ["naive"]',
+            n_boot="n_boot = 10\nmax_rel_rmse = 1000\nmin_coverage = 0",
+            sizes="sizes = [20]",
+        )
+    )
+    code, stdout, stderr = invoke(["assess", str(spec), "--out", str(tmp_path / "o"), "--no-figures"])
+    assert code == 0, stderr
+    advice = pd.read_csv(tmp_path / "o" / "advice.csv")
+    assert (advice["report"] == "sampled").all() and advice["coverage_known_to_fail"].all()
+    assert pd.read_csv(tmp_path / "o" / "estimators.csv")["coverage_known_to_fail"].all()
+    assert stdout.count("estimator naive (its interval: coverage known to fail *)") == 2
+    assert "* naive: the bootstrap interval measures sampling variability only" in stdout
+    page = (tmp_path / "o" / "report.html").read_text()
+    assert "Its bootstrap interval: coverage known to fail (*)." in page
+    assert "(*) naive: the bootstrap interval measures sampling variability only" in page

@@ -11,12 +11,12 @@ from simrec.preference import IBP
 
 
 def g(n, c, s):
-    """Γ(1+c)Γ(n+c+σ)/(Γ(n+1+c)Γ(c+σ)), the new-item rate factor of user n+1 (DESIGN §1)."""
+    """Γ(1+c)Γ(n+c+σ)/(Γ(n+1+c)Γ(c+σ)), the new-item rate factor of user n+1 (docs/design.md §1)."""
     return np.exp(gammaln(1 + c) + gammaln(n + c + s) - gammaln(n + 1 + c) - gammaln(c + s))
 
 
 def userwise(U, alpha, c, s, rng):
-    """Literal sequential IBP (DESIGN §1): returns (per-user like counts, item popularities)."""
+    """Literal sequential IBP (docs/design.md §1): returns (per-user like counts, item popularities)."""
     m = np.zeros(0)
     likes = np.zeros(U, dtype=int)
     for n in range(U):

@@ -15,6 +15,8 @@ from simrec.sampling import (
     BiasVariance,
     BiasVarianceInverseUsers,
     ConstrainedLeastSquares,
+    ConvergenceWarning,
+    IntervalKind,
     LeastSquares,
     MappingEstimator,
     MESPrior,
@@ -32,6 +34,7 @@ from simrec.sampling import (
     fit_adaptive,
     mes,
     mle,
+    mle_adaptive,
     mse_optimal,
     naive,
     ndcg,
@@ -185,8 +188,131 @@ S = SamplingScheme(100, 10)
         (lambda: Naive().fit([1, 2], S).estimates([]), ValueError, "`metrics`"),
         (lambda: MSEOptimal(MLE()), TypeError, "`prior`"),
         (lambda: fit_adaptive([1, 2], 100, [recall(1)]), TypeError, "AdaptiveRanks"),
+        (lambda: Naive().fit([1, 2], S).estimate(recall(101)), ValueError, r"must be <= the number of items N = 100"),
     ],
 )
 def test_bad_input_gives_a_clear_error(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# ---------------------------------------------------------------------------
+# issue 22: estimates say what they are
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("estimator", [MLE(), WeightedMLE(10.0), BiasVariance(0.1, MLEPrior()), MSEOptimal(MLEPrior())])
+def test_an_em_stopped_at_max_iter_is_flagged_and_warns_once(estimator):
+    N, n, M = 800, 40, 300
+    s = SamplingScheme(N, n)
+    r = s.sample(_ranks(N, M, 0), rng=1)
+    with pytest.warns(ConvergenceWarning) as caught:
+        est = estimator.fit(r, s, n_boot=20, max_iter=3, rng=2).estimates([recall(5), ndcg(10)])
+    mine = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(mine) == 1  # one per fit call, not one per metric or replicate
+    text = str(mine[0].message)
+    assert estimator.name in text and "max_iter = 3" in text and "1e-09" in text
+    assert all(not e.converged and e.n_iter == 3 for e in est)
+    # a generous cap converges here: no warning, the iterations used are reported
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        ok = estimator.fit(r, s, n_boot=20, max_iter=20_000, rng=2).estimate(recall(5))
+    assert ok.converged and 3 < ok.n_iter < 20_000
+
+
+def test_refitted_replicates_count_in_converged():
+    N, n, M = 800, 40, 300
+    s = SamplingScheme(N, n)
+    r = s.sample(_ranks(N, M, 0), rng=1)
+    with pytest.warns(ConvergenceWarning, match=r"\(11 of 11 fit\(s\)\)"):
+        e = MLE().fit(r, s, n_boot=10, max_iter=2, rng=2, refit=True).estimate(recall(5))
+    assert not e.converged and e.n_iter == 2
+
+
+def test_closed_form_estimators_report_no_iterations():
+    s = SamplingScheme(500, 20)
+    r = s.sample(_ranks(500, 200, 3), rng=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        for est in (Naive(), BiasVariance(0.1), ConstrainedLeastSquares(), MappingEstimator("bound")):
+            e = est.fit(r, s, n_boot=5, rng=0).estimate(recall(5))
+            assert e.converged and e.n_iter == 0
+    e = MappingEstimator("beta@P").fit(r, s, n_boot=5, rng=0).estimate(recall(5))
+    assert e.converged and e.n_iter > 0  # beta@P's fixed point
+
+
+@pytest.mark.parametrize("estimator", EVERY, ids=lambda e: e.name)
+def test_every_estimate_carries_its_estimators_interval_kind(estimator):
+    s = SamplingScheme(500, 20)
+    r = s.sample(_ranks(500, 200, 3), rng=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        e = estimator.fit(r, s, n_boot=5, rng=0).estimate(recall(5))
+    assert e.interval_kind is estimator.interval_kind
+    assert e.coverage_known_to_fail == (estimator.interval_kind is IntervalKind.SAMPLING_BIASED)
+
+
+def test_fit_adaptive_uses_the_stored_replace_and_n_items():
+    """Ranks drawn without replacement are fitted as drawn (issue 22: 0.0935 vs 0.0995 before)."""
+    N, M = 300, 400
+    ad = sample_ranks_adaptive(_ranks(N, M, 8, 0.2), N, 10, n_max=160, replace=False, rng=9)
+    est = fit_adaptive(ad, metrics=[recall(10)], n_boot=5, max_iter=50, rng=1)[0]
+    hyper = mle_adaptive(ad.ranks, ad.sizes, N, replace=False, max_iter=50).expectation(recall(10))
+    binom = mle_adaptive(ad.ranks, ad.sizes, N, replace=True, max_iter=50).expectation(recall(10))
+    assert est.estimate == hyper and abs(hyper - binom) > 1e-3
+    # the stored values may be repeated
+    again = fit_adaptive(ad, N, [recall(10)], replace=False, n_boot=5, max_iter=50, rng=1)[0]
+    assert again.estimate == est.estimate and again.lower == est.lower
+
+
+def test_fit_adaptive_refuses_arguments_that_contradict_the_ranks():
+    N, M = 300, 200
+    ad = sample_ranks_adaptive(_ranks(N, M, 8, 0.2), N, 10, n_max=160, replace=False, rng=9)
+    with pytest.raises(ValueError, match=r"`n_items` must be the N the ranks were drawn at \(N = 300.*got 5000"):
+        fit_adaptive(ad, 5000, [recall(10)])
+    with pytest.raises(ValueError, match=r"`replace` must be how the ranks were drawn \(replace = False.*got True"):
+        fit_adaptive(ad, metrics=[recall(10)], replace=True)
+    with pytest.raises(TypeError, match="`metrics` must be given"):
+        fit_adaptive(ad)
+    # per-user candidate counts: one N must be named, within their range
+    n_u = np.where(np.arange(M) % 2 == 0, 290, 310)
+    per_user = sample_ranks_adaptive(np.minimum(_ranks(N, M, 8, 0.2), 290), n_u, 10, n_max=160, rng=9)
+    with pytest.raises(ValueError, match=r"`n_items` must be given.*N_u in \[290, 310\].*round\(mean N_u\) = 300"):
+        fit_adaptive(per_user, metrics=[recall(10)])
+    with pytest.raises(ValueError, match=r"`n_items` must lie in \[290, 310\]"):
+        fit_adaptive(per_user, 5000, [recall(10)])
+    assert fit_adaptive(per_user, 300, [recall(10)], n_boot=3, max_iter=20, rng=0)[0].n_users == M
+
+
+def test_a_cutoff_above_the_items_is_refused_and_naive_warns_above_the_sample_size():
+    s = SamplingScheme(300, 20)
+    r = s.sample(_ranks(300, 200, 3), rng=4)
+    with pytest.raises(
+        ValueError, match=r"cutoff of Recall@301 must be <= the number of items N = 300 .*; got K = 301"
+    ):
+        MLE().fit(r, s, n_boot=5, rng=0).estimate(recall(301))
+    ad = sample_ranks_adaptive(_ranks(300, 50, 8), 300, 10, n_max=80, rng=9)
+    with pytest.raises(ValueError, match="cutoff of NDCG@400"):
+        fit_adaptive(ad, metrics=[ndcg(400)])
+    # K >= n: the naive estimate ignores the cutoff (Recall = 1 whatever the ranks): said, not silent
+    with pytest.warns(RuntimeWarning, match=r"naive: the cutoff of Recall@20, NDCG@50 is >= the sample size n = 20"):
+        e_r, e_n, e_small = Naive().fit(r, s, n_boot=5, rng=0).estimates([recall(20), ndcg(50), recall(5)])
+    assert e_r.estimate == 1.0 and e_small.estimate < 1.0
+    # the other estimators estimate the global metric at K > n: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert BiasVariance(0.1).fit(r, s, n_boot=5, rng=0).estimate(recall(50)).estimate < 1.0
+
+
+def test_one_user_gives_a_nan_interval_never_a_zero_width_one():
+    s = SamplingScheme(300, 20)
+    with pytest.warns(RuntimeWarning, match="needs at least 2 users; got M = 1"):
+        e = Naive().fit([3], s, n_boot=10, rng=0).estimate(recall(5))
+    assert e.estimate == naive(recall(5), s).mean([3])  # the point estimate is kept
+    assert math.isnan(e.lower) and math.isnan(e.upper) and math.isnan(e.std_error)
+    ad = sample_ranks_adaptive([5], 300, 10, n_max=80, rng=9)
+    with pytest.warns(RuntimeWarning, match="got M = 1"):
+        a = fit_adaptive(ad, metrics=[recall(10)], n_boot=5, max_iter=50, rng=0)[0]
+    assert math.isnan(a.lower) and math.isnan(a.upper) and math.isfinite(a.estimate)
+    with warnings.catch_warnings():  # two users: a real interval
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        two = Naive().fit([1, 15], s, n_boot=50, rng=0).estimate(recall(5))
+    assert two.upper > two.lower

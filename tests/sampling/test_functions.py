@@ -1,4 +1,4 @@
-"""Rank metric functions F(R) (K&R 2020 eqs. 7-13; DESIGN §5)."""
+"""Rank metric functions F(R) (K&R 2020 eqs. 7-13; docs/design.md §5)."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
@@ -46,6 +47,15 @@ def _write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
     p = tmp_path / name
     p.write_text(text)
     return p
+
+
+def _file_scenario(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    """FILE_SCENARIO on the good ranks file with each (old, new) line replaced, written to ``s.toml``."""
+    text = FILE_SCENARIO.format(path=FIXTURES / "good.csv")
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    return _write(tmp_path, text)
 
 
 @pytest.fixture
@@ -148,8 +158,8 @@ def test_file_scenario_serial_equals_processes_and_resumes(tmp_path, file_scenar
 
     def flaky(task):
         calls["n"] += 1
-        if calls["n"] == 5:
-            raise KeyboardInterrupt("simulated interruption")
+        if calls["n"] == 5:  # Ctrl-C (a KeyboardInterrupt the task raised itself would be its failure: issue 22)
+            signal.raise_signal(signal.SIGINT)
         return real(task)
 
     monkeypatch.setattr(stress_runner, "_stress_task", flaky)
@@ -175,13 +185,13 @@ def test_out_dir_of_another_scenario_is_refused(tmp_path, file_scenario):
 
 
 def test_auc_and_untruncated_ap_flow_through_the_tables(tmp_path):
-    text = (
-        FILE_SCENARIO.format(path=FIXTURES / "good.csv")
-        .replace('schemes = ["binomial", "popularity", "adaptive"]', 'schemes = ["binomial", "adaptive"]')
-        .replace("sizes = [20, 40]", "sizes = [20]")
-        .replace("k_max = 10", 'names = ["recall", "auc", "average_precision_full"]\nk_max = 10')
+    spec = _file_scenario(
+        tmp_path,
+        ('schemes = ["binomial", "popularity", "adaptive"]', 'schemes = ["binomial", "adaptive"]'),
+        ("sizes = [20, 40]", "sizes = [20]"),
+        ("k_max = 10", 'names = ["recall", "auc", "average_precision_full"]\nk_max = 10'),
     )
-    sc, path = load_stress_scenario(_write(tmp_path, text))
+    sc, path = load_stress_scenario(spec)
     outcome = run_stress_scenario(sc, path, tmp_path / "o", progress=False, figures=True)
     summary = pd.read_csv(tmp_path / "o" / "summary.csv")
     untr = summary[summary["k"].isna()]
@@ -298,3 +308,33 @@ def test_repeat_progress_counts_repeats_from_the_tasks_counter_files(tmp_path):
     missing = stress_runner._RepeatCounter(tmp_path / "gone" / "x.txt", 3)
     missing(3)  # a folder that does not exist here (remote worker): ignored
     assert not (tmp_path / "gone").exists()
+
+
+def test_cli_stress_says_what_the_estimates_and_intervals_are(tmp_path):
+    """Issue 22: fits stopped at their cap, naive cutoffs above n and intervals known to fail are reported."""
+    from tests.cli_helpers import invoke
+
+    spec = _file_scenario(
+        tmp_path,
+        ('schemes = ["binomial", "popularity", "adaptive"]', 'schemes = ["binomial"]'),
+        ("sizes = [20, 40]", "sizes = [8, 20]"),
+        ('names = ["naive", "CLS", "BV", "MLE", "MN_MLE", "mapping"]', 'names = ["naive", "BV", "MLE"]'),
+        ("bv_gammas = [0.1]", "bv_gammas = [0.1]\nn_boot = 5\nmax_iter = 5"),
+    )
+    code, stdout, stderr = invoke(["stress", str(spec), "--out", str(tmp_path / "o"), "--no-figures"])
+    assert code == 0, stderr
+    assert (
+        "simrec: warning: iterative fits stopped at their cap before meeting their tolerance (repeats stopped / "
+        "repeats): EM at max_iter = 5, tolerance 1e-09: MLE 24/24." in stderr  # 3 recommenders x 2 sizes x 4
+    )
+    assert "simrec: warning: naive at sample size(s) n = 8 <= k_max = 10" in stderr
+    assert "Intervals (coverage.csv): naive, BV(gamma=0.1): coverage known to fail" in stdout
+    est = pd.read_parquet(tmp_path / "o" / "estimates.parquet").groupby("estimator").first()
+    assert est.loc["MLE", ["n_iter", "converged", "interval"]].tolist() == [5, 0, "sampling"]
+    assert est.loc["naive", ["n_iter", "converged", "interval"]].tolist() == [0, 1, "sampling_biased"]
+    naive_wide = pd.read_parquet(tmp_path / "o" / "estimates.parquet").query(
+        "estimator == 'naive' and metric == 'recall' and n == 8 and k >= 8"
+    )
+    assert (naive_wide["mean"] == 1).all()  # what the note is about
+    cov = pd.read_csv(tmp_path / "o" / "coverage.csv").groupby("estimator")["coverage_known_to_fail"].all()
+    assert cov.to_dict() == {"BV(gamma=0.1)": True, "MLE": False, "naive": True}

@@ -1,0 +1,66 @@
+"""Figures never break a job: names are drawn as written, and a failed figure loses no table (issue 22).
+
+**Literal text.** A recommender named ``$\\frac{$`` (a ranks file's
+``recommender`` column, a ``simrec ranks --recommender`` name) made
+matplotlib parse it as mathtext and raise while the figure was saved: the
+tables were written, the run stayed ``running`` and every re-run failed the
+same way. Decision: simrec's figures use no mathtext of their own, so every
+figure is drawn with ``text.parse_math`` off (matplotlib draws ``$`` and
+``\\`` as they are, in titles, labels, legends and tick labels alike,
+including the ones it creates while saving) and ``text.usetex`` off (a
+user's ``matplotlibrc`` asking for LaTeX would make ``_``, ``%`` or ``&`` in
+a name fail the same way). This escapes every ``$`` of every label without
+having to find each label (:func:`literal_text`).
+
+**Failures are recorded.** The figures are drawn after every table is
+written; a figure that still fails (a matplotlib bug, a missing font) is
+recorded (:func:`drawing`) instead of raised: the job completes, its
+manifest says ``"figures_failed"`` and the command line exits 1 naming the
+failure (a fault, not bad input). A full or read-only disk and running out
+of memory are not caught here: they stop the job as anywhere else, and the
+re-run resumes.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
+
+from simrec._validation import shorten
+
+__all__ = ["LITERAL_TEXT", "literal_text", "drawing"]
+
+#: The matplotlib settings every simrec figure is drawn with.
+LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def literal_text(draw: Callable[P, R]) -> Callable[P, R]:
+    """Decorate a function that draws and saves figures: it runs with :data:`LITERAL_TEXT` (restored after)."""
+
+    @functools.wraps(draw)
+    def drawn_literally(*args: P.args, **kwargs: P.kwargs) -> R:
+        import matplotlib
+
+        with matplotlib.rc_context(LITERAL_TEXT):
+            return draw(*args, **kwargs)
+
+    return drawn_literally
+
+
+@contextmanager
+def drawing(failures: list[str], what: str) -> Iterator[None]:
+    """Draw figures; an error (not OSError, not MemoryError) is appended to ``failures`` as one line, not raised.
+
+    ``what`` names the figures (e.g. ``"figures"``, ``"user-sampling figures"``).
+    """
+    try:
+        yield
+    except (OSError, MemoryError):
+        raise
+    except Exception as exc:
+        failures.append(f"{what}: {type(exc).__name__}: {shorten(' '.join(str(exc).split()), 300)}")
