@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from simrec.cli import app
@@ -99,6 +100,18 @@ def test_version():
 
     res = runner.invoke(app, ["--version"])
     assert res.exit_code == 0 and res.output.strip() == f"simrec {simrec.__version__}"
+
+
+def test_python_m_simrec_is_the_simrec_command(monkeypatch, capsys):
+    """``python -m simrec`` runs :func:`simrec.cli.main` (before: "No module named simrec.__main__")."""
+    import runpy
+
+    import simrec
+
+    monkeypatch.setattr("sys.argv", ["simrec", "--version"])
+    with pytest.raises(SystemExit) as info:
+        runpy.run_module("simrec", run_name="__main__", alter_sys=True)
+    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"simrec {simrec.__version__}"
 
 
 def test_calibrate_lines_explain_refused_and_resumed_trials():
