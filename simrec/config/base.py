@@ -121,11 +121,47 @@ def _fmt_loc(loc: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
+def _one_per_value(errors: list[Any]) -> list[Any]:
+    """pydantic's errors, one per value: the branches of a union that each refused the same value become one.
+
+    pydantic reports a value refused by every member of a union (a ``params`` value given as a table: number,
+    integer, string, boolean, list) once per member, each under a location ending in the member's name
+    (``params.mdict.float``, ``params.mdict.int``, ...). Consecutive errors at the same location but its last
+    part, about the same input object, with different messages, are those branches: they are merged into one
+    error at the value's own location whose message lists what each member expected (issue 22: one line per
+    bad value).
+    """
+    out: list[Any] = []
+    i = 0
+    while i < len(errors):
+        j = i + 1
+        e = errors[i]
+        while (
+            j < len(errors)
+            and len(e["loc"]) > 0
+            and isinstance(e["loc"][-1], str)
+            and tuple(errors[j]["loc"][:-1]) == tuple(e["loc"][:-1])
+            and isinstance(errors[j]["loc"][-1], str)
+            and errors[j].get("input") is e.get("input")
+            and errors[j]["msg"] not in {x["msg"] for x in errors[i:j]}
+        ):
+            j += 1
+        if j - i < 2:
+            out.append(e)
+        else:
+            wanted = [x["msg"].removeprefix("Input should be ") for x in errors[i:j]]
+            msg = "Input should be " + ", ".join(wanted[:-1]) + " or " + wanted[-1]
+            out.append({**e, "loc": tuple(e["loc"][:-1]), "msg": msg, "type": "union"})
+        i = j
+    return out
+
+
 def format_validation(path: Path, err: ValidationError, what: str = "scenario") -> str:
-    """One message for every problem pydantic found in the file at ``path``."""
-    n = err.error_count()
+    """One message for every problem pydantic found in the file at ``path`` (one line per value refused)."""
+    errors = _one_per_value(list(err.errors()))
+    n = len(errors)
     lines = [f"{path}: invalid {what} ({n} problem{'s' if n > 1 else ''}):"]
-    for e in err.errors():
+    for e in errors:
         loc = _fmt_loc(tuple(e["loc"]))
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
