@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh clone (only Python >= 3.11 needed):
 #   make run    install into .venv and run the main job (simrec run quickstart)
 #   make test   install into .venv and run the test suite (python -m pytest)
-#   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/; ruff format --check
+#   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/; ruff format --check;
+#               mypy: the type check of simrec/ (its scope: [tool.mypy] in pyproject.toml)
 # PyTorch (needed by LensKit) is installed first, pinned to the CPU build
 # torch==2.13.0, so pip does not resolve a multi-GB CUDA build.
 
@@ -32,6 +33,7 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m mypy
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
