@@ -9,8 +9,9 @@ generators, recommenders and metrics together.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,8 @@ from .interactions import Interactions
 from .observation import observe
 from .recommenders.coverage import empty_lists, unscored_rows
 from .split import holdout
+
+T = TypeVar("T")
 
 __all__ = ["World", "Evaluation", "Replicate", "run_replicate", "true_relevance", "true_gains", "RESULT_COLUMNS"]
 
@@ -227,7 +230,7 @@ def true_gains(truth: Interactions, truth_rows: np.ndarray, relevant: sp.csr_arr
     return on.data
 
 
-def _quietly(fn, *args, **kwargs):
+def _quietly(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Call a metric with undefined-value warnings silenced: the replicate
     counts undefined users itself (``n_undefined``)."""
     with warnings.catch_warnings():
@@ -317,8 +320,8 @@ def run_replicate(
         "observed": sp.csr_array(split.test.matrix[evaluated]),
         "true": sp.csr_array(true_rel[evaluated]),
     }
-    score_metrics = [m for m in evaluation.metrics if m.needs_scores]
-    list_metrics = [m for m in evaluation.metrics if not m.needs_scores]
+    score_metrics = [cast(_metrics.RankingMetric, m) for m in evaluation.metrics if m.needs_scores]
+    list_metrics = [cast(_metrics.ListMetric, m) for m in evaluation.metrics if not m.needs_scores]
     # a graded truth (the LDA truth's like counts): the recommenders get the true relevance with
     # its gains (only Oracle(ties="item_id"), the authors' Oracle, reads them), and so does a list
     # metric that reads gains (ndcg_lenskit07, the thesis code's reading); observed relevance stays
@@ -376,9 +379,9 @@ def run_replicate(
                     for kind, v in zip(rel_sets, _quietly(m.per_user_many, block, rel_blocks)):
                         parts[m.name, kind].append(v)
             values.update({key: np.concatenate(v) if v else np.empty(0) for key, v in parts.items()})
-        for m in (m.name for m in evaluation.metrics):
+        for name in (m.name for m in evaluation.metrics):
             for kind in rel_sets:
-                vals = values[m, kind]
+                vals = values[name, kind]
                 ok = ~np.isnan(vals)
                 mean = float(vals[ok].mean()) if ok.any() else float("nan")
                 rows.append(
@@ -388,7 +391,7 @@ def run_replicate(
                         world.preference_label,
                         world.observation_label,
                         rec.name,
-                        m,
+                        name,
                         kind,
                         mean,
                         int(ok.sum()),
