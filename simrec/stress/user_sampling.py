@@ -148,6 +148,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -404,7 +405,7 @@ class UserSamplingResult:
     def _item_arrays(self) -> dict[str, np.ndarray]:
         if self.item_estimates is None:
             return {}
-        out = {
+        out: dict[str, Any] = {
             "estimators": np.array(self.estimators),
             "item_scheme": np.array(self.item_scheme),
             "item_sizes": self.item_sizes,
@@ -422,7 +423,7 @@ class UserSamplingResult:
 
     @classmethod
     def from_arrays(cls, a: dict[str, np.ndarray]) -> UserSamplingResult:
-        item = {}
+        item: dict[str, Any] = {}
         if "item_estimates" in a:
             item = {
                 "estimators": tuple(str(e) for e in a["estimators"]),
@@ -623,7 +624,8 @@ class _ItemSampling:
                     for sch, seed in zip(schs, item_rngs[j])
                 ]
             )
-        self.caches = [[{} for _ in range(I)] for _ in range(R)]  # data-independent F̂, per (recommender, n)
+        # data-independent F̂, per (recommender, n)
+        self.caches: list[list[dict[Any, Any]]] = [[{} for _ in range(I)] for _ in range(R)]
         self.pairs = np.array(list(combinations(range(R), 2)), dtype=np.int64).reshape(-1, 2)
         self.boot_gen = as_generator(boot_rng)
         shape = (config.repeats, I, R, len(config.estimators), len(self.metrics))
@@ -652,20 +654,21 @@ class _ItemSampling:
         for i in range(I):
             # the sample's histogram alone first (one row, as run_stress without intervals: bit-equal estimates),
             # then the replicates; ``fits`` fits a histogram that occurs again once
-            vals = []
+            per_rec = []
             for j in range(R):
                 fits: dict = {}
-                kw = {"max_iter": cfg.max_iter, "cache": self.caches[j][i], "fits": fits}
+                kw: dict[str, Any] = {"max_iter": cfg.max_iter, "cache": self.caches[j][i], "fits": fits}
                 point = estimate_histograms(cfg.estimators, hists[j][i][:1], self.schemes[j][i], self.metrics, **kw)
                 rest = (
                     [estimate_histograms(cfg.estimators, hists[j][i][1:], self.schemes[j][i], self.metrics, **kw)]
                     if B
                     else []
                 )
-                vals.append(np.concatenate([point, *rest]))
-            vals = np.stack(vals)  # (R, 1 + B, E, J)
+                per_rec.append(np.concatenate([point, *rest]))
+            vals = np.stack(per_rec)  # (R, 1 + B, E, J)
             self.est[rep, i] = vals[:, 0]
-            if B:
+            # (the intervals are arrays exactly when B > 0)
+            if self.lower is not None and self.upper is not None and self.se is not None and self.pair_se is not None:
                 boot = vals[:, 1:]
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells (mappings beyond Recall)
@@ -955,20 +958,20 @@ def user_sampling_errors(
     ``label`` is the dissertation's column name (``item100``, ``user1K``).
     """
     rows = []
-    for res in item_results:
-        if item_estimator is None or res.scheme != item_scheme or item_estimator not in res.estimators:
+    for item_res in item_results:
+        if item_estimator is None or item_res.scheme != item_scheme or item_estimator not in item_res.estimators:
             continue
-        e = res.estimators.index(item_estimator)
-        cut = np.asarray(res.ks) > 0  # the cutoff families only: user sampling has no AUC / untruncated AP
-        errs = _abs_rel_errors(res.estimates[:, e, cut], res.exact[cut])
-        for fam, mean, sd_k, sd_r, n_k, n_r in _summarise(errs, np.asarray(res.families)[cut]):
+        e = item_res.estimators.index(item_estimator)
+        cut = np.asarray(item_res.ks) > 0  # the cutoff families only: user sampling has no AUC / untruncated AP
+        errs = _abs_rel_errors(item_res.estimates[:, e, cut], item_res.exact[cut])
+        for fam, mean, sd_k, sd_r, n_k, n_r in _summarise(errs, np.asarray(item_res.families)[cut]):
             rows.append(
                 (
-                    res.recommender,
+                    item_res.recommender,
                     fam,
                     "item",
-                    res.n,
-                    size_label("item", res.n),
+                    item_res.n,
+                    size_label("item", item_res.n),
                     item_estimator,
                     item_scheme,
                     mean,
@@ -1051,16 +1054,18 @@ def user_sampling_estimator_table(results: Sequence[UserSamplingResult]) -> pd.D
     """
     frames = []
     for res in _with_estimators(results):
-        reps, I, R, E, J = res.item_estimates.shape
-        exact = res.exact[None, None, :, None, :]  # (1, 1, R, 1, J)
         est = res.item_estimates
+        if est is None:  # (not in _with_estimators' results)
+            continue
+        reps, I, R, E, J = est.shape
+        exact = res.exact[None, None, :, None, :]  # (1, 1, R, 1, J)
         ok = ~np.isnan(est)
         with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
             rel = np.nanmean(_abs_rel_errors(est, exact), axis=0)
             mean = np.nanmean(est, axis=0)
             sd = np.nanstd(est, axis=0, ddof=1) if reps > 1 else np.full(mean.shape, np.nan)
-            if res.item_se is not None:
+            if res.item_se is not None and res.item_lower is not None and res.item_upper is not None:
                 mean_se = np.nanmean(res.item_se, axis=0)
                 half = np.nanmean((res.item_upper - res.item_lower) / 2, axis=0)
                 tol = 1e-12 * np.maximum(1.0, np.abs(exact))
@@ -1151,6 +1156,8 @@ def user_sampling_estimator_tests(
         alpha = 1 - res.confidence
         a, b = res.pairs[:, 0], res.pairs[:, 1]
         est = res.item_estimates  # (reps, I, R, E, J)
+        if est is None:  # (not in _with_estimators' results)
+            continue
         diff = est[:, :, a] - est[:, :, b]  # (reps, I, P, E, J)
         exact_diff = _tie_free(res.exact[a] - res.exact[b])[None, None, :, None, :]  # (1, 1, P, 1, J)
         ok = ~np.isnan(diff)
@@ -1164,7 +1171,7 @@ def user_sampling_estimator_tests(
         i, p, e, j = (g.ravel() for g in grid)
         keep = np.ones(j.size, bool) if ks is None else np.isin(res.ks[j], list(ks))
         for test in ("two_sample", "paired"):
-            if res.item_se is None:
+            if res.item_se is None or res.item_pair_se is None:  # (both arrays, or both None)
                 rej = rej_b = correct = wrong = np.full(order.shape, np.nan)
             else:
                 se = (
@@ -1243,6 +1250,8 @@ def user_sampling_estimator_errors(
     rows = []
     combos = set()
     for res in _with_estimators(user_results):
+        if res.item_estimates is None:  # (not in _with_estimators' results)
+            continue
         for i, n in enumerate(res.item_sizes):
             for e, est in enumerate(res.estimators):
                 combos.add((est, res.item_scheme, int(n)))
@@ -1265,22 +1274,22 @@ def user_sampling_estimator_errors(
                                 n_r,
                             )
                         )
-    for res in item_results:
-        cut = np.asarray(res.ks) > 0
-        for e, est in enumerate(res.estimators):
-            if (est, res.scheme, res.n) not in combos:
+    for item_res in item_results:
+        cut = np.asarray(item_res.ks) > 0
+        for e, est in enumerate(item_res.estimators):
+            if (est, item_res.scheme, item_res.n) not in combos:
                 continue
-            errs = _abs_rel_errors(res.estimates[:, e, cut], res.exact[cut])
-            for fam, mean, sd_k, sd_r, n_k, n_r in _summarise(errs, np.asarray(res.families)[cut]):
+            errs = _abs_rel_errors(item_res.estimates[:, e, cut], item_res.exact[cut])
+            for fam, mean, sd_k, sd_r, n_k, n_r in _summarise(errs, np.asarray(item_res.families)[cut]):
                 rows.append(
                     (
-                        res.recommender,
+                        item_res.recommender,
                         fam,
                         est,
-                        res.scheme,
-                        res.n,
-                        res.n_users,
-                        size_label("item", res.n),
+                        item_res.scheme,
+                        item_res.n,
+                        item_res.n_users,
+                        size_label("item", item_res.n),
                         mean,
                         sd_k,
                         sd_r,
