@@ -22,6 +22,7 @@ that prior (simrec's "MN" before issue 10; labelled ``BV_MLE(gamma=1/M)``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -122,7 +123,7 @@ class EstimatorsSpec(Strict):
         """
         gammas = [float(g) for g in self.bv_gammas]
         mes_prior = MESPrior(self.mes_eta)
-        families = {
+        families: dict[str, Callable[[], list[Estimator]]] = {
             "naive": lambda: [Naive()],
             "rank_estimate": lambda: [RankEstimate()],
             "LS": lambda: [LeastSquares()],
