@@ -34,14 +34,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from simrec._validation import shorten
 
 __all__ = ["LITERAL_TEXT", "literal_text", "legend_label", "drawing"]
 
 #: The matplotlib settings every simrec figure is drawn with.
-LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
+LITERAL_TEXT: dict[Any, bool] = {"text.parse_math": False, "text.usetex": False}  # (keys: matplotlib's rcParams)
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -139,7 +139,14 @@ def _row_of(cum: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return np.searchsorted(cum, keys, side="right") - 1
 
 
-def _subsets_bitmap(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
+def _subsets_bitmap(
+    sizes: np.ndarray,
+    pops: np.ndarray,
+    cum: np.ndarray,
+    flip: np.ndarray,
+    targets: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
     n_rows = len(sizes)
     total = int(cum[-1])
     if total <= _BLOCK_CELLS:
@@ -182,7 +189,14 @@ def _counts_per_row(cum: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
     return np.diff(np.searchsorted(sorted_keys, cum))
 
 
-def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
+def _subsets_sort(
+    sizes: np.ndarray,
+    pops: np.ndarray,
+    cum: np.ndarray,
+    flip: np.ndarray,
+    targets: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
     n_rows = len(sizes)
     # The keys accepted so far, as one sorted run per round: a round's new keys
     # are checked against every run (binary searches, O(new log total)) and
@@ -355,7 +369,15 @@ def bernoulli_subsets(
     return indptr, out[:filled]
 
 
-def _bernoulli_block(pops, probs, scale, draws, offsets, include_first, rng) -> tuple[np.ndarray, np.ndarray]:
+def _bernoulli_block(
+    pops: np.ndarray,
+    probs: np.ndarray,
+    scale: np.ndarray,
+    draws: np.ndarray,
+    offsets: np.ndarray,
+    include_first: bool,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`bernoulli_subsets` of one block of rows: (members per row, members row by row)."""
     n_rows = len(pops)
     last = np.full(n_rows, -1, dtype=np.int64)  # each row's last position so far

@@ -26,12 +26,24 @@ exits 130 after saying how to resume. No traceback reaches the user unless
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.progress import TaskID
+
+    from .calibration.sweep import CellResult
+    from .config.budget import Budget
+    from .interactions import Interactions
+    from .studies.assess import AssessOutcome
+    from .studies.run import RunOutcome
+    from .studies.stress import StressOutcome
+    from .tasks import Backend
 
 app = typer.Typer(
     add_completion=False,
@@ -67,7 +79,7 @@ _MaxMemory = Annotated[
 _NoFigures = Annotated[bool, typer.Option("--no-figures", metavar="", help="Skip the figures.")]
 
 
-def _fail(message: str, code: int = 2) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     typer.echo(f"simrec: error: {message}", err=True)
     raise typer.Exit(code=code)
 
@@ -98,7 +110,7 @@ def _main(
     _DEBUG["on"] = debug
 
 
-def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str | None):
+def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str | None) -> Budget:
     """The memory budget of a job from its options (exit 2 for a bad ``--max-memory``).
 
     Workers on this machine: ``--jobs`` for local processes or a local Ray
@@ -116,7 +128,7 @@ def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str
 
 
 @contextmanager
-def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[object]:
+def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[Backend]:
     """The task backend the options ask for (closed after the job); bad options fail with exit 2."""
     from .tasks import BackendError, make_backend
 
@@ -232,7 +244,7 @@ def run(
     _figures_failed(outcome)
 
 
-def _figures_failed(outcome) -> None:
+def _figures_failed(outcome: RunOutcome | StressOutcome | AssessOutcome) -> None:
     """Exit 1 (a fault) when figures could not be drawn: the job is complete and its tables written (simrec._figures)."""
     if outcome.figure_failures:
         _fail(
@@ -262,7 +274,7 @@ _SHORT = {
 }
 
 
-def _print_run_summary(outcome, n: int) -> None:
+def _print_run_summary(outcome: RunOutcome, n: int) -> None:
     """The mean error table; ``n`` is the list length N (headers say P@50, not P@N)."""
     from rich.console import Console
     from rich.table import Table
@@ -325,7 +337,7 @@ def stress(
     _figures_failed(outcome)
 
 
-def _stress_summary_frame(outcome):
+def _stress_summary_frame(outcome: StressOutcome) -> tuple[pd.DataFrame, int]:
     """Mean |relative error| at K = 10 per (scheme, n, estimator, metric), with the winner share."""
     import pandas as pd
 
@@ -342,7 +354,7 @@ def _stress_summary_frame(outcome):
     return pd.DataFrame(table), k
 
 
-def _stress_summary_notes(frame) -> list[str]:
+def _stress_summary_notes(frame: pd.DataFrame) -> list[str]:
     """Footnotes for what a reader of the stress summary would otherwise stumble on (—, huge errors)."""
     import numpy as np
 
@@ -369,7 +381,7 @@ def _stress_summary_notes(frame) -> list[str]:
     return notes
 
 
-def _interval_notes(coverage) -> list[str]:
+def _interval_notes(coverage: pd.DataFrame | None) -> list[str]:
     """The footnote naming the estimators whose bootstrap intervals are known not to cover (runs with n_boot)."""
     if coverage is None or not len(coverage) or "coverage_known_to_fail" not in coverage:
         return []
@@ -383,7 +395,7 @@ def _interval_notes(coverage) -> list[str]:
     ]
 
 
-def _print_stress_summary(outcome) -> None:
+def _print_stress_summary(outcome: StressOutcome) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -583,7 +595,7 @@ def _ranks_failed(name: str, exc: Exception) -> None:
 
 
 @contextmanager
-def _ranks_progress(enabled: bool) -> Iterator:
+def _ranks_progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
     """``show(name, done, total)``: one progress bar per recommender (users scored)."""
     if not enabled:
         yield lambda name, done, total: None
@@ -597,7 +609,7 @@ def _ranks_progress(enabled: bool) -> Iterator:
         TextColumn("users"),
         TimeElapsedColumn(),
     )
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
     bar.start()
     try:
 
@@ -654,7 +666,7 @@ def calibrate(
         _fail(str(exc))
     done = {"n": 0}
 
-    def on_cell(cell) -> None:
+    def on_cell(cell: CellResult) -> None:
         done["n"] += 1
         if not quiet:
             searched = _search_note(cell)
@@ -749,7 +761,7 @@ def _trial_progress(out: Path, total: int, enabled: bool, every: float = 1.0) ->
         bar.stop()
 
 
-def _search_note(cell) -> str:
+def _search_note(cell: CellResult) -> str:
     """Where a calibrated cell's best trial is, what "refused" trials are, and what was resumed, in words."""
     n = cell.n_trials
     note = f"at trial {cell.best.index} (0-based, as in trials.jsonl) of {n}"
@@ -891,7 +903,7 @@ def datasets_describe(
     typer.echo(describe(inter).to_text())
 
 
-def _read_dataset(path: Path, kind: str | None, timestamps: bool, **options):
+def _read_dataset(path: Path, kind: str | None, timestamps: bool, **options: Any) -> tuple[Interactions, Any]:
     """A dataset named on the command line, and its pairs' timestamps (None unless asked); exit 2 if unreadable."""
     from .config import ScenarioError
     from .config.datasets import DatasetSpec

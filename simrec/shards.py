@@ -218,7 +218,8 @@ class ArraysCodec:
         if _NPZ_MEMBER in content:
             raise ValueError(f"`{_NPZ_MEMBER}` is reserved for the shard's identity record")
         with open(path, "wb") as fh:
-            np.savez(fh, **content, **{_NPZ_MEMBER: np.array(identity)})
+            arrays: dict[str, Any] = {**content, _NPZ_MEMBER: np.array(identity)}
+            np.savez(fh, **arrays)
 
     def read_identity(self, path: Path) -> str | None:
         with np.load(path, allow_pickle=False) as z:
