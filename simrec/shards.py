@@ -164,8 +164,11 @@ def arrays_digest(arrays: Mapping[str, np.ndarray]) -> str:
 class Codec(Protocol):
     """How a kind of shard content is written, read and digested."""
 
-    suffix: str
-    what: str
+    @property
+    def suffix(self) -> str: ...
+
+    @property
+    def what(self) -> str: ...
 
     def digest(self, content: Any) -> str: ...
 
