@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from simrec.studies.assess import AssessOutcome
 
 __all__ = ["assessment_lines", "print_assessment", "interval_fails", "known_to_fail_note"]
 
 
-def interval_fails(row) -> bool:
+def interval_fails(row: Mapping[str, Any]) -> bool:
     """True when an advice or estimators row marks its estimator's interval as known to fail (NA: False)."""
     v = row.get("coverage_known_to_fail")
     return False if pd.isna(v) else bool(v)
@@ -26,7 +30,7 @@ def known_to_fail_note(estimators: list[str]) -> str:
     )
 
 
-def assessment_lines(outcome) -> list[str]:
+def assessment_lines(outcome: AssessOutcome) -> list[str]:
     """What the assessment says, in a few lines: errors per algorithm x metric, ranking, advice, where the report is."""
     lines = ["Expected error of one evaluation (mean [interval]): missing data | sampling | total"]
     e = outcome.errors
@@ -68,7 +72,7 @@ def assessment_lines(outcome) -> list[str]:
     return lines
 
 
-def print_assessment(outcome, echo: Callable[[str], None]) -> None:
+def print_assessment(outcome: AssessOutcome, echo: Callable[[str], None]) -> None:
     """Print :func:`assessment_lines` with ``echo``."""
     for line in assessment_lines(outcome):
         echo(line)

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ __all__ = ["error_figure", "ranking_figure", "estimator_figure"]
 _COMPONENTS = (("missing data", "tab:blue"), ("sampling", "tab:orange"), ("total", "tab:red"))
 
 
-def _png(fig) -> bytes:
+def _png(fig: Any) -> bytes:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
@@ -35,7 +36,7 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
-def _axes(n_panels: int, width: float = 4.2, height: float = 3.2):
+def _axes(n_panels: int, width: float = 4.2, height: float = 3.2) -> tuple[Any, Any]:
     import matplotlib
 
     matplotlib.use("Agg")

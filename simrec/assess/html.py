@@ -48,7 +48,7 @@ def format_value(v: object) -> str:
     if isinstance(v, float):
         return "0" if abs(v) < 1e-12 else f"{v:.6g}"
     try:
-        if pd.isna(v):  # type: ignore[arg-type]
+        if pd.isna(v):
             return "nan"
     except (TypeError, ValueError):
         pass

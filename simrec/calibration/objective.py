@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._random import as_generator
+from .._random import RNGLike, as_generator
 from .._validation import SizeLimitError, check_choice, check_int
 from ..interactions import Interactions
 from ..observation import observe
@@ -115,7 +115,7 @@ class CalibrationTarget:
 
     @classmethod
     def from_interactions(
-        cls, name: str, inter: Interactions, rng=0, *, max_pairs: int = 1_000_000, statistics: str = "thesis"
+        cls, name: str, inter: Interactions, rng: RNGLike = 0, *, max_pairs: int = 1_000_000, statistics: str = "thesis"
     ) -> CalibrationTarget:
         """Bins and statistics of a reference dataset (``statistics``: one of :data:`STATISTICS_VARIANTS`).
 
@@ -195,7 +195,7 @@ class Objective:
                     f"`best_kl` must give the family's best KL for {missing} with objective 'average_loss'"
                 )
 
-    def simulate(self, params: dict[str, float], rng) -> Interactions:
+    def simulate(self, params: dict[str, float], rng: RNGLike) -> Interactions:
         """The observed data of one simulation at ``params``."""
         gen = as_generator(rng)
         pref, profile, sampler = self.cell.models(params, self.target.shape)
@@ -221,8 +221,8 @@ class Objective:
             return observed, kl_by_statistic(self.target.reference, stats)
         gen = as_generator(seed)
         observed = self.simulate(params, gen)
-        stats = authors_code_statistics(observed, gen, reference=self.target.code_reference)
-        return observed, kl_by_statistic_authors_code(self.target.code_reference, stats)
+        code_stats = authors_code_statistics(observed, gen, reference=self.target.code_reference)
+        return observed, kl_by_statistic_authors_code(self.target.code_reference, code_stats)
 
     def __call__(self, params: dict[str, float], seed: np.random.SeedSequence) -> TrialOutcome:
         try:

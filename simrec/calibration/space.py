@@ -15,9 +15,12 @@ the GP a penalty (see :mod:`simrec.calibration.objective`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..interactions import Interactions
 
 __all__ = ["Dim", "ReferenceShape", "Cell", "sample_points"]
 
@@ -50,7 +53,7 @@ class ReferenceShape:
     max_profile: int
 
     @classmethod
-    def of(cls, inter) -> ReferenceShape:
+    def of(cls, inter: Interactions) -> ReferenceShape:
         sizes = inter.user_counts()
         return cls(inter.n_users, inter.n_items, int(sizes.min()), float(sizes.mean()), int(sizes.max()))
 

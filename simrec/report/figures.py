@@ -10,8 +10,10 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -165,7 +167,7 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
     }
     none = np.empty(0)
 
-    def boxes(ax, table: dict, key: tuple, offset: float, width: float, color: str) -> list:
+    def boxes(ax: Any, table: dict, key: tuple, offset: float, width: float, color: str) -> list:
         # Tukey box plots (matplotlib's statistics) drawn as three collections
         # per call instead of ~20 Line2D artists per box.
         polys, segs, fliers = [], [], []
@@ -192,7 +194,7 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
             drawn += ax.plot(*zip(*fliers), "o", color="black", markersize=2, fillstyle="none")
         return drawn
 
-    def draw(name: str, metric: str, title: str, ylabel: str, fill) -> Path:
+    def draw(name: str, metric: str, title: str, ylabel: str, fill: Callable[..., Any]) -> Path:
         fig, axes = figs[name]
         fig.suptitle(title, x=0.02, ha="left", fontsize=11)  # left: the legend sits top right
         drawn = []
