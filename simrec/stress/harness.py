@@ -121,6 +121,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -728,9 +729,11 @@ def run_stress(
             r = first if rep == 0 else draw()
             h = np.bincount(r - 1, minlength=n)
             hist_sum += h
-            fits = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
+            fits: dict[Any, Any] | None = (
+                {} if len(groups) > 1 else None
+            )  # the EM fits of this repeat's rows serve both column groups
             status = FitStatus.new(1 + config.n_boot, len(names))  # filled alike by both column groups
-            kw = {"max_iter": config.max_iter, "fits": fits, "status": status}
+            kw: dict[str, Any] = {"max_iter": config.max_iter, "fits": fits, "status": status}
             if config.n_boot:  # the library's bootstrap (linearised for the fitted estimators), same numbers
                 boot = bootstrap_histograms(h, config.n_boot, boot_gen)
                 vals = np.concatenate(
