@@ -25,7 +25,10 @@ true preferences. This package estimates the latter from the observed data:
   (:class:`MisspecifiedPropensity`);
 * the combination with sampled metrics (:mod:`.sampled`:
   :class:`WeightedSampledRanks`, SNIPS weights on top of the per-rank
-  corrections and the rank-distribution MLE of :mod:`simrec.sampling`).
+  corrections and the rank-distribution MLE of :mod:`simrec.sampling`);
+* the harness (:mod:`.harness`: :func:`debias_replicate`,
+  :func:`summarize_debias`, :func:`order_accuracy`), run by ``simrec run``
+  for a scenario with a ``[debias]`` section (:mod:`simrec.config.debias`).
 
 Example
 -------
@@ -41,8 +44,20 @@ Example
 (0.583, 0.667)
 """
 
+from typing import TYPE_CHECKING
+
 from simrec.debias.estimators import DR, IPS, SNDR, SNIPS, Naive
-from simrec.debias.imputation import ConstantImputation, DenseImputation, ItemRate
+from simrec.debias.harness import (
+    DEBIAS_COLUMNS,
+    ESTIMATORS,
+    LINEAR_METRICS,
+    PROPENSITY_KINDS,
+    DebiasDesign,
+    debias_replicate,
+    order_accuracy,
+    summarize_debias,
+)
+from simrec.debias.imputation import ConstantImputation, DenseImputation, ItemRate, TrainPopularity
 from simrec.debias.metrics import (
     DCG,
     DISCOUNTS,
@@ -74,8 +89,10 @@ from simrec.debias.resampling import (
     resample_test,
 )
 from simrec.debias.result import Estimation, Strata
-from simrec.debias.sampled import WeightedSampledRanks
 from simrec.debias.stratified import Stratified, propensity_strata
+
+if TYPE_CHECKING:
+    from simrec.debias.sampled import WeightedSampledRanks
 
 __all__ = [
     # metrics
@@ -107,6 +124,7 @@ __all__ = [
     "ItemRate",
     "ConstantImputation",
     "DenseImputation",
+    "TrainPopularity",
     # resampling
     "SkewWeights",
     "WTDWeights",
@@ -125,4 +143,23 @@ __all__ = [
     "presentation_frequency",
     # sampled metrics
     "WeightedSampledRanks",
+    # the harness
+    "DebiasDesign",
+    "debias_replicate",
+    "summarize_debias",
+    "order_accuracy",
+    "DEBIAS_COLUMNS",
+    "ESTIMATORS",
+    "LINEAR_METRICS",
+    "PROPENSITY_KINDS",
 ]
+
+
+def __getattr__(name: str):
+    # lazy: simrec.debias.sampled imports simrec.sampling, which ``simrec run`` (the harness's command) does not need
+    if name == "WeightedSampledRanks":
+        from simrec.debias.sampled import WeightedSampledRanks
+
+        globals()[name] = WeightedSampledRanks
+        return WeightedSampledRanks
+    raise AttributeError(f"module 'simrec.debias' has no attribute {name!r}")

@@ -70,6 +70,8 @@ _NO_TEST = "no observed relevant test pair"
 class Imputation(Protocol):
     """An imputation model (:mod:`simrec.debias.imputation`)."""
 
+    def fitted(self, train: sp.csr_array | None) -> Imputation: ...
+
     def at(self, rows: np.ndarray, items: np.ndarray) -> np.ndarray: ...
 
     def candidate_sums(self, train: sp.csr_array | None, n_users: int, n_items: int) -> np.ndarray: ...
@@ -140,6 +142,8 @@ class Naive:
     """
 
     name: ClassVar[str] = "naive"
+    #: Whether the estimate reads the propensities (a harness crosses only those with the propensity kinds).
+    uses_propensity: ClassVar[bool] = False
 
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: object = None
@@ -177,6 +181,7 @@ class IPS:
     """
 
     name: ClassVar[str] = "IPS"
+    uses_propensity: ClassVar[bool] = True
 
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: object = None
@@ -221,6 +226,7 @@ class SNIPS:
     """
 
     name: ClassVar[str] = "SNIPS"
+    uses_propensity: ClassVar[bool] = True
 
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: object = None
@@ -245,11 +251,12 @@ def _dr_parts(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The DR numerator :math:`\\hat A_u^{DR}` and the DR estimate :math:`\\hat n_u^{DR}` per user, and K."""
     p = check_propensity(propensity, ranked.test.nnz)
-    if not (callable(getattr(imputation, "at", None)) and callable(getattr(imputation, "candidate_sums", None))):
+    if not callable(getattr(imputation, "fitted", None)):
         raise TypeError(
-            f"`imputation` must be an imputation model (at, candidate_sums; simrec.debias.ItemRate); "
+            f"`imputation` must be an imputation model (fitted, at, candidate_sums; simrec.debias.ItemRate); "
             f"got {type(imputation).__name__}"
         )
+    imputation = imputation.fitted(ranked.train)
     gain, K = _gains(ranked, metric)
     y = ranked.label_values()
     y_hat = np.asarray(imputation.at(ranked.rows, ranked.items), dtype=np.float64)
@@ -319,6 +326,7 @@ class DR:
 
     imputation: Imputation
     name: ClassVar[str] = "DR"
+    uses_propensity: ClassVar[bool] = True
 
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: object = None
@@ -360,6 +368,7 @@ class SNDR:
     imputation: Imputation
     clip: bool = False
     name: ClassVar[str] = "SNDR"
+    uses_propensity: ClassVar[bool] = True
 
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: object = None

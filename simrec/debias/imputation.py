@@ -13,12 +13,19 @@ over users.
 * :class:`ConstantImputation` — :math:`\\hat y_{ui} = c` (0 gives back IPS);
 * :class:`DenseImputation` — any (n_users, n_items) table, e.g. the true
   relevance of a simulation (the "imputation is right" case) or a fitted
-  model's predictions on a small problem.
+  model's predictions on a small problem;
+* :class:`TrainPopularity` — :meth:`ItemRate.from_train` fitted on each
+  estimate's own training pairs (what a harness gives :class:`~simrec.debias.DR`
+  when the training data change from replicate to replicate).
+
+Every model has ``fitted(train)``: the model to use with these training
+pairs (itself, except :class:`TrainPopularity`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,7 +33,7 @@ import scipy.sparse as sp
 from simrec._sampling import row_ids
 from simrec._validation import check_in_range
 
-__all__ = ["ItemRate", "ConstantImputation", "DenseImputation"]
+__all__ = ["ItemRate", "ConstantImputation", "DenseImputation", "TrainPopularity"]
 
 
 def _check_unit(name: str, values: np.ndarray) -> np.ndarray:
@@ -69,6 +76,10 @@ class ItemRate:
         counts = np.bincount(m.indices, minlength=m.shape[1]).astype(np.float64)
         return cls(np.minimum(1.0, scale * counts / max(m.shape[0], 1)))
 
+    def fitted(self, train: sp.csr_array | None) -> Any:
+        """This model (it does not depend on the training pairs)."""
+        return self
+
     def at(self, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
         """:math:`\\hat y` of the given pairs, float64."""
         return self.rates[items]
@@ -91,6 +102,10 @@ class ConstantImputation:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", check_in_range("value", self.value, 0, 1))
+
+    def fitted(self, train: sp.csr_array | None) -> Any:
+        """This model (it does not depend on the training pairs)."""
+        return self
 
     def at(self, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
         return np.full(len(rows), self.value)
@@ -120,6 +135,10 @@ class DenseImputation:
             raise ValueError(f"`values` must be 2-d (n_users, n_items); got shape {v.shape}")
         object.__setattr__(self, "values", v)
 
+    def fitted(self, train: sp.csr_array | None) -> Any:
+        """This model (it does not depend on the training pairs)."""
+        return self
+
     def at(self, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
         return self.values[rows, items]
 
@@ -135,3 +154,25 @@ class DenseImputation:
 def _row_sums(m: sp.csr_array, values: np.ndarray, n_rows: int) -> np.ndarray:
     """Per-row sums of ``values`` aligned with the stored pairs of ``m``."""
     return np.bincount(row_ids(np.diff(m.indptr)), weights=values, minlength=n_rows)
+
+
+@dataclass(frozen=True)
+class TrainPopularity:
+    """The popularity imputation fitted on the estimate's training pairs: :meth:`ItemRate.from_train`.
+
+    Parameters
+    ----------
+    scale : float, default 1.0
+        As :meth:`ItemRate.from_train`.
+    """
+
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", check_in_range("scale", self.scale, 0, None))
+
+    def fitted(self, train: sp.csr_array | None) -> ItemRate:
+        """:meth:`ItemRate.from_train` on ``train`` (required)."""
+        if train is None:
+            raise ValueError("TrainPopularity imputes from the training pairs: pass `train` to rank_test")
+        return ItemRate.from_train(train, self.scale)

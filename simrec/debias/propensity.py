@@ -157,7 +157,8 @@ def test_propensity(pi: np.ndarray, share: np.ndarray) -> np.ndarray:
     pi = np.asarray(pi, dtype=np.float64)
     f = np.asarray(share, dtype=np.float64)
     den = 1.0 - pi * (1.0 - f)
-    return np.divide(pi * f, den, out=np.ones(np.broadcast(pi, f).shape), where=den > 0)
+    p = np.divide(pi * f, den, out=np.ones(np.broadcast(pi, f).shape), where=den > 0)
+    return np.minimum(p, 1.0, out=p)  # a rounding above 1 (pi = 1: f / f) is 1
 
 
 def _test_propensity_slope(pi: np.ndarray, share: np.ndarray) -> np.ndarray:

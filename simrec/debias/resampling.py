@@ -65,6 +65,7 @@ class ResamplingWeights(Protocol):
     """Per-test-pair sampling weights :math:`w_{ui} \\ge 0`."""
 
     label: str
+    uses_propensity: bool
 
     def weights(self, ranked: RankedTest, propensity: np.ndarray | None) -> np.ndarray: ...
 
@@ -85,6 +86,7 @@ class SkewWeights:
     """
 
     label: ClassVar[str] = "SKEW"
+    uses_propensity: ClassVar[bool] = False
 
     def weights(self, ranked: RankedTest, propensity: np.ndarray | None = None) -> np.ndarray:
         train = _train(ranked)
@@ -122,6 +124,8 @@ class WTDWeights:
     target_users: np.ndarray | None = None
     target_items: np.ndarray | None = None
 
+    uses_propensity: ClassVar[bool] = False
+
     @property
     def label(self) -> str:
         return "WTD_H" if self.target_users is None and self.target_items is None else "WTD"
@@ -140,6 +144,7 @@ class InversePropensityWeights:
     """:math:`w_{ui} = 1/p_{ui}` (a pair without a propensity, NaN, is never drawn)."""
 
     label: ClassVar[str] = "IPW"
+    uses_propensity: ClassVar[bool] = True
 
     def weights(self, ranked: RankedTest, propensity: np.ndarray | None) -> np.ndarray:
         p = check_propensity(propensity, ranked.test.nnz)
@@ -207,6 +212,11 @@ class WeightedResampling:
     @property
     def name(self) -> str:
         return f"resampled_{self.weights.label}"
+
+    @property
+    def uses_propensity(self) -> bool:
+        """Whether the weights read the propensities (:class:`InversePropensityWeights`)."""
+        return bool(self.weights.uses_propensity)
 
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: RNGLike = None

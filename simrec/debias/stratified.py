@@ -35,6 +35,7 @@ a propensity (NaN) are left out. The result is a population value
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -90,6 +91,8 @@ class Stratified:
 
     n_strata: int = 5
     weighting: str = "size"
+
+    uses_propensity: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         check_int("n_strata", self.n_strata, low=1)
