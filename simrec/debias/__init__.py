@@ -78,7 +78,7 @@ from simrec.debias.propensity import (
     PopularityPowerLaw,
     Propensities,
     WorldPropensity,
-    test_propensity,
+    holdout_propensity,
 )
 from simrec.debias.ranked import RankedTest, rank_test
 from simrec.debias.resampling import (
@@ -137,7 +137,7 @@ __all__ = [
     "WorldPropensity",
     "MisspecifiedPropensity",
     "PopularityPowerLaw",
-    "test_propensity",
+    "holdout_propensity",
     "PowerLawFit",
     "fit_popularity_exponent",
     "presentation_frequency",

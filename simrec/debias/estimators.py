@@ -62,7 +62,7 @@ from simrec.debias.metrics import LinearMetric
 from simrec.debias.ranked import RankedTest
 from simrec.debias.result import Estimation, finish
 
-__all__ = ["Imputation", "Naive", "IPS", "SNIPS", "DR", "SNDR", "naive_on"]
+__all__ = ["Imputation", "Naive", "IPS", "SNIPS", "DR", "SNDR", "naive_on", "stratum_values"]
 
 _NO_TEST = "no observed relevant test pair"
 
@@ -124,6 +124,30 @@ def naive_on(ranked: RankedTest, metric: LinearMetric, name: str, evaluated: np.
     return finish(
         name, metric.label, _per_user(ranked, gain * y), np.where(undefined, 1.0, g), undefined, evaluated, _NO_TEST
     )
+
+
+def stratum_values(ranked: RankedTest, metric: LinearMetric, stratum: np.ndarray, n_strata: int) -> np.ndarray:
+    """The naive estimate on each stratum's test pairs alone, in one pass over the pairs.
+
+    Each stratum is a test set of its own: per (stratum, user) the naive
+    value, averaged over the users with a relevant pair in the stratum (NaN
+    for a stratum without any). ``stratum`` is each pair's 0-based stratum,
+    -1 to leave a pair out. Equal to :func:`naive_on` on
+    ``ranked.subset(stratum == s)`` (tested), without building the subsets.
+    """
+    gain, K = _gains(ranked, metric)
+    y = ranked.label_values()
+    on = stratum >= 0
+    U = ranked.n_users
+    key = stratum[on] * U + ranked.rows[on]
+    num = np.bincount(key, weights=(gain * y)[on], minlength=n_strata * U)
+    n = np.bincount(key, weights=y[on], minlength=n_strata * U)
+    g = metric.normaliser(n, np.tile(ranked.length, n_strata), K)
+    ok = (n > 0) & (g > 0)
+    value = np.divide(num, g, out=np.zeros(len(num)), where=ok)
+    users = np.bincount(np.repeat(np.arange(n_strata), U)[ok], minlength=n_strata)
+    sums = np.bincount(np.repeat(np.arange(n_strata), U)[ok], weights=value[ok], minlength=n_strata)
+    return np.divide(sums, users, out=np.full(n_strata, np.nan), where=users > 0)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ cross estimators with kinds:
   probabilities (:meth:`propensity` of :mod:`simrec.observation`'s
   samplers: exact for the uniform and preference-driven samplers, Monte
   Carlo with a standard error for the popularity sampler), turned into
-  test-set propensities by :func:`test_propensity`;
+  test-set propensities by :func:`holdout_propensity`;
 * :class:`PopularityPowerLaw` — estimated from the observed data as Yang et
   al. (RecSys 2018) do: :math:`p_i \\propto (n^*_i)^{(\\gamma + 1)/2}` with
   :math:`n^*_i` the training count and :math:`\\gamma` fitted to the
@@ -29,7 +29,7 @@ in training with probability
 
 .. math:: p_{ui} = \\frac{\\pi_{ui} f_u}{1 - \\pi_{ui}(1 - f_u)}
 
-(:func:`test_propensity`): exact for a per-pair Bernoulli(:math:`f_u`)
+(:func:`holdout_propensity`): exact for a per-pair Bernoulli(:math:`f_u`)
 holdout, and exact in the marginals for the fixed-size samplers (uniform,
 popularity: :math:`n_u` observed, :math:`t_u` of them test, :math:`f_u =
 t_u / n_u`); for the Poisson-sampling preference sampler the realised share
@@ -66,7 +66,7 @@ from simrec.interactions import Interactions
 __all__ = [
     "Propensities",
     "ObservationContext",
-    "test_propensity",
+    "holdout_propensity",
     "WorldPropensity",
     "MisspecifiedPropensity",
     "PopularityPowerLaw",
@@ -149,7 +149,7 @@ class ObservationContext:
         return self.truth, rows, np.asarray(self.sizes)
 
 
-def test_propensity(pi: np.ndarray, share: np.ndarray) -> np.ndarray:
+def holdout_propensity(pi: np.ndarray, share: np.ndarray) -> np.ndarray:
     """:math:`p = \\pi f / (1 - \\pi (1 - f))`: observed-pair propensity -> test-set propensity (module docstring).
 
     ``pi`` and ``share`` broadcast; float64 in [0, 1] (1 where both are 1).
@@ -161,7 +161,7 @@ def test_propensity(pi: np.ndarray, share: np.ndarray) -> np.ndarray:
     return np.minimum(p, 1.0, out=p)  # a rounding above 1 (pi = 1: f / f) is 1
 
 
-def _test_propensity_slope(pi: np.ndarray, share: np.ndarray) -> np.ndarray:
+def _holdout_propensity_slope(pi: np.ndarray, share: np.ndarray) -> np.ndarray:
     """:math:`dp/d\\pi = f / (1 - \\pi(1 - f))^2` (propagates a Monte Carlo standard error)."""
     den = 1.0 - pi * (1.0 - share)
     return np.divide(share, den * den, out=np.zeros(len(pi)), where=den > 0)
@@ -221,9 +221,9 @@ class _SamplerPropensity:
                 )
             pi[~liked] = dislike(truth, sizes, t_rows[~liked], test.indices[~liked])
         share = context.test_share[row_ids(np.diff(test.indptr))]
-        values = test_propensity(pi, share)
+        values = holdout_propensity(pi, share)
         if se is not None:
-            se = se * _test_propensity_slope(pi, share)
+            se = se * _holdout_propensity_slope(pi, share)
         if len(values) and values.min() <= 0:
             raise ValueError(
                 f"{int((values <= 0).sum())} observed test pairs have propensity 0 under {type(self.sampler).__name__}: "
@@ -243,7 +243,7 @@ class WorldPropensity(_SamplerPropensity):
         and :class:`~simrec.observation.PreferenceSampler` are exact,
         :class:`~simrec.observation.PopularitySampler` is estimated by
         ``n_draws`` Rao-Blackwellised Monte Carlo draws, its standard error
-        carried to ``Propensities.se`` (delta method through :func:`test_propensity`).
+        carried to ``Propensities.se`` (delta method through :func:`holdout_propensity`).
     n_draws : int, default 64
     """
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from simrec._validation import check_choice, check_int
 from simrec.debias._checks import check_metric, check_propensity, check_ranked
-from simrec.debias.estimators import naive_on
+from simrec.debias.estimators import stratum_values as _stratum_values
 from simrec.debias.metrics import LinearMetric
 from simrec.debias.ranked import RankedTest
 from simrec.debias.result import Estimation, Strata
@@ -114,10 +114,7 @@ class Stratified:
         inv = np.bincount(stratum[stratum >= 0], weights=1.0 / p[stratum >= 0], minlength=self.n_strata)
         mass_of, name = _WEIGHTINGS[self.weighting]
         mass = mass_of(sizes, inv)
-        values = np.full(self.n_strata, np.nan)
-        for s in np.flatnonzero(sizes):  # a handful of strata, each vectorised over users
-            sub = ranked.subset(stratum == s)
-            values[s] = naive_on(sub, metric, name, evaluated=np.diff(sub.test.indptr) > 0).value
+        values = _stratum_values(ranked, metric, stratum, self.n_strata)
         defined = ~np.isnan(values)
         weights = np.where(defined, mass, 0.0)
         total = weights.sum()

@@ -1,0 +1,145 @@
+"""Benchmark: the MNAR estimators at ML-1M size beside the naive metric in the same run (issue 25).
+
+Data: 6,040 users x 3,706 items, about 1,000,000 observed pairs (Pareto-like
+activity, Zipf-like popularity, as bench_stats.py), 20% of each user's pairs
+held out as test, one top-50 list per user (the 50 most popular items not in
+the user's training data, shuffled by a small noise: a popularity-like
+recommender), propensities from Yang et al.'s power law on the training counts.
+
+Reference line: :func:`simrec.metrics.recall` on the same lists and test set
+(today's naive evaluation). Each estimator line is the full cost of one
+estimate from the lists (:func:`simrec.debias.rank_test` + ``estimate``);
+"given ranked" is the estimate alone, for a harness that ranks once per
+recommender and runs every estimator on it. Seconds are the best of
+``--repeat`` runs; CPU (process time) is measured over the same run as the
+wall time. The issue's budget: every correction < 3x the naive metric.
+
+Run: ``python bench/bench_debias.py [--repeat 5] [--seed 0]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from simrec.debias import (
+    DR,
+    IPS,
+    NDCG,
+    SNDR,
+    SNIPS,
+    InversePropensityWeights,
+    Naive,
+    PopularityPowerLaw,
+    Recall,
+    SkewWeights,
+    Stratified,
+    TrainPopularity,
+    WeightedResampling,
+    WTDWeights,
+    fit_popularity_exponent,
+    rank_test,
+)
+from simrec.metrics import UndefinedMetricWarning, ndcg, recall
+
+N_USERS, N_ITEMS, TARGET_PAIRS, N = 6_040, 3_706, 1_000_000, 50
+
+
+def make_data(seed: int) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    activity = np.minimum(20 * (1 + rng.pareto(1.3, N_USERS)), 2_300)
+    popularity = 1.0 / np.arange(1, N_ITEMS + 1) ** 0.9
+    cu, ci = np.cumsum(activity / activity.sum()), np.cumsum(popularity / popularity.sum())
+    keys = np.empty(0, dtype=np.int64)
+    while len(keys) < TARGET_PAIRS:
+        m = int(1.3 * (TARGET_PAIRS - len(keys))) + 1000
+        u = np.minimum(np.searchsorted(cu, rng.random(m)), N_USERS - 1)
+        i = np.minimum(np.searchsorted(ci, rng.random(m)), N_ITEMS - 1)
+        keys = np.unique(np.concatenate([keys, u * N_ITEMS + i]))
+    keys = np.sort(keys[rng.permutation(len(keys))[:TARGET_PAIRS]])
+    u, i = np.divmod(keys, N_ITEMS)
+    is_test = rng.random(len(keys)) < 0.2
+    shape = (N_USERS, N_ITEMS)
+    train = sp.csr_array((np.ones((~is_test).sum(), dtype=np.int8), (u[~is_test], i[~is_test])), shape=shape)
+    test = sp.csr_array((np.ones(is_test.sum(), dtype=np.int8), (u[is_test], i[is_test])), shape=shape)
+    # a popularity-like recommender: the training counts plus noise, training items excluded, top 50
+    counts = np.bincount(train.indices, minlength=N_ITEMS).astype(np.float64)
+    lists = np.empty((N_USERS, N), dtype=np.int64)
+    for u0 in range(0, N_USERS, 1024):  # blocks of users (setup, not timed)
+        block = counts[None, :] + rng.random((min(1024, N_USERS - u0), N_ITEMS)) * counts.mean()
+        t = train[u0 : u0 + len(block)]
+        block[np.repeat(np.arange(len(block)), np.diff(t.indptr)), t.indices] = -np.inf
+        top = np.argpartition(-block, N, axis=1)[:, :N]
+        lists[u0 : u0 + len(block)] = np.take_along_axis(top, np.argsort(-np.take_along_axis(block, top, 1), axis=1), 1)
+    return train, test, lists
+
+
+def best(fn, repeat: int) -> tuple[float, float]:
+    """Best wall seconds and the CPU seconds of that same run."""
+    runs = []
+    for _ in range(repeat):
+        c, t = time.process_time(), time.perf_counter()
+        fn()
+        runs.append((time.perf_counter() - t, time.process_time() - c))
+    return min(runs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    warnings.simplefilter("ignore", UndefinedMetricWarning)
+    train, test, lists = make_data(args.seed)
+    ranked = rank_test(lists, test, train=train, n_relevant=np.diff(test.indptr) * 2.0)
+    counts = np.bincount(train.indices, minlength=N_ITEMS)
+    gamma = fit_popularity_exponent(lists, counts).exponent
+    p = PopularityPowerLaw(exponent=gamma, floor=1e-3).item_propensities(counts, gamma)[ranked.items]
+    p = np.where(np.isnan(p), 1e-3, p)
+    print(f"# ML-1M size: {N_USERS} users x {N_ITEMS} items, {train.nnz} train + {test.nnz} test pairs, N = {N}")
+    print(f"# uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+    print(f"# cores: {os.cpu_count()}, best of {args.repeat}")
+    rng = np.random.default_rng(1)
+    lines = []
+    for metric, peer in ((Recall(), recall), (NDCG(), ndcg)):
+        ref_wall, ref_cpu = best(lambda: peer(lists, test), args.repeat)
+        lines.append((f"naive {metric.label}: simrec.metrics.{peer.__name__} (reference)", ref_wall, ref_cpu, None))
+        estimators = [
+            Naive(),
+            IPS(),
+            SNIPS(),
+            DR(TrainPopularity()),
+            SNDR(TrainPopularity()),
+            Stratified(),
+            Stratified(weighting="inverse_propensity"),
+            WeightedResampling(SkewWeights()),
+            WeightedResampling(WTDWeights()),
+            WeightedResampling(InversePropensityWeights()),
+        ]
+        for est in estimators:
+            full = best(lambda: est.estimate(rank_test(lists, test, train=train, n_relevant=ranked.n_relevant),
+                                             metric, p, rng=rng), args.repeat)  # fmt: skip
+            given = best(lambda: est.estimate(ranked, metric, p, rng=rng), args.repeat)
+            lines.append((f"{est.estimate(ranked, metric, p, rng=rng).estimator} {metric.label}", *full, given))
+        lines.append((f"rank_test {metric.label} (once per recommender)", *best(
+            lambda: rank_test(lists, test, train=train, n_relevant=ranked.n_relevant), args.repeat), None))  # fmt: skip
+    fit = best(lambda: fit_popularity_exponent(lists, counts), args.repeat)
+    lines.append(("fitted propensities: fit_popularity_exponent (once per replicate)", *fit, None))
+    print(f"{'what':<62} {'wall s':>8} {'CPU s':>8} {'x naive':>8} {'given ranked s':>15}")
+    ref = None
+    for name, wall, cpu, given in lines:
+        if "(reference)" in name:
+            ref = wall
+        ratio = wall / ref if ref else float("nan")
+        g = "" if given is None else f"{given[0]:.4f}"
+        print(f"{name:<62} {wall:8.4f} {cpu:8.4f} {ratio:8.2f} {g:>15}")
+
+
+if __name__ == "__main__":
+    main()
