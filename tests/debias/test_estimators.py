@@ -30,10 +30,10 @@ from simrec.debias import (
     Stratified,
     WeightedSampledRanks,
     fit_popularity_exponent,
+    holdout_propensity,
     propensity_strata,
     rank_test,
     resample_test,
-    holdout_propensity,
 )
 from simrec.debias.estimators import naive_on, stratum_values
 from simrec.sampling import SamplingScheme, least_squares, mle
