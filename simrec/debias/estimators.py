@@ -28,10 +28,16 @@ Z_{u,i})`); Schnabel, Swaminathan, Singh, Chandak & Joachims,
 number of pairs); Saito, "Doubly robust estimator for ranking metrics with
 post-click conversions", RecSys 2020. The papers' text was not available in
 simrec's build environment; the formulas are restated from their
-definitions and checked number for number against the authors' public code
-on shared inputs (tests/debias/test_authors_code.py: Yang's ``eq12_test``,
-Saito's ``dcg_at_k`` and ``recall_at_k``), whose differences from the
-formulas are named variants here.
+definitions (as the authors' public code computes them: Yang's
+``eq12_test``, Saito's ``dcg_at_k`` and ``recall_at_k``, whose differences
+from the formulas are named variants here: :class:`SNDR` ``clip``,
+:class:`~simrec.debias.MeanDCG` ``discount="lenskit07"``). Tests
+(tests/debias): exact expectations by enumerating every observation outcome
+of small worlds (test_unbiased.py), the naive estimator against
+:mod:`simrec.metrics` (test_estimators.py), and the estimators against the
+truth in simulated worlds with exact propensities (test_harness.py). A
+number-for-number comparison with the authors' code on shared inputs is
+not yet in the test suite.
 
 Every estimator has one call: ``estimator.estimate(ranked, metric,
 propensity)`` with a :class:`~simrec.debias.RankedTest` (the test pairs and
