@@ -73,6 +73,7 @@ def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_kernels_are_cached_in_the_user_cache_folder_and_loaded_by_the_next_process(tmp_path):
     home, cache = tmp_path / "home", tmp_path / "xdg"
     home.mkdir()
@@ -89,6 +90,7 @@ def test_kernels_are_cached_in_the_user_cache_folder_and_loaded_by_the_next_proc
     assert _files(home) == set()
 
 
+@pytest.mark.slow
 def test_an_explicit_numba_cache_dir_is_respected(tmp_path):
     mine = tmp_path / "mine"
     env = _env(tmp_path, HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"), NUMBA_CACHE_DIR=str(mine))
@@ -97,6 +99,7 @@ def test_an_explicit_numba_cache_dir_is_respected(tmp_path):
     assert not (tmp_path / "xdg").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("home_kind", ["writable", "read-only"])
 def test_a_run_writes_nothing_outside_out_but_the_cache_folder(tmp_path, home_kind):
     """A writable HOME gets only ~/.cache/simrec; a HOME that cannot be written (below a file: even root cannot
