@@ -1,7 +1,7 @@
 """Benchmark: the MNAR estimators at ML-1M size beside the naive metric in the same run (issue 25).
 
-Data: 6,040 users x 3,706 items, about 1,000,000 observed pairs (Pareto-like
-activity, Zipf-like popularity, as bench_stats.py), 20% of each user's pairs
+Data: 6,040 users x 3,706 items, about 1,000,000 observed pairs (bench_stats.py's
+generator: Pareto-like activity, Zipf-like popularity), 20% of the pairs
 held out as test, one top-50 list per user (the 50 most popular items not in
 the user's training data, shuffled by a small noise: a popularity-like
 recommender), propensities from Yang et al.'s power law on the training counts.
@@ -24,8 +24,10 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -50,23 +52,19 @@ from simrec.debias import (
 )
 from simrec.metrics import UndefinedMetricWarning, ndcg, recall
 
-N_USERS, N_ITEMS, TARGET_PAIRS, N = 6_040, 3_706, 1_000_000, 50
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_stats import N_ITEMS, N_USERS  # noqa: E402
+from bench_stats import make_data as make_observed  # noqa: E402
+
+N = 50
 
 
 def make_data(seed: int) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    activity = np.minimum(20 * (1 + rng.pareto(1.3, N_USERS)), 2_300)
-    popularity = 1.0 / np.arange(1, N_ITEMS + 1) ** 0.9
-    cu, ci = np.cumsum(activity / activity.sum()), np.cumsum(popularity / popularity.sum())
-    keys = np.empty(0, dtype=np.int64)
-    while len(keys) < TARGET_PAIRS:
-        m = int(1.3 * (TARGET_PAIRS - len(keys))) + 1000
-        u = np.minimum(np.searchsorted(cu, rng.random(m)), N_USERS - 1)
-        i = np.minimum(np.searchsorted(ci, rng.random(m)), N_ITEMS - 1)
-        keys = np.unique(np.concatenate([keys, u * N_ITEMS + i]))
-    keys = np.sort(keys[rng.permutation(len(keys))[:TARGET_PAIRS]])
-    u, i = np.divmod(keys, N_ITEMS)
-    is_test = rng.random(len(keys)) < 0.2
+    data = make_observed(seed).matrix  # bench_stats.py's ML-1M-sized pairs
+    rng = np.random.default_rng(seed + 1)
+    u = np.repeat(np.arange(N_USERS), np.diff(data.indptr))
+    i = data.indices
+    is_test = rng.random(len(i)) < 0.2
     shape = (N_USERS, N_ITEMS)
     train = sp.csr_array((np.ones((~is_test).sum(), dtype=np.int8), (u[~is_test], i[~is_test])), shape=shape)
     test = sp.csr_array((np.ones(is_test.sum(), dtype=np.int8), (u[is_test], i[is_test])), shape=shape)

@@ -46,3 +46,9 @@ def inverse_weights(p: np.ndarray, labels: np.ndarray) -> np.ndarray:
     ok = ~np.isnan(p)
     w[ok] = labels[ok] / p[ok]
     return w
+
+
+def checked_inputs(ranked: object, metric: object, propensity: object) -> tuple[RankedTest, LinearMetric, np.ndarray]:
+    """The three inputs of a propensity-weighted estimate, checked (one place for every estimator)."""
+    ranked = check_ranked(ranked)
+    return ranked, check_metric(metric, ranked), check_propensity(propensity, ranked.test.nnz)

@@ -63,7 +63,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from simrec.debias._checks import check_metric, check_propensity, check_ranked, inverse_weights
+from simrec.debias._checks import check_metric, check_ranked, checked_inputs, inverse_weights
 from simrec.debias.metrics import LinearMetric
 from simrec.debias.ranked import RankedTest
 from simrec.debias.result import Estimation, finish
@@ -118,6 +118,16 @@ def _with_estimated_n(
     g = metric.normaliser(n_hat, ranked.length, K)
     undefined = (g <= 0) | (n_hat <= 0)
     return finish(name, metric.label, numerator, np.where(undefined, 1.0, g), undefined, why=_NO_TEST)
+
+
+def _ips_parts(
+    ranked: object, metric: object, propensity: object
+) -> tuple[RankedTest, LinearMetric, np.ndarray, np.ndarray, int]:
+    """Checked inputs, the IPS numerator :math:`\\sum_{S_u} y c / p` per user, the pairs' :math:`y/p`, and K."""
+    ranked, metric, p = checked_inputs(ranked, metric, propensity)
+    gain, K = _gains(ranked, metric)
+    w = inverse_weights(p, ranked.label_values())
+    return ranked, metric, _per_user(ranked, gain * w), w, K
 
 
 def naive_on(ranked: RankedTest, metric: LinearMetric, name: str, evaluated: np.ndarray | None = None) -> Estimation:
@@ -216,13 +226,8 @@ class IPS:
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: object = None
     ) -> Estimation:
-        ranked = check_ranked(ranked)
-        metric = check_metric(metric, ranked)
-        p = check_propensity(propensity, ranked.test.nnz)
-        gain, K = _gains(ranked, metric)
-        w = inverse_weights(p, ranked.label_values())
-        n = _known_n(ranked, metric, self.name)
-        return _with_known_n(self.name, ranked, metric, _per_user(ranked, gain * w), K, n)
+        ranked, metric, numerator, w, K = _ips_parts(ranked, metric, propensity)
+        return _with_known_n(self.name, ranked, metric, numerator, K, _known_n(ranked, metric, self.name))
 
 
 @dataclass(frozen=True)
@@ -261,12 +266,7 @@ class SNIPS:
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: object = None
     ) -> Estimation:
-        ranked = check_ranked(ranked)
-        metric = check_metric(metric, ranked)
-        p = check_propensity(propensity, ranked.test.nnz)
-        gain, K = _gains(ranked, metric)
-        w = inverse_weights(p, ranked.label_values())
-        numerator = _per_user(ranked, gain * w)
+        ranked, metric, numerator, w, K = _ips_parts(ranked, metric, propensity)
         if not metric.needs_n:
             return _with_known_n(self.name, ranked, metric, numerator, K, ranked.n_relevant)
         return _with_estimated_n(self.name, ranked, metric, numerator, K, _per_user(ranked, w))
@@ -277,10 +277,10 @@ _DR_BLOCK = 1 << 20
 
 
 def _dr_parts(
-    ranked: RankedTest, metric: LinearMetric, propensity: object, imputation: Imputation
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """The DR numerator :math:`\\hat A_u^{DR}` and the DR estimate :math:`\\hat n_u^{DR}` per user, and K."""
-    p = check_propensity(propensity, ranked.test.nnz)
+    ranked: object, metric: object, propensity: object, imputation: Imputation
+) -> tuple[RankedTest, LinearMetric, np.ndarray, np.ndarray, int]:
+    """Checked inputs, the DR numerator :math:`\\hat A_u^{DR}` and estimate :math:`\\hat n_u^{DR}` per user, and K."""
+    ranked, metric, p = checked_inputs(ranked, metric, propensity)
     if not callable(getattr(imputation, "fitted", None)):
         raise TypeError(
             f"`imputation` must be an imputation model (fitted, at, candidate_sums; simrec.debias.ItemRate); "
@@ -304,7 +304,7 @@ def _dr_parts(
             rows, weights=c * imputation.at(u0 + rows, blk[rows, pos]), minlength=len(blk)
         )
     n_hat = imputation.candidate_sums(ranked.train, ranked.n_users, ranked.n_items) + _per_user(ranked, resid)
-    return numerator, n_hat, K
+    return ranked, metric, numerator, n_hat, K
 
 
 @dataclass(frozen=True)
@@ -361,9 +361,7 @@ class DR:
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: object = None
     ) -> Estimation:
-        ranked = check_ranked(ranked)
-        metric = check_metric(metric, ranked)
-        numerator, _, K = _dr_parts(ranked, metric, propensity, self.imputation)
+        ranked, metric, numerator, _, K = _dr_parts(ranked, metric, propensity, self.imputation)
         return _with_known_n(self.name, ranked, metric, numerator, K, _known_n(ranked, metric, self.name))
 
 
@@ -403,9 +401,7 @@ class SNDR:
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: object = None
     ) -> Estimation:
-        ranked = check_ranked(ranked)
-        metric = check_metric(metric, ranked)
-        numerator, n_hat, K = _dr_parts(ranked, metric, propensity, self.imputation)
+        ranked, metric, numerator, n_hat, K = _dr_parts(ranked, metric, propensity, self.imputation)
         name = "SNDR_clipped" if self.clip else self.name
         if not metric.needs_n:
             est = _with_known_n(name, ranked, metric, numerator, K, ranked.n_relevant)

@@ -40,7 +40,7 @@ from typing import ClassVar
 import numpy as np
 
 from simrec._validation import check_choice, check_int
-from simrec.debias._checks import check_metric, check_propensity, check_ranked
+from simrec.debias._checks import checked_inputs
 from simrec.debias.estimators import stratum_values as _stratum_values
 from simrec.debias.metrics import LinearMetric
 from simrec.debias.ranked import RankedTest
@@ -106,9 +106,7 @@ class Stratified:
     def estimate(
         self, ranked: RankedTest, metric: LinearMetric, propensity: np.ndarray | None = None, *, rng: object = None
     ) -> Estimation:
-        ranked = check_ranked(ranked)
-        metric = check_metric(metric, ranked)
-        p = check_propensity(propensity, ranked.test.nnz)
+        ranked, metric, p = checked_inputs(ranked, metric, propensity)
         stratum, edges = propensity_strata(p, self.n_strata)
         sizes = np.bincount(stratum[stratum >= 0], minlength=self.n_strata)
         inv = np.bincount(stratum[stratum >= 0], weights=1.0 / p[stratum >= 0], minlength=self.n_strata)
