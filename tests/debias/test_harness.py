@@ -205,3 +205,25 @@ def test_summaries_by_hand():
     assert o.loc["naive", "p_true_order"] == 1.0 and o.loc["IPS", "p_true_order"] == 1.0
     rows.loc[(rows["estimator"] == "IPS") & (rows["replicate"] == 1) & (rows["recommender"] == "B"), "value"] = 0.9
     assert order_accuracy(rows).set_index("estimator").loc["IPS", "p_true_order"] == 0.5
+
+
+@pytest.mark.slow
+def test_over_replicates_ips_with_the_worlds_propensities_removes_almost_all_of_the_bias(tmp_path):
+    # the popularity world (Monte Carlo propensities), 12 replicates. IPS is exactly unbiased for each user's
+    # numerator (test_unbiased.py), but the harness's target divides by the realised |Rel_u| (it depends on the
+    # training split) and averages over the users with a test item, and the world's propensities are Monte Carlo
+    # estimates, so in the whole design IPS is not exactly unbiased. Measured here (seeds 0-11, recall@10):
+    # Popular +0.0054 on a truth of 0.281 (2%, 3.6 Monte Carlo se; naive +0.26), Random -0.0035 on 0.0255 (14%;
+    # naive -0.0007). Asserted: IPS removes at least 95% of the naive bias for Popular and covers in at least half
+    # of the replicates where the naive estimate never does; for Random it stays within 20% of the truth.
+    world, evaluation = _world(BIG, tmp_path, 1)
+    design = DebiasDesign((Recall(),), (Naive(), IPS()), ("world",))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = pd.concat([debias_replicate(world, evaluation, design, s, s) for s in range(12)], ignore_index=True)
+    s = summarize_debias(rows).set_index(["recommender", "estimator"])
+    naive, ips = s.loc[("Popular", "naive")], s.loc[("Popular", "IPS")]
+    assert naive["coverage"] == 0 and naive["bias"] > 10 * naive["bias_se"]
+    assert abs(ips["bias"]) < 0.05 * naive["bias"] and ips["coverage"] >= 0.5
+    rnd = s.loc[("Random", "IPS")]
+    assert abs(rnd["bias"]) < 0.2 * rnd["truth"]
