@@ -35,9 +35,12 @@ from the formulas are named variants here: :class:`SNDR` ``clip``,
 (tests/debias): exact expectations by enumerating every observation outcome
 of small worlds (test_unbiased.py), the naive estimator against
 :mod:`simrec.metrics` (test_estimators.py), and the estimators against the
-truth in simulated worlds with exact propensities (test_harness.py). A
-number-for-number comparison with the authors' code on shared inputs is
-not yet in the test suite.
+truth in simulated worlds with exact propensities (test_harness.py), and
+:class:`SNDR` (``clip=True``) against Saito's ``recall_at_k`` and
+``dcg_at_k`` user for user on shared inputs (test_authors_code.py: equal to
+rounding where the DR estimate of :math:`n_u` is positive; their IPS/DR DCG
+denominator reads an aliased array and departs from the formula). Yang's
+code is not yet compared.
 
 Every estimator has one call: ``estimator.estimate(ranked, metric,
 propensity)`` with a :class:`~simrec.debias.RankedTest` (the test pairs and
