@@ -28,9 +28,8 @@ Z_{u,i})`); Schnabel, Swaminathan, Singh, Chandak & Joachims,
 number of pairs); Saito, "Doubly robust estimator for ranking metrics with
 post-click conversions", RecSys 2020. The papers' text was not available in
 simrec's build environment; the formulas are restated from their
-definitions (as the authors' public code computes them: Yang's
-``eq12_test``, Saito's ``dcg_at_k`` and ``recall_at_k``, whose differences
-from the formulas are named variants here: :class:`SNDR` ``clip``,
+definitions (Saito's public ``dcg_at_k`` and ``recall_at_k`` compute the
+same, and their differences from the formulas are named variants here: :class:`SNDR` ``clip``,
 :class:`~simrec.debias.MeanDCG` ``discount="lenskit07"``). Tests
 (tests/debias): exact expectations by enumerating every observation outcome
 of small worlds (test_unbiased.py), the naive estimator against
@@ -243,8 +242,8 @@ class SNIPS:
     For :math:`g = n` (recall, mean DCG, per-item AUC) this is Yang et
     al.'s :math:`\\hat R_{\\mathrm{SNIPS}}(\\hat Z \\mid P) = \\frac{1}{|U|}
     \\sum_u \\frac{\\sum_{i \\in S_u} c(\\hat Z_{u,i})/P_{u,i}}{\\sum_{i \\in
-    S_u} 1/P_{u,i}}` (:math:`E[\\hat n_u] = |S^*_u|`), the estimator their
-    code computes (``eq12_test``; per user, then averaged over users); for
+    S_u} 1/P_{u,i}}` (:math:`E[\\hat n_u] = |S^*_u|`; per user, then
+    averaged over users; their public code was not compared here); for
     recall_truncated and nDCG the plug-in :math:`g_u(\\hat n_u)` generalises
     it (the ideal DCG at a non-integer :math:`\\hat n_u` interpolated,
     :class:`~simrec.debias.NDCG`). A metric whose normaliser does not depend
