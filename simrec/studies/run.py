@@ -20,7 +20,8 @@ holds
   shards and ``debias.parquet``, ``debias_summary.csv`` (bias, RMSE and
   interval coverage per world x recommender x metric x MNAR estimator x
   propensity kind) and ``debias_order.csv`` (the probability that an
-  estimator orders the recommenders as the truth does):
+  estimator orders the recommenders as the truth does), and the figures
+  ``figures/debias_<metric>.png`` (bias ± 2 se per estimator x propensity kind):
   :mod:`simrec.debias.harness` on the same replicates;
 * ``figures/*.png`` and ``manifest.json`` (scenario, seed, digest,
   package versions, timings).
@@ -42,6 +43,7 @@ from simrec._figures import drawing
 from simrec._progress import progress_bar
 from simrec._random import task_seed
 from simrec.config.run import Scenario
+from simrec.debias.figures import plot_debias
 from simrec.debias.harness import DebiasDesign, debias_replicate, order_accuracy, summarize_debias
 from simrec.experiment import RESULT_COLUMNS, Evaluation, World, run_replicate
 from simrec.recommenders import Oracle, Popular
@@ -237,7 +239,8 @@ def run_scenario(
         if debias_shards is not None:
             debias_rows = pd.concat([debias_shards.read(k) for k in all_keys], ignore_index=True)
             rd.write_parquet("debias.parquet", debias_rows)
-            rd.write_csv("debias_summary.csv", summarize_debias(debias_rows))
+            debias_summary = summarize_debias(debias_rows)
+            rd.write_csv("debias_summary.csv", debias_summary)
             rd.write_csv("debias_order.csv", order_accuracy(debias_rows))
         failed: list[str] = []
         if figures:
@@ -249,6 +252,9 @@ def run_scenario(
                 )
             with drawing(failed, "figures"):
                 plot_results(results, rd.path("figures"), n=evaluation.n, n_jobs=backend.n_workers)
+            if debias_shards is not None:
+                with drawing(failed, "debias figures"):
+                    plot_debias(debias_summary, rd.path("figures"))
         info_cols = [c for c in full.columns if c.startswith("info_")]
         sizes = full.drop_duplicates(["replicate", "world"])[["world", *info_cols]].groupby("world").mean()
         seconds = time.perf_counter() - t_start

@@ -61,10 +61,11 @@ SCENARIO = textwrap.dedent("""
 def test_simrec_run_with_a_debias_section_writes_the_tables_on_the_runs_own_replicates(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text(SCENARIO)
-    code, _, err = invoke(["run", str(path), "--out", str(tmp_path / "out"), "--no-figures", "-q"])
+    code, _, err = invoke(["run", str(path), "--out", str(tmp_path / "out"), "-q"])
     assert code == 0, err
     out = tmp_path / "out"
-    assert {"debias.parquet", "debias_summary.csv", "debias_order.csv"} <= files_under(out)
+    want = {"debias.parquet", "debias_summary.csv", "debias_order.csv", "figures/debias_recall.png"}
+    assert want | {"figures/debias_precision.png"} <= files_under(out)
     rows = pd.read_parquet(out / "debias.parquet")
     # 2 replicates x 2 worlds x 3 recommenders x 2 metrics x (naive, skew: 1 + ips, snips, stratified: 2 kinds)
     assert len(rows) == 2 * 2 * 3 * 2 * (2 + 3 * 2)
