@@ -118,5 +118,5 @@ class Stratified:
         total = weights.sum()
         weights = weights / total if total > 0 else weights
         value = float(weights[defined] @ values[defined]) if total > 0 else float("nan")
-        n_users = len(np.unique(ranked.rows[stratum >= 0]))
+        n_users = int(np.count_nonzero(np.bincount(ranked.rows[stratum >= 0], minlength=ranked.n_users)))
         return Estimation(name, metric.label, value, None, n_users, 0, Strata(edges, sizes, values, weights))
