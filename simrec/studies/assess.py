@@ -280,8 +280,8 @@ def run_assessment(
         failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
         pngs: dict[str, bytes] = {}
         for name, draw in (
-            ("errors", lambda: error_figure(pooled)),
-            ("ranking", lambda: ranking_figure(ranking)),
+            ("errors", lambda: error_figure(pooled, pr.n)),
+            ("ranking", lambda: ranking_figure(ranking, pr.n)),
             ("estimators", lambda: estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)),
         ):
             with drawing(failed, f"report figure {name}"):
