@@ -164,13 +164,13 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
     dot = {"marker": "o", "ls": "", "markersize": 4, "alpha": 0.7}
     figs["values"][0].legend(
         handles=[*[Line2D([], [], color=c, label=f"{k} (one replicate)", **dot) for k, c in kinds.items()], interval],
-        loc="outside upper right",
+        loc="outside lower center",
         ncol=3,
         fontsize=9,
     )
     figs["error"][0].legend(
         handles=[Line2D([], [], color="tab:red", label="one replicate", **dot), interval],
-        loc="outside upper right",
+        loc="outside lower center",
         ncol=2,
         fontsize=9,
     )
@@ -225,7 +225,7 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
 
     def draw(name: str, metric: str, title: str, ylabel: str, fill) -> Path:
         fig, axes = figs[name]
-        fig.suptitle(title, x=0.01, ha="left", fontsize=11)  # left: the legend sits top right
+        fig.suptitle(title, x=0.01, ha="left", fontsize=11)  # the legend sits below the panels
         drawn = []
         for i, (ax, world) in enumerate(zip(axes, worlds)):
             drawn += fill(ax, world)
