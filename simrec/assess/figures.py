@@ -24,7 +24,7 @@ import io
 import numpy as np
 import pandas as pd
 
-from simrec._figures import literal_text
+from simrec._figures import literal_text, plain_log_axis
 from simrec.labels import estimator_label, metric_label, world_label
 
 __all__ = ["error_figure", "ranking_figure", "estimator_figure"]
@@ -123,8 +123,9 @@ def estimator_figure(best: pd.DataFrame, estimates: pd.DataFrame, *, k: int, max
             nv = naive.groupby("n")["rel_rmse"].max()
             ax.plot(nv.index, nv.to_numpy(), "s--", color="tab:gray", label="naive (sampled metric)")
         ax.axhline(max_rel_rmse, color="tab:red", lw=0.8, ls=":", label=f"threshold {max_rel_rmse:g}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        plain_log_axis(ax, "x")
+        plain_log_axis(ax, "y")
+        ax.set_xticks(sorted(set(b["n"])), [str(int(v)) for v in sorted(set(b["n"]))])  # the sizes tried
         ax.set_xlabel("sampled items n")
         ax.set_title(metric_label(metric, k))
     axes[0].set_ylabel(f"worst relative RMSE at K = {k}")
