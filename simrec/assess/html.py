@@ -33,7 +33,7 @@ h3 { font-size: 1.05em; margin: 1.1em 0 0.4em; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.88em; max-width: 100%; }
 caption { text-align: left; font-weight: 600; padding: 0.2em 0; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.55em; text-align: right; vertical-align: top; }
-th { background: #f2f2f2; text-align: left; } td.text { text-align: left; overflow-wrap: anywhere; }
+th { background: #f2f2f2; text-align: left; } td.text { text-align: left; overflow-wrap: break-word; }
 img { max-width: 100%; height: auto; display: block; margin: 0.8em 0; }
 p.note, p.sub { color: #555; font-size: 0.92em; }
 div.scroll { overflow-x: auto; max-width: 100%; }
