@@ -225,9 +225,14 @@ class BottomLine:
         text = "; ".join(parts) + "."
         if off:
             text += (
-                " Numbers that are off measure the observed test items, not what users prefer: rely on the "
-                "comparison of your algorithms (below) rather than on the values themselves."
+                " Numbers that are off measure the observed test items, not what users prefer: do not read them as "
+                "how good an algorithm is"
             )
+            measured = [r for r in self.ranking if r.n]
+            if measured and all(r.verdict == "likely right" for r in measured):
+                text += "; the comparison of your algorithms is likely right (below)."
+            else:
+                text += "; whether their comparison holds is below."
         return text
 
     def ranking_sentence(self, r: RankingVerdict) -> str:
