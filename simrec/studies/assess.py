@@ -18,8 +18,11 @@ holds the sub-runs of the studies it reuses, each resumable on its own:
 5. **report** — ``errors.csv`` (missing-data, sampling and total error per
    algorithm x metric, :mod:`simrec.assess.errors`), ``ranking.csv``
    (:mod:`simrec.assess.ranking`), ``estimators.csv`` and ``advice.csv``
-   (:mod:`simrec.assess.advice`), ``figures/*.png`` and ``report.html``
-   (self-contained, :mod:`simrec.assess.html`).
+   (:mod:`simrec.assess.advice`), ``headline.csv`` (values and the three
+   errors side by side), ``bottom_line.json`` (the verdicts,
+   :mod:`simrec.assess.bottom_line`), ``figures/*.png`` and ``report.html``
+   (self-contained: the bottom line first, then the evidence;
+   :mod:`simrec.assess.page`). The terminal prints the same bottom line.
 
 Re-running the same command resumes: finished calibration searches,
 replicates and stress cells are kept (each sub-run's own shards).
