@@ -106,12 +106,12 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
     plot of 3-5 replicates collapsed to a line and hid how few there were);
     the layout is matplotlib's constrained layout, so every label (long
     recommender names, the y label) stays inside the image, and tick labels
-    that would not fit side by side are turned 30°. A figure is laid out for
-    its first metric and keeps that layout while the next metrics' labels fit
-    (only the first column's y tick labels change width between metrics;
-    checked after each save, and laid out and saved again when they do not
-    fit): laying out every metric cost 2.4 s more CPU for the quickstart's 14
-    figures (7.0 s against 4.6 s with fixed margins, load 7-9). The points of one group
+    that would not fit side by side are turned 30°. Every image is laid out
+    for its own metric, at its save: keeping the first metric's layout while
+    the next metrics' labels fit saved CPU (2.4 s of 7.0 s for the
+    quickstart's 14 figures, measured at load 7-9) but made an image depend
+    on the metrics drawn before it in the same process, so figures drawn in
+    parallel differed from the serial ones. The points of one group
     are spread evenly across its slot in replicate order (no random jitter:
     the files stay byte-identical between runs).
 
@@ -212,17 +212,6 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
                 drawn += ax.plot(xy[:, 0], xy[:, 1], "-", color="black", lw=lw, zorder=3)
         return drawn
 
-    def fits(fig, axes) -> bool:
-        # the first column's y tick labels and y label are the only decorations that change between metrics;
-        # their extents were measured by the save (a cached text layout): no new draw
-        renderer = fig.canvas.get_renderer()
-        for ax in axes[::ncol]:
-            lo, hi = sorted(ax.get_ylim())
-            shown = [t.label1 for t in ax.yaxis.majorTicks if lo <= t.get_loc() <= hi and t.label1.get_visible()]
-            if any(t.get_window_extent(renderer).x0 < 0 for t in [*shown, ax.yaxis.label]):
-                return False
-        return True
-
     def draw(name: str, metric: str, title: str, ylabel: str, fill) -> Path:
         fig, axes = figs[name]
         fig.suptitle(title, x=0.01, ha="left", fontsize=11)  # the legend sits below the panels
@@ -233,13 +222,9 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
         for ax in axes:
             ax.relim()
             ax.autoscale_view(scalex=False)
+        # laid out for this metric alone (constrained layout at every save): the image does not depend on which
+        # metrics were drawn before it, so figures drawn in parallel are the serial ones, byte for byte
         path = atomic_write(out / f"{name}_{metric}.png", lambda p: fig.savefig(p, format="png", dpi=110))
-        if fig.get_layout_engine() is None and not fits(fig, axes):
-            # wider tick labels than the metric the figure was laid out for: lay out again, save again
-            fig.set_layout_engine("constrained")
-            atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=110))
-        with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-            fig.set_layout_engine(None)  # keep this layout (any engine, even "none", makes every save draw twice)
         for artist in drawn:
             artist.remove()
         return path
