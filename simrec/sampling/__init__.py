@@ -1,8 +1,9 @@
 """Sampled evaluation and its estimators (docs/design.md §5).
 
 Global ranks R (one held-out item per user among N items) become sampled ranks
-r among n sampled items (:mod:`.ranks`); metric functions F map ranks to scores
-(:mod:`.functions`); the global metric T = (1/M) Σ_u F(R_u) is estimated from
+r among n sampled items (uniform sampling and P(r|R) :mod:`.scheme`, scores,
+weighted sampling and item draws :mod:`.ranks`, adaptive sampling
+:mod:`.adaptive`); metric functions F map ranks to scores (:mod:`.functions`); the global metric T = (1/M) Σ_u F(R_u) is estimated from
 the sampled ranks by
 
 * per-rank corrections F̂ (:mod:`.corrections`: naive, rank estimate, LS, CLS,
@@ -65,8 +66,8 @@ Example
 
 from simrec.sampling._results import Estimate, IntervalKind
 from simrec.sampling._threads import single_threaded_blas
+from simrec.sampling.adaptive import AdaptiveRanks, sample_ranks_adaptive
 from simrec.sampling.corrections import (
-    CorrectionProblem,
     RankCorrection,
     bias_variance,
     bias_variance_distribution,
@@ -138,19 +139,20 @@ from simrec.sampling.mapping import (
     linear_mapping,
     sampled_hit_ratio_curve,
 )
+from simrec.sampling.problem import CorrectionProblem
 from simrec.sampling.ranks import (
-    AdaptiveRanks,
-    SamplingScheme,
     above_weight_share,
-    conditional_rank_matrix,
     global_ranks,
+    sample_ranks_by_draws,
+    sample_ranks_from_shares,
+)
+from simrec.sampling.scheme import (
+    SamplingScheme,
+    conditional_rank_matrix,
     log_conditional_rank_probabilities,
     log_rank_probabilities_from_shares,
     rank_histogram,
-    sample_ranks_adaptive,
     sample_ranks_binomial,
-    sample_ranks_by_draws,
-    sample_ranks_from_shares,
     sample_ranks_hypergeometric,
 )
 from simrec.sampling.users import (

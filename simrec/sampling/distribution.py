@@ -49,7 +49,7 @@ from simrec.sampling._blocks import BlockMatrix, build_blocks
 from simrec.sampling._checks import check_rank_array, check_weights
 from simrec.sampling._threads import blas_single_thread, single_threaded_blas
 from simrec.sampling.functions import RankMetric, metric_table
-from simrec.sampling.ranks import SamplingScheme, _log_pmf_grid
+from simrec.sampling.scheme import SamplingScheme, _log_pmf_grid
 
 __all__ = [
     "RankDistribution",

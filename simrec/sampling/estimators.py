@@ -78,7 +78,7 @@ from simrec.sampling._results import IntervalKind
 
 if TYPE_CHECKING:
     from simrec.sampling.fitted import FittedEstimator
-    from simrec.sampling.ranks import SamplingScheme
+    from simrec.sampling.scheme import SamplingScheme
 
 __all__ = [
     "Estimator",

@@ -91,6 +91,7 @@ from simrec.sampling._checks import check_rank_array
 from simrec.sampling._linearize import em_gradient, em_jvp, mes_gradient, mes_jvp
 from simrec.sampling._results import Estimate
 from simrec.sampling._threads import single_threaded_blas
+from simrec.sampling.adaptive import AdaptiveRanks
 from simrec.sampling.corrections import CorrectionProblem, constrained_least_squares, rank_estimate
 from simrec.sampling.distribution import (
     RankDistribution,
@@ -120,7 +121,7 @@ from simrec.sampling.estimators import (
 )
 from simrec.sampling.functions import RankMetric, metric_table, ndcg
 from simrec.sampling.mapping import _fit_beta_counts, beta_mapping, bound_mapping, linear_mapping
-from simrec.sampling.ranks import AdaptiveRanks, SamplingScheme
+from simrec.sampling.scheme import SamplingScheme
 
 __all__ = [
     "FittedEstimator",
