@@ -18,16 +18,28 @@ objects and never parses a name.
 ``MN_MLE`` / ``MN_MES`` are Li's MN as published (dissertation eq. 45);
 ``BV_MLE_inverse_users`` / ``BV_MES_inverse_users`` are BV at γ = 1/M with
 that prior (simrec's "MN" before issue 10; labelled ``BV_MLE(gamma=1/M)``).
+
+The families are a registry, :data:`ESTIMATORS`: one line each, a name and
+the estimators it stands for, built from the table's parameters. Adding an
+estimator is its own file in :mod:`simrec.sampling.estimators` (a class that
+carries its fitting) and one line here (docs/design.md, "Adding an
+estimator"); a family registered later (:meth:`EstimatorFamilies.register`,
+or :meth:`EstimatorFamilies.extended` for a test) is accepted by every
+``[estimators]`` table validated after it.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from pydantic import Field, model_validator
+from pydantic_core import PydanticKnownError, core_schema
 
 from simrec.config.base import Strict, no_repeats
-from simrec.sampling.estimators import (
+from simrec.sampling import (
     BETA_A_VALUES,
     MES,
     MLE,
@@ -45,26 +57,129 @@ from simrec.sampling.estimators import (
     WeightedMLE,
 )
 
-__all__ = ["ESTIMATOR_FAMILIES", "EstimatorsSpec"]
+__all__ = ["ESTIMATORS", "ESTIMATOR_FAMILIES", "EstimatorFamily", "EstimatorFamilies", "EstimatorsSpec"]
 
-#: Estimator families a stress scenario may name, in the default (table) order.
-ESTIMATOR_FAMILIES: tuple[str, ...] = (
-    "naive",
-    "rank_estimate",
-    "LS",
-    "CLS",
-    "BV",
-    "MLE",
-    "WMLE",
-    "MES",
-    "MN_MLE",
-    "MN_MES",
-    "BV_MLE_inverse_users",
-    "BV_MES_inverse_users",
-    "BV_MLE",
-    "BV_MES",
-    "mapping",
+
+@dataclass(frozen=True)
+class EstimatorFamily:
+    """A name ``[estimators] names`` may list, and the estimators it stands for.
+
+    Attributes
+    ----------
+    name : str
+        The family's name in scenario files (``"BV"``, ``"MN_MLE"``).
+    build : callable
+        ``build(spec)`` gives the family's estimator objects from the table's
+        parameters (an :class:`EstimatorsSpec`), e.g. one BV per γ.
+    """
+
+    name: str
+    build: Callable[[EstimatorsSpec], Iterable[Estimator]]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"`name` must be a non-empty string; got {self.name!r}")
+        if not callable(self.build):
+            raise TypeError(f"`build` must be callable (spec -> estimators); got {self.build!r}")
+
+
+class EstimatorFamilies:
+    """The estimator families scenario files may name, in table order: the registry.
+
+    Parameters
+    ----------
+    *families : EstimatorFamily
+        In simrec's order (the default ``names``, hence the order of the
+        tables); a family added later is appended.
+    """
+
+    def __init__(self, *families: EstimatorFamily) -> None:
+        self._by_name: dict[str, EstimatorFamily] = {}
+        for family in families:
+            self.register(family)
+
+    def register(self, family: EstimatorFamily) -> EstimatorFamily:
+        """Append a family; TypeError if it is not one or its name is taken."""
+        if not isinstance(family, EstimatorFamily):
+            raise TypeError(f"`family` must be an EstimatorFamily(name, build); got {family!r}")
+        if family.name in self._by_name:
+            raise TypeError(f"estimator family {family.name!r} is already registered")
+        self._by_name[family.name] = family
+        return family
+
+    @contextmanager
+    def extended(self, *families: EstimatorFamily) -> Iterator[EstimatorFamilies]:
+        """Register ``families`` for the duration of a ``with`` block (e.g. an estimator defined in a test)."""
+        before = dict(self._by_name)
+        try:
+            for family in families:
+                self.register(family)
+            yield self
+        finally:
+            self._by_name = before
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The families' names, in order."""
+        return tuple(self._by_name)
+
+    def __getitem__(self, name: str) -> EstimatorFamily:
+        return self._by_name[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[EstimatorFamily]:
+        return iter(tuple(self._by_name.values()))
+
+    def __repr__(self) -> str:
+        return f"EstimatorFamilies({', '.join(self.names)})"
+
+    # -- the pydantic type of one name ---------------------------------------------------------------------------
+    def _validate_name(self, value: Any) -> str:
+        if isinstance(value, str) and value in self._by_name:
+            return value
+        quoted = [repr(n) for n in self.names]
+        expected = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+        raise PydanticKnownError("literal_error", {"expected": expected})  # a Literal's message
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
+        """A family name, checked against the families registered when the file is validated."""
+        return core_schema.no_info_after_validator_function(self._validate_name, core_schema.any_schema())
+
+
+#: Estimator families by name, in the default (table) order: the registry (one line per family).
+ESTIMATORS = EstimatorFamilies(
+    EstimatorFamily("naive", lambda s: [Naive()]),
+    EstimatorFamily("rank_estimate", lambda s: [RankEstimate()]),
+    EstimatorFamily("LS", lambda s: [LeastSquares()]),
+    EstimatorFamily("CLS", lambda s: [ConstrainedLeastSquares()]),
+    EstimatorFamily("BV", lambda s: [BiasVariance(g) for g in s.gammas]),
+    EstimatorFamily("MLE", lambda s: [MLE()]),
+    EstimatorFamily("WMLE", lambda s: [WeightedMLE(s.wmle_scale)]),
+    EstimatorFamily("MES", lambda s: [MES(s.mes_eta)]),
+    EstimatorFamily("MN_MLE", lambda s: [MSEOptimal(MLEPrior())]),
+    EstimatorFamily("MN_MES", lambda s: [MSEOptimal(MESPrior(s.mes_eta))]),
+    EstimatorFamily("BV_MLE_inverse_users", lambda s: [BiasVarianceInverseUsers(MLEPrior())]),
+    EstimatorFamily("BV_MES_inverse_users", lambda s: [BiasVarianceInverseUsers(MESPrior(s.mes_eta))]),
+    EstimatorFamily("BV_MLE", lambda s: [BiasVariance(g, MLEPrior()) for g in s.gammas]),
+    EstimatorFamily("BV_MES", lambda s: [BiasVariance(g, MESPrior(s.mes_eta)) for g in s.gammas]),
+    EstimatorFamily(
+        "mapping",
+        lambda s: [
+            MappingEstimator("linear"),
+            MappingEstimator("bound"),
+            *(MappingEstimator("beta", a) for a in BETA_A_VALUES),
+            MappingEstimator("beta@P"),
+        ],
+    ),
 )
+
+#: The names of simrec's estimator families, in the default (table) order.
+ESTIMATOR_FAMILIES: tuple[str, ...] = ESTIMATORS.names
+
+#: One name of ``[estimators] names``: a family registered in :data:`ESTIMATORS` when the file is validated.
+EstimatorName = Annotated[str, ESTIMATORS]
 
 
 class EstimatorsSpec(Strict):
@@ -72,7 +187,7 @@ class EstimatorsSpec(Strict):
 
     Attributes
     ----------
-    names : list of str, default all of :data:`ESTIMATOR_FAMILIES`
+    names : list of str, default every family of :data:`ESTIMATORS`
         Families, in output order; ``"BV"``, ``"BV_MLE"`` and ``"BV_MES"``
         expand to one estimator per ``bv_gammas``, ``"mapping"`` to the three
         mappings (linear, bound, beta@a for a = 1, 0.5, 0.2, beta@P).
@@ -94,9 +209,7 @@ class EstimatorsSpec(Strict):
         Level of the intervals (``StressConfig.confidence``).
     """
 
-    names: list[Literal[ESTIMATOR_FAMILIES]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: list(ESTIMATOR_FAMILIES), min_length=1
-    )
+    names: list[EstimatorName] = Field(default_factory=lambda: list(ESTIMATORS.names), min_length=1)
     bv_gammas: list[Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=lambda: [1.0, 0.1, 0.01, 0.001])
     wmle_scale: float = Field(default=10.0, gt=0)
     mes_eta: float = Field(default=0.001, gt=0)
@@ -109,6 +222,11 @@ class EstimatorsSpec(Strict):
         no_repeats(self, "names")
         return self
 
+    @property
+    def gammas(self) -> list[float]:
+        """``bv_gammas`` as floats."""
+        return [float(g) for g in self.bv_gammas]
+
     def build(self) -> tuple[Estimator, ...]:
         """The estimator objects, in the order of ``names`` (families expanded in place).
 
@@ -120,28 +238,4 @@ class EstimatorsSpec(Strict):
             WeightedMLE(10.0), MES(0.001), MSEOptimal(MLEPrior()), ...,
             MappingEstimator("beta@P")``.
         """
-        gammas = [float(g) for g in self.bv_gammas]
-        mes_prior = MESPrior(self.mes_eta)
-        families = {
-            "naive": lambda: [Naive()],
-            "rank_estimate": lambda: [RankEstimate()],
-            "LS": lambda: [LeastSquares()],
-            "CLS": lambda: [ConstrainedLeastSquares()],
-            "BV": lambda: [BiasVariance(g) for g in gammas],
-            "MLE": lambda: [MLE()],
-            "WMLE": lambda: [WeightedMLE(self.wmle_scale)],
-            "MES": lambda: [MES(self.mes_eta)],
-            "MN_MLE": lambda: [MSEOptimal(MLEPrior())],
-            "MN_MES": lambda: [MSEOptimal(mes_prior)],
-            "BV_MLE_inverse_users": lambda: [BiasVarianceInverseUsers(MLEPrior())],
-            "BV_MES_inverse_users": lambda: [BiasVarianceInverseUsers(mes_prior)],
-            "BV_MLE": lambda: [BiasVariance(g, MLEPrior()) for g in gammas],
-            "BV_MES": lambda: [BiasVariance(g, mes_prior) for g in gammas],
-            "mapping": lambda: [
-                MappingEstimator("linear"),
-                MappingEstimator("bound"),
-                *(MappingEstimator("beta", a) for a in BETA_A_VALUES),
-                MappingEstimator("beta@P"),
-            ],
-        }
-        return tuple(e for name in self.names for e in families[name]())
+        return tuple(e for name in self.names for e in ESTIMATORS[name].build(self))

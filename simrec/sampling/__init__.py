@@ -3,8 +3,8 @@
 Global ranks R (one held-out item per user among N items) become sampled ranks
 r among n sampled items (uniform sampling and P(r|R) :mod:`.scheme`, scores,
 weighted sampling and item draws :mod:`.ranks`, adaptive sampling
-:mod:`.adaptive`); metric functions F map ranks to scores (:mod:`.functions`); the global metric T = (1/M) Σ_u F(R_u) is estimated from
-the sampled ranks by
+:mod:`.adaptive`); metric functions F map ranks to scores (:mod:`.functions`);
+the global metric T = (1/M) Σ_u F(R_u) is estimated from the sampled ranks by
 
 * per-rank corrections F̂ (:mod:`.corrections`: naive, rank estimate, LS, CLS,
   BV γ, MN) — Krichene & Rendle 2020; Li's dissertation §2.5;
@@ -13,9 +13,11 @@ the sampled ranks by
 * mapping functions SHR@k ≈ HR@f(k) (:mod:`.mapping`) — Li & Jin 2020;
 
 each named as a value by :mod:`.estimators` (``BiasVariance(0.1, prior=MLEPrior())``,
-whose ``.name`` is the table label ``"BV_MLE(gamma=0.1)"``) and fitted the same
-way, ``estimator.fit(sampled_ranks, scheme).estimate(metric)``, into an
-:class:`Estimate` with a bootstrap interval over users (:mod:`.fitted`),
+whose ``.name`` is the table label ``"BV_MLE(gamma=0.1)"``) that carries its own
+fitting, and fitted the same way, ``estimator.fit(sampled_ranks,
+scheme).estimate(metric)``, into an :class:`Estimate` with a bootstrap
+interval over users (:mod:`.fitted`, :mod:`.bootstrap`; the adaptive MLE,
+which fits each user's own sample size, is its own type, :class:`AdaptiveMLE`),
 
 and user sampling is sized and tested with :mod:`.users` (dissertation §2.7).
 
@@ -66,7 +68,8 @@ Example
 
 from simrec.sampling._results import Estimate, IntervalKind
 from simrec.sampling._threads import single_threaded_blas
-from simrec.sampling.adaptive import AdaptiveRanks, sample_ranks_adaptive
+from simrec.sampling.adaptive import AdaptiveMLE, AdaptiveRanks, fit_adaptive, sample_ranks_adaptive
+from simrec.sampling.bootstrap import OutOfRangeWarning, bootstrap_histograms, percentile_interval
 from simrec.sampling.corrections import (
     RankCorrection,
     bias_variance,
@@ -92,11 +95,9 @@ from simrec.sampling.estimators import (
     MAPPINGS,
     MES,
     MLE,
-    AdaptiveMLE,
     BiasVariance,
     BiasVarianceInverseUsers,
     ConstrainedLeastSquares,
-    Estimator,
     LeastSquares,
     MappingEstimator,
     MESPrior,
@@ -105,20 +106,15 @@ from simrec.sampling.estimators import (
     Naive,
     RankEstimate,
     WeightedMLE,
+    fixed_corrections,
 )
 from simrec.sampling.fitted import (
-    ConvergenceWarning,
-    FitStatus,
+    Estimator,
     FittedEstimator,
-    OutOfRangeWarning,
     bootstrap_estimates,
-    bootstrap_histograms,
     estimate_histograms,
     fit,
-    fit_adaptive,
     fit_limits,
-    fixed_corrections,
-    percentile_interval,
 )
 from simrec.sampling.functions import (
     RankMetric,
@@ -131,6 +127,7 @@ from simrec.sampling.functions import (
     recall,
     reciprocal_rank,
 )
+from simrec.sampling.histograms import ConvergenceWarning, FitStatus
 from simrec.sampling.mapping import (
     Mapping,
     beta_mapping,

@@ -280,15 +280,15 @@ class StressConfig:
         if not self.estimators:
             raise ValueError("`estimators` must hold at least one estimator; got none")
         for e in self.estimators:
-            if not isinstance(e, Estimator):
-                raise TypeError(
-                    f"`estimators` must hold estimator objects of simrec.sampling (e.g. Naive(), "
-                    f"BiasVariance(0.1)); got {e!r}"
-                )
             if isinstance(e, AdaptiveMLE):
                 raise ValueError(
                     "`estimators` must not list AdaptiveMLE(): the 'adaptive' scheme always uses it "
                     "and the other schemes cannot"
+                )
+            if not isinstance(e, Estimator):
+                raise TypeError(
+                    f"`estimators` must hold estimator objects of simrec.sampling (e.g. Naive(), "
+                    f"BiasVariance(0.1)); got {e!r}"
                 )
         names = [e.name for e in self.estimators]
         if len(set(names)) != len(names):

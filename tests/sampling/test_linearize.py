@@ -23,9 +23,9 @@ from simrec.sampling import (
     ndcg,
     recall,
 )
-from simrec.sampling._linearize import em_gradient, em_jvp, mes_gradient, mes_jvp
-from simrec.sampling.distribution import _em, _mes
-from simrec.sampling.fitted import _pull_back
+from simrec.sampling._em import em, em_gradient, em_jvp
+from simrec.sampling._mes import mes_dual, mes_gradient, mes_jvp
+from simrec.sampling.histograms import _pull_back
 
 
 def _ranks(N, M, rng):
@@ -47,7 +47,7 @@ def test_em_gradient_matches_central_differences(n, M):
     s, _, p = _frequencies(N, n, M)
     f = metric_table([ndcg(10), recall(5)], N)
     hist: list = []
-    pi, *_ = _em(s.blocks, p, 50, 0.0, history=hist)
+    pi, *_ = em(s.blocks, p, 50, 0.0, history=hist)
     g = em_gradient(hist, pi, f, n, dtype=np.float64)
     g32 = em_gradient(hist, pi, f, n)
     assert np.all(g[p == 0] == 0) and np.all(g32[p == 0] == 0)
@@ -56,7 +56,7 @@ def test_em_gradient_matches_central_differences(n, M):
     for _ in range(3):
         d = rng.normal(size=n) * (p > 0)
         eps = 1e-6
-        fd = (_em(s.blocks, p + eps * d, 50, 0.0)[0] @ f - _em(s.blocks, p - eps * d, 50, 0.0)[0] @ f) / (2 * eps)
+        fd = (em(s.blocks, p + eps * d, 50, 0.0)[0] @ f - em(s.blocks, p - eps * d, 50, 0.0)[0] @ f) / (2 * eps)
         np.testing.assert_allclose(d @ g, fd, rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(d @ g32, fd, rtol=1e-5, atol=1e-8)
 
@@ -66,7 +66,7 @@ def test_em_forward_and_reverse_modes_are_the_same_linear_map(dtype):
     N, n = 300, 30
     s, _, p = _frequencies(N, n, 400)
     hist: list = []
-    pi, *_ = _em(s.blocks, p, 40, 0.0, history=hist)
+    pi, *_ = em(s.blocks, p, 40, 0.0, history=hist)
     rng = np.random.default_rng(0)
     g = rng.normal(size=(N, 3))
     dp = rng.normal(size=(n, 4)) * (p > 0)[:, None]
@@ -81,13 +81,14 @@ def test_mes_gradient_matches_central_differences():
     N, n, eta = 300, 20, 0.001
     s, _, p = _frequencies(N, n, 500)
     f = metric_table([ndcg(10), recall(5)], N)
-    pi = _mes(s.blocks, p, eta, 2000, 1e-12)[0]
+    pi = mes_dual(s.blocks, p, eta, 2000, 1e-12)[0]
     g = mes_gradient(s.blocks, pi, eta, f)
     rng = np.random.default_rng(2)
 
     def central(d, eps):
         return (
-            _mes(s.blocks, p + eps * d, eta, 5000, 1e-14)[0] @ f - _mes(s.blocks, p - eps * d, eta, 5000, 1e-14)[0] @ f
+            mes_dual(s.blocks, p + eps * d, eta, 5000, 1e-14)[0] @ f
+            - mes_dual(s.blocks, p - eps * d, eta, 5000, 1e-14)[0] @ f
         ) / (2 * eps)
 
     for _ in range(3):
