@@ -39,6 +39,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticKnownError, core_schema
 
 from simrec.config.base import Strict, no_repeats
+from simrec.config.union import literal_choices
 from simrec.sampling import (
     BETA_A_VALUES,
     MES,
@@ -139,9 +140,7 @@ class EstimatorFamilies:
     def _validate_name(self, value: Any) -> str:
         if isinstance(value, str) and value in self._by_name:
             return value
-        quoted = [repr(n) for n in self.names]
-        expected = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
-        raise PydanticKnownError("literal_error", {"expected": expected})  # a Literal's message
+        raise PydanticKnownError("literal_error", {"expected": literal_choices(self.names)})  # a Literal's message
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
         """A family name, checked against the families registered when the file is validated."""
