@@ -10,8 +10,10 @@ objects and never parses a name.
     names = ["naive", "CLS", "BV", "MLE", "MN_MLE", "mapping"]   # default: all 15 families
     bv_gammas = [1.0, 0.1, 0.01, 0.001]   # one BV / BV_MLE / BV_MES per γ
     wmle_scale = 10.0                     # C of WMLE's weights F_NDCG(r / C)
-    mes_eta = 0.001                       # η of MES (and of the MES prior)
+    mes_objective = "published"           # MES's objective: "published" (eq. 37), "authors_notebook", "unweighted"
+    mes_eta = 0.001                       # η of MES and the MES prior (default: the objective's own)
     max_iter = 300                        # EM iterations (MLE, WMLE, adaptive MLE)
+    mle_epochs = 100                      # optional: the authors' fixed EM epochs for MLE and the MLE prior
     n_boot = 0                            # bootstrap replicates per repeat for intervals (0: none)
     confidence = 0.95                     # level of the intervals
 
@@ -33,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticKnownError, core_schema
@@ -43,6 +45,7 @@ from simrec.config.union import literal_choices
 from simrec.sampling import (
     BETA_A_VALUES,
     MES,
+    MES_OBJECTIVES,
     MLE,
     BiasVariance,
     BiasVarianceInverseUsers,
@@ -154,15 +157,15 @@ ESTIMATORS = EstimatorFamilies(
     EstimatorFamily("LS", lambda s: [LeastSquares()]),
     EstimatorFamily("CLS", lambda s: [ConstrainedLeastSquares()]),
     EstimatorFamily("BV", lambda s: [BiasVariance(g) for g in s.gammas]),
-    EstimatorFamily("MLE", lambda s: [MLE()]),
+    EstimatorFamily("MLE", lambda s: [MLE(s.mle_epochs)]),
     EstimatorFamily("WMLE", lambda s: [WeightedMLE(s.wmle_scale)]),
-    EstimatorFamily("MES", lambda s: [MES(s.mes_eta)]),
-    EstimatorFamily("MN_MLE", lambda s: [MSEOptimal(MLEPrior())]),
-    EstimatorFamily("MN_MES", lambda s: [MSEOptimal(MESPrior(s.mes_eta))]),
-    EstimatorFamily("BV_MLE_inverse_users", lambda s: [BiasVarianceInverseUsers(MLEPrior())]),
-    EstimatorFamily("BV_MES_inverse_users", lambda s: [BiasVarianceInverseUsers(MESPrior(s.mes_eta))]),
-    EstimatorFamily("BV_MLE", lambda s: [BiasVariance(g, MLEPrior()) for g in s.gammas]),
-    EstimatorFamily("BV_MES", lambda s: [BiasVariance(g, MESPrior(s.mes_eta)) for g in s.gammas]),
+    EstimatorFamily("MES", lambda s: [MES(s.mes_prior.eta, s.mes_prior.objective)]),
+    EstimatorFamily("MN_MLE", lambda s: [MSEOptimal(s.mle_prior)]),
+    EstimatorFamily("MN_MES", lambda s: [MSEOptimal(s.mes_prior)]),
+    EstimatorFamily("BV_MLE_inverse_users", lambda s: [BiasVarianceInverseUsers(s.mle_prior)]),
+    EstimatorFamily("BV_MES_inverse_users", lambda s: [BiasVarianceInverseUsers(s.mes_prior)]),
+    EstimatorFamily("BV_MLE", lambda s: [BiasVariance(g, s.mle_prior) for g in s.gammas]),
+    EstimatorFamily("BV_MES", lambda s: [BiasVariance(g, s.mes_prior) for g in s.gammas]),
     EstimatorFamily(
         "mapping",
         lambda s: [
@@ -194,11 +197,25 @@ class EstimatorsSpec(Strict):
         K&R's γ values.
     wmle_scale : float > 0, default 10
         C of the weighted MLE's weights F_NDCG(r / C) (dissertation §2.4.3).
-    mes_eta : float > 0, default 0.001
-        η of MES and of the MES prior (the dissertation's value).
+    mes_objective : {"published", "authors_notebook", "unweighted"}, default "published"
+        MES's objective, for MES and the MES prior of BV_MES / MN_MES /
+        BV_MES_inverse_users (issue 27; :mod:`simrec.sampling._mes`): the
+        dissertation's eq. 37 (squared errors summed over users, w_r = M P̂(r)),
+        the authors' ``MES.ipynb`` (w_r = n P̂(r), η = 0.01; labels
+        ``"MES[notebook]"``) or simrec's objective before issue 27 (w_r = 1;
+        ``"MES[unweighted]"``).
+    mes_eta : float > 0, optional
+        η of MES and of the MES prior; default the objective's (0.001, the
+        dissertation's value; 0.01 for the authors' notebook).
     max_iter : int >= 1, default 300
         EM iterations (MLE, WMLE, adaptive MLE); a harness setting
         (``StressConfig.max_iter``), not part of :meth:`build`.
+    mle_epochs : int >= 1, optional
+        The authors' variant of MLE and of the MLE prior (BV_MLE, MN_MLE,
+        BV_MLE_inverse_users): exactly this many EM iterations (their code:
+        100), labels ``"MLE[100 epochs]"``; default simrec's EM (``max_iter``
+        with tolerance 1e-9). :class:`simrec.sampling.MLEPrior` says why the
+        estimate depends on it.
     n_boot : int >= 0, default 0
         Bootstrap replicates per repeat (``StressConfig.n_boot``): every
         estimator's percentile interval and the coverage table; 0 for none
@@ -211,8 +228,10 @@ class EstimatorsSpec(Strict):
     names: list[EstimatorName] = Field(default_factory=lambda: list(ESTIMATORS.names), min_length=1)
     bv_gammas: list[Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=lambda: [1.0, 0.1, 0.01, 0.001])
     wmle_scale: float = Field(default=10.0, gt=0)
-    mes_eta: float = Field(default=0.001, gt=0)
+    mes_objective: Literal["published", "authors_notebook", "unweighted"] = "published"
+    mes_eta: float | None = Field(default=None, gt=0)
     max_iter: int = Field(default=300, ge=1)
+    mle_epochs: int | None = Field(default=None, ge=1)
     n_boot: int = Field(default=0, ge=0)
     confidence: float = Field(default=0.95, gt=0, lt=1)
 
@@ -225,6 +244,16 @@ class EstimatorsSpec(Strict):
     def gammas(self) -> list[float]:
         """``bv_gammas`` as floats."""
         return [float(g) for g in self.bv_gammas]
+
+    @property
+    def mle_prior(self) -> MLEPrior:
+        """The MLE fit of the table: simrec's EM or the authors' fixed epochs (MLE and the MLE prior share it)."""
+        return MLEPrior(self.mle_epochs)
+
+    @property
+    def mes_prior(self) -> MESPrior:
+        """The MES fit of the table: its objective and η (MES and the MES prior share it)."""
+        return MESPrior(self.mes_eta, MES_OBJECTIVES[self.mes_objective])
 
     def build(self) -> tuple[Estimator, ...]:
         """The estimator objects, in the order of ``names`` (families expanded in place).

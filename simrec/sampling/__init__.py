@@ -66,6 +66,7 @@ Example
 >>> t_mle = mle(r, scheme).expectation(ndcg(10))
 """
 
+from simrec.sampling._mes import MES_AUTHORS_NOTEBOOK, MES_OBJECTIVES, MES_PUBLISHED, MES_UNWEIGHTED, MESObjective
 from simrec.sampling._results import Estimate, IntervalKind
 from simrec.sampling._threads import single_threaded_blas
 from simrec.sampling.adaptive import AdaptiveMLE, AdaptiveRanks, fit_adaptive, sample_ranks_adaptive
@@ -168,6 +169,11 @@ from simrec.sampling.users import (
 )
 
 __all__ = [
+    "MESObjective",
+    "MES_PUBLISHED",
+    "MES_AUTHORS_NOTEBOOK",
+    "MES_UNWEIGHTED",
+    "MES_OBJECTIVES",
     # results
     "Estimate",
     "IntervalKind",

@@ -21,7 +21,9 @@ T̂ = Σ_R π̂_R F(R) (eq. 26): :meth:`RankDistribution.expectation`, or
 * :func:`weighted_mle`: the same with P̂(r) reweighted by a decaying w(r) and
   renormalised (eqs. 34-35), to focus on the top ranks (:func:`decay_weights`).
 * :func:`mes`: maximal entropy with minimal distribution bias (§2.4.4, eqs.
-  37-38), max_π η H(π) - Σ_r (Σ_R P(r|R) π_R - P̂(r))² over the simplex.
+  37-38), max_π η H(π) - Σ_r w_r (Σ_R P(r|R) π_R - P̂(r))² over the simplex,
+  w_r = M P̂(r) as published (eq. 37 sums over users) or a named variant
+  (:mod:`._mes`: the authors' notebook, unweighted).
 * :func:`mle_adaptive`: the EM with each user's own sample-set size n_u, for
   adaptive item sampling (§2.6.2, eqs. 46-47; appendix A.10).
 
@@ -48,7 +50,7 @@ from simrec._validation import check_in_range, check_int
 from simrec.sampling._blocks import build_blocks
 from simrec.sampling._checks import check_rank_array, check_weights
 from simrec.sampling._em import EM_TOL, em
-from simrec.sampling._mes import MES_MAX_ITER, MES_TOL, mes_dual
+from simrec.sampling._mes import MES_MAX_ITER, MES_PUBLISHED, MES_TOL, MESObjective, mes_dual
 from simrec.sampling.functions import RankMetric, metric_table
 from simrec.sampling.scheme import SamplingScheme, _log_pmf_grid
 
@@ -81,7 +83,7 @@ class RankDistribution:
     objective : ndarray
         Per-iteration trace: the (weighted) mean log-likelihood per user for
         the EM estimators (entry 0 at the start, non-decreasing), the primal
-        objective η H(π) - Σ_r (P(r|π) - P̂(r))² for MES.
+        objective η H(π) - Σ_r w_r (P(r|π) - P̂(r))² for MES.
     """
 
     estimator: str
@@ -242,27 +244,34 @@ def mes(
     sampled_ranks: object,
     scheme: SamplingScheme,
     *,
-    eta: float = 0.001,
+    eta: float | None = None,
+    objective: MESObjective = MES_PUBLISHED,
     max_iter: int = MES_MAX_ITER,
     tol: float = MES_TOL,
 ) -> RankDistribution:
-    """Maximal entropy with minimal distribution bias, MES (dissertation §2.4.4, eq. 38).
+    """Maximal entropy with minimal distribution bias, MES (dissertation §2.4.4, eqs. 37-38).
 
     .. math::
 
-        \\hat π = \\arg\\max_{π \\in Δ_N}\\; η H(π) - \\sum_{r=1}^n \\Big(\\sum_R P(r|R) π_R - \\hat P(r)\\Big)^2,
+        \\hat π = \\arg\\max_{π \\in Δ_N}\\; η H(π) - \\sum_{r=1}^n w_r \\Big(\\sum_R P(r|R) π_R - \\hat P(r)\\Big)^2,
         \\qquad H(π) = -\\sum_R π_R \\log π_R.
+
+    The weights w_r are the ``objective``'s (:mod:`._mes`): by default the
+    published eq. 37, whose squared error is summed over the M users, so
+    w_r = M P̂(r) (:data:`~._mes.MES_PUBLISHED`); the authors' notebook's
+    w_r = n P̂(r) with η = 0.01 (:data:`~._mes.MES_AUTHORS_NOTEBOOK`); or w_r = 1
+    (:data:`~._mes.MES_UNWEIGHTED`, simrec's objective before issue 27).
 
     The problem is strictly concave. It is solved through its dual, an
     unconstrained smooth strongly convex problem in n variables (not N):
 
     .. math::
 
-        \\min_{λ \\in R^n}\\; η \\log \\sum_R e^{-(Aλ)_R/η} + λ^\\top \\hat P + \\tfrac14 \\|λ\\|^2,
+        \\min_{λ \\in R^n}\\; η \\log \\sum_R e^{-(Aλ)_R/η} + λ^\\top \\hat P + \\sum_r \\frac{λ_r^2}{4 w_r},
         \\qquad π(λ) = \\mathrm{softmax}(-Aλ/η),
 
-    with gradient ``λ/2 + P̂ - A^T π(λ)`` (so λ* = 2 (A^T π* - P̂), the KKT
-    condition of the primal), by L-BFGS; each evaluation is two passes over
+    with gradient ``λ/(2w) + P̂ - A^T π(λ)`` (so λ* = 2 w ⊙ (A^T π* - P̂), the
+    KKT condition of the primal; ranks with w_r = 0 drop out), by L-BFGS; each evaluation is two passes over
     the banded P(r|R). Strong duality holds (Slater), and π(λ*) is the primal
     optimum.
 
@@ -270,8 +279,12 @@ def mes(
     ----------
     sampled_ranks : array-like of int, shape (M,)
     scheme : SamplingScheme
-    eta : float, default 0.001
-        Entropy weight η > 0 (the dissertation's value).
+    eta : float > 0, optional
+        Entropy weight η; default the objective's (0.001, the dissertation's
+        value, for the published and unweighted objectives; 0.01 for the
+        authors' notebook).
+    objective : MESObjective, default MES_PUBLISHED
+        The squared errors' weights (:mod:`._mes`).
     max_iter : int, default 2000
         L-BFGS iteration limit.
     tol : float, default 1e-12
@@ -279,11 +292,14 @@ def mes(
     """
     scheme = _check_scheme(scheme)
     r = check_rank_array("sampled_ranks", sampled_ranks, scheme.n)
-    eta = check_in_range("eta", eta, 0, None, low_open=True)
+    if not isinstance(objective, MESObjective):
+        raise TypeError(f"`objective` must be an MESObjective (e.g. MES_PUBLISHED); got {objective!r}")
+    eta = objective.eta if eta is None else check_in_range("eta", eta, 0, None, low_open=True)
     max_iter = check_int("max_iter", max_iter, low=1)
     tol = check_in_range("tol", tol, 0, None, low_open=True)
     p = np.bincount(r - 1, minlength=scheme.n) / r.size
-    pi, nit, converged, trace = mes_dual(scheme.blocks, p, eta, max_iter, tol)
+    w = objective.weights(p, int(r.size), scheme.n)
+    pi, nit, converged, trace = mes_dual(scheme.blocks, p, eta, max_iter, tol, w)
     return RankDistribution("MES", _readonly(pi), int(r.size), nit, converged, trace)
 
 

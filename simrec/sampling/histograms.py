@@ -105,18 +105,43 @@ class FitStatus:
         return bad == 0, int(self.n_iter[0, col])
 
 
+#: (estimator, fit, cap, tolerance) of the EM fits already warned about in this process.
+_EM_WARNED: set[tuple[str, str, int, float]] = set()
+
+
 def warn_not_converged(name: str, limits: FitLimits | None, bad: int, total: int) -> None:
-    """One :class:`ConvergenceWarning` for an estimate whose fit(s) stopped at the cap (``bad`` of ``total``)."""
+    """One :class:`ConvergenceWarning` for an estimate whose fit(s) stopped at the cap (``bad`` of ``total``).
+
+    Decision (issue 27): an EM fit stopped at its cap warns **once per process
+    for each estimator and cap** (:data:`_EM_WARNED`), not once per estimate
+    (Python's own once-per-location filter does not hold here: any
+    ``catch_warnings`` block resets it): EM on a mixture that is
+    not identified (N > n) practically never meets its tolerance (the
+    log-likelihood gains decay like 1/t), so every MLE at its default cap
+    would warn. The cap is then part of the estimator (:class:`~.estimators.priors.MLEPrior`),
+    and each :class:`~._results.Estimate` records ``converged`` and
+    ``n_iter``. Other fits (MES's L-BFGS, beta@P) are expected to converge:
+    their message counts the fits that did not.
+    """
     what, cap, tol = limits if limits is not None else ("fit", 0, math.nan)
-    em = what.startswith("EM")
-    where = f"max_iter = {cap}" if em else f"its cap of {cap} iterations"
-    warnings.warn(
-        f"{name} did not converge: its {what} stopped at {where} before meeting its tolerance "
-        f"{tol:g} ({bad} of {total} fit(s)); the estimate is where the iterations stopped "
-        f"(Estimate.converged = False){'; raise `max_iter`' if em else ''}",
-        ConvergenceWarning,
-        stacklevel=5,
-    )
+    if what.startswith("EM"):
+        if (name, what, cap, tol) in _EM_WARNED:
+            return
+        _EM_WARNED.add((name, what, cap, tol))
+        message = (
+            f"{name} did not converge: its {what} stopped at max_iter = {cap} before meeting its tolerance "
+            f"{tol:g}; the estimate is the iterate there and depends on max_iter (EM on a mixture that is not "
+            f"identified moves for thousands of iterations: simrec.sampling.MLEPrior); Estimate.converged = "
+            f"False and Estimate.n_iter record it. Raise `max_iter`, or run MLE(epochs=...) for a fixed number "
+            f"of iterations (said once per estimator and max_iter)"
+        )
+    else:
+        message = (
+            f"{name} did not converge: its {what} stopped at its cap of {cap} iterations before meeting its "
+            f"tolerance {tol:g} ({bad} of {total} fit(s)); the estimate is where the iterations stopped "
+            f"(Estimate.converged = False)"
+        )
+    warnings.warn(message, ConvergenceWarning, stacklevel=5)
 
 
 @dataclass(eq=False)
