@@ -14,6 +14,7 @@ objects and never parses a name.
     mes_eta = 0.001                       # η of MES and the MES prior (default: the objective's own)
     max_iter = 300                        # EM iterations (MLE, WMLE, adaptive MLE)
     mle_epochs = 100                      # optional: the authors' fixed EM epochs for MLE and the MLE prior
+    prior_per = "repeat"                  # or "dataset": BV_/MN_ priors averaged over the repeats (authors)
     n_boot = 0                            # bootstrap replicates per repeat for intervals (0: none)
     confidence = 0.95                     # level of the intervals
 
@@ -216,6 +217,11 @@ class EstimatorsSpec(Strict):
         100), labels ``"MLE[100 epochs]"``; default simrec's EM (``max_iter``
         with tolerance 1e-9). :class:`simrec.sampling.MLEPrior` says why the
         estimate depends on it.
+    prior_per : {"repeat", "dataset"}, default "repeat"
+        Where the priors of BV_MLE, BV_MES, MN_MLE, MN_MES and BV at 1/M are
+        fitted (``StressConfig.prior_per``): on each repeat (simrec) or once
+        per dataset, averaged over the repeats (the authors' code; labels
+        ``"MN_MES@dataset"``).
     n_boot : int >= 0, default 0
         Bootstrap replicates per repeat (``StressConfig.n_boot``): every
         estimator's percentile interval and the coverage table; 0 for none
@@ -232,6 +238,7 @@ class EstimatorsSpec(Strict):
     mes_eta: float | None = Field(default=None, gt=0)
     max_iter: int = Field(default=300, ge=1)
     mle_epochs: int | None = Field(default=None, ge=1)
+    prior_per: Literal["repeat", "dataset"] = "repeat"
     n_boot: int = Field(default=0, ge=0)
     confidence: float = Field(default=0.95, gt=0, lt=1)
 

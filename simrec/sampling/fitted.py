@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import abc
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -177,6 +177,18 @@ class Estimator(abc.ABC):
 
     def check_metrics(self, metrics: Sequence[RankMetric], scheme: SamplingScheme) -> None:
         """Warn about metrics this estimator cannot honour (the naive estimator: cutoffs K >= n)."""
+
+    @property
+    def estimated_prior(self) -> RankFit | None:
+        """The prior fitted to the sampled ranks that this estimator's correction is built on (BV_MLE, MN_MES), or None."""
+        return None
+
+    def with_priors(self, priors: Mapping[RankFit, RankFit]) -> Estimator:
+        """This estimator with its estimated prior replaced by ``priors[prior]`` (itself when it has none there).
+
+        Used for the per-dataset prior of the stress harness (``StressConfig.prior_per``).
+        """
+        return self
 
     # -- the one call shape ---------------------------------------------------------------------------------------
     def fit(

@@ -89,7 +89,7 @@ from simrec.sampling.estimators.fixed import ConstrainedLeastSquares, Naive, Ran
 from simrec.sampling.estimators.linear import BiasVariance, BiasVarianceInverseUsers, LeastSquares, MSEOptimal
 from simrec.sampling.estimators.mappings import BETA_A_VALUES, MAPPINGS, MappingEstimator
 from simrec.sampling.estimators.plugin import MES, MLE, WeightedMLE
-from simrec.sampling.estimators.priors import MESPrior, MLEPrior, WeightedMLEFit
+from simrec.sampling.estimators.priors import MESPrior, MLEPrior, PooledPrior, WeightedMLEFit
 from simrec.sampling.fitted import Estimator
 
 __all__ = [
@@ -99,6 +99,7 @@ __all__ = [
     "MLEPrior",
     "MESPrior",
     "WeightedMLEFit",
+    "PooledPrior",
     "Naive",
     "RankEstimate",
     "LeastSquares",

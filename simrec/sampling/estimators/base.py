@@ -20,7 +20,8 @@ Anything else implements :meth:`~simrec.sampling.fitted.Estimator.estimate_count
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -55,6 +56,17 @@ class CorrectionEstimator(Estimator):
     def prior(self) -> RankFit | None:
         """The prior π over global ranks estimated from the same sampled ranks, or None (uniform)."""
         return None
+
+    @property
+    def estimated_prior(self) -> RankFit | None:
+        """:attr:`prior`."""
+        return self.prior
+
+    def with_priors(self, priors: Mapping[RankFit, RankFit]) -> Estimator:
+        """A copy whose :attr:`prior` (a dataclass field) is ``priors[prior]``; itself when ``prior`` is not a key."""
+        if self.prior is None or self.prior not in priors:
+            return self
+        return dataclasses.replace(self, prior=priors[self.prior])
 
     @property
     def depends_on_users(self) -> bool:

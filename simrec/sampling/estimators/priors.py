@@ -19,6 +19,7 @@ their derivatives are in :mod:`simrec.sampling._em` and :mod:`simrec.sampling._m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +32,7 @@ from simrec.sampling.functions import ndcg
 from simrec.sampling.histograms import FitLimits, FitRecord, Linearisation, RankFit, memo
 from simrec.sampling.scheme import SamplingScheme
 
-__all__ = ["MLEPrior", "MESPrior", "WeightedMLEFit", "Prior", "check_prior"]
+__all__ = ["MLEPrior", "MESPrior", "WeightedMLEFit", "PooledPrior", "Prior", "check_prior"]
 
 
 def _ranks_of(counts: np.ndarray) -> np.ndarray:
@@ -253,14 +254,75 @@ class MESPrior(RankFit):
         return Linearisation(record, vjp, jvp, dh / n_users)
 
 
+@dataclass(frozen=True, eq=False)
+class PooledPrior(RankFit):
+    """A prior fitted once per *dataset*: π̄, the average of one fit over the repeats of a stress cell.
+
+    The authors' BV_MES / MN_MES (``estimator/BV_MES_MLE.ipynb``,
+    ``MN_MES_MLE.ipynb`` of
+    dli12/AAAI23-Towards-Reliable-Item-Sampling-for-Recommendation-Evaluation)
+    fit MES (or MLE) on each of the 100 repeats of a dataset and model, average
+    the fitted π over the repeats, and build every repeat's BV / MN correction
+    on that one average; simrec's default fits the prior on each repeat's own
+    sampled ranks (per repeat). :func:`simrec.stress.run_stress` with
+    ``StressConfig(prior_per="dataset")`` builds one of these per prior and
+    cell (:meth:`pool`). Within a repeat π̄ is fixed: it does not move with
+    the repeat's bootstrap replicates (a zero derivative). Compared by
+    identity (one object per cell).
+
+    Attributes
+    ----------
+    of : MLEPrior or MESPrior
+        The fit that was averaged.
+    pi : ndarray, shape (N,)
+        π̄.
+    n_repeats : int
+        How many fits were averaged.
+    """
+
+    of: RankFit
+    pi: np.ndarray
+    n_repeats: int
+
+    @classmethod
+    def pool(cls, of: RankFit, histograms: Sequence[np.ndarray], scheme: SamplingScheme, max_iter: int) -> PooledPrior:
+        """Fit ``of`` to each histogram (n,) and average the fitted π."""
+        fits = [of.fit(np.asarray(h), scheme, max_iter).value for h in histograms]
+        return cls(of, np.mean(fits, axis=0), len(fits))
+
+    @property
+    def name(self) -> str:
+        """The averaged fit's tag and ``@dataset``: ``"MES@dataset"`` (``"BV_MES@dataset(gamma=0.1)"``)."""
+        return f"{self.of.name}@dataset"
+
+    def limits(self, max_iter: int) -> FitLimits:
+        return self.of.limits(max_iter)
+
+    def fit(self, counts: np.ndarray, scheme: SamplingScheme, max_iter: int) -> FitRecord:
+        return FitRecord(self.pi, 0, True)
+
+    def linearise(
+        self, counts: np.ndarray, dh: np.ndarray, scheme: SamplingScheme, max_iter: int, fits: dict | None
+    ) -> Linearisation:
+        """π̄ does not depend on the repeat's histogram: its derivative is zero."""
+
+        def vjp(g: np.ndarray) -> np.ndarray:
+            return np.zeros((scheme.n, np.shape(g)[1]))
+
+        def jvp(d: np.ndarray) -> np.ndarray:
+            return np.zeros((scheme.n_items, np.shape(d)[1]))
+
+        return Linearisation(FitRecord(self.pi, 0, True), vjp, jvp, dh / int(counts.sum()))
+
+
 #: An estimated prior over global ranks, or None for the uniform prior π = 1/N.
-Prior = MLEPrior | MESPrior | None
+Prior = MLEPrior | MESPrior | PooledPrior | None
 
 
 def check_prior(prior: object, *, required: bool = False) -> None:
-    """TypeError unless ``prior`` is :class:`MLEPrior`, :class:`MESPrior` (or None when not ``required``)."""
+    """TypeError unless ``prior`` is :class:`MLEPrior`, :class:`MESPrior`, :class:`PooledPrior` (or None when not ``required``)."""
     if prior is None and not required:
         return
-    if not isinstance(prior, (MLEPrior, MESPrior)):
+    if not isinstance(prior, (MLEPrior, MESPrior, PooledPrior)):
         allowed = "MLEPrior() or MESPrior(eta, objective)" + ("" if required else " or None (uniform)")
         raise TypeError(f"`prior` must be {allowed}; got {prior!r}")
