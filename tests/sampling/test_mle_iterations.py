@@ -9,12 +9,14 @@ References: the authors' ``estimator/MLE.ipynb``
 from __future__ import annotations
 
 import warnings
+from typing import get_args
 
 import numpy as np
 import pytest
 
 from simrec.config.estimators import EstimatorsSpec
 from simrec.sampling import (
+    MES_OBJECTIVES,
     MLE,
     BiasVariance,
     ConvergenceWarning,
@@ -93,6 +95,7 @@ def test_scenario_files_run_the_authors_epochs_and_mes_objectives():
     built = spec.build()
     assert [e.name for e in built] == ["MES[notebook]", "MN_MES[notebook]"] and built[0].eta == 0.01
     assert spec.mes_prior.eta == 0.01
+    assert set(get_args(EstimatorsSpec.model_fields["mes_objective"].annotation)) == set(MES_OBJECTIVES)
     assert EstimatorsSpec(mes_objective="unweighted", mes_eta=0.002).mes_prior.eta == 0.002
     with pytest.raises(ValueError, match="mes_objective"):
         EstimatorsSpec(mes_objective="cvxpy")
