@@ -287,18 +287,8 @@ class FittedAdaptiveMLE:
             fit = self._fit(c)
             status.record(row, 0, fit)
             values[row] = fit.value @ table
-        e = self.estimator
-        limits = e.fit_limits(self.max_iter)
         return _replicate_estimates(
-            e.name,
-            e.interval_kind,
-            metrics,
-            values,
-            table,
-            status,
-            limits,
-            n_users=self.n_users,
-            confidence=self.confidence,
+            self.estimator, metrics, values, table, status, self.max_iter, self.n_users, self.confidence
         )
 
     def estimate(self, metric: RankMetric) -> Estimate:

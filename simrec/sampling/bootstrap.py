@@ -35,9 +35,9 @@ import numpy as np
 
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_int
-from simrec.sampling._results import Estimate, IntervalKind
+from simrec.sampling._results import Estimate
 from simrec.sampling.functions import RankMetric
-from simrec.sampling.histograms import FitLimits, FitStatus
+from simrec.sampling.histograms import FitStatus
 
 __all__ = ["OutOfRangeWarning", "bootstrap_histograms", "percentile_interval"]
 
@@ -132,14 +132,12 @@ def _warn_out_of_range(name: str, label: str, value: float, low: float, high: fl
 
 
 def _replicate_estimates(
-    name: str,
-    kind: IntervalKind,
+    estimator: object,
     metrics: Sequence[RankMetric],
     values: np.ndarray,
     table: np.ndarray,
     status: FitStatus,
-    limits: FitLimits | None,
-    *,
+    max_iter: int,
     n_users: int,
     confidence: float,
 ) -> list[Estimate]:
@@ -147,25 +145,30 @@ def _replicate_estimates(
 
     Parameters
     ----------
-    name, kind
-        The estimator's name and interval kind.
+    estimator : Estimator or AdaptiveMLE
+        Gives the name, the interval kind and the iterative fit (``fit_limits``:
+        its convergence warning names them).
     metrics : sequence of RankMetric, length J
     values : ndarray, shape (1 + B, J)
-        Row 0 the point estimates, rows 1..B the replicates.
+        Row 0 the point estimates, rows 1..B the replicates (B = 0: no interval, NaN).
     table : ndarray, shape (N, J)
         The metrics' values on ranks 1..N (their range, for the warning).
     status : FitStatus, shape (1 + B, 1)
         The fits behind the estimates (row 0: the point fit).
-    limits : (str, int, float) or None
-        The estimator's iterative fit (its convergence warning names them).
+    max_iter : int
+        EM's cap.
     n_users : int
     confidence : float
     """
-    lo, hi = percentile_interval(values[1:], confidence)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        sd = np.nanstd(values[1:], axis=0, ddof=1) if values.shape[0] > 2 else np.full(len(metrics), np.nan)
-    lo, hi, sd = _no_interval_below_two(name, n_users, lo, hi, sd)
+    name, kind, limits = estimator.name, estimator.interval_kind, estimator.fit_limits(max_iter)
+    if values.shape[0] > 1:
+        lo, hi = percentile_interval(values[1:], confidence)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sd = np.nanstd(values[1:], axis=0, ddof=1) if values.shape[0] > 2 else np.full(len(metrics), np.nan)
+        lo, hi, sd = _no_interval_below_two(name, n_users, lo, hi, sd)
+    else:  # n_boot = 0: the point estimate alone
+        lo = hi = sd = np.full(len(metrics), np.nan)
     converged, n_iter = status.summary(0, name, limits)
     out = []
     for j, m in enumerate(metrics):

@@ -216,8 +216,10 @@ class Estimator(abc.ABC):
             number of users, is their count (MN uses it).
         scheme : SamplingScheme
             N, n and with/without replacement of the sampling that produced them.
-        n_boot : int >= 2, default 200
-            Bootstrap replicates (users resampled with replacement).
+        n_boot : int, 0 or >= 2, default 200
+            Bootstrap replicates (users resampled with replacement); 0 for the
+            point estimate alone (interval and standard error NaN), with no
+            bootstrap and no gradient work (issue 29).
         confidence : float in (0, 1), default 0.95
             Level of the percentile interval.
         max_iter : int, default 300
@@ -243,7 +245,9 @@ class Estimator(abc.ABC):
         if not isinstance(scheme, SamplingScheme):
             raise TypeError(f"`scheme` must be a SamplingScheme; got {type(scheme).__name__}")
         r = check_rank_array("sampled_ranks", sampled_ranks, scheme.n)
-        n_boot = check_int("n_boot", n_boot, low=2)
+        n_boot = check_int("n_boot", n_boot, low=0)
+        if n_boot == 1:
+            raise ValueError("`n_boot` must be 0 (no interval) or >= 2; got 1")
         confidence = check_in_range("confidence", confidence, 0, 1, low_open=True, high_open=True)
         max_iter = check_int("max_iter", max_iter, low=1)
         for message in self.fit_warnings:
@@ -251,7 +255,7 @@ class Estimator(abc.ABC):
         if not isinstance(refit, bool):
             raise TypeError(f"`refit` must be True or False; got {refit!r}")
         counts = np.bincount(r - 1, minlength=scheme.n)
-        boot = bootstrap_histograms(counts, n_boot, rng)
+        boot = bootstrap_histograms(counts, n_boot, rng) if n_boot else np.zeros((0, scheme.n), dtype=np.int64)
         return FittedEstimator(self, scheme, counts, int(r.size), boot, confidence, max_iter, refit)
 
 
@@ -354,19 +358,9 @@ class FittedEstimator:
                 fits=self._fits if self.refit else None,
                 status=status,
             )[:, 0, :]
-        e = self.estimator
         table = self._cache["metrics"].table
-        limits = e.fit_limits(self.max_iter)
         return _replicate_estimates(
-            e.name,
-            e.interval_kind,
-            metrics,
-            vals,
-            table,
-            status,
-            limits,
-            n_users=self.n_users,
-            confidence=self.confidence,
+            self.estimator, metrics, vals, table, status, self.max_iter, self.n_users, self.confidence
         )
 
     def estimate(self, metric: RankMetric) -> Estimate:
@@ -513,7 +507,8 @@ def bootstrap_estimates(
         EM iterations.
     refit : bool, default False
         Refit every estimator on every replicate instead (the plain percentile
-        bootstrap; B + 1 fits).
+        bootstrap; B + 1 fits). With B = 0 the point estimates alone are
+        computed, without linearisation.
     cache, fits : dict, optional
         As for :func:`estimate_histograms`; ``fits`` also memoises the EM
         runs with their recorded iterates (T x N floats each).
@@ -531,7 +526,7 @@ def bootstrap_estimates(
     if counts.ndim != 1 or boot.ndim != 2 or boot.shape[1] != counts.size:
         raise ValueError(f"`counts` must have shape (n,) and `boot_counts` (B, n); got {counts.shape} and {boot.shape}")
     rows = np.vstack([counts[None, :], boot])
-    if refit:
+    if refit or not boot.shape[0]:  # refitted replicates, or no replicate: no gradient work
         return estimate_histograms(
             estimators, rows, scheme, metrics, max_iter=max_iter, cache=cache, fits=fits, status=status
         )

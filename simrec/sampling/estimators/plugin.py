@@ -130,6 +130,15 @@ class MES(PlugInEstimator):
     * ``MES(objective=MES_UNWEIGHTED)``: w_r = 1, η = 0.001, simrec's objective
       before issue 27. Label ``"MES[unweighted]"``.
 
+    The published weights make the squared errors M times heavier than the
+    entropy, so at η = 0.001 π̂ is nearly a least-squares fit of a mixture
+    that is not identified: measured on synthetic ranks (docs/design.md,
+    tests/sampling/test_mes_objectives.py, test_linearize.py) it can pile a
+    sampled rank's mass on one global rank, its estimate is about 4x as
+    variable as the other two objectives', and its linearised bootstrap needs
+    more users (standard errors 16-53% above the refitted ones at M = 3,000,
+    within 10% at M = 30,000): prefer ``refit=True`` with few users.
+
     Parameters
     ----------
     eta : float > 0, optional
