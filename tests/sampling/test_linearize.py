@@ -169,6 +169,7 @@ def test_linearised_bootstrap_agrees_with_refitting(estimator):
     assert [a.lower, a.upper] == pytest.approx(np.quantile(lin[1:, 0], [0.025, 0.975]), rel=0, abs=1e-5 * se[0])
 
 
+@pytest.mark.slow
 def test_the_published_mes_linearises_with_more_users():
     """MES's published objective (w_r = M P̂(r), η = 0.001) is nearly a least-squares fit of an unidentified
     mixture: its estimate is ~4x as variable as the notebook's or the unweighted one's and far from linear in the
