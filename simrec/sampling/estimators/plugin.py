@@ -68,12 +68,10 @@ class MLE(PlugInEstimator):
 
 @dataclass(frozen=True)
 class WeightedMLE(PlugInEstimator):
-    """Weighted MLE: EM on the reweighted sampled-rank distribution w(r) P̂(r), w(r) = F_NDCG(r / C).
+    """Weighted MLE: the plug-in of EM on the reweighted sampled-rank distribution w(r) P̂(r), w(r) = F_NDCG(r / C).
 
-    .. math:: π_R \\leftarrow \\frac{\\sum_r w(r) \\hat P(r)\\, π_R P(r|R) / \\sum_j π_j P(r|j)}{\\sum_r w(r) \\hat P(r)}
-
-    Li's dissertation §2.4.3 (eqs. 34-35); :func:`~simrec.sampling.distribution.weighted_mle`
-    with :func:`~simrec.sampling.distribution.decay_weights` ``(ndcg(), n, scale)``.
+    Li's dissertation §2.4.3 (eqs. 34-35); the fit, its formula and its
+    stopping rule are :class:`~.priors.WeightedMLEFit`'s.
 
     Parameters
     ----------
