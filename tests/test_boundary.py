@@ -523,3 +523,15 @@ def test_a_value_refused_by_every_member_of_a_union_is_one_problem(tmp_path):
     code, _, err = invoke(["run", str(two), "--out", str(tmp_path / "o"), "--quiet"])
     assert code == 2 and "(2 problems)" in err and len(err.strip().splitlines()) == 3, err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "stress", "assess", "calibrate"])
+@pytest.mark.parametrize("text", ["", "# only a comment\n\n"])
+def test_a_file_without_keys_is_one_line(tmp_path, command, text):
+    """An empty scenario file (or comments only) is one line saying so, exit 2, nothing created. Before: one
+    'required key is missing' line per key of the schema (six for a run scenario). Found by the issue-22 audit."""
+    path = _write(tmp_path, text)
+    code, _, err = invoke([command, str(path), "--out", str(tmp_path / "o"), "--quiet"])
+    _assert_clean_error(code, err, str(path), "holds no keys")
+    assert err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()

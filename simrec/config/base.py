@@ -82,11 +82,13 @@ def read_toml(path: Path) -> dict[str, Any]:
     The file is bounded before it is read (:mod:`simrec._inputs`): a folder,
     a FIFO, a device, a file over the TOML size limit (1 MiB unless
     ``SIMREC_MAX_TOML_SIZE`` says otherwise) or nesting deeper than
-    :data:`~simrec._inputs.MAX_TOML_DEPTH` levels is refused with one line.
+    :data:`~simrec._inputs.MAX_TOML_DEPTH` levels is refused with one line,
+    and so is a file that holds no key at all (empty, or comments only: one
+    line rather than one "required key is missing" per key of the schema).
     """
     try:
         data = read_input(path, "toml", "a TOML file")
-        return parse_toml(data.decode("utf-8"), str(path))
+        tables = parse_toml(data.decode("utf-8"), str(path))
     except InputFileError as exc:
         raise ScenarioError(str(exc)) from None
     except FileNotFoundError:
@@ -101,6 +103,9 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ScenarioError(f"{path}: is a folder; expected a TOML file") from None
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
+    if not tables:
+        raise ScenarioError(f"{path}: holds no keys (empty, or comments only); expected a TOML file with its tables")
+    return tables
 
 
 def _fmt_loc(loc: tuple[Any, ...]) -> str:
