@@ -45,17 +45,21 @@ from simrec.assess.ranking import ranking_agreement
 from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
 from simrec.config.budget import Budget, run_needs
-from simrec.config.run import world_problems
+from simrec.config.run import Scenario, world_problems
+from simrec.interactions import Interactions
 from simrec.rundir import RunDir
 from simrec.studies.calibrate import DatasetLoadError, calibrate_sweep
-from simrec.studies.run import run_scenario
-from simrec.studies.stress import run_stress_scenario
+from simrec.studies.run import RunOutcome, run_scenario
+from simrec.studies.stress import StressOutcome, run_stress_scenario
 from simrec.tasks import Backend, SerialBackend
 
 __all__ = ["AssessOutcome", "run_assessment", "PHASES"]
 
 #: The phases announced through ``on_phase`` (in order).
 PHASES = ("dataset", "calibration", "worlds", "sampling", "report")
+
+#: ``on_phase(phase, message)``.
+_Say = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,148 @@ def _worlds_table(cells: tuple[CalibratedCell, ...], chosen: tuple[CalibratedCel
     return pd.DataFrame(rows).sort_values("loss", kind="stable").reset_index(drop=True)
 
 
+@dataclass(frozen=True)
+class _Report:
+    """The report's tables (``errors.csv``, ``headline.csv``, ``ranking.csv``, ``estimators.csv``, ``advice.csv``)."""
+
+    errors: pd.DataFrame
+    headline: pd.DataFrame
+    ranking: pd.DataFrame
+    best: pd.DataFrame
+    advice: pd.DataFrame
+
+
+def _dataset_phase(rd: RunDir, assessment: Assessment) -> tuple[Interactions, pd.DataFrame]:
+    """Phase 1: the user's dataset, read once, and its description (``dataset.csv``)."""
+    from simrec.datasets import DatasetError, describe
+
+    spec = assessment.spec
+    try:
+        inter = spec.dataset.read(assessment.data_path)
+    except (DatasetError, TypeError) as exc:
+        raise DatasetLoadError(f"{assessment.path}: dataset ({spec.dataset.name}): {exc}") from None
+    summary = describe(inter, name=spec.dataset.name).to_dict()
+    flat = {k: v for k, v in summary.items() if not isinstance(v, dict)}
+    for part in ("activity", "popularity"):
+        flat.update({f"{part}_{k}": v for k, v in summary[part].items()})
+    dataset = pd.DataFrame({"statistic": list(flat), "value": [str(v) for v in flat.values()]})
+    rd.write_csv("dataset.csv", dataset)
+    return inter, dataset
+
+
+def _calibration_phase(
+    rd: RunDir, assessment: Assessment, inter: Interactions, backend: Backend, figures: bool, say: _Say
+) -> tuple[CalibratedCell, ...]:
+    """Phase 2: the six calibrated models, from the named presets or calibrated to the dataset into ``calibration/``."""
+    spec = assessment.spec
+    if assessment.cells is not None:
+        say("calibration", f"reusing presets {spec.calibration.presets!r}")
+        return assessment.cells
+    sweep = assessment.sweep_spec()
+    say(
+        "calibration",
+        f"calibrating the six models to {spec.dataset.name} ({sweep.n_calls} calls per "
+        f"search) into {rd.path('calibration')}",
+    )
+    result = calibrate_sweep(
+        sweep,
+        assessment.path,
+        rd.path("calibration"),
+        backend=backend,
+        figures=figures,
+        on_cell=lambda c: say("calibration", f"{c.cell} {c.objective}: best {c.best.value:.4g} ({c.n_trials} trials)"),
+        data=[inter],
+    )
+    return _cells_from_sweep(result.presets, spec.dataset.name)
+
+
+def _worlds_scenario(assessment: Assessment, chosen: tuple[CalibratedCell, ...], budget: Budget) -> Scenario:
+    """The run study's scenario in the ``chosen`` worlds.
+
+    Worlds from presets were validated and sized with the assessment
+    (:func:`~simrec.config.assess.load_assessment`); worlds chosen by this
+    run's calibration exist only now, so they are validated and sized here,
+    once, before any of their tasks runs.
+    """
+    scenario = assessment.run_scenario(chosen)
+    if assessment.cells is None:
+        from simrec.config.base import problems_error
+
+        problems = [
+            p for i, w in enumerate(scenario.world) for p in world_problems(w, scenario.population, f"world[{i}]")
+        ]
+        if problems:
+            raise problems_error(assessment.path, problems, "assessment (calibrated worlds)")
+        budget.check(f"{assessment.path} (calibrated worlds)", run_needs(scenario))
+    return scenario
+
+
+def _report_tables(
+    assessment: Assessment, run: RunOutcome, stress: StressOutcome, coverage: pd.DataFrame | None
+) -> _Report:
+    """Phase 5's tables: missing-data, sampling and total errors, the ranking's agreement, the estimators' advice."""
+    pr, sa = assessment.spec.protocol, assessment.spec.sampling
+    best = best_estimators(stress.estimates, coverage, k=pr.n, min_coverage=sa.min_coverage)
+    advice = recommend(best, assessment.sampled_metrics, max_rel_rmse=sa.max_rel_rmse)
+    missing = missing_data_errors(run.results, level=sa.confidence)
+    sampling = sampling_errors(stress.estimates, best, k=pr.n, n=pr.negatives or None, level=sa.confidence)
+    total = total_errors(missing, sampling, level=sa.confidence)
+    errors = pd.concat(
+        [
+            missing.assign(component="missing data"),
+            sampling.assign(component="sampling"),
+            total.assign(component="total"),
+        ],
+        ignore_index=True,
+    )
+    errors = errors[["recommender", "metric", "component", "source", "mean", "sd", "lower", "upper", "n"]]
+    ranking = ranking_agreement(run.results, level=sa.confidence)
+    return _Report(errors, _headline(errors), ranking, best, advice)
+
+
+def _report_figures(
+    rd: RunDir, assessment: Assessment, t: _Report, stress: StressOutcome, failed: list[str]
+) -> dict[str, bytes]:
+    """The report's figures (``figures/*.png``), as PNG bytes for the page; a failure appended to ``failed``."""
+    pr, sa = assessment.spec.protocol, assessment.spec.sampling
+    pooled = t.errors[(t.errors["source"] == "all worlds") | (t.errors["component"] != "missing data")]
+    pngs: dict[str, bytes] = {}
+    for name, draw in (
+        ("errors", lambda: error_figure(pooled)),
+        ("ranking", lambda: ranking_figure(t.ranking)),
+        ("estimators", lambda: estimator_figure(t.best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)),
+    ):
+        with drawing(failed, f"report figure {name}"):
+            pngs[name] = draw()
+    for name, png in pngs.items():
+        atomic_write(rd.path(f"figures/{name}.png"), lambda p, b=png: p.write_bytes(b))
+    return pngs
+
+
+def _report_phase(
+    rd: RunDir,
+    assessment: Assessment,
+    run: RunOutcome,
+    stress: StressOutcome,
+    dataset: pd.DataFrame,
+    worlds: pd.DataFrame,
+    failed: list[str],
+) -> _Report:
+    """Phase 5: the tables, figures and ``report.html`` (a figure's failure appended to ``failed``)."""
+    coverage_path = rd.path("sampling") / "coverage.csv"
+    t = _report_tables(assessment, run, stress, pd.read_csv(coverage_path) if coverage_path.exists() else None)
+    rd.write_csv("errors.csv", t.errors)
+    rd.write_csv("headline.csv", t.headline)
+    rd.write_csv("ranking.csv", t.ranking)
+    rd.write_csv("estimators.csv", t.best)
+    rd.write_csv("advice.csv", t.advice)
+    pngs = _report_figures(rd, assessment, t, stress, failed)
+    rd.write_text(
+        "report.html", _page(assessment, dataset, worlds, t.headline, t.errors, t.ranking, t.best, t.advice, pngs)
+    )
+    return t
+
+
 def run_assessment(
     assessment: Assessment,
     out: str | Path,
@@ -146,148 +292,40 @@ def run_assessment(
     backend = SerialBackend() if backend is None else backend
     budget = budget or Budget()
     say = on_phase or (lambda phase, message: None)
-    spec, pr = assessment.spec, assessment.spec.protocol
-    computed = reused = 0
-    warnings: list[str] = []
+    spec = assessment.spec
+    manifest = {
+        "seed": spec.seed,
+        "data": str(assessment.data_path),
+        "assessment_content": spec.model_dump(mode="json"),
+    }
     with RunDir.open(
-        out,
-        kind="assess",
-        name=spec.name,
-        digest=spec.digest(),
-        source=assessment.path,
-        manifest={
-            "seed": spec.seed,
-            "data": str(assessment.data_path),
-            "assessment_content": spec.model_dump(mode="json"),
-        },
+        out, kind="assess", name=spec.name, digest=spec.digest(), source=assessment.path, manifest=manifest
     ) as rd:
-        # 1. dataset
         say("dataset", f"describing {assessment.data_path}")
-        from simrec.datasets import DatasetError, describe
-
-        try:
-            inter = spec.dataset.read(assessment.data_path)
-        except (DatasetError, TypeError) as exc:
-            raise DatasetLoadError(f"{assessment.path}: dataset ({spec.dataset.name}): {exc}") from None
-        summary = describe(inter, name=spec.dataset.name).to_dict()
-        flat = {k: v for k, v in summary.items() if not isinstance(v, dict)}
-        for part in ("activity", "popularity"):
-            flat.update({f"{part}_{k}": v for k, v in summary[part].items()})
-        dataset = pd.DataFrame({"statistic": list(flat), "value": [str(v) for v in flat.values()]})
-        rd.write_csv("dataset.csv", dataset)
-
-        # 2. calibration
-        if assessment.cells is not None:
-            say("calibration", f"reusing presets {spec.calibration.presets!r}")
-            cells = assessment.cells
-        else:
-            sweep = assessment.sweep_spec()
-            say(
-                "calibration",
-                f"calibrating the six models to {spec.dataset.name} ({sweep.n_calls} calls per "
-                f"search) into {rd.path('calibration')}",
-            )
-            result = calibrate_sweep(
-                sweep,
-                assessment.path,
-                rd.path("calibration"),
-                backend=backend,
-                figures=figures,
-                on_cell=lambda c: say(
-                    "calibration", f"{c.cell} {c.objective}: best {c.best.value:.4g} ({c.n_trials} trials)"
-                ),
-            )
-            cells = _cells_from_sweep(result.presets, spec.dataset.name)
+        inter, dataset = _dataset_phase(rd, assessment)
+        cells = _calibration_phase(rd, assessment, inter, backend, figures, say)
         chosen = assessment.best_cells(cells)
         worlds = _worlds_table(cells, chosen)
         rd.write_csv("worlds.csv", worlds)
-        scenario = assessment.run_scenario(chosen)
-        if assessment.cells is None:  # worlds chosen by the calibration: validate and size them now
-            from simrec.config.base import problems_error
-
-            problems = [
-                p for i, w in enumerate(scenario.world) for p in world_problems(w, scenario.population, f"world[{i}]")
-            ]
-            if problems:
-                raise problems_error(assessment.path, problems, "assessment (calibrated worlds)")
-            budget.check(f"{assessment.path} (calibrated worlds)", run_needs(scenario))
-
-        # 3. the algorithms in the calibrated worlds
+        scenario = _worlds_scenario(assessment, chosen, budget)
         say(
             "worlds",
             f"{len(chosen)} calibrated world(s) ({', '.join(c.cell for c in chosen)}) x "
             f"{spec.simulation.replicates} replicate(s)",
         )
-        run = run_scenario(
-            scenario,
-            assessment.path,
-            rd.path("worlds"),
-            backend=backend,
-            progress=progress,
-            figures=figures,
-            max_pairs=budget.max_pairs,
-        )
-        computed, reused = computed + run.computed, reused + run.reused
-
-        # 4. the protocol on the real data, sampled and exact
+        sub = {"backend": backend, "progress": progress, "figures": figures, "max_pairs": budget.max_pairs}
+        run = run_scenario(scenario, assessment.path, rd.path("worlds"), **sub)
         stress_sc = assessment.stress_scenario()
         say(
             "sampling",
             f"sampled metrics on {spec.dataset.name}: {len(stress_sc.sampling.schemes)} scheme(s) x "
             f"sizes {stress_sc.sampling.sizes} x {stress_sc.repeats} repeats, every estimator",
         )
-        stress = run_stress_scenario(
-            stress_sc,
-            assessment.path,
-            rd.path("sampling"),
-            backend=backend,
-            progress=progress,
-            figures=figures,
-            max_pairs=budget.max_pairs,
-        )
-        computed, reused = computed + stress.computed, reused + stress.reused
-        warnings += list(stress.warnings)
-
-        # 5. report
+        stress = run_stress_scenario(stress_sc, assessment.path, rd.path("sampling"), **sub)
         say("report", f"tables and report into {rd.path('report.html')}")
-        coverage_path = rd.path("sampling") / "coverage.csv"
-        coverage = pd.read_csv(coverage_path) if coverage_path.exists() else None
-        sa = spec.sampling
-        best = best_estimators(stress.estimates, coverage, k=pr.n, min_coverage=sa.min_coverage)
-        advice = recommend(best, assessment.sampled_metrics, max_rel_rmse=sa.max_rel_rmse)
-        missing = missing_data_errors(run.results, level=sa.confidence)
-        sampling = sampling_errors(stress.estimates, best, k=pr.n, n=pr.negatives or None, level=sa.confidence)
-        total = total_errors(missing, sampling, level=sa.confidence)
-        errors = pd.concat(
-            [
-                missing.assign(component="missing data"),
-                sampling.assign(component="sampling"),
-                total.assign(component="total"),
-            ],
-            ignore_index=True,
-        )
-        errors = errors[["recommender", "metric", "component", "source", "mean", "sd", "lower", "upper", "n"]]
-        ranking = ranking_agreement(run.results, level=sa.confidence)
-        headline = _headline(errors)
-        rd.write_csv("errors.csv", errors)
-        rd.write_csv("headline.csv", headline)
-        rd.write_csv("ranking.csv", ranking)
-        rd.write_csv("estimators.csv", best)
-        rd.write_csv("advice.csv", advice)
-        pooled = errors[(errors["source"] == "all worlds") | (errors["component"] != "missing data")]
         failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
-        pngs: dict[str, bytes] = {}
-        for name, draw in (
-            ("errors", lambda: error_figure(pooled)),
-            ("ranking", lambda: ranking_figure(ranking)),
-            ("estimators", lambda: estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)),
-        ):
-            with drawing(failed, f"report figure {name}"):
-                pngs[name] = draw()
-        for name, png in pngs.items():
-            atomic_write(rd.path(f"figures/{name}.png"), lambda p, b=png: p.write_bytes(b))
-        page = _page(assessment, dataset, worlds, headline, errors, ranking, best, advice, pngs)
-        rd.write_text("report.html", page)
+        report = _report_phase(rd, assessment, run, stress, dataset, worlds, failed)
+        computed, reused = run.computed + stress.computed, run.reused + stress.reused
         seconds = time.perf_counter() - t0
         rd.complete(
             tasks_computed=computed,
@@ -297,7 +335,16 @@ def run_assessment(
             **({"figures_failed": failed} if failed else {}),
         )
     return AssessOutcome(
-        Path(out), errors, ranking, advice, worlds, computed, reused, seconds, tuple(warnings), tuple(failed)
+        Path(out),
+        report.errors,
+        report.ranking,
+        report.advice,
+        worlds,
+        computed,
+        reused,
+        seconds,
+        tuple(stress.warnings),
+        tuple(failed),
     )
 
 
