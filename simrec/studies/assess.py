@@ -189,6 +189,31 @@ def _worlds_scenario(assessment: Assessment, chosen: tuple[CalibratedCell, ...],
     return scenario
 
 
+def _worlds_phase(
+    rd: RunDir, assessment: Assessment, chosen: tuple[CalibratedCell, ...], budget: Budget, say: _Say, sub: dict
+) -> RunOutcome:
+    """Phase 3: the user's algorithms and protocol in the ``chosen`` worlds (``simrec run`` into ``worlds/``)."""
+    scenario = _worlds_scenario(assessment, chosen, budget)
+    say(
+        "worlds",
+        f"{len(chosen)} calibrated world(s) ({', '.join(c.cell for c in chosen)}) x "
+        f"{assessment.spec.simulation.replicates} replicate(s)",
+    )
+    return run_scenario(scenario, assessment.path, rd.path("worlds"), **sub)
+
+
+def _sampling_phase(rd: RunDir, assessment: Assessment, say: _Say, sub: dict) -> StressOutcome:
+    """Phase 4: the protocol on the real data, exact and sampled, every estimator (``simrec stress`` into
+    ``sampling/``)."""
+    sc = assessment.stress_scenario()
+    say(
+        "sampling",
+        f"sampled metrics on {assessment.spec.dataset.name}: {len(sc.sampling.schemes)} scheme(s) x "
+        f"sizes {sc.sampling.sizes} x {sc.repeats} repeats, every estimator",
+    )
+    return run_stress_scenario(sc, assessment.path, rd.path("sampling"), **sub)
+
+
 def _report_tables(
     assessment: Assessment, run: RunOutcome, stress: StressOutcome, coverage: pd.DataFrame | None
 ) -> _Report:
@@ -307,21 +332,9 @@ def run_assessment(
         chosen = assessment.best_cells(cells)
         worlds = _worlds_table(cells, chosen)
         rd.write_csv("worlds.csv", worlds)
-        scenario = _worlds_scenario(assessment, chosen, budget)
-        say(
-            "worlds",
-            f"{len(chosen)} calibrated world(s) ({', '.join(c.cell for c in chosen)}) x "
-            f"{spec.simulation.replicates} replicate(s)",
-        )
         sub = {"backend": backend, "progress": progress, "figures": figures, "max_pairs": budget.max_pairs}
-        run = run_scenario(scenario, assessment.path, rd.path("worlds"), **sub)
-        stress_sc = assessment.stress_scenario()
-        say(
-            "sampling",
-            f"sampled metrics on {spec.dataset.name}: {len(stress_sc.sampling.schemes)} scheme(s) x "
-            f"sizes {stress_sc.sampling.sizes} x {stress_sc.repeats} repeats, every estimator",
-        )
-        stress = run_stress_scenario(stress_sc, assessment.path, rd.path("sampling"), **sub)
+        run = _worlds_phase(rd, assessment, chosen, budget, say, sub)
+        stress = _sampling_phase(rd, assessment, say, sub)
         say("report", f"tables and report into {rd.path('report.html')}")
         failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
         report = _report_phase(rd, assessment, run, stress, dataset, worlds, failed)

@@ -8,8 +8,8 @@ A sweep runs in two phases (Tian 2019, §3.4 and §4.1):
    dataset (phase 1 measures all four KLs at every trial) defines the relative
    losses, and every cell is calibrated again on the average relative loss.
 
-Each (dataset, cell, objective) search is one task on the :mod:`simrec.tasks`
-backend; its seed is ``task_seed(seed, dataset, preference, observation,
+Each (dataset, cell, objective) search is one task of a phase
+(:mod:`simrec.studies.phases`) on the :mod:`simrec.tasks` backend; its seed is ``task_seed(seed, dataset, preference, observation,
 objective)`` (indices into simrec's fixed lists of models and objectives, so a
 sweep over a subset gives each cell the same seed), and its trial log is its
 shard: a killed sweep resumes where it stopped and reproduces the trials of an
@@ -147,30 +147,27 @@ class _Sweep:
 
     def tasks(self, objectives: Sequence[str], best: dict[str, dict[str, float]] | None) -> list[KeyedTask]:
         """One search per dataset x cell x objective (``best``: the family-best KLs of ``average_loss``)."""
-        sp, tasks = self.spec, []
-        for d, t in enumerate(self.targets):
-            for cell in self.cells:
-                for obj in objectives:
-                    objective = self.objective(t, cell, obj, None if best is None else best[t.name])
-                    s = self.seed(d, cell, obj)
-                    payload = (
-                        objective,
-                        s,
-                        sp.n_calls,
-                        sp.n_initial,
-                        self.log(t, cell, obj),
-                        sp.denoise_top,
-                        sp.denoise_seeds,
-                    )
-                    tasks.append(
-                        KeyedTask(
-                            f"{d}__{cell.name}__{obj}",
-                            f"dataset {t.name}, cell {cell.name}, objective {obj}",
-                            s,
-                            payload,
-                        )
-                    )
-        return tasks
+        return [
+            self._task(d, t, cell, obj, None if best is None else best[t.name])
+            for d, t in enumerate(self.targets)
+            for cell in self.cells
+            for obj in objectives
+        ]
+
+    def _task(self, d: int, t: CalibrationTarget, cell: CellSpec, obj: str, best: dict[str, float] | None) -> KeyedTask:
+        sp, seed, log = self.spec, self.seed(d, cell, obj), self.log(t, cell, obj)
+        payload = (
+            self.objective(t, cell, obj, best),
+            seed,
+            sp.n_calls,
+            sp.n_initial,
+            log,
+            sp.denoise_top,
+            sp.denoise_seeds,
+        )
+        return KeyedTask(
+            f"{d}__{cell.name}__{obj}", f"dataset {t.name}, cell {cell.name}, objective {obj}", seed, payload
+        )
 
     def family_best(self, target: CalibrationTarget, results: Sequence[CellResult]) -> dict[str, float]:
         """The family's best KL on each statistic: the denominators of the relative losses.

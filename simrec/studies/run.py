@@ -1,8 +1,9 @@
 """``simrec run``: every (replicate, world) task of a scenario into a run directory.
 
-One task per (replicate r, world w) with seed ``task_seed(scenario.seed, r, w)``
-(:func:`simrec.experiment.run_replicate` generates its own data from it), run
-on any :mod:`simrec.tasks` backend. The run directory (:mod:`simrec.rundir`)
+One phase (:mod:`simrec.studies.phases`): one task per (replicate r, world
+w) with seed ``task_seed(scenario.seed, r, w)``
+(:func:`simrec.experiment.run_replicate` generates its own data from it), on
+any :mod:`simrec.tasks` backend. The run directory (:mod:`simrec.rundir`)
 holds
 
 * ``replicates/*.parquet`` — one shard per finished task (written as each

@@ -1,7 +1,7 @@
 """``simrec stress``: a stress scenario's tasks into a run directory.
 
-Same run directory (:mod:`simrec.rundir`) and task layer (:mod:`simrec.tasks`)
-as ``simrec run``:
+Same run directory (:mod:`simrec.rundir`) and sharded phases
+(:mod:`simrec.studies.phases`) as ``simrec run``, over the validated scenario:
 
 1. **ranks** — one task per recommender (dataset and simulation sources): the
    data and its leave-one-out split are rebuilt in each task from seed
@@ -10,16 +10,20 @@ as ``simrec run``:
    ``DIR/ranks/<j>.npz``. A ranks file is read once.
 2. **stress** — one task per (recommender j, scheme s, size i) with seed
    ``task_seed(seed, 2, j, s, i)``: :func:`~simrec.stress.harness.run_stress`,
-   written to ``DIR/tasks/<j>__<scheme>__n<n>.npz`` as it finishes.
-3. **tables** — ``estimates.parquet`` (every cell), ``summary.csv`` (K in
+   written to ``DIR/tasks/<j>__<scheme>__n<n>.npz`` as it finishes (the bar
+   counts repeats).
+3. **user sampling** (with ``[user_sampling]``) — one task per user-sample
+   size, ``DIR/user_sampling/m<size>.npz`` (:mod:`simrec.studies.user_sampling`).
+4. **tables** — ``estimates.parquet`` (every cell), ``summary.csv`` (K in
    {1, 5, 10, 20, 50}), ``ordering.csv``, ``winners.csv``, ``hit_ratio.csv``,
    ``expected_vs_n.csv``, ``decomposition.csv`` (simulations), ``coverage.csv``
    (interval coverage and bias, with ``[estimators] n_boot > 0``),
    ``mapping_a.csv`` (beta@P's fitted a, Li & Jin Table 2), ``relative_error.csv``
-   (dissertation Tables 3-4), ``mapping_errors.csv`` (Li & Jin Table 7), with ``[user_sampling]``
-   ``user_sampling*.csv`` (dissertation Tables 6-7, :mod:`simrec.studies.user_sampling`), ``ranks.parquet``
-   (the held-out ranks, itself a valid ranks file), ``figures/*.png`` and
-   ``manifest.json`` (scenario, seed, digest, versions, sizes, timings).
+   (dissertation Tables 3-4), ``mapping_errors.csv`` (Li & Jin Table 7),
+   ``user_sampling*.csv`` (dissertation Tables 6-7), ``ranks.parquet`` (the
+   held-out ranks, itself a valid ranks file), ``figures/*.png`` and
+   ``manifest.json`` (scenario, seed, digest, versions, sizes, timings); the
+   warnings are :mod:`simrec.studies.stress_notes`'.
 
 Results depend only on the scenario: the same numbers come out on every
 backend, in any completion order, and after an interruption (re-running
@@ -184,7 +188,7 @@ def _stress_phase(
 
 
 # ---------------------------------------------------------------------------
-# phase 3: tables and figures
+# tables and figures (after the user-sampling phase, simrec.studies.user_sampling)
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _StressTables:
