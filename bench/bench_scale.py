@@ -46,7 +46,19 @@ simrec's hot paths work in blocks of rows whose temporaries stay below that
 threshold; what remains is mostly the outputs themselves, which are fresh
 memory at any size.
 
-Usage: python bench/bench_scale.py [--sizes ML-100K,ML-1M,Steam,ML-20M] [--repeats 3]
+The new worlds (issue 24): the same sizes, truth + observation only, each
+model in its own fresh process (so the peak RSS is that of its truth and
+observation together): ``HPF`` (K = 20, a = c = 0.3, a' = c' = 1, b' = d'
+solved so that E[true pairs] = 2 x the observed target) and
+``LatentFactor`` (K = 10, s = γ = 1.75, activity log-sd 1, λ solved for
+E[true pairs] = 1.5 x the target), both observed by ``PreferenceSampler``
+(a = b = 1, dislike rate 0.1) with the truncated-Pareto shape solved for
+E[observed pairs] = the target. Their table gives CPU seconds per step, the
+peak RSS, the pairs, and the same reference line measured in that process.
+The factor model is dense by design (O(U I K) flops for its weights, 3.7e9
+cells at ML-20M size); the HPF draws in O(pairs + (U + I) K).
+
+Usage: python bench/bench_scale.py [--sizes ML-100K,ML-1M,Steam,ML-20M] [--repeats 3] [--worlds ibp,hpf,factor]
 """
 
 from __future__ import annotations
@@ -224,21 +236,99 @@ def _child(name: str) -> dict:
     )
 
 
+NEW_STEPS = ["truth", "observe"]
+
+
+def _child_world(name: str, model: str) -> dict:
+    """Truth + observation of one new world (``hpf`` or ``factor``) at one size, in this (fresh) process."""
+    import numpy as np
+    from scipy.optimize import brentq
+
+    from simrec import as_generator, spawn_seeds
+    from simrec.observation import PreferenceSampler, TruncatedPareto, observe
+    from simrec.preference import HPF, LatentFactor
+
+    p = SIZES[name]
+    U, I, target = p["n_users"], p["n_items"], p["target"]
+    if model == "hpf":
+
+        def make(x):
+            return HPF(U, I, 20, a=0.3, a_prime=1.0, b_prime=x, c=0.3, c_prime=1.0, d_prime=x)
+
+        x = brentq(lambda x: np.log(make(x).expected_pairs() / (2 * target)), 0.01, 1e5, xtol=1e-8)
+    else:
+
+        def make(x):
+            return LatentFactor(U, I, 10, 1.75, 1.75, x, 1.0)
+
+        x = brentq(lambda x: make(x).expected_pairs() - 1.5 * target, 1.0, float(I), xtol=1e-8)
+    world = make(x)
+    sampler = PreferenceSampler(1.0, 1.0, 0.1)
+    children = spawn_seeds(20240613, 2)
+    cpu, rss = {}, {}
+
+    def step(label, fn, *args):
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        out = fn(*args)
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu[label] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        rss[label] = r1.ru_maxrss / 2**20
+        return out
+
+    if model == "factor":  # the compiled kernels' one-off start-up (about a second) is not the truth's
+        LatentFactor(3, 5, 2, 1.0, 1.0, 2.0).generate(0)
+    truth = step("truth", world.generate, as_generator(children[0]))
+    caps = truth.user_counts()
+    k = np.arange(2, int(caps.max()) + 1)
+
+    def expected(a):  # E[sum_u min(S_u, |truth_u|)] (setup, not timed)
+        d = TruncatedPareto(p["m_low"], a, p["m_high"])
+        return float(np.concatenate(([0.0, 1.0], 1.0 + np.cumsum(1.0 - d.cdf(k))))[caps].sum())
+
+    # the shape for the target (observed likes = target / 1.1, dislikes 0.1 of them); the heaviest tail if even
+    # that falls short (a heavy-tailed truth whose small users cap their sizes)
+    f = lambda a: expected(a) - target / 1.1  # noqa: E731
+    alpha = brentq(f, 0.01, 50.0, xtol=1e-6) if f(0.01) > 0 else 0.01
+    obs = step(
+        "observe", observe, truth, TruncatedPareto(p["m_low"], alpha, p["m_high"]), sampler, as_generator(children[1])
+    )
+    t0 = time.process_time()
+    np.sort(np.random.default_rng(0).integers(0, U * I, truth.n_pairs))
+    ref = time.process_time() - t0
+    return dict(
+        cpu=cpu,
+        rss=rss,
+        peak_gib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        truth_pairs=int(truth.n_pairs),
+        observed_pairs=int(obs.observed.n_pairs),
+        ref=ref,
+        param=float(x),
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default=",".join(SIZES))
     ap.add_argument("--repeats", type=int, default=3, help="fresh processes per size (medians are printed)")
+    ap.add_argument("--worlds", default="ibp,hpf,factor", help="ibp (the thesis replicate) and/or the new worlds")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--model", default="ibp", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(_child(args.child)))
+        print(json.dumps(_child(args.child) if args.model == "ibp" else _child_world(args.child, args.model)))
         return
     print(
         f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
         f"{os.cpu_count()} CPUs"
     )
-    runs: dict[str, list[dict]] = {name: [] for name in args.sizes.split(",")}
+    worlds = args.worlds.split(",")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    new = [w for w in worlds if w != "ibp"]
+    if new:
+        _new_worlds(args.sizes.split(","), new, args.repeats, env)
+    if "ibp" not in worlds:
+        return
+    runs: dict[str, list[dict]] = {name: [] for name in args.sizes.split(",")}
     for _ in range(args.repeats):
         for name in runs:
             t0 = time.perf_counter()
@@ -291,6 +381,41 @@ def main() -> None:
     print("digests identical in every repeat" if not unstable else f"DIGESTS DIFFER between repeats: {unstable}")
     print("steps reproduce run_replicate: " + ", ".join(f"{n} {out[n]['check'] or 'not checked'}" for n in names))
     print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
+def _new_worlds(sizes: list[str], models: list[str], repeats: int, env: dict) -> None:
+    """Truth + observation of the new worlds, ``repeats`` fresh processes per (size, model), interleaved; medians."""
+    med = statistics.median
+    runs: dict[tuple[str, str], list[dict]] = {(n, m): [] for m in models for n in sizes}
+    for _ in range(repeats):
+        for n, m in runs:
+            t0 = time.perf_counter()
+            cmd = [sys.executable, __file__, "--child", n, "--model", m]
+            res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if res.returncode:
+                sys.exit(res.stderr)
+            runs[n, m].append(json.loads(res.stdout.strip().splitlines()[-1]))
+            runs[n, m][-1]["wall"] = time.perf_counter() - t0
+    w = 9
+    print(f"new worlds (issue 24): truth + observation, median of {repeats} runs per size\n")
+    for m in models:
+        print(f"{m:<20}" + "".join(f"{n:>{w}}" for n in sizes))
+        rows = [(f"{s_} (CPU s)", lambda r, s_=s_: r["cpu"][s_]) for s_ in NEW_STEPS]
+        rows += [
+            ("total (CPU s)", lambda r: sum(r["cpu"].values())),
+            ("wall s (process)", lambda r: r["wall"]),
+            ("peak RSS GiB", lambda r: r["peak_gib"]),
+            ("ref: sort true keys", lambda r: r["ref"]),
+            ("true pairs (M)", lambda r: r["truth_pairs"] / 1e6),
+            ("observed pairs (M)", lambda r: r["observed_pairs"] / 1e6),
+        ]
+        for label, f in rows:
+            print(f"{label:<20}" + "".join(f"{med(f(r) for r in runs[n, m]):>{w}.2f}" for n in sizes))
+        print(
+            "  every run's total CPU s: "
+            + "; ".join(f"{n} " + ", ".join(f"{sum(r['cpu'].values()):.2f}" for r in runs[n, m]) for n in sizes)
+        )
+        print()
 
 
 def _median_run(runs: list[dict]) -> dict:

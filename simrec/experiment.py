@@ -141,8 +141,10 @@ def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interacti
     truth_rows : ndarray of shape (n_users,)
         Truth row of each observed user.
     train : Interactions, shape (n_users, n_items)
-        Training items (a subset of the truth rows; items outside them are
-        ignored).
+        Training items. Items outside the truth rows (consumed dislikes, as
+        :class:`simrec.observation.PreferenceSampler` observes them) are
+        ignored: they are never truly relevant, and, being training items,
+        never candidates either.
 
     Returns
     -------
@@ -265,8 +267,15 @@ def run_replicate(
 
     Notes
     -----
-    Users with no true like never reach the observed data (the observation
-    step drops users with no observed item).
+    Users with no observed item are dropped by the observation step. With the
+    thesis's samplers the observed data are a subset of the truth; a sampler
+    that consumes disliked items (:class:`simrec.observation.PreferenceSampler`)
+    adds pairs outside it. Such a pair in training is a training item like any
+    other (no candidate, never truly relevant); in test it counts as relevant
+    against the observed test items and not against the truth (Ĩ_u − train_u
+    holds liked items only). A user with no true like can then be observed
+    and evaluated: its true relevance set is empty, so its ``"true"`` values
+    are undefined and counted in ``n_undefined``.
 
     AUC of the baselines (issue 13). Random, Popular and Oracle
     (``ties="random"``) rank by a level (one level; training popularity;

@@ -3,9 +3,12 @@
 Every generator returns an :class:`Interactions`, every sampler maps one to a
 subset of it, every statistic reads one (docs/design.md, "The common
 currency"). A truth may also carry per-pair *gains* (the LDA truth's like
-counts, graded relevance for :func:`simrec.metrics.ndcg_lenskit07`); the
-matrix itself stays binary, so everything that reads only the pairs is
-unaffected, and an :class:`Interactions` without gains costs nothing extra.
+counts, graded relevance for :func:`simrec.metrics.ndcg_lenskit07`; observed
+data the ratings of :class:`simrec.observation.Rated`) and a per-pair
+*preference* in (0, 1] (:meth:`Interactions.pair_preference`, read by the
+preference-driven observation and the ratings); the matrix itself stays
+binary, so everything that reads only the pairs is unaffected, and an
+:class:`Interactions` without them costs nothing extra.
 """
 
 from __future__ import annotations
@@ -50,12 +53,22 @@ class Interactions:
         observed data have none. Only gain-aware metrics read it
         (:func:`simrec.metrics.ndcg_lenskit07`); every other metric, sampler
         and statistic reads the binary pairs.
+    preference : ndarray of float, shape (n_pairs,), optional
+        The model's graded preference of every stored pair, in (0, 1],
+        aligned like ``gains``. ``None`` (default) means: derived from the
+        gains when :meth:`pair_preference` is asked (each gain over its
+        user's largest gain), 1 for a binary matrix; nothing is stored. Set
+        by a generator whose preference is not a function of its gains
+        (:class:`simrec.preference.LatentFactor`: Φ of the pair's affinity).
+        Only :meth:`pair_preference` reads it (the preference-driven sampler
+        and the ratings of :mod:`simrec.observation`).
     """
 
     matrix: sp.csr_array
     user_ids: np.ndarray | None = None
     item_ids: np.ndarray | None = None
     gains: np.ndarray | None = None
+    preference: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         m = self.matrix
@@ -77,6 +90,17 @@ class Interactions:
             if len(g) and not (np.isfinite(g).all() and g.min() > 0):
                 raise ValueError(f"`gains` must be finite and > 0; got range [{g.min()}, {g.max()}]")
             object.__setattr__(self, "gains", g)
+        if self.preference is not None:
+            p = np.asarray(self.preference)
+            if p.ndim != 1 or len(p) != m.nnz:
+                raise ValueError(
+                    f"`preference` must be 1-d with one value per stored pair ({m.nnz}); got shape {p.shape}"
+                )
+            if not np.issubdtype(p.dtype, np.floating):
+                raise TypeError(f"`preference` must hold float values; got dtype {p.dtype}")
+            if len(p) and not (p.min() > 0 and p.max() <= 1):  # NaN fails both
+                raise ValueError(f"`preference` must be in (0, 1]; got range [{p.min()}, {p.max()}]")
+            object.__setattr__(self, "preference", p)
 
     # -- construction -------------------------------------------------------
     @classmethod
@@ -90,12 +114,13 @@ class Interactions:
         user_ids: np.ndarray | None = None,
         item_ids: np.ndarray | None = None,
         gains: np.ndarray | None = None,
+        preference: np.ndarray | None = None,
     ) -> Interactions:
         """Build from CSR parts whose rows hold unique column indices.
 
         ``sort=True`` sorts each row's indices (one vectorized lexsort; the
-        optional ``gains``, aligned with ``indices``, follow their pairs);
-        pass ``False`` only when they are already sorted.
+        optional ``gains`` and ``preference``, aligned with ``indices``,
+        follow their pairs); pass ``False`` only when they are already sorted.
         """
         indptr = np.asarray(indptr, dtype=np.int64)
         indices = np.asarray(indices)
@@ -105,13 +130,15 @@ class Interactions:
             indices = indices[order]
             if gains is not None:
                 gains = np.asarray(gains)[order]
+            if preference is not None:
+                preference = np.asarray(preference)[order]
         idx_dtype = np.int32 if max(shape) < 2**31 and len(indices) < 2**31 else np.int64
         mat = sp.csr_array(
             (np.ones(len(indices), dtype=DATA_DTYPE), indices.astype(idx_dtype, copy=False), indptr.astype(idx_dtype)),
             shape=shape,
         )
         mat.has_sorted_indices = True
-        return cls(mat, user_ids, item_ids, gains)
+        return cls(mat, user_ids, item_ids, gains, preference)
 
     @classmethod
     def from_pairs(
@@ -183,6 +210,48 @@ class Interactions:
         """Whether the pairs carry :attr:`gains` (else every gain is 1)."""
         return self.gains is not None
 
+    def pair_preference(self, rows: slice | None = None) -> np.ndarray:
+        """Graded preference in (0, 1] of the stored pairs of ``rows`` (all rows by default), float64.
+
+        .. math:: p_{ui} = \\begin{cases} \\text{preference}_{ui} & \\text{when stored} \\\\
+                  g_{ui} / \\max_{j \\in \\tilde I_u} g_{uj} & \\text{else, with gains } g \\\\
+                  1 & \\text{binary} \\end{cases}
+
+        The middle case is the graded truths whose gains are like counts (the
+        LDA's draws of the pair, the HPF's Poisson count): a pair's count
+        relative to the user's most-liked item, so every user's favourite
+        has preference 1 (Tian's thesis §5.3 asks for a preference with
+        support (0, 1]; the count models carry no other scale). A binary
+        truth likes every liked item fully.
+
+        Parameters
+        ----------
+        rows : slice, optional
+            Consecutive user rows ``r0:r1`` (step 1); their pairs
+            ``indptr[r0]:indptr[r1]`` are returned, so a caller can work in
+            blocks of rows without a per-pair array of the whole matrix.
+
+        Returns
+        -------
+        ndarray of float64, shape (pairs of the rows,)
+        """
+        indptr = self.matrix.indptr
+        r0, r1, step = (0, self.n_users, 1) if rows is None else rows.indices(self.n_users)
+        if step != 1:
+            raise ValueError(f"`rows` must be a slice of consecutive rows (step 1); got step {step}")
+        p0, p1 = int(indptr[r0]), int(indptr[max(r0, r1)])
+        if self.preference is not None:
+            return self.preference[p0:p1].astype(np.float64)
+        if self.gains is None:
+            return np.ones(p1 - p0)
+        g = self.gains[p0:p1].astype(np.float64)
+        counts = np.diff(indptr[r0 : max(r0, r1) + 1])
+        full = counts > 0
+        if len(g):
+            top = np.maximum.reduceat(g, (indptr[r0:r1][full] - p0).astype(np.int64))
+            g /= np.repeat(top, counts[full])
+        return g
+
     def gain_matrix(self, dtype: type | None = None) -> sp.csr_array:
         """The matrix with each pair's gain as its value (1 where :attr:`gains` is None), shape (n_users, n_items).
 
@@ -198,14 +267,27 @@ class Interactions:
 
     # -- transforms ---------------------------------------------------------
     def select_users(self, rows: np.ndarray) -> Interactions:
-        """The sub-matrix of the given user rows (in that order); ids and gains follow."""
+        """The sub-matrix of the given user rows (in that order); ids, gains and preference follow."""
         rows = np.asarray(rows, dtype=np.int64)
         uid = None if self.user_ids is None else np.asarray(self.user_ids)[rows]
-        if self.gains is None:
+        if self.gains is None and self.preference is None:
             return Interactions(sp.csr_array(self.matrix[rows]), uid, self.item_ids)
-        sub = sp.csr_array(self.gain_matrix()[rows])
+        # the positions of the selected pairs, carried as the values of a float64 matrix (exact below 2**53)
+        pos = sp.csr_array(
+            (np.arange(1, self.n_pairs + 1, dtype=np.float64), self.matrix.indices, self.matrix.indptr),
+            shape=self.matrix.shape,
+        )
+        sub = sp.csr_array(pos[rows])
+        at = sub.data.astype(np.int64) - 1
         return Interactions.from_csr(
-            sub.indptr, sub.indices, sub.shape, sort=False, user_ids=uid, item_ids=self.item_ids, gains=sub.data
+            sub.indptr,
+            sub.indices,
+            sub.shape,
+            sort=False,
+            user_ids=uid,
+            item_ids=self.item_ids,
+            gains=None if self.gains is None else self.gains[at],
+            preference=None if self.preference is None else self.preference[at],
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -215,8 +297,10 @@ class Interactions:
         cols = {"user": self.row_of_pairs(), "item": self.matrix.indices.astype(np.int64)}
         if self.gains is not None:
             cols["gain"] = self.gains
+        if self.preference is not None:
+            cols["preference"] = self.preference
         return pd.DataFrame(cols)
 
     def __repr__(self) -> str:
-        graded = ", graded" if self.gains is not None else ""
+        graded = ", graded" if self.gains is not None or self.preference is not None else ""
         return f"Interactions(n_users={self.n_users}, n_items={self.n_items}, n_pairs={self.n_pairs}{graded})"

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from simrec._random import as_generator, spawn_seeds
 from simrec.experiment import Evaluation, World, run_replicate, true_gains, true_relevance
 from simrec.interactions import Interactions
-from simrec.metrics import AUC, NDCG, NDCGLensKit07, PapAtK, Precision, Recall, UndefinedMetricWarning, auc
+from simrec.metrics import AUC, NDCG, NDCGLensKit07, PapAtK, Precision, Recall, UndefinedMetricWarning, auc, precision
 from simrec.observation import PopularitySampler, TruncatedPareto, UniformSampler, observe
 from simrec.preference import IBP, LDA, Uniform
 from simrec.recommenders import Oracle, Popular, RandomRecommender
@@ -47,6 +47,7 @@ def error_table() -> pd.DataFrame:
     return g
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("world", ["unif-unif", "ibp-unif"])
 @pytest.mark.parametrize("rec", ["Oracle", "Popular", "Random"])
 def test_recall_is_unbiased_under_uniform_observation(error_table, world, rec):
@@ -276,3 +277,53 @@ def test_true_relevance_by_blocks_is_the_set_difference(monkeypatch):
     rel = true_relevance(truth, rows, train)
     assert rel.has_canonical_format and rel.dtype == np.int8
     np.testing.assert_array_equal(rel.toarray(), (T & ~train.matrix.toarray().astype(bool)).astype(np.int8))
+
+
+# -- observed data outside the truth: consumed dislikes (issue 24) --------------------------------------------
+
+
+def test_disliked_training_item_is_no_candidate_and_disliked_test_item_is_relevant_only_as_observed():
+    # truth: user 0 likes 0, 1, 2; user 1 likes 3. Observed user 0 also consumed items 4 (train) and 5 (test),
+    # which it does not like; user 1 consumed 0 (train, disliked) and 3 (test, liked)
+    truth = Interactions.from_pairs(np.array([0, 0, 0, 1]), np.array([0, 1, 2, 3]), (2, 6))
+    train = Interactions.from_pairs(np.array([0, 0, 1]), np.array([0, 4, 0]), (2, 6))
+    test = Interactions.from_pairs(np.array([0, 0, 1]), np.array([1, 5, 3]), (2, 6))
+    rel = true_relevance(truth, np.array([0, 1]), train)
+    assert rel.toarray().tolist() == [[0, 1, 1, 0, 0, 0], [0, 0, 0, 1, 0, 0]]  # disliked train items: nothing
+    lists = np.array([[5, 1, 3], [3, 1, 2]])  # user 0: the disliked test item first
+    obs_p = precision(lists, test.matrix)
+    true_p = precision(lists, rel)
+    np.testing.assert_allclose(obs_p, [2 / 3, 1 / 3])  # item 5 counts as observed-relevant
+    np.testing.assert_allclose(true_p, [1 / 3, 1 / 3])  # but not as truly relevant
+    # the baselines never recommend a training item, liked or not
+    for rec in (Popular(), RandomRecommender(), Oracle()):
+        got = rec.recommend(train, rel, 4, np.random.default_rng(0))
+        assert not any(i in train.matrix[[u]].indices for u in range(2) for i in got[u] if i >= 0), rec.name
+
+
+def test_replicate_with_consumed_dislikes_measures_against_the_truth():
+    from simrec.observation import PreferenceSampler
+    from simrec.preference import LatentFactor
+
+    world = World(
+        "factor-pref", LatentFactor(300, 120, 3, 1.75, 1.75, 20.0, 0.5), PROFILE, PreferenceSampler(1.0, 1.0, 0.5)
+    )
+    ev = Evaluation(recommenders=(Oracle(), Popular(), RandomRecommender()), metrics=(Precision(), Recall()), n=10)
+    res = run_replicate(world, ev, 11).results
+    # the replicate's own data, rebuilt from its seeds: observed pairs outside the truth in train and test
+    children = spawn_seeds(11, 6)
+    truth = world.preference.generate(as_generator(children[0]))
+    obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
+    split = holdout(obs.observed, ev.test_fraction, as_generator(children[2]))
+    aligned = truth.matrix[obs.truth_rows]
+    assert (split.train.matrix - split.train.matrix.multiply(aligned)).nnz > 0
+    out_test = sp.csr_array(split.test.matrix - split.test.matrix.multiply(aligned))
+    assert out_test.nnz > 0
+    rel = true_relevance(truth, obs.truth_rows, split.train)
+    assert rel.multiply(split.train.matrix).nnz == 0 and rel.multiply(out_test).nnz == 0
+    # the Oracle's lists start with every truly relevant candidate: its true precision is min(|rel|, N)/N
+    evaluated = np.flatnonzero(split.test.user_counts() > 0)
+    n_rel = rel.sum(axis=1)[evaluated]
+    want = np.mean(np.minimum(n_rel, 10)[n_rel > 0] / 10)  # no true relevant item: undefined, left out
+    got = res[(res.recommender == "Oracle") & (res.metric == "precision") & (res.truth == "true")]["value"].item()
+    assert got == pytest.approx(want, rel=1e-12)

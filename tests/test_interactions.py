@@ -75,3 +75,48 @@ def test_gain_matrix_round_trips(triples):
     x = Interactions.from_csr(indptr, cols[key], (6, 8), gains=vals[key])
     assert (x.gain_matrix().toarray() == dense).all()
     assert (x.matrix.toarray() == (dense > 0)).all()
+
+
+# -- graded preference in (0, 1] (issue 24) -----------------------------------------------------
+
+
+def test_pair_preference_rules():
+    # stored preference wins; else each gain over its user's largest; else 1
+    x = _graded()  # user 0: gains 3, 1; user 1: none; user 2: gains 2, 5
+    np.testing.assert_allclose(x.pair_preference(), [1.0, 1 / 3, 0.4, 1.0])
+    np.testing.assert_allclose(x.pair_preference(slice(1, 3)), [0.4, 1.0])  # a block of rows: its pairs only
+    assert x.pair_preference(slice(1, 2)).shape == (0,)
+    binary = Interactions(x.matrix)
+    assert binary.pair_preference().tolist() == [1.0] * 4
+    stored = Interactions(x.matrix, gains=x.gains, preference=np.array([0.5, 0.25, 1.0, 0.125]))
+    assert stored.pair_preference(slice(0, 1)).tolist() == [0.5, 0.25]
+    with pytest.raises(ValueError, match="step 1"):
+        x.pair_preference(slice(0, 3, 2))
+
+
+def test_preference_follows_its_pairs_and_is_validated():
+    x = Interactions.from_csr([0, 3, 4], [4, 0, 2, 1], (2, 5), preference=np.array([0.4, 0.5, 0.2, 1.0]))
+    assert x.preference.tolist() == [0.5, 0.2, 0.4, 1.0] and x.gains is None  # sorted with the indices
+    sub = x.select_users(np.array([1, 0]))
+    assert sub.preference.tolist() == [1.0, 0.5, 0.2, 0.4] and sub.matrix.indices.tolist() == [1, 0, 2, 4]
+    assert x.to_frame()["preference"].tolist() == [0.5, 0.2, 0.4, 1.0] and repr(x).endswith("graded)")
+    m = x.matrix
+    with pytest.raises(ValueError, match=r"`preference` must be in \(0, 1\]; got range \[0"):
+        Interactions(m, preference=np.array([0.0, 0.5, 0.5, 0.5]))
+    with pytest.raises(ValueError, match=r"`preference` must be in \(0, 1\]"):
+        Interactions(m, preference=np.array([np.nan, 0.5, 0.5, 0.5]))
+    with pytest.raises(ValueError, match=r"`preference` must be in \(0, 1\]"):
+        Interactions(m, preference=np.array([1.5, 0.5, 0.5, 0.5]))
+    with pytest.raises(ValueError, match="`preference` must be 1-d with one value per stored pair"):
+        Interactions(m, preference=np.ones(3))
+    with pytest.raises(TypeError, match="`preference` must hold float values"):
+        Interactions(m, preference=np.ones(4, dtype=np.int64))
+
+
+def test_select_users_with_gains_and_preference_together():
+    g = _graded()
+    x = Interactions(g.matrix, gains=g.gains, preference=np.array([0.9, 0.3, 0.6, 0.7], dtype=np.float32))
+    sub = x.select_users(np.array([2, 2, 0]))
+    assert sub.gains.tolist() == [2, 5, 2, 5, 3, 1]
+    np.testing.assert_allclose(sub.preference, [0.6, 0.7, 0.6, 0.7, 0.9, 0.3])
+    assert sub.preference.dtype == np.float32 and sub.gains.dtype == g.gains.dtype

@@ -7,6 +7,12 @@ A sampler keeps, in every row u of the true preferences, exactly
 * :class:`PopularitySampler` — with probability ∝ |Ũ_i| (the item's number of
   likers in the truth; missing not at random).
 
+(:class:`simrec.observation.PreferenceSampler` observes each pair
+independently instead, depending on preference, and consumes disliked
+items.) Every sampler exposes ``propensity(truth, sizes, rng)``: each true
+pair's probability of being observed given the sizes
+(:mod:`simrec.observation.propensity`).
+
 :func:`observe` chains a profile-size model and a sampler and drops users
 with no observed item (:class:`Observed`).
 """
@@ -23,6 +29,7 @@ from simrec._sampling import pair_blocks, row_ids
 from simrec._subsets import interactions_from_rows, uniform_subsets
 from simrec._validation import check_real
 from simrec.interactions import Interactions
+from simrec.observation.propensity import successive_propensity, uniform_propensity
 
 __all__ = ["UniformSampler", "PopularitySampler", "Observed", "observe"]
 
@@ -80,6 +87,13 @@ class UniformSampler:
         keep = np.zeros(truth.n_pairs, dtype=bool)
         keep[np.repeat(truth.matrix.indptr[:-1].astype(np.int64), eff) + pos] = True
         return _subset(truth, keep, eff)
+
+    def propensity(self, truth: Interactions, sizes: np.ndarray, rng: RNGLike = None) -> np.ndarray:
+        """Exact P(true pair observed | sizes) = min(n_u, |Ĩ_u|)/|Ĩ_u|, aligned with ``truth``'s pairs, float64.
+
+        ``rng`` is not used (accepted for one signature across samplers).
+        """
+        return uniform_propensity(truth, _check_inputs(truth, sizes))
 
 
 @dataclass(frozen=True)
@@ -158,6 +172,32 @@ class PopularitySampler:
                 chosen[_smallest_per_row(x, lens[r0:r1][rows], eff[r0:r1][rows], w, first_row=int(n_before[r0]))] = True
                 keep[p0:p1][in_part] = chosen
         return _subset(truth, keep, eff)
+
+    def propensity(
+        self, truth: Interactions, sizes: np.ndarray, rng: RNGLike = None, *, n_draws: int = 64
+    ) -> np.ndarray:
+        """P(true pair observed | sizes), estimated (no closed form): :meth:`propensity_estimate`'s mean."""
+        return self.propensity_estimate(truth, sizes, rng, n_draws=n_draws)[0]
+
+    def propensity_estimate(
+        self, truth: Interactions, sizes: np.ndarray, rng: RNGLike = None, *, n_draws: int = 64
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Inclusion probabilities of this successive sampling and their standard errors, aligned with ``truth``'s pairs.
+
+        Monte Carlo over ``n_draws`` draws of the sampler's own exponential
+        keys, Rao-Blackwellised (:func:`simrec.observation.propensity.successive_propensity`):
+        unbiased, with the returned standard error, never above the plain
+        frequency's binomial SE of the same draws (at the default 64 draws
+        on an ML-1M-sized IBP truth: mean 0.002, largest 0.02; cost in
+        docs/design.md §9). Rows keeping all their likes get exactly 1, rows
+        keeping none 0.
+        """
+        eff = _check_inputs(truth, sizes)
+        weight = truth.item_counts().astype(np.float64)
+        if self.exponent != 1.0:
+            with np.errstate(divide="ignore"):  # items nobody likes carry no pair
+                weight **= self.exponent
+        return successive_propensity(truth, eff, weight, rng, n_draws)
 
 
 #: Pairs per block of :meth:`PopularitySampler.sample`.
@@ -272,10 +312,14 @@ class Observed:
         row indices themselves.
     truth_rows : ndarray of int64, shape (n_observed_users,)
         Observed row i is truth row ``truth_rows[i]``.
+    sizes : ndarray of int64, shape (n_truth_users,), optional
+        The profile sizes drawn for every truth row (what the samplers'
+        ``propensity(truth, sizes)`` is conditioned on).
     """
 
     observed: Interactions
     truth_rows: np.ndarray
+    sizes: np.ndarray | None = None
 
 
 def observe(truth: Interactions, profile: ProfileModel, sampler: Sampler, rng: RNGLike) -> Observed:
@@ -296,7 +340,11 @@ def observe(truth: Interactions, profile: ProfileModel, sampler: Sampler, rng: R
     Returns
     -------
     Observed
-        ``observed`` ⊆ truth rows ``truth_rows``, same ``n_items``.
+        ``observed`` ⊆ truth rows ``truth_rows`` for the thesis's samplers
+        (a sampler that consumes disliked items adds pairs outside the
+        truth), same ``n_items``; the sampler's gains (the ratings of
+        :class:`simrec.observation.Rated`) follow their pairs; ``sizes`` the
+        profile sizes drawn.
     """
     if not isinstance(truth, Interactions):
         raise TypeError(f"`truth` must be an Interactions; got {type(truth).__name__}")
@@ -310,4 +358,4 @@ def observe(truth: Interactions, profile: ProfileModel, sampler: Sampler, rng: R
     rows = np.flatnonzero(full.user_counts() > 0).astype(np.int64)
     sub = full.select_users(rows)
     ids = rows if truth.user_ids is None else sub.user_ids
-    return Observed(Interactions(sub.matrix, ids, truth.item_ids), rows)
+    return Observed(Interactions(sub.matrix, ids, truth.item_ids, sub.gains), rows, np.asarray(sizes, dtype=np.int64))

@@ -161,6 +161,34 @@ class _TopicStreams:
         return b[:n]
 
 
+def _block_pairs(streams: _TopicStreams, draws: np.ndarray, n_items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """De-duplicated likes of a block of users with per-topic draw counts ``draws`` (n, n_topics).
+
+    Item draws come from ``streams`` (shared by all blocks). Returns
+    per-user numbers of liked items, shape (n,), the row-sorted item
+    indices, and each pair's number of draws (its like count, int32),
+    aligned with the items. Shared by the LDA and the HPF
+    (:class:`simrec.preference.HPF`, whose components are the topics).
+    """
+    n, K = draws.shape
+    I = n_items
+    per_topic = draws.sum(axis=0)
+    # topic-major slots: all draws of topic k are contiguous, users ascending; the
+    # keys user * I + item built in place, int32 when the block's cells fit (numpy
+    # sorts 32-bit keys about twice as fast), from the non-zero cells only
+    dtype = np.int32 if n * I < 2**31 else np.int64
+    flat = draws.T.ravel()  # topic-major (topic, user) cells (a copy: ravel of a transpose)
+    cells = np.flatnonzero(flat)  # those with a draw
+    keys = np.repeat((cells % n).astype(dtype) * dtype(I), flat[cells])
+    del flat, cells
+    bounds = np.concatenate(([0], np.cumsum(per_topic)))
+    for k in np.flatnonzero(per_topic):
+        keys[bounds[k] : bounds[k + 1]] += streams.take(k, int(per_topic[k]))
+    keys, likes = _unique_counts(keys, n * I)  # the generator's peak memory is here: one array per draw
+    user, item = np.divmod(keys, I)
+    return np.bincount(user, minlength=n), item, likes
+
+
 @dataclass(frozen=True)
 class LDA:
     """Symmetric LDA model of correlated true preferences.
@@ -240,30 +268,8 @@ class LDA:
         return counts
 
     def _block_pairs(self, streams: _TopicStreams, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """De-duplicated likes of a block of users with per-topic draw counts ``draws`` (n, n_topics).
-
-        Item draws come from ``streams`` (shared by all blocks). Returns
-        per-user numbers of liked items, shape (n,), the row-sorted item
-        indices, and each pair's number of draws (its like count, int32),
-        aligned with the items.
-        """
-        n, K = draws.shape
-        I = self.n_items
-        per_topic = draws.sum(axis=0)
-        # topic-major slots: all draws of topic k are contiguous, users ascending; the
-        # keys user * I + item built in place, int32 when the block's cells fit (numpy
-        # sorts 32-bit keys about twice as fast), from the non-zero cells only
-        dtype = np.int32 if n * I < 2**31 else np.int64
-        flat = draws.T.ravel()  # topic-major (topic, user) cells (a copy: ravel of a transpose)
-        cells = np.flatnonzero(flat)  # those with a draw
-        keys = np.repeat((cells % n).astype(dtype) * dtype(I), flat[cells])
-        del flat, cells
-        bounds = np.concatenate(([0], np.cumsum(per_topic)))
-        for k in np.flatnonzero(per_topic):
-            keys[bounds[k] : bounds[k + 1]] += streams.take(k, int(per_topic[k]))
-        keys, likes = _unique_counts(keys, n * I)  # the generator's peak memory is here: one array per draw
-        user, item = np.divmod(keys, I)
-        return np.bincount(user, minlength=n), item, likes
+        """De-duplicated likes of a block of users with per-topic draw counts ``draws``: :func:`_block_pairs`."""
+        return _block_pairs(streams, draws, self.n_items)
 
     def generate(self, rng: RNGLike, *, max_pairs: int | None = None) -> Interactions:
         """Draw the true preferences.

@@ -44,8 +44,8 @@ from simrec.assess.html import Section, figure_html, note_html, render_page, tab
 from simrec.assess.ranking import ranking_agreement
 from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
-from simrec.config.budget import Budget, run_needs
-from simrec.config.run import Scenario, world_problems
+from simrec.config.budget import Budget
+from simrec.config.run import Scenario
 from simrec.interactions import Interactions
 from simrec.rundir import RunDir
 from simrec.studies.calibrate import DatasetLoadError, calibrate_sweep
@@ -93,8 +93,8 @@ def _worlds_table(cells: tuple[CalibratedCell, ...], chosen: tuple[CalibratedCel
     names = {c.cell for c in chosen}
     rows = []
     for c in cells:
-        pref = c.world.preference.model_dump(exclude_defaults=True)  # type: ignore[union-attr]
-        obs = c.world.observation  # type: ignore[union-attr]
+        pref = c.world.preference.model_dump(exclude_defaults=True)
+        obs = c.world.observation
         params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in pref.items())
         prof = ", ".join(
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
@@ -106,7 +106,7 @@ def _worlds_table(cells: tuple[CalibratedCell, ...], chosen: tuple[CalibratedCel
                 "loss": c.loss,
                 "used": c.cell in names,
                 "preference": params,
-                "observation": f"{obs.sampler}; {prof}",
+                "observation": f"{obs.sampler.model_dump(exclude_defaults=True)}; {prof}",
                 **{k: v for k, v in c.fit.items() if k.startswith("kl_")},
             }
         )
@@ -180,12 +180,10 @@ def _worlds_scenario(assessment: Assessment, chosen: tuple[CalibratedCell, ...],
     if assessment.cells is None:
         from simrec.config.base import problems_error
 
-        problems = [
-            p for i, w in enumerate(scenario.world) for p in world_problems(w, scenario.population, f"world[{i}]")
-        ]
+        problems = [p for i, w in enumerate(scenario.world) for p in w.problems(scenario.population, f"world[{i}]")]
         if problems:
             raise problems_error(assessment.path, problems, "assessment (calibrated worlds)")
-        budget.check(f"{assessment.path} (calibrated worlds)", run_needs(scenario))
+        budget.check(f"{assessment.path} (calibrated worlds)", scenario.memory_needs())
     return scenario
 
 

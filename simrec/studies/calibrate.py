@@ -52,7 +52,7 @@ from simrec.calibration import (
     summary_markdown,
     sweep_table,
 )
-from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, CellSpec
+from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, CellSpec
 from simrec.config.presets import preset_tables, write_preset
 from simrec.config.run import content_digest
 from simrec.config.sweep import SweepSpec
@@ -102,16 +102,38 @@ def load_targets(
     return targets
 
 
-def _cell_task(args: tuple[Objective, int, int, int, Path, int, int]) -> CellResult:
+@dataclass(frozen=True)
+class _RefusedLog:
+    """What a search returns when its trial or de-noising log is refused (the CalibrationLogError's message)."""
+
+    message: str
+
+
+def _cell_task(args: tuple) -> CellResult | _RefusedLog:
+    """One search (and its de-noising). A log refused while the task reads it (changed since :func:`_preflight`
+    checked it) is returned, not raised: the user's file is at fault, not the task, so the sweep ends with
+    that one line (exit 2) once the other searches are done, instead of a failed task retried in vain."""
     objective, seed, n_calls, n_initial, log_path, top, seeds = args
-    res = calibrate_cell(objective, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path)
-    if not seeds:
-        return cell_result(objective, res)
-    digest = log_header(objective, seed=seed, n_initial=n_initial)["digest"]
-    points = denoise(
-        objective, res, seed=seed, top=top, seeds=seeds, log_path=log_path.with_name("denoise.jsonl"), digest=digest
-    )
+    try:
+        res = calibrate_cell(objective, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path)
+        if not seeds:
+            return cell_result(objective, res)
+        digest = log_header(objective, seed=seed, n_initial=n_initial)["digest"]
+        points = denoise(
+            objective, res, seed=seed, top=top, seeds=seeds, log_path=log_path.with_name("denoise.jsonl"), digest=digest
+        )
+    except CalibrationLogError as exc:
+        return _RefusedLog(str(exc))
     return cell_result(objective, res, points)
+
+
+def _cells(results: list) -> list[CellResult]:
+    """The searches' results; :class:`CalibrationLogError` (the first refused log) if a task refused its log."""
+    refused = [r.message for r in results if isinstance(r, _RefusedLog)]
+    if refused:
+        more = f" (and {len(refused) - 1} more log(s) refused)" if len(refused) > 1 else ""
+        raise CalibrationLogError(refused[0] + more)
+    return results
 
 
 @dataclass(frozen=True)
@@ -136,8 +158,8 @@ class _Sweep:
         """Seed of a cell's search: fixed by the model and objective names, not the spec's list order."""
         key = (
             d,
-            tuple(PREFERENCE_SPECS).index(cell.preference),
-            SAMPLERS.index(cell.observation),
+            PREFERENCE_MODELS.tags.index(cell.preference),
+            SAMPLER_MODELS.tags.index(cell.observation),
             OBJECTIVES.index(obj),
         )
         return int(task_seed(self.spec.seed, *key).generate_state(1)[0])
@@ -181,7 +203,9 @@ class _Sweep:
             points = [p for c in results if c.dataset == target.name and c.objective in STATISTICS for p in c.denoised]
             return {s: min((p.details_mean.get(s, math.inf) for p in points), default=math.inf) for s in STATISTICS}
         best = {s: math.inf for s in STATISTICS}
-        for cell in (CellSpec(preference=p, observation=o) for p in PREFERENCE_SPECS for o in SAMPLERS):
+        for cell in (
+            CellSpec(preference=p, observation=o) for p in PREFERENCE_MODELS.tags for o in SAMPLER_MODELS.tags
+        ):
             for obj in STATISTICS:
                 log = self.log(target, cell, obj)
                 for tr in read_log(log) if log.exists() else []:
@@ -224,10 +248,10 @@ def run_sweep(
 
     def search(objectives: Sequence[str], best: dict[str, dict[str, float]] | None) -> list[CellResult]:
         tasks = sweep.tasks(objectives, best)
-        record = (lambda _task, r: on_cell(r)) if on_cell else None
-        return run_phase(
-            phase, tasks, rd=None, backend=backend, title=spec.name, progress=False, on_result=record
-        ).values
+        record = (lambda _task, r: None if isinstance(r, _RefusedLog) else on_cell(r)) if on_cell else None
+        return _cells(
+            run_phase(phase, tasks, rd=None, backend=backend, title=spec.name, progress=False, on_result=record).values
+        )
 
     results = search(single, None)
     family_best = {t.name: sweep.family_best(t, results) for t in sweep.targets}

@@ -43,7 +43,8 @@ import pandas as pd
 
 from simrec._figures import drawing
 from simrec._random import task_seed
-from simrec.config.stress import DatasetSource, FileSource, SimulationSource, StressScenario
+from simrec.config.sources import ScoredSourceSpec
+from simrec.config.stress import StressScenario
 from simrec.rundir import ARRAYS, RunDir
 from simrec.stress.decomposition import decomposition_table
 from simrec.stress.harness import StressConfig, StressResult, run_stress
@@ -51,11 +52,9 @@ from simrec.stress.sources import (
     LooData,
     RankSource,
     RecommenderRanks,
-    loo_data,
     ranks_frame,
     read_ranks_file,
     score_ranks,
-    simulate_loo_data,
 )
 from simrec.stress.tables import (
     SUMMARY_KS,
@@ -114,36 +113,34 @@ class StressOutcome:
 def build_source_data(sc: StressScenario, data_path: Path | None, max_pairs: int | None = None) -> LooData:
     """The leave-one-out data of a dataset or simulation source (same in every task); ``max_pairs``: the
     simulation's generator guard (default the library's)."""
-    src = sc.source
-    seed = task_seed(sc.seed, 0)
-    if isinstance(src, SimulationSource):
-        world = src.world.build(src.population, name=src.world.name or "world", max_pairs=max_pairs)
-        return simulate_loo_data(world, seed, min_items=src.min_items)
-    if src.split == "last":  # type: ignore[union-attr]
-        inter, times = src.read_timestamped(data_path)  # type: ignore[union-attr]
-        return loo_data(inter, seed, min_items=src.min_items, timestamps=times)  # type: ignore[union-attr]
-    return loo_data(src.read(data_path), seed, min_items=src.min_items)  # type: ignore[union-attr]
+    return _scored(sc).loo_data(data_path, task_seed(sc.seed, 0), max_pairs)
+
+
+def _scored(sc: StressScenario) -> ScoredSourceSpec:
+    """The source of a scenario whose ranks are computed (not a ranks file)."""
+    if not isinstance(sc.source, ScoredSourceSpec):
+        raise TypeError(f"a {sc.source.type} source has no data to score; its ranks are read")
+    return sc.source
 
 
 def _ranks_task(task: tuple[StressScenario, Path | None, int, int | None]) -> tuple[int, RecommenderRanks, dict, float]:
     sc, data_path, j, max_pairs = task
     t0 = time.perf_counter()
     data = build_source_data(sc, data_path, max_pairs)
-    rec = sc.source.recommenders[j].build()  # type: ignore[union-attr]
-    ranks = score_ranks(rec, data, task_seed(sc.seed, 1, j), candidates=getattr(sc.source, "candidates", "unseen"))
+    src = _scored(sc)
+    ranks = score_ranks(src.recommenders[j].build(), data, task_seed(sc.seed, 1, j), candidates=src.candidates)
     return j, ranks, data.info, time.perf_counter() - t0
 
 
 def _rank_source(sc: StressScenario, loaded: list[tuple[RecommenderRanks, dict]]) -> RankSource:
     """The rank source of a dataset or simulation from its recommenders' shards."""
-    kind = "simulation" if isinstance(sc.source, SimulationSource) else "dataset"
-    name = sc.source.name if isinstance(sc.source, DatasetSource) else (sc.source.world.name or "simulation")  # type: ignore[union-attr]
-    return RankSource(name, kind, tuple(r for r, _ in loaded), loaded[0][1])
+    scored = _scored(sc)
+    return RankSource(scored.label, scored.type, tuple(r for r, _ in loaded), loaded[0][1])
 
 
 def _ranks_phase(phases: Phases, sc: StressScenario, data_path: Path | None, max_pairs: int | None) -> RankSource:
     """The held-out ranks: a ranks file read once, or one task per recommender j (``DIR/ranks/<j>.npz``)."""
-    if isinstance(sc.source, FileSource):
+    if not isinstance(sc.source, ScoredSourceSpec):  # a ranks file
         return read_ranks_file(data_path)  # type: ignore[arg-type]
     tasks = [
         KeyedTask(str(j), f"ranks of recommender {j}", task_seed(sc.seed, 1, j), (sc, data_path, j, max_pairs))

@@ -7,12 +7,14 @@ import re
 import pytest
 
 from simrec._validation import SizeLimitError
-from simrec.preference import IBP, LDA, Uniform
+from simrec.preference import HPF, IBP, LDA, LatentFactor, Uniform
 
 GOOD = {
     Uniform: dict(n_users=10, n_items=5, lam=2.0),
     IBP: dict(n_users=10, alpha=2.0, c=1.0, sigma=0.5),
     LDA: dict(n_users=10, n_items=5, n_topics=2, lam=2.0, a=0.5, b=0.5),
+    HPF: dict(n_users=10, n_items=5, n_factors=2, a=0.3, a_prime=0.3, b_prime=1.0, c=0.3, c_prime=0.3, d_prime=1.0),
+    LatentFactor: dict(n_users=10, n_items=5, n_factors=2, signal=1.0, pop_exponent=1.0, lam=2.0, activity_sd=1.0),
 }
 
 BAD = [
@@ -35,6 +37,24 @@ BAD = [
     (LDA, "lam", 0.0, ValueError),
     (LDA, "a", 0.0, ValueError),
     (LDA, "b", -0.1, ValueError),
+    (HPF, "n_users", 0, ValueError),
+    (HPF, "n_items", 0, ValueError),
+    (HPF, "n_factors", 0, ValueError),
+    (HPF, "n_factors", 2.0, TypeError),
+    (HPF, "a", 0.0, ValueError),
+    (HPF, "a_prime", -1.0, ValueError),
+    (HPF, "b_prime", 0.0, ValueError),
+    (HPF, "c", float("inf"), ValueError),
+    (HPF, "c_prime", 0.0, ValueError),
+    (HPF, "d_prime", "1", TypeError),
+    (LatentFactor, "n_users", 0, ValueError),
+    (LatentFactor, "n_items", 0, ValueError),
+    (LatentFactor, "n_factors", 0, ValueError),
+    (LatentFactor, "signal", -0.1, ValueError),
+    (LatentFactor, "pop_exponent", -1.0, ValueError),
+    (LatentFactor, "lam", 0.0, ValueError),
+    (LatentFactor, "activity_sd", -0.5, ValueError),
+    (LatentFactor, "signal", float("nan"), ValueError),
 ]
 
 
@@ -57,6 +77,8 @@ def test_c_bound_depends_on_sigma():
         (Uniform(1000, 500, 100.0), None),
         (IBP(1000, 100.0, 1.0, 0.5), 1e5),
         (LDA(1000, 500, 10, 100.0, 0.5, 0.5), 1e5),
+        (HPF(1000, 500, 10, 0.3, 0.3, 1.0, 0.3, 0.3, 1.0), None),
+        (LatentFactor(1000, 500, 10, 1.75, 1.75, 100.0, 0.0), 1e5),
     ],
 )
 def test_size_limit_error_before_allocation(model, expected):

@@ -53,6 +53,7 @@ def test_swapping_a_and_b_flips_the_sign_and_keeps_the_p_value(test, ab):
     np.testing.assert_array_equal(ab_res.n_used, ba_res.n_used)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("test", [t for t in PAIRED_TESTS if not t.random], ids=lambda t: t.name)
 @settings(max_examples=15, deadline=None)
 @given(pairs, st.randoms(use_true_random=False))
@@ -62,5 +63,6 @@ def test_the_order_of_users_does_not_matter(test, ab, rnd):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedStatisticWarning)
         x, y = test(a, b), test(a[:, order], b[:, order])
-    np.testing.assert_allclose(x.p_value, y.p_value, rtol=1e-9)
+    # p-values below 1e-100 are all 'zero' (a constant shift is detected up to rounding, which the order moves)
+    np.testing.assert_allclose(x.p_value, y.p_value, rtol=1e-9, atol=1e-100)
     np.testing.assert_allclose(x.effect_size, y.effect_size, rtol=1e-9)

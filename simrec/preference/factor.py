@@ -1,0 +1,302 @@
+"""A dense low-rank preference model with a popularity offset (Gaussian latent factors).
+
+Issue 24's scratch experiment: likes drawn with weight
+
+.. math:: w_{ui} = \\mathrm{pop}_i^{\\gamma}\\,
+          \\exp\\!\\left(s\\,\\frac{u_u^\\top v_i}{\\sqrt K}\\right), \\qquad
+          u_u, v_i \\sim N(0, I_K), \\quad \\log \\mathrm{pop}_i \\sim N(0, 1),
+
+(K = 10, s = γ = 1.75) reproduced ML-1M's algorithm order (ImplicitMF >
+ItemKNN > Popular on Recall@10) where the thesis's worlds do not. The
+popularity law is a lognormal whose own scale is absorbed by γ (only
+γ·sd(log pop) is identified), so :math:`\\gamma \\zeta_i`,
+:math:`\\zeta_i \\sim N(0, 1)`, is the log popularity offset; the affinity
+:math:`z_{ui} = u_u^\\top v_i / \\sqrt K` has mean 0 and variance 1.
+
+The law of a user's likes (decision: independent inclusion, so that a
+pair's like probability is exact and simple). User u has a target profile
+size :math:`n_u = \\min(I, \\lambda e^{\\sigma_a \\epsilon_u - \\sigma_a^2/2})`,
+:math:`\\epsilon_u \\sim N(0, 1)` (lognormal activity of mean λ before the
+cap at the number of items, :math:`\\sigma_a` = ``activity_sd``), and likes
+each item independently with probability
+
+.. math:: \\pi_{ui} = \\min(1, c_u w_{ui}), \\qquad \\sum_i \\pi_{ui} = n_u,
+
+(a Poisson-sampling design; :math:`c_u` by water-filling: the items whose
+:math:`c_u w_{ui}` reaches 1 are liked surely and the rest share the
+remaining mass in proportion to their weights). So
+:math:`E|\\tilde I_u| = n_u` exactly, and the like probability of every
+pair is :meth:`LatentFactor.like_probability`. (Successive sampling of
+exactly :math:`n_u` items ∝ w has no closed-form inclusion probability.)
+Each liked pair's graded preference is a monotone map of its affinity,
+:math:`p_{ui} = \\Phi(z_{ui}) \\in (0, 1)` (Φ the standard normal CDF: the
+affinity's percentile when K is large, z being a sum of K products; the
+popularity offset is exposure, not taste, and is left out), stored as the
+pair's ``preference`` and ``gains``. It does not depend on s: s sets how
+strongly the affinity selects the likes (at s = 0 it grades them without
+selecting them).
+
+Drawing: O(U I K) flops for the weights (stated: the model is dense; at
+ML-20M size, 138,493 x 26,744 with K = 10, that is 3.7e9 cells),
+O(pairs) random draws, memory in blocks of about 64 MiB. Blocks of users:
+the block's log-weights by one float32 matrix product
+([s u/√K, 1, -shift] · [v, γζ, 1]ᵀ; the shift keeps exp below float32's
+range), exponentiated in place, into one reused buffer. Items are grouped
+in chunks of 32, whose sums and largest weights a compiled kernel computes
+in one pass (:mod:`simrec.preference._factor_kernel`, numba, deterministic,
+fed numpy uniforms). Per user, the kernel solves the water-filling on the
+cells above :math:`\\tau/(2c)` only (read from the chunks whose largest
+weight passes it) and returns the cells with :math:`\\pi_{ui} > \\tau = 1/2`,
+which are drawn one uniform each (:math:`\\pi = 1`: included). The other
+cells, all with :math:`\\pi \\le \\tau`, are drawn as a thinned Poisson
+process: Bernoulli(π) is "a Poisson(μ) count, μ = −log(1 − π), is at least
+1"; candidates come at rate :math:`m c_u w_{ui}`,
+:math:`m = -\\log(1-\\tau)/\\tau \\ge \\mu/\\pi`, each located by a binary
+search over the user's chunk sums and a scan inside the chunk, and kept
+with probability :math:`\\mu/(m\\pi)`; a cell is liked when it keeps at least
+one candidate. About 1.4 candidates per like, no uniform per cell.
+Measurements: docs/design.md §9 (``bench/bench_scale.py --worlds factor``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtr
+
+from simrec._random import RNGLike, as_generator
+from simrec._validation import check_in_range, check_int, check_pairs_budget
+from simrec.interactions import Interactions
+
+__all__ = ["LatentFactor"]
+
+#: Items per chunk (sums and maxima per chunk locate the large cells).
+_CHUNK = 32
+#: Bytes of one block's float32 weights (users x padded items).
+_BLOCK_BYTES = 1 << 26
+#: Cells with pi above this are drawn one uniform each; the rest by the thinned Poisson process.
+_TAU = 0.5
+#: Candidate rate multiplier m = -log(1 - tau)/tau (>= mu/pi for every pi <= tau).
+_M = -math.log1p(-_TAU) / _TAU
+#: Largest log-weight kept before exp (float32 overflows above 88.7).
+_LOG_CAP = 80.0
+
+
+@dataclass(frozen=True)
+class LatentFactor:
+    """Dense low-rank truth with a popularity offset: user u likes item i with probability min(1, c_u w_ui).
+
+    Parameters
+    ----------
+    n_users : int
+        Number of users, >= 1.
+    n_items : int
+        Number of items, >= 1.
+    n_factors : int
+        Latent dimension K, >= 1.
+    signal : float
+        Strength s >= 0 of the personal affinity in the log-weight (0: likes
+        depend on popularity alone).
+    pop_exponent : float
+        γ >= 0, the scale of the log popularity offset (0: no popularity).
+    lam : float
+        Mean λ > 0 of the users' target profile sizes (before the cap at
+        ``n_items``).
+    activity_sd : float, default 1.0
+        σ_a >= 0, the log-sd of the target sizes (0: every user targets λ).
+
+    Notes
+    -----
+    The draws, in order: the items' v (n_items x K) and ζ, then block by
+    block of users their u (block x K) and ε, the uniforms of the cells with
+    π > 1/2, the candidate counts, the candidates' uniforms and their
+    acceptance uniforms. The weights are computed in float32 (relative error
+    about 1e-6 in a like probability). A weight that underflows float32
+    (log-weight 87 below the user's largest; only at extreme ``signal`` or
+    ``pop_exponent``) counts as 0, so such a user's expected profile may
+    fall short of its target when the target is close to ``n_items``.
+    """
+
+    n_users: int
+    n_items: int
+    n_factors: int
+    signal: float
+    pop_exponent: float
+    lam: float
+    activity_sd: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n_users", check_int("n_users", self.n_users, low=1))
+        object.__setattr__(self, "n_items", check_int("n_items", self.n_items, low=1))
+        object.__setattr__(self, "n_factors", check_int("n_factors", self.n_factors, low=1))
+        object.__setattr__(self, "signal", check_in_range("signal", self.signal, 0, None))
+        object.__setattr__(self, "pop_exponent", check_in_range("pop_exponent", self.pop_exponent, 0, None))
+        object.__setattr__(self, "lam", check_in_range("lam", self.lam, 0, None, low_open=True))
+        object.__setattr__(self, "activity_sd", check_in_range("activity_sd", self.activity_sd, 0, None))
+
+    # -- expectations ---------------------------------------------------------------
+    def expected_pairs(self) -> float:
+        """Exact E[pairs] = n_users · E[min(I, λ e^{σε − σ²/2})] (every user's likes have mean n_u).
+
+        .. math:: E[\\min(I, X)] = \\lambda\\,\\Phi(d - \\sigma) + I\\,(1 - \\Phi(d)), \\qquad
+                  d = \\frac{\\ln(I/\\lambda) + \\sigma^2/2}{\\sigma}
+
+        (the lognormal's partial expectation; min(I, λ) when σ = 0).
+        """
+        I, lam, sd = float(self.n_items), self.lam, self.activity_sd
+        if sd == 0:
+            return self.n_users * min(I, lam)
+        d = (math.log(I / lam) + sd * sd / 2) / sd
+        return float(self.n_users * (lam * ndtr(d - sd) + I * (1 - ndtr(d))))
+
+    def expected_items(self) -> float:
+        """The number of items, ``n_items`` (columns; some may have no like)."""
+        return float(self.n_items)
+
+    # -- latent variables (exposed to tests) --------------------------------------------
+    def _item_factors(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """v (n_items, K) and ζ (n_items,), standard normal."""
+        return rng.standard_normal((self.n_items, self.n_factors)), rng.standard_normal(self.n_items)
+
+    def _user_factors(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """u (n, K) and the target sizes n_u = min(I, λ exp(σ ε − σ²/2)) of ``n`` users."""
+        u = rng.standard_normal((n, self.n_factors))
+        sd = self.activity_sd
+        targets = np.minimum(float(self.n_items), self.lam * np.exp(sd * rng.standard_normal(n) - sd * sd / 2))
+        return u, targets
+
+    def log_weights(self, u: np.ndarray, v: np.ndarray, zeta: np.ndarray) -> np.ndarray:
+        """:math:`\\log w_{ui} = s\\,u_u^\\top v_i/\\sqrt K + \\gamma \\zeta_i`, shape (len(u), len(v)) (dense: small cases)."""
+        return self.signal * (u @ v.T) / math.sqrt(self.n_factors) + self.pop_exponent * zeta
+
+    def like_probability(self, u: np.ndarray, v: np.ndarray, zeta: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """π_ui = min(1, c_u w_ui) with Σ_i π_ui = n_u, shape (len(u), len(v)) (dense, float64: small cases)."""
+        lw = self.log_weights(u, v, zeta)
+        w = np.exp(lw - lw.max(axis=1, keepdims=True))
+        srt = -np.sort(-w, axis=1)  # descending
+        above = np.cumsum(srt, axis=1) - srt  # P_t: the t larger ones
+        t = np.arange(w.shape[1])
+        n = np.asarray(targets, dtype=np.float64)[:, None]
+        # the number of capped cells: the first t with (n - t) w_(t+1) <= W - P_t (water-filling)
+        ok = ((n - t) <= 0) | ((n - t) * srt <= w.sum(axis=1, keepdims=True) - above)
+        first = np.where(ok.any(axis=1), ok.argmax(axis=1), w.shape[1])
+        rows = np.arange(len(w))
+        left = w.sum(axis=1) - np.where(
+            first < w.shape[1], above[rows, np.minimum(first, w.shape[1] - 1)], w.sum(axis=1)
+        )
+        with np.errstate(divide="ignore"):
+            c = np.where(left > 0, (n[:, 0] - first) / np.where(left > 0, left, 1.0), np.inf)
+        with np.errstate(invalid="ignore"):
+            return np.where(w > 0, np.minimum(1.0, c[:, None] * w), 0.0)
+
+    # -- generation -------------------------------------------------------------------
+    def generate(self, rng: RNGLike, *, max_pairs: int | None = None) -> Interactions:
+        """Draw the true preferences (module docstring).
+
+        Parameters
+        ----------
+        rng : Generator or seed
+        max_pairs : int, optional
+            Memory guard on :meth:`expected_pairs` (default ``DEFAULT_MAX_PAIRS``).
+
+        Returns
+        -------
+        Interactions
+            Shape (n_users, n_items), graded: ``preference`` (and ``gains``,
+            the same array) holds each liked pair's Φ(z_ui), float32 in (0, 1].
+        """
+        if max_pairs is not None:
+            check_int("max_pairs", max_pairs, low=0)
+        check_pairs_budget(self.expected_pairs(), max_pairs, repr(self))
+        from simrec.preference._factor_kernel import pair_dots  # numba: only when a truth is drawn
+
+        gen = as_generator(rng)
+        U, I, K = self.n_users, self.n_items, self.n_factors
+        v, zeta = self._item_factors(gen)
+        n_chunks = -(-I // _CHUNK)
+        width = n_chunks * _CHUNK
+        right = np.zeros((width, K + 2), dtype=np.float32)
+        right[:I, :K] = v
+        right[:I, K] = self.pop_exponent * zeta
+        right[:I, K + 1] = 1.0
+        scale = self.signal / math.sqrt(K)
+        v_norm = float(np.sqrt((v * v).sum(axis=1)).max())
+        z_top = self.pop_exponent * float(zeta.max())
+        block = int(max(1, min(U, _BLOCK_BYTES // (4 * width))))
+        buf = np.empty((block, width), dtype=np.float32)  # reused: no fresh memory per block
+        counts, items, prefs = [], [], []
+        for start in range(0, U, block):
+            nb = min(block, U - start)
+            u, targets = self._user_factors(gen, nb)
+            # log w - shift, shift = max(0, bound - 80): the bound |s u.v/sqrt K| + gamma max zeta keeps exp finite
+            shift = np.maximum(0.0, scale * np.sqrt((u * u).sum(axis=1)) * v_norm + z_top - _LOG_CAP)
+            left = np.empty((nb, K + 2), dtype=np.float32)
+            left[:, :K] = scale * u
+            left[:, K] = 1.0
+            left[:, K + 1] = -shift
+            w = buf[:nb]
+            np.matmul(left, right.T, out=w)
+            np.exp(w, out=w)
+            w[:, I:] = 0.0
+            rows, cols = _block_likes(gen, w, targets)
+            z = np.empty(len(rows))
+            pair_dots(u, v, rows, cols, z)
+            z /= math.sqrt(K)
+            p = np.maximum(ndtr(z), np.finfo(np.float32).tiny).astype(np.float32)
+            counts.append(np.bincount(rows, minlength=nb))
+            items.append(cols)
+            prefs.append(p)
+        indptr = np.zeros(U + 1, dtype=np.int64)
+        np.cumsum(np.concatenate(counts), out=indptr[1:])
+        pref = np.concatenate(prefs)
+        return Interactions.from_csr(indptr, np.concatenate(items), (U, I), sort=False, gains=pref, preference=pref)
+
+
+def _block_likes(gen: np.random.Generator, w: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Liked cells of a block: independent Bernoulli(min(1, c_u w_ui)) with Σ_i π_ui = targets[u] (module docstring).
+
+    ``w`` (n, width) float32 weights, zero in padding columns; modified (the
+    cells drawn one by one are zeroed). Returns the liked cells' rows and
+    columns, sorted by (row, column), int64. Draws, in order: one uniform per
+    cell with π > τ, the candidate counts, the candidates' positions and
+    their acceptance uniforms.
+    """
+    from simrec.preference._factor_kernel import chunk_stats, row_caps, thin_rows
+
+    n, width = w.shape
+    n_chunks = width // _CHUNK
+    sums = np.empty((n, n_chunks))
+    tops = np.empty((n, n_chunks), dtype=np.float32)
+    chunk_stats(w, _CHUNK, sums, tops)
+    targets = np.asarray(targets, dtype=np.float64)
+    big_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.floor(targets / _TAU).astype(np.int64) + 1, out=big_ptr[1:])
+    scale, rest = np.empty(n), np.empty(n)
+    big_cols = np.empty(big_ptr[-1], dtype=np.int64)
+    big_pi = np.empty(big_ptr[-1])
+    big_count = np.empty(n, dtype=np.int64)
+    row_caps(w, sums, tops, _CHUNK, targets, _TAU, scale, rest, big_ptr, big_cols, big_pi, big_count)
+    at = np.repeat(big_ptr[:-1] - np.concatenate(([0], np.cumsum(big_count)[:-1])), big_count)
+    at += np.arange(len(at))
+    b_rows = np.repeat(np.arange(n, dtype=np.int64), big_count)
+    b_cols = big_cols[at]
+    take = gen.random(len(at)) < big_pi[at]  # pi = 1: always
+    live = rest > 0
+    rate = np.zeros(n)
+    rate[live] = _M * scale[live] * rest[live]
+    n_cand = gen.poisson(rate)
+    cand_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(n_cand, out=cand_ptr[1:])
+    x = gen.random(int(cand_ptr[-1]))
+    accept = gen.random(int(cand_ptr[-1]))
+    cols = np.empty(int(cand_ptr[-1]), dtype=np.int64)
+    thin_rows(w, sums, _CHUNK, scale, big_ptr, big_cols, big_count, cand_ptr, x, accept, _M, cols)
+    c_rows = np.repeat(np.arange(n, dtype=np.int64), n_cand)
+    ok = cols >= 0
+    keys = np.concatenate((b_rows[take] * width + b_cols[take], c_rows[ok] * width + cols[ok]))
+    keys.sort()
+    if len(keys) > 1:
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+    return keys // width, keys % width
