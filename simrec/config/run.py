@@ -53,6 +53,7 @@ from simrec.config.budget import BYTES_PER_ROW, BYTES_PER_TASK, Budget, Need, Ne
 from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
+from simrec.config.significance import SignificanceSpec, significance_problems
 from simrec.experiment import Evaluation, World
 from simrec.metrics import METRICS, PapAtK
 
@@ -108,6 +109,8 @@ class Scenario(Strict):
     population: PopulationSpec
     world: list[WorldSpec] = Field(min_length=1)
     evaluation: EvaluationSpec
+    #: Paired tests against the truth (:mod:`simrec.config.significance`); None: no significance phase.
+    significance: SignificanceSpec | None = None
 
     def world_names(self) -> list[str]:
         return [w.label for w in self.world]
@@ -168,6 +171,10 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
         problems.append(
             f"evaluation.pap_k: must be <= the number of items of every world (smallest: {items}); got {ev.pap_k}"
         )
+    if sc.significance is not None:
+        base = path.resolve().parent
+        names = [str(r.check(f"evaluation.recommenders[{j}]", base)[1]) for j, r in enumerate(ev.recommenders)]
+        problems += significance_problems(sc.significance, names, list(ev.metrics), items)
     return problems
 
 

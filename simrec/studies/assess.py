@@ -12,10 +12,14 @@ holds the sub-runs of the studies it reuses, each resumable on its own:
 3. **worlds** — the user's algorithms under the user's protocol in those
    worlds, against observed and true relevance: :func:`simrec.studies.run_scenario`
    into ``worlds/``;
-4. **sampling** — the protocol on the real data, exact and sampled metrics,
+4. **significance** — per pair of the user's algorithms, how often a
+   significant paired test at the user's protocol is right in those worlds
+   (``significance.csv``, warnings where "significant and wrong" is likely:
+   :mod:`simrec.studies.assess_significance`);
+5. **sampling** — the protocol on the real data, exact and sampled metrics,
    every estimator: :func:`simrec.studies.run_stress_scenario` into
    ``sampling/``;
-5. **report** — ``errors.csv`` (missing-data, sampling and total error per
+6. **report** — ``errors.csv`` (missing-data, sampling and total error per
    algorithm x metric, :mod:`simrec.assess.errors`), ``ranking.csv``
    (:mod:`simrec.assess.ranking`), ``estimators.csv`` and ``advice.csv``
    (:mod:`simrec.assess.advice`), ``figures/*.png`` and ``report.html``
@@ -48,6 +52,7 @@ from simrec.config.budget import Budget
 from simrec.config.run import Scenario
 from simrec.interactions import Interactions
 from simrec.rundir import RunDir
+from simrec.studies.assess_significance import assess_significance
 from simrec.studies.calibrate import DatasetLoadError, calibrate_sweep
 from simrec.studies.run import RunOutcome, run_scenario
 from simrec.studies.stress import StressOutcome, run_stress_scenario
@@ -56,7 +61,7 @@ from simrec.tasks import Backend, SerialBackend
 __all__ = ["AssessOutcome", "run_assessment", "PHASES"]
 
 #: The phases announced through ``on_phase`` (in order).
-PHASES = ("dataset", "calibration", "worlds", "sampling", "report")
+PHASES = ("dataset", "calibration", "worlds", "significance", "sampling", "report")
 
 #: ``on_phase(phase, message)``.
 _Say = Callable[[str, str], None]
@@ -188,10 +193,9 @@ def _worlds_scenario(assessment: Assessment, chosen: tuple[CalibratedCell, ...],
 
 
 def _worlds_phase(
-    rd: RunDir, assessment: Assessment, chosen: tuple[CalibratedCell, ...], budget: Budget, say: _Say, sub: dict
+    rd: RunDir, assessment: Assessment, chosen: tuple[CalibratedCell, ...], scenario: Scenario, say: _Say, sub: dict
 ) -> RunOutcome:
     """Phase 3: the user's algorithms and protocol in the ``chosen`` worlds (``simrec run`` into ``worlds/``)."""
-    scenario = _worlds_scenario(assessment, chosen, budget)
     say(
         "worlds",
         f"{len(chosen)} calibrated world(s) ({', '.join(c.cell for c in chosen)}) x "
@@ -331,7 +335,10 @@ def run_assessment(
         worlds = _worlds_table(cells, chosen)
         rd.write_csv("worlds.csv", worlds)
         sub = {"backend": backend, "progress": progress, "figures": figures, "max_pairs": budget.max_pairs}
-        run = _worlds_phase(rd, assessment, chosen, budget, say, sub)
+        scenario = _worlds_scenario(assessment, chosen, budget)
+        run = _worlds_phase(rd, assessment, chosen, scenario, say, sub)
+        say("significance", "paired tests between the algorithms, against the worlds' truth")
+        sig = assess_significance(rd, assessment, scenario, backend, progress, budget.max_pairs)
         stress = _sampling_phase(rd, assessment, say, sub)
         say("report", f"tables and report into {rd.path('report.html')}")
         failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
@@ -354,7 +361,7 @@ def run_assessment(
         computed,
         reused,
         seconds,
-        tuple(stress.warnings),
+        (*sig.warnings, *stress.warnings),
         tuple(failed),
     )
 

@@ -17,6 +17,9 @@ holds
   with Wilson intervals (thesis Table 3), when both are in the scenario (with
   a ``warning`` column, also in :attr:`RunOutcome.warnings`, when there are
   fewer than :data:`MIN_REPLICATES_TABLE3` replicates);
+* ``significance.csv`` (with a ``[significance]`` section) — paired tests
+  between recommenders judged against the truth, per world x protocol
+  (:mod:`simrec.studies.significance`; shards in ``significance/``);
 * ``figures/*.png`` and ``manifest.json`` (scenario, seed, digest,
   package versions, timings).
 
@@ -41,7 +44,8 @@ from simrec.recommenders import Oracle, Popular
 from simrec.recommenders.coverage import unscored_note
 from simrec.report import pairwise_wins, plot_results, summarize
 from simrec.rundir import FRAMES, RunDir
-from simrec.studies.phases import KeyedTask, Phase, run_phase, task_timings
+from simrec.studies.phases import KeyedTask, Phase, Phases, task_timings
+from simrec.studies.significance import significance_phase
 from simrec.tasks import Backend, SerialBackend
 
 __all__ = ["RunOutcome", "run_scenario"]
@@ -226,15 +230,16 @@ def run_scenario(
         },
     ) as rd:
         task_seconds: list[float] = []
-        replicates = run_phase(
+        phases = Phases(rd, backend, scenario.name, progress)
+        replicates = phases.run(
             Phase(_run_task, "replicates", "replicates", FRAMES, encode=_replicate_shard),
             _replicate_tasks(scenario, worlds, evaluation),
-            rd=rd,
-            backend=backend,
-            title=scenario.name,
-            progress=progress,
             on_result=lambda _task, res: task_seconds.append(res[2]),
         )
+        if scenario.significance is not None:
+            significance_phase(
+                phases, scenario.significance, worlds, evaluation, scenario.seed, scenario.replicates, rd
+            )
         full = pd.concat(replicates.values, ignore_index=True)
         results = _in_scenario_order(full[RESULT_COLUMNS], names, recommenders, [m.name for m in evaluation.metrics])
         summary = summarize(results)
@@ -247,13 +252,13 @@ def run_scenario(
         failed = _draw(rd, results, evaluation.n, backend, progress) if figures else []
         seconds = time.perf_counter() - t_start
         rd.complete(
-            tasks_computed=replicates.computed,
-            tasks_reused=replicates.reused,
+            tasks_computed=phases.computed,
+            tasks_reused=phases.reused,
             timings=task_timings(seconds, task_seconds, backend),
             mean_sizes=_mean_sizes(full),
             **({"warnings": warnings} if warnings else {}),
             **({"figures_failed": failed} if failed else {}),
         )
     return RunOutcome(
-        Path(out), results, summary, replicates.computed, replicates.reused, seconds, tuple(warnings), tuple(failed)
+        Path(out), results, summary, phases.computed, phases.reused, seconds, tuple(warnings), tuple(failed)
     )
