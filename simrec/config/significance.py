@@ -22,12 +22,14 @@ Example
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
 from simrec.config.base import Strict, no_repeats
-from simrec.significance import PAIRED_TESTS, BootstrapBCa, BootstrapPercentile, PairedTest, Permutation
+
+if TYPE_CHECKING:
+    from simrec.significance import PairedTest
 
 __all__ = ["SignificanceSpec", "PROTOCOLS", "TEST_NAMES", "LOO_METRICS", "significance_problems"]
 
@@ -36,8 +38,9 @@ __all__ = ["SignificanceSpec", "PROTOCOLS", "TEST_NAMES", "LOO_METRICS", "signif
 #: ``negatives`` sampled negatives, the metric on the sampled rank / Krichene & Rendle's BV correction).
 PROTOCOLS: tuple[str, ...] = ("full", "users", "sampled_naive", "sampled_corrected")
 
-#: The paired tests by name (:data:`simrec.significance.PAIRED_TESTS`).
-TEST_NAMES: tuple[str, ...] = tuple(t.name for t in PAIRED_TESTS)
+#: The paired tests by name (the names of :data:`simrec.significance.PAIRED_TESTS`, kept here so that loading a
+#: scenario does not load scipy.stats; tests/config/test_significance_spec.py checks they agree).
+TEST_NAMES: tuple[str, ...] = ("paired_t", "wilcoxon", "sign", "bootstrap_percentile", "bootstrap_bca", "permutation")
 
 #: Scenario metrics with a leave-one-out rank function (:mod:`simrec.sampling.functions`) at K = N: the
 #: metrics the ``sampled_*`` protocols can measure.
@@ -81,6 +84,8 @@ class SignificanceSpec(Strict):
 
     def paired_tests(self) -> tuple[PairedTest, ...]:
         """The tests as configured objects, in the order given."""
+        from simrec.significance import PAIRED_TESTS, BootstrapBCa, BootstrapPercentile, Permutation
+
         by_name: dict[str, PairedTest] = {t.name: t for t in PAIRED_TESTS}
         by_name |= {
             "bootstrap_percentile": BootstrapPercentile(self.resamples),

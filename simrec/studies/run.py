@@ -45,7 +45,6 @@ from simrec.recommenders.coverage import unscored_note
 from simrec.report import pairwise_wins, plot_results, summarize
 from simrec.rundir import FRAMES, RunDir
 from simrec.studies.phases import KeyedTask, Phase, Phases, task_timings
-from simrec.studies.significance import significance_phase
 from simrec.tasks import Backend, SerialBackend
 
 __all__ = ["RunOutcome", "run_scenario"]
@@ -237,6 +236,9 @@ def run_scenario(
             on_result=lambda _task, res: task_seconds.append(res[2]),
         )
         if scenario.significance is not None:
+            # loaded only here: `simrec run` without the section loads neither scipy.stats nor the stress sources
+            from simrec.studies.significance import significance_phase
+
             significance_phase(
                 phases, scenario.significance, worlds, evaluation, scenario.seed, scenario.replicates, rd
             )
