@@ -265,9 +265,10 @@ def _report_phase(
     stress: StressOutcome,
     dataset: pd.DataFrame,
     worlds: pd.DataFrame,
+    significance: pd.DataFrame,
     failed: list[str],
 ) -> _Report:
-    """Phase 5: the tables, figures and ``report.html`` (a figure's failure appended to ``failed``)."""
+    """Phase 6: the tables, figures and ``report.html`` (a figure's failure appended to ``failed``)."""
     coverage_path = rd.path("sampling") / "coverage.csv"
     t = _report_tables(assessment, run, stress, pd.read_csv(coverage_path) if coverage_path.exists() else None)
     rd.write_csv("errors.csv", t.errors)
@@ -277,7 +278,8 @@ def _report_phase(
     rd.write_csv("advice.csv", t.advice)
     pngs = _report_figures(rd, assessment, t, stress, failed)
     rd.write_text(
-        "report.html", _page(assessment, dataset, worlds, t.headline, t.errors, t.ranking, t.best, t.advice, pngs)
+        "report.html",
+        _page(assessment, dataset, worlds, t.headline, t.errors, t.ranking, t.best, t.advice, pngs, significance),
     )
     return t
 
@@ -342,7 +344,7 @@ def run_assessment(
         stress = _sampling_phase(rd, assessment, say, sub)
         say("report", f"tables and report into {rd.path('report.html')}")
         failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
-        report = _report_phase(rd, assessment, run, stress, dataset, worlds, failed)
+        report = _report_phase(rd, assessment, run, stress, dataset, worlds, sig.table, failed)
         computed, reused = run.computed + stress.computed, run.reused + stress.reused
         seconds = time.perf_counter() - t0
         rd.complete(
@@ -384,7 +386,7 @@ def _headline(errors: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advice, pngs) -> str:
+def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advice, pngs, significance) -> str:
     spec, pr, sa = a.spec, a.spec.protocol, a.spec.sampling
     algos = ", ".join(dict.fromkeys(headline["recommender"]))
     protocol = (
@@ -433,6 +435,23 @@ def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advic
                 table_html(ranking, "ranking"),
                 figure_html(pngs.get("ranking"), "Probability that the observed ranking is the true one"),
             ],
+        ),
+        *(
+            [
+                Section(
+                    "Is a significant difference between two algorithms right?",
+                    [
+                        "In the same simulated evaluations, the paired t and Wilcoxon tests between each pair of "
+                        "algorithms at your protocol (alpha 0.05), judged against the world's true difference: "
+                        "right_given_significant is the probability that a significant result has the true sign "
+                        f"(Wilson {level} interval), per world and pooled ('all worlds'); below 0.5 the terminal "
+                        "warns that 'significant and wrong' is likely.",
+                    ],
+                    [table_html(significance, "significance")],
+                )
+            ]
+            if len(significance)
+            else []
         ),
         Section(
             "Which estimator and sample size to report",

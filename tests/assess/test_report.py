@@ -74,6 +74,7 @@ def test_folder_holds_the_tables_the_sub_runs_and_a_self_contained_page(tiny_ass
         "ranking.csv",
         "estimators.csv",
         "advice.csv",
+        "significance.csv",
         "report.html",
         "manifest.json",
         "figures/errors.png",
@@ -91,7 +92,7 @@ def test_folder_holds_the_tables_the_sub_runs_and_a_self_contained_page(tiny_ass
     assert set(outcome.advice["metric"]) == {"recall", "ndcg"}
 
 
-@pytest.mark.parametrize("table", ["headline", "ranking", "advice", "estimators", "worlds", "errors"])
+@pytest.mark.parametrize("table", ["headline", "ranking", "advice", "estimators", "worlds", "errors", "significance"])
 def test_report_numbers_equal_the_tidy_tables(tiny_assessment, table):
     _, out, _ = tiny_assessment
     rows = _parse(out).tables[table]
