@@ -110,6 +110,13 @@ class Phase(Generic[R, V]):
     steps : int, optional
         Progress steps per task, counted by the task itself (see ``task``;
         e.g. a stress cell's repeats); default: one step per finished task.
+    side : str, optional
+        A second shard folder per task (same codec and key), for a second
+        output of the same task (``simrec run``'s ``debias/`` beside
+        ``replicates/``): written first, from ``side_encode(result)``, so a
+        task whose main shard exists has both; a task is reused only when both
+        verify. Its shards are read by the study (``rd.shards(side, codec)``).
+    side_encode : callable, default identity
     """
 
     task: Callable[[Any], R]
@@ -119,10 +126,14 @@ class Phase(Generic[R, V]):
     encode: Callable[[R], Any] = _same
     decode: Callable[[Any], V] = _same
     steps: int | None = None
+    side: str | None = None
+    side_encode: Callable[[R], Any] = _same
 
     def __post_init__(self) -> None:
         if (self.folder is None) != (self.codec is None):
             raise ValueError("a phase with shards needs both `folder` and `codec`; one without, neither")
+        if self.side is not None and (self.folder is None or self.side == self.folder):
+            raise ValueError("`side` needs the phase's own `folder` and must differ from it")
         if self.steps is not None and self.steps < 1:
             raise ValueError(f"`steps` must be >= 1; got {self.steps}")
 
@@ -211,10 +222,15 @@ def run_phase(
     if rd is None:
         raise ValueError("a phase with shards runs in a run directory; got rd=None")
     shards = rd.shards(phase.folder, phase.codec)
-    done = shards.reusable(keys)
+    side = None if phase.side is None else rd.shards(phase.side, phase.codec)
+    done = set(shards.reusable(keys))
+    if side is not None:
+        done &= set(side.reusable(keys))
     todo = [t for t in tasks if t.key not in done]
 
     def record(task: KeyedTask, result: R) -> None:
+        if side is not None:  # first: a task counts as done once its main shard exists
+            side.write(task.key, phase.side_encode(result))
         shards.write(task.key, phase.encode(result))
         if on_result is not None:
             on_result(task, result)

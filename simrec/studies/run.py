@@ -20,6 +20,13 @@ holds
 * ``significance.csv`` (with a ``[significance]`` section) — paired tests
   between recommenders judged against the truth, per world x protocol
   (:mod:`simrec.studies.significance`; shards in ``significance/``);
+* with a ``[debias]`` section (:mod:`simrec.config.debias`), ``debias/*.parquet``
+  shards and ``debias.parquet``, ``debias_summary.csv`` (bias, RMSE and
+  interval coverage per world x recommender x metric x MNAR estimator x
+  propensity kind) and ``debias_order.csv`` (the probability that an
+  estimator orders the recommenders as the truth does), and the figures
+  ``figures/debias_<metric>.png`` (bias ± 2 se per estimator x propensity kind):
+  :mod:`simrec.debias.harness` on the same replicates;
 * ``figures/*.png`` and ``manifest.json`` (scenario, seed, digest,
   package versions, timings).
 
@@ -39,6 +46,8 @@ import pandas as pd
 from simrec._figures import drawing
 from simrec._random import task_seed
 from simrec.config.run import Scenario
+from simrec.debias.figures import plot_debias
+from simrec.debias.harness import DebiasDesign, debias_replicate, order_accuracy, summarize_debias
 from simrec.experiment import RESULT_COLUMNS, Evaluation, World, run_replicate
 from simrec.recommenders import Oracle, Popular
 from simrec.recommenders.coverage import unscored_note
@@ -74,14 +83,19 @@ def _shard_key(replicate: int, w: int) -> str:
     return f"rep{replicate:05d}__w{w:03d}"
 
 
-def _run_task(task: tuple[World, Evaluation, object, int]) -> tuple[pd.DataFrame, dict, float]:
-    """One replicate of one world: its results (with each recommender's users without a list), sizes, seconds."""
-    world, evaluation, seed, replicate = task
+def _run_task(
+    task: tuple[World, Evaluation, object, int, DebiasDesign | None],
+) -> tuple[pd.DataFrame, dict, float, pd.DataFrame | None]:
+    """One replicate of one world: its results (with each recommender's users without a list), sizes, seconds,
+    and with a ``[debias]`` design the MNAR-correction harness's rows on the same replicate."""
+    world, evaluation, seed, replicate, design = task
     t0 = time.perf_counter()
     rep = run_replicate(world, evaluation, seed, replicate)  # type: ignore[arg-type]
     # the shard keeps each recommender's users without a list (not a result column; read by _unscored_notes)
     frame = rep.results.assign(n_unscored=rep.results["recommender"].map(rep.unscored).fillna(0).astype("int64"))
-    return frame, rep.info, time.perf_counter() - t0
+    # the MNAR-correction harness on the same replicate (same seed: same data and lists)
+    debias = None if design is None else debias_replicate(world, evaluation, design, seed, replicate)  # type: ignore[arg-type]
+    return frame, rep.info, time.perf_counter() - t0, debias
 
 
 def _unscored_notes(full: pd.DataFrame, recommenders: list[str]) -> list[str]:
@@ -121,21 +135,27 @@ def _in_scenario_order(
     return frame.loc[order].reset_index(drop=True)
 
 
-def _replicate_shard(result: tuple[pd.DataFrame, dict, float]) -> pd.DataFrame:
+def _replicate_shard(result: tuple[pd.DataFrame, dict, float, pd.DataFrame | None]) -> pd.DataFrame:
     """A task's shard: its results with the world's sizes as ``info_*`` columns."""
-    frame, info, _secs = result
+    frame, info, _secs, _debias = result
     return frame.assign(**{f"info_{k}": v for k, v in info.items()})
 
 
-def _replicate_tasks(scenario: Scenario, worlds: list[World], evaluation: Evaluation) -> list[KeyedTask]:
+def _keys(scenario: Scenario, worlds: list[World]) -> list[str]:
+    """The tasks' keys, replicate-major."""
+    return [_shard_key(r, w) for r in range(scenario.replicates) for w in range(len(worlds))]
+
+
+def _replicate_tasks(
+    scenario: Scenario, worlds: list[World], evaluation: Evaluation, design: DebiasDesign | None
+) -> list[KeyedTask]:
     """One task per (replicate r, world w), replicate-major, seed ``task_seed(scenario.seed, r, w)``."""
     tasks = []
     for r in range(scenario.replicates):
         for w, world in enumerate(worlds):
             seed = task_seed(scenario.seed, r, w)
-            tasks.append(
-                KeyedTask(_shard_key(r, w), f"replicate {r}, world {world.name}", seed, (world, evaluation, seed, r))
-            )
+            payload = (world, evaluation, seed, r, design)
+            tasks.append(KeyedTask(_shard_key(r, w), f"replicate {r}, world {world.name}", seed, payload))
     return tasks
 
 
@@ -162,8 +182,10 @@ def _mean_sizes(full: pd.DataFrame) -> dict[str, dict[str, float]]:
     return {w: {k.removeprefix("info_"): float(v) for k, v in row.items()} for w, row in sizes.iterrows()}
 
 
-def _draw(rd: RunDir, results: pd.DataFrame, n: int, backend: Backend, progress: bool) -> list[str]:
-    """The figures (their failures, one line each)."""
+def _draw(
+    rd: RunDir, results: pd.DataFrame, n: int, backend: Backend, progress: bool, debias: pd.DataFrame | None
+) -> list[str]:
+    """The figures, with ``debias`` (the debias summary) its figures too (their failures, one line each)."""
     failed: list[str] = []
     if progress:  # the bar has ended; say what the last seconds are spent on
         print(
@@ -173,6 +195,9 @@ def _draw(rd: RunDir, results: pd.DataFrame, n: int, backend: Backend, progress:
         )
     with drawing(failed, "figures"):
         plot_results(results, rd.path("figures"), n=n, n_jobs=backend.n_workers)
+    if debias is not None:
+        with drawing(failed, "debias figures"):
+            plot_debias(debias, rd.path("figures"))
     return failed
 
 
@@ -230,9 +255,18 @@ def run_scenario(
     ) as rd:
         task_seconds: list[float] = []
         phases = Phases(rd, backend, scenario.name, progress)
+        design = None if scenario.debias is None else scenario.debias.build()
         replicates = phases.run(
-            Phase(_run_task, "replicates", "replicates", FRAMES, encode=_replicate_shard),
-            _replicate_tasks(scenario, worlds, evaluation),
+            Phase(
+                _run_task,
+                "replicates",
+                "replicates",
+                FRAMES,
+                encode=_replicate_shard,
+                side=None if design is None else "debias",
+                side_encode=lambda res: res[3],
+            ),
+            _replicate_tasks(scenario, worlds, evaluation, design),
             on_result=lambda _task, res: task_seconds.append(res[2]),
         )
         if scenario.significance is not None:
@@ -251,7 +285,15 @@ def run_scenario(
         rd.write_csv("summary.csv", summary)
         if table3 is not None:
             rd.write_csv("table3.csv", table3)
-        failed = _draw(rd, results, evaluation.n, backend, progress) if figures else []
+        debias_summary = None
+        if design is not None:
+            debias_shards = rd.shards("debias", FRAMES)
+            debias_rows = pd.concat([debias_shards.read(t) for t in _keys(scenario, worlds)], ignore_index=True)
+            rd.write_parquet("debias.parquet", debias_rows)
+            debias_summary = summarize_debias(debias_rows)
+            rd.write_csv("debias_summary.csv", debias_summary)
+            rd.write_csv("debias_order.csv", order_accuracy(debias_rows))
+        failed = _draw(rd, results, evaluation.n, backend, progress, debias_summary) if figures else []
         seconds = time.perf_counter() - t_start
         rd.complete(
             tasks_computed=phases.computed,

@@ -122,10 +122,10 @@ class UserSamplingConfig:
     def _check_items(self) -> None:
         """The estimator part: estimators (fixed-n, distinct names), scheme, sample-set sizes."""
         for e in self.estimators:
-            if not isinstance(e, Estimator):
-                raise TypeError(f"`estimators` must hold estimator objects of simrec.sampling (e.g. MLE()); got {e!r}")
             if isinstance(e, AdaptiveMLE):
                 raise ValueError("`estimators` must not hold AdaptiveMLE(): the estimator part uses one fixed n")
+            if not isinstance(e, Estimator):
+                raise TypeError(f"`estimators` must hold estimator objects of simrec.sampling (e.g. MLE()); got {e!r}")
         names = [e.name for e in self.estimators]
         if len(set(names)) != len(names):
             raise ValueError(f"`estimators` must have distinct names; got {names}")
