@@ -539,8 +539,7 @@ def expected_sampled_metrics(
         if estimator is None or isinstance(estimator, Naive):
             table = metric_table(metrics, n)
         else:
-            sch = SamplingScheme.cached(estimator_items(ranks), n)
-            table = fixed_corrections(estimator, sch, metrics)
+            table = _fixed_table(estimator, estimator_items(ranks), n, tuple(metrics))
         acc = np.zeros(len(metrics))
         step = max(1, (1 << 21) // n)
         for t0 in range(0, theta.size, step):
@@ -548,6 +547,22 @@ def expected_sampled_metrics(
             acc += counts[t0 : t0 + step] @ (p @ table)
         out[i] = acc / ranks.n_users
     return out
+
+
+#: Per-process memo of :func:`_fixed_table` (recommenders of one source share N, n and the metrics).
+_FIXED_TABLES: dict[tuple, np.ndarray] = {}
+
+
+def _fixed_table(estimator: Estimator, n_items: int, n: int, metrics: tuple[RankMetric, ...]) -> np.ndarray:
+    """F̂ (n, J) of a data-independent correction (:func:`simrec.sampling.fixed_corrections`), once per process."""
+    key = (estimator, n_items, n, metrics)
+    if key not in _FIXED_TABLES:
+        if len(_FIXED_TABLES) >= 32:
+            _FIXED_TABLES.pop(next(iter(_FIXED_TABLES)))
+        table = np.array(fixed_corrections(estimator, SamplingScheme.cached(n_items, n), metrics))
+        table.setflags(write=False)
+        _FIXED_TABLES[key] = table
+    return _FIXED_TABLES[key]
 
 
 #: Per-process caches of :func:`~simrec.sampling.estimate_histograms` (data-independent F̂ such as CLS), one per

@@ -152,6 +152,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+# simrec.significance is imported inside the functions that test: it imports scipy.stats (about 0.7 s CPU,
+# docs/design.md §9), which every `simrec stress` process would pay otherwise (issue 29).
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_choice, check_in_range, check_int
 from simrec.sampling import (
@@ -165,7 +167,6 @@ from simrec.sampling import (
     percentile_interval,
     single_threaded_blas,
 )
-from simrec.significance import bonferroni, t_test_from_summary, z_test_from_summary
 from simrec.stress.harness import METRIC_FAMILIES, StressResult, estimator_items, rank_sampler
 from simrec.stress.sources import RecommenderRanks
 
@@ -725,6 +726,8 @@ def pair_tests(result: UserSamplingResult, test: str = "two_sample") -> PairTest
         The dissertation's tests (z for Recall, Welch t otherwise), or the
         paired t-test.
     """
+    from simrec.significance import t_test_from_summary, z_test_from_summary  # imported late: see the imports
+
     if test not in ("two_sample", "paired"):
         raise ValueError(f"`test` must be 'two_sample' or 'paired'; got {test!r}")
     m, fpc = result.size, result.fpc
@@ -847,6 +850,8 @@ def user_sampling_tests(results: Sequence[UserSamplingResult], ks: Sequence[int]
     wrong_sign_rate_bonferroni (rejected with the wrong sign), alpha,
     n_pairs, n_repeats. ``ks``: the cutoffs kept (default all).
     """
+    from simrec.significance import bonferroni  # imported late: see the imports
+
     rows = []
     for res in results:
         alpha = 1 - res.confidence
@@ -1143,6 +1148,8 @@ def user_sampling_estimator_tests(
     rejection columns are NaN without bootstrap. Repeats where an estimate is
     NaN are left out (``n_repeats`` counts the rest).
     """
+    from simrec.significance import bonferroni, z_test_from_summary  # imported late: see the imports
+
     rows = []
     for res in _with_estimators(results):
         n_pairs = len(res.pairs)
