@@ -149,6 +149,7 @@ from simrec.sampling import (
     MLEPrior,
     MSEOptimal,
     Naive,
+    PooledPrior,
     RankEstimate,
     RankMetric,
     SamplingScheme,
@@ -264,6 +265,13 @@ class StressConfig:
         gradient pass per distinct fit and repeat, not ``n_boot`` refits.
     confidence : float in (0, 1), default 0.95
         Level of the intervals.
+    prior_per : {"repeat", "dataset"}, default "repeat"
+        Where the estimated priors of BV_MLE, BV_MES, MN_MLE, MN_MES and BV at
+        1/M are fitted: on each repeat's own sampled ranks (simrec), or once
+        per cell, the fits of the repeats averaged
+        (:class:`~simrec.sampling.PooledPrior`, the authors' code; labels
+        ``"MN_MES@dataset"``). MLE and MES themselves are fitted per repeat
+        either way. State it beside any table compared with the authors'.
     """
 
     repeats: int = 100
@@ -274,8 +282,10 @@ class StressConfig:
     adaptive_n_max: int = 3200
     n_boot: int = 0
     confidence: float = 0.95
+    prior_per: str = "repeat"
 
     def __post_init__(self) -> None:
+        check_choice("prior_per", self.prior_per, PRIOR_PER)
         check_int("repeats", self.repeats, low=1)
         check_int("k_max", self.k_max, low=1)
         if not self.metrics:
@@ -287,15 +297,15 @@ class StressConfig:
         if not self.estimators:
             raise ValueError("`estimators` must hold at least one estimator; got none")
         for e in self.estimators:
-            if not isinstance(e, Estimator):
-                raise TypeError(
-                    f"`estimators` must hold estimator objects of simrec.sampling (e.g. Naive(), "
-                    f"BiasVariance(0.1)); got {e!r}"
-                )
             if isinstance(e, AdaptiveMLE):
                 raise ValueError(
                     "`estimators` must not list AdaptiveMLE(): the 'adaptive' scheme always uses it "
                     "and the other schemes cannot"
+                )
+            if not isinstance(e, Estimator):
+                raise TypeError(
+                    f"`estimators` must hold estimator objects of simrec.sampling (e.g. Naive(), "
+                    f"BiasVariance(0.1)); got {e!r}"
                 )
         names = [e.name for e in self.estimators]
         if len(set(names)) != len(names):
@@ -421,6 +431,20 @@ def estimator_items(ranks: RecommenderRanks) -> int:
 def estimator_names(config: StressConfig, scheme: str) -> tuple[str, ...]:
     """Names of the estimators ``config`` runs under ``scheme``, in table order (from the objects)."""
     return tuple(e.name for e in _estimators_of(config, scheme))
+
+
+#: Where the estimated priors are fitted (:attr:`StressConfig.prior_per`).
+PRIOR_PER: tuple[str, ...] = ("repeat", "dataset")
+
+
+def _pooled(
+    estimators: tuple[Estimator, ...], draws: list[np.ndarray], sch: SamplingScheme, max_iter: int
+) -> tuple[Estimator, ...]:
+    """The estimators with each estimated prior fitted per dataset: averaged over the repeats' draws."""
+    hists = [np.bincount(r - 1, minlength=sch.n) for r in draws]
+    priors = {e.estimated_prior for e in estimators} - {None}
+    pooled = {p: PooledPrior.pool(p, hists, sch, max_iter) for p in priors}
+    return tuple(e.with_priors(pooled) for e in estimators)
 
 
 def _estimators_of(config: StressConfig, scheme: str) -> tuple[Estimator, ...]:
@@ -580,14 +604,19 @@ def _shared_cache(scheme: SamplingScheme, metrics: tuple[RankMetric, ...]) -> di
 
 
 def _repeat_estimates(
-    config: StressConfig, h: np.ndarray, sch: SamplingScheme, groups: list[tuple[list[RankMetric], dict]], fit_a: bool
+    estimators: tuple[Estimator, ...],
+    config: StressConfig,
+    h: np.ndarray,
+    sch: SamplingScheme,
+    groups: list[tuple[list[RankMetric], dict]],
+    fit_a: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float | None]:
     """One repeat without intervals from its histogram ``h``: estimates (E, J), iterations, convergence, beta@P's a."""
     fits = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
-    status = FitStatus.new(1, len(config.estimators))  # filled alike by both column groups
+    status = FitStatus.new(1, len(estimators))  # filled alike by both column groups
     kw = {"max_iter": config.max_iter, "fits": fits, "status": status}
     vals = np.concatenate(
-        [estimate_histograms(config.estimators, h[None, :], sch, g, cache=cache, **kw) for g, cache in groups], axis=2
+        [estimate_histograms(estimators, h[None, :], sch, g, cache=cache, **kw) for g, cache in groups], axis=2
     )
     return vals[0], status.n_iter[0], status.converged.all(axis=0), _beta_a(h, sch.n_items, sch.n) if fit_a else None
 
@@ -773,6 +802,12 @@ def run_stress(
                 interval_kinds=kinds,
             )
 
+        estimators = config.estimators
+        draws = None
+        if config.prior_per == "dataset":  # every repeat drawn first (the same draws), the priors averaged over them
+            draws = [first] + [draw() for _ in range(config.repeats - 1)]
+            estimators = _pooled(estimators, draws, sch, config.max_iter)
+            names = tuple(e.name for e in estimators)
         recall_cols = np.flatnonzero(np.asarray(families) == "recall")
         maps = {"linear": linear_mapping(N, n).values, "bound": bound_mapping(N, n).values}
         for e in config.estimators:
@@ -784,11 +819,26 @@ def run_stress(
         groups = [(g, _shared_cache(sch, tuple(g))) for g in (metrics, untr) if g]  # cutoff columns, then the rest
         boot_gen = gen.spawn(1)[0] if config.n_boot else None  # the draws of r stay those of n_boot = 0
         fit_a = bool(beta and recall_cols.size)
-        space = REPEAT_MEMO.namespace(
-            ("fixed", N, n, sch.replace, sch.tail_cutoff, tuple(metrics), tuple(untr), objects, config.max_iter, fit_a)
+        space = (
+            REPEAT_MEMO.namespace(
+                (
+                    "fixed",
+                    N,
+                    n,
+                    sch.replace,
+                    sch.tail_cutoff,
+                    tuple(metrics),
+                    tuple(untr),
+                    objects,
+                    config.max_iter,
+                    fit_a,
+                )
+            )
+            if draws is None
+            else None
         )
         for rep in range(config.repeats):
-            r = first if rep == 0 else draw()
+            r = draws[rep] if draws is not None else first if rep == 0 else draw()
             h = np.bincount(r - 1, minlength=n)
             hist_sum += h
             if config.n_boot:  # the library's bootstrap (linearised for the fitted estimators), same numbers
@@ -796,7 +846,7 @@ def run_stress(
                 kw = {"max_iter": config.max_iter, "fits": {} if len(groups) > 1 else None, "status": status}
                 boot = bootstrap_histograms(h, config.n_boot, boot_gen)
                 vals = np.concatenate(
-                    [bootstrap_estimates(config.estimators, h, boot, sch, g, cache=cache, **kw) for g, cache in groups],
+                    [bootstrap_estimates(estimators, h, boot, sch, g, cache=cache, **kw) for g, cache in groups],
                     axis=2,
                 )
                 est[rep] = vals[0]
@@ -805,9 +855,11 @@ def run_stress(
                     lower[rep], upper[rep] = percentile_interval(vals[1:], config.confidence)
                 a = _beta_a(h, N, n) if fit_a else None
             else:  # the same histogram gives the same numbers: computed once per process (.memo)
-                est[rep], n_iter[rep], converged[rep], a = REPEAT_MEMO.get_or_compute(
-                    space, h.tobytes(), lambda h=h: _repeat_estimates(config, h, sch, groups, fit_a)
-                )
+                compute = lambda h=h: _repeat_estimates(estimators, config, h, sch, groups, fit_a)  # noqa: E731
+                if space is None:  # priors pooled over this task's draws: nothing to share
+                    est[rep], n_iter[rep], converged[rep], a = compute()
+                else:
+                    est[rep], n_iter[rep], converged[rep], a = REPEAT_MEMO.get_or_compute(space, h.tobytes(), compute)
             if a is not None:
                 beta_a.append(a)
             if progress is not None:

@@ -134,3 +134,14 @@ def test_repeat_memo_values_are_read_only_and_bounded():
     assert calls[-1] == 4 and (memo.hits, memo.misses) == (1, 6)
     memo.clear()
     assert len(memo) == 0 and memo.hits == memo.misses == 0
+
+
+def test_priors_pooled_per_dataset_are_not_memoised():
+    """With prior_per = "dataset" the estimators carry this task's pooled priors: computed, never memoised."""
+    config = StressConfig(repeats=8, k_max=5, prior_per="dataset")
+    with REPEAT_MEMO.disabled():
+        plain = run_stress(FEW, "binomial", 20, config, rng=2)
+    REPEAT_MEMO.clear()
+    got = run_stress(FEW, "binomial", 20, config, rng=2)
+    assert REPEAT_MEMO.hits == 0 and REPEAT_MEMO.misses == 0
+    _assert_identical(got, plain)
