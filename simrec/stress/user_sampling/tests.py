@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simrec.significance import bonferroni, t_test_from_summary, z_test_from_summary
+# simrec.significance is imported inside the functions that test: it imports scipy.stats (about 0.7 s CPU,
+# docs/design.md §9), which every `simrec stress` process would pay otherwise (issue 29).
 from simrec.stress.user_sampling.run import UserSamplingResult
 
 __all__ = ["TESTS", "PairTests", "estimator_pair_tests", "pair_tests"]
@@ -47,6 +48,8 @@ class PairTests:
     def rejected_bonferroni(self, alpha: float) -> np.ndarray:
         """Where H0 is rejected with Bonferroni's correction over the pairs (p <= α/P), shape of ``p_value``."""
         n_pairs = self.p_value.shape[self.pair_axis]
+        from simrec.significance import bonferroni  # imported late: see the imports
+
         return bonferroni(self.p_value, alpha=alpha, axis=self.pair_axis, n_tests=n_pairs).reject
 
 
@@ -66,6 +69,8 @@ def pair_tests(result: UserSamplingResult, test: str = "two_sample") -> PairTest
         The dissertation's tests (z for Recall, Welch t otherwise), or the
         paired t-test.
     """
+    from simrec.significance import t_test_from_summary, z_test_from_summary  # imported late: see the imports
+
     if test not in TESTS:
         raise ValueError(f"`test` must be 'two_sample' or 'paired'; got {test!r}")
     m, fpc = result.size, result.fpc
@@ -105,6 +110,8 @@ def estimator_pair_tests(result: UserSamplingResult, test: str = "two_sample") -
     the estimator part; NaN statistics and p-values without bootstrap
     (``n_boot`` = 0).
     """
+    from simrec.significance import z_test_from_summary  # imported late: see the imports
+
     if test not in TESTS:
         raise ValueError(f"`test` must be 'two_sample' or 'paired'; got {test!r}")
     est = result.item_estimates  # (reps, I, R, E, J)
