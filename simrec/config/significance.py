@@ -22,7 +22,7 @@ Example
 from __future__ import annotations
 
 from itertools import combinations
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from pydantic import Field, model_validator
 
@@ -60,8 +60,10 @@ class SignificanceSpec(Strict):
     the BV correction's γ (Krichene & Rendle 2020, eq. 21) of ``sampled_corrected``.
     """
 
-    tests: list[TestName] = Field(default_factory=lambda: list(TEST_NAMES), min_length=1)
-    protocols: list[ProtocolName] = Field(default_factory=lambda: list(PROTOCOLS), min_length=1)
+    tests: list[TestName] = Field(default_factory=lambda: cast("list[TestName]", list(TEST_NAMES)), min_length=1)
+    protocols: list[ProtocolName] = Field(
+        default_factory=lambda: cast("list[ProtocolName]", list(PROTOCOLS)), min_length=1
+    )
     pairs: list[list[str]] | None = None
     metrics: list[str] | None = None
     alpha: float = Field(default=0.05, gt=0, lt=1)
