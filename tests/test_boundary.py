@@ -240,6 +240,37 @@ def test_unexpected_errors_are_one_line_unless_debug(tmp_path, monkeypatch):
         invoke(["--debug", "run", str(spec), "--out", str(tmp_path / "out2"), "--quiet", "--no-figures"])
 
 
+PAIRS = Path(__file__).resolve().parent / "golden" / "pairs.csv"
+_HUGE = "first line\nsecond line " + "x" * 1_000_000
+
+
+def test_an_unexpected_error_with_a_huge_message_is_one_short_line(tmp_path, monkeypatch):
+    """Before the fix the message was printed whole: a megabyte over several lines, then the advice."""
+    spec = _write(tmp_path, RUN_TOML)
+
+    def bug(*args, **kwargs):
+        raise RuntimeError(_HUGE)
+
+    monkeypatch.setattr("simrec.studies.run.summarize", bug)
+    code, _, err = invoke(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet", "--no-figures"])
+    assert code == 1 and err.startswith("simrec: internal error: RuntimeError: first line second line xxx"), err[:300]
+    assert err.count("\n") == 1 and len(err) < 500, err[:300]
+    assert f"({len(' '.join(_HUGE.split()))} characters)" in err, err[:300]
+    assert "--debug" in err and "please report it" in err
+
+
+def test_a_recommender_failing_in_ranks_with_a_huge_message_is_one_short_line(tmp_path, monkeypatch):
+    def fails(*args, **kwargs):
+        raise RuntimeError(_HUGE)
+
+    monkeypatch.setattr("simrec.studies.ranks.score_ranks", fails)
+    out = tmp_path / "r.csv"
+    code, _, err = invoke(["ranks", str(PAIRS), "-r", "popular", "--out", str(out), "--quiet"])
+    _assert_clean_error(code, err, "recommender 'popular' failed: RuntimeError: first line second line xxx", expected=1)
+    assert err.count("\n") == 1 and len(err) < 500, err[:300]
+    assert "nothing was written" in err and not out.exists()
+
+
 # -- no silent acceptance ----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "old, new, key",

@@ -89,14 +89,15 @@ from simrec.config.base import (
     problems_error,
     read_toml,
 )
-from simrec.config.budget import Budget, run_needs, stress_needs, sweep_needs
+from simrec.config.budget import Budget
 from simrec.config.datasets import DatasetSpec
 from simrec.config.estimators import ESTIMATOR_FAMILIES, EstimatorsSpec
-from simrec.config.files import load_preset, shipped_name
-from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, PopulationSpec, WorldSpec, cell_name
+from simrec.config.files import _presets_root, load_preset, shipped_name
+from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, PopulationSpec, WorldSpec, cell_name
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
-from simrec.config.run import METRIC_NAMES, EvaluationSpec, Scenario, content_digest, world_problems
-from simrec.config.stress import DatasetSource, MetricsSpec, SamplingSpec, StressScenario
+from simrec.config.run import METRIC_NAMES, EvaluationSpec, Scenario, content_digest
+from simrec.config.sources import DatasetSource
+from simrec.config.stress import MetricsSpec, SamplingSpec, StressScenario
 from simrec.config.sweep import SweepSpec
 from simrec.stress.harness import METRIC_FAMILIES, SCHEMES
 
@@ -114,8 +115,8 @@ __all__ = [
     "shipped_assessments",
 ]
 
-#: The six preference x observation cells, in the calibration's order.
-CELLS: tuple[str, ...] = tuple(cell_name(p, o) for p in PREFERENCE_SPECS for o in SAMPLERS)
+#: The preference x observation cells (the six of the thesis), in the calibration's order.
+CELLS: tuple[str, ...] = tuple(cell_name(p, o) for p in PREFERENCE_MODELS.tags for o in SAMPLER_MODELS.tags)
 
 #: Metrics of the protocol that the sampled evaluation (step 4) covers.
 SAMPLED_METRICS: tuple[str, ...] = tuple(METRIC_FAMILIES)
@@ -396,8 +397,6 @@ def _preset_cells(presets: str, path: Path) -> tuple[tuple[CalibratedCell, ...] 
             except ValueError as exc:
                 return None, [f"{key}: a shipped preset set's name {exc}; got {quote(presets)}"]
             except KeyError:
-                from simrec.config.files import _presets_root
-
                 root = _presets_root()
                 shipped = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
                 return None, [
@@ -498,7 +497,7 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
         for i, w in enumerate(run.world):
             problems += [
                 p.replace(f"world[{i}]", f"calibration.presets ({w.label})")
-                for p in world_problems(w, run.population, f"world[{i}]")
+                for p in w.problems(run.population, f"world[{i}]")
             ]
         smallest = min(w.item_count(run.population) for w in run.world) if not problems else n_items
         if pr.n > smallest:
@@ -510,11 +509,11 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
         raise problems_error(path, problems, "assessment")
     budget = budget or Budget()
     if run is not None:
-        budget.check(f"{path} (calibrated worlds)", run_needs(run))
+        budget.check(f"{path} (calibrated worlds)", run.memory_needs())
     budget.check(
         f"{path} (sampled evaluation)",
-        stress_needs(a.stress_scenario(), n_candidates=float(n_items), n_users=float(n_users)),
+        a.stress_scenario().memory_needs(n_candidates=float(n_items), n_users=float(n_users)),
     )
     if cells is None:
-        budget.check(f"{path} (calibration)", sweep_needs(a.sweep_spec()))
+        budget.check(f"{path} (calibration)", a.sweep_spec().memory_needs())
     return a

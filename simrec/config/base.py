@@ -103,32 +103,16 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-#: Discriminator tags pydantic inserts into error locations (left out of key paths).
-#: (The stress source's tags, which are also ordinary key names, are removed by its loader.)
-_TAGS = frozenset(
-    {
-        "uniform",
-        "ibp",
-        "lda",
-        "pareto",
-        "beta_binomial",
-        "oracle",
-        "probabilistic_oracle",
-        "popular",
-        "random",
-        "lenskit",
-    }
-)
-
-
 def _fmt_loc(loc: tuple[Any, ...]) -> str:
-    """A key path such as ``world[2].preference.sigma``; a key from the file longer than ~100 characters is cut."""
+    """A key path such as ``world[2].preference.sigma``; a key from the file longer than ~100 characters is cut.
+
+    (Specs of a kind are told apart by their tag at validation, :class:`~simrec.config.union.SpecUnion`, which
+    puts no tag into the path.)
+    """
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in _TAGS:
-            continue
         else:
             text = str(part)
             if len(text) > 100:

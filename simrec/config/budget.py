@@ -28,6 +28,13 @@ interpreter with simrec,    160 MiB     256 MiB per worker
 LensKit and torch loaded
 ==========================  ==========  =====================================================
 
+Each spec estimates its own part with these costs (a world's replicate:
+:meth:`WorldSpec.memory_need <simrec.config.models.WorldSpec.memory_need>`, with
+its preference model's own keys and extra bytes; a trained recommender:
+``memory_need`` of its spec; a whole job: ``memory_needs()`` of the run,
+stress or sweep spec); this module holds the costs, the limit and the check,
+and imports no spec.
+
 Decision: the default limit is 75% of the machine's physical memory (the
 rest is left to the system and other programs); ``--max-memory`` raises or
 lowers it. The generator's own guard (``max_pairs``) is set from the same
@@ -38,8 +45,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from simrec._validation import format_bytes, parse_size
 from simrec.config.base import ScenarioError
@@ -49,13 +58,16 @@ __all__ = [
     "Need",
     "Needs",
     "BYTES_PER_PAIR",
+    "BYTES_PER_ITEM",
+    "BYTES_PER_SCORE",
+    "SCORE_BLOCK_USERS",
+    "BYTES_PER_TASK",
+    "BYTES_PER_ROW",
+    "IMPLICIT_MF_WORKSPACE",
     "default_max_memory",
     "parse_memory",
     "format_bytes",
     "max_pairs_for",
-    "run_needs",
-    "stress_needs",
-    "sweep_needs",
     "ranks_needs",
     "dataset_read_need",
     "check_memory",
@@ -126,198 +138,44 @@ def max_pairs_for(max_memory: int, workers: int) -> int:
     return max(1, int((max_memory / max(workers, 1) - WORKER_BASE) // BYTES_PER_PAIR))
 
 
-# -- what a world costs ---------------------------------------------------------------------------
-def _world_needs(world, population, where: str, *, n_lists: int, score_users: int) -> Need:
-    """One replicate of a world (truth -> observe -> split -> lists; dense score blocks if asked)."""
-    model = world.preference.build(population)
-    pref = world.preference
-    pairs = float(model.expected_pairs())
-    items = float(model.expected_items())
-    users = float(population.n_users)
-    total = BYTES_PER_PAIR * pairs + BYTES_PER_ITEM * items + 8.0 * users * n_lists
-    if score_users:
-        total += BYTES_PER_SCORE * min(users, SCORE_BLOCK_USERS, score_users) * items
-    keys = ["population.n_users"]
-    if pref.model == "ibp":
-        keys.append(f"{where}.preference.alpha")
-    else:
-        keys += [f"{where}.preference.lam", "population.n_items"]
-    if pref.model == "lda":
-        total += 8.0 * pref.n_topics * (items + users)
-        keys.append(f"{where}.preference.n_topics")
-    what = f"{where} ({world.label}): about {pairs:.2g} expected true pairs and {items:.2g} items per replicate" + (
-        " with dense score blocks" if score_users else ""
-    )
-    return Need(what, ", ".join(keys), total)
-
-
-#: What :func:`run_needs` and friends return: the kinds of task (the needs of one kind add up; a worker runs
-#: one task at a time, so the largest kind sets its peak) and the parent's needs.
+#: What a spec's ``memory_needs()`` returns (:meth:`simrec.config.run.Scenario.memory_needs`, ...): the kinds of
+#: task (the needs of one kind add up; a worker runs one task at a time, so the largest kind sets its peak) and the
+#: parent's needs.
 Needs = tuple[list[list[Need]], list[Need]]
 
 
-def run_needs(sc) -> Needs:
-    """Task kinds (one per world) and parent-side needs of a run scenario (:class:`~simrec.config.run.Scenario`)."""
-    ev = sc.evaluation
-    scores = any(m in ("auc", "pap_at_k") for m in ev.metrics)
-    kinds = [
-        [
-            _world_needs(
-                w,
-                sc.population,
-                f"world[{i}]",
-                n_lists=ev.n * 3 * len(ev.recommenders),
-                score_users=sc.population.n_users if scores else 0,
-            )
-        ]
-        for i, w in enumerate(sc.world)
-    ]
-    tasks = float(sc.replicates) * len(sc.world)
-    rows = tasks * len(ev.recommenders) * len(ev.metrics) * 2
-    fixed = [
-        Need(
-            f"{sc.replicates} replicates x {len(sc.world)} worlds: {tasks:.3g} tasks and {rows:.3g} result rows",
-            "replicates",
-            BYTES_PER_TASK * tasks + BYTES_PER_ROW * rows,
-        )
-    ]
-    return kinds, fixed
-
-
-def stress_needs(sc, *, n_candidates: float | None = None, n_users: float | None = None) -> Needs:
-    """Task kinds (ranks tasks of a simulation; stress tasks) and parent-side needs of a stress scenario.
-
-    ``n_candidates`` / ``n_users`` (largest candidate count and evaluated
-    users of a ranks file) are needed for file sources; a dataset source's
-    size is only known once it is loaded and is not estimated here. A
-    simulation's N is its item count under either ``source.candidates``
-    (``"all"``: N_u = n_items; ``"unseen"``: fewer), and its score blocks are
-    dense over all items in both readings, so the key changes no estimate.
-    """
-    from simrec.config.stress import SimulationSource
-
-    src = sc.source
-    kinds: list[list[Need]] = []
-    if isinstance(src, SimulationSource):
-        kinds.append(
-            [_world_needs(src.world, src.population, "source.world", n_lists=0, score_users=src.population.n_users)]
-        )
-        n_candidates = float(src.world.item_count(src.population))
-        n_users = float(src.population.n_users)
-    n_est = len(sc.estimators.build())
-    families, k_max, repeats = len(sc.metrics.names), sc.metrics.k_max, float(sc.repeats)
-    fixed: list[Need] = []
-    stress_task: list[Need] = []
-    if n_candidates is not None:
-        n = float(max(sc.sampling.sizes))
-        if "adaptive" in sc.sampling.schemes:
-            n = max(n, float(sc.sampling.adaptive_n_max))
-        n = min(n, n_candidates)
-        grid = 8.0 * 4 * n_candidates * n + 8.0 * 4 * n * n + 8.0 * 8 * (n_users or 0)
-        stress_task.append(
-            Need(
-                f"P(r|R) and the estimators' solves for N = {n_candidates:.3g} candidates and n = {n:.3g}",
-                "sampling.sizes, sampling.adaptive_n_max (or the ranks file's n_candidates)",
-                grid,
-            )
-        )
-    cells = repeats * n_est * families * k_max
-    stress_task.append(
-        Need(
-            f"{sc.repeats} repeats x {n_est} estimators x {families} metrics x K = 1..{k_max}",
-            "repeats, estimators.names, metrics.names, metrics.k_max",
-            8.0 * 3 * cells,
-        )
-    )
-    n_tasks = float(len(sc.sampling.schemes) * len(sc.sampling.sizes))
-    fixed.append(
-        Need(
-            f"the tables of {n_tasks:.3g} tasks per recommender",
-            "repeats, metrics.k_max",
-            BYTES_PER_ROW * n_tasks * n_est * families * k_max * 4,
-        )
-    )
-    return [*kinds, stress_task], fixed
-
-
-def sweep_needs(spec) -> Needs:
-    """Task kinds (one GP search) and parent-side needs of a sweep spec."""
-    from simrec.calibration.objective import DEFAULT_CALIBRATION_MAX_PAIRS
-
-    pairs = float(spec.max_pairs or DEFAULT_CALIBRATION_MAX_PAIRS)
-    calls = float(spec.n_calls)
-    search = [
-        Need(f"one simulation of up to {pairs:.3g} pairs per trial", "max_pairs", BYTES_PER_PAIR * pairs),
-        Need(f"the Gaussian process over {spec.n_calls} calls", "n_calls", 8.0 * 6 * calls * calls),
-        Need(f"{spec.stat_pairs} sampled pairs per similarity statistic", "stat_pairs", 8.0 * 8 * spec.stat_pairs),
-    ]
-    cells = len(spec.dataset) * len(spec.preferences) * len(spec.observations) * len(spec.objectives)
-    fixed = [Need(f"{cells} searches of {spec.n_calls} trials", "n_calls", 2048.0 * cells * calls)]
-    return [search], fixed
-
-
 def dataset_read_need(path: str | Path) -> Need:
-    """Reading a dataset file or folder: :data:`BYTES_PER_FILE_BYTE` per byte of its files (known before reading)."""
+    """Reading a dataset file or folder: :data:`BYTES_PER_FILE_BYTE` per byte of the file a loader reads.
+
+    Known before reading, from a few ``stat`` calls: a file counts itself; a
+    folder (only MovieLens is read from a folder, :func:`simrec.datasets.detect_kind`)
+    counts the largest of its ratings files (``u.data``, ``ratings.dat``,
+    ``ratings.csv``), the one LensKit's detection reads. The folder is never
+    walked (issue 22: ``simrec ranks /`` walked the whole disk); a folder
+    without a ratings file counts 0 and the loader refuses it.
+    """
+    from simrec.datasets.movielens import MOVIELENS_RATING_FILES
+
     p = Path(path)
     try:
-        files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
-        size = float(sum(f.stat().st_size for f in files))
+        files = [p / name for name in MOVIELENS_RATING_FILES] if p.is_dir() else [p]
+        size = float(max((f.stat().st_size for f in files if f.is_file()), default=0))
     except OSError:  # unreadable: the reader reports it with its own message
         size = 0.0
     return Need(f"reading the dataset {p} ({format_bytes(size)} of files)", "the dataset", BYTES_PER_FILE_BYTE * size)
 
 
-def _model_need(spec, index: int, *, n_users: float, n_items: float, n_pairs: float) -> Need:
-    """A trained recommender kept in memory by ``simrec ranks`` (all stay trained until the file is written).
+class TrainedModel(Protocol):
+    """What :func:`ranks_needs` asks of a recommender's spec."""
 
-    LensKit's ItemKNN keeps every item-item similarity above ``min_sim`` unless
-    ``save_nbrs`` is set (float32 value + int32 index, plus the training
-    matrix): 12 B x items x min(items, save_nbrs). UserKNN keeps the normalised
-    rating matrix (12 B per pair) and one row of user similarities per scored
-    user. simrec's ItemCF (Krichene & Rendle's item CF) keeps a sparse
-    float64 similarity matrix of up to items² pairs, built from a co-occurrence
-    product (with its temporaries: 24 B x items²). ImplicitMF keeps float32
-    user and item factors (x4 for the solver's temporaries: 16 B per factor),
-    PyTorch's workspace and the training matrix. Popular, Oracle and Random keep one
-    value per item. A scorer by import path is counted as the training matrix
-    only: simrec cannot know what it keeps.
-    """
-    where = f"--recommender[{index}]"
-    name = getattr(spec, "label", None) or getattr(spec, "kind", "recommender")
-    algorithm = getattr(spec, "algorithm", None)
-    params = dict(getattr(spec, "params", {}) or {})
-    if algorithm == "item_knn":
-        keep = float(params.get("save_nbrs") or n_items)
-        return Need(
-            f"{where} (item_knn): up to {n_items:.3g} x {min(keep, n_items):.3g} item similarities",
-            f"{where} params.save_nbrs",
-            12.0 * n_items * min(keep, n_items) + 12.0 * n_pairs,
-        )
-    if algorithm == "item_cf":
-        return Need(
-            f"{where} (item_cf): up to {n_items:.3g} x {n_items:.3g} item similarities",
-            where,
-            24.0 * n_items * n_items + 12.0 * n_pairs,
-        )
-    if algorithm == "user_knn":
-        return Need(f"{where} (user_knn): the normalised rating matrix", where, 12.0 * n_pairs + 8.0 * n_users)
-    if algorithm == "implicit_mf":
-        k = float(params.get("embedding_size") or params.get("features") or 50)
-        return Need(
-            f"{where} (implicit_mf): {k:.3g} factors for {n_users + n_items:.3g} users and items",
-            f"{where} params.embedding_size",
-            16.0 * k * (n_users + n_items) + 12.0 * n_pairs + IMPLICIT_MF_WORKSPACE,
-        )
-    if getattr(spec, "scorer", None) is not None:
-        return Need(
-            f"{where} ({spec.scorer}): the training matrix (what the scorer itself keeps is not known)",
-            where,
-            12.0 * n_pairs,
-        )
-    return Need(f"{where} ({name}): one value per item", where, 8.0 * n_items)
+    def memory_need(self, where: str, *, n_users: float, n_items: float, n_pairs: float) -> Need:
+        """The memory of the trained recommender (``where``: its option, e.g. ``--recommender[0]``)."""
+        ...
 
 
-def ranks_needs(specs, *, n_users: int, n_items: int, n_pairs: int, read: Need | None = None) -> Needs:
+def ranks_needs(
+    specs: Sequence[TrainedModel], *, n_users: int, n_items: int, n_pairs: int, read: Need | None = None
+) -> Needs:
     """The needs of ``simrec ranks`` once its dataset is read: one process holding the data, every trained model
     and one score block (``specs`` are the parsed ``--recommender`` options; ``read``, the reading's
     :func:`dataset_read_need`, is counted too: the process does not return that memory to the system).
@@ -333,7 +191,7 @@ def ranks_needs(specs, *, n_users: int, n_items: int, n_pairs: int, read: Need |
     )
     block = Need("one block of scores being ranked (2M scores)", "nothing (fixed)", float(RANKS_BLOCK_BYTES))
     models = [
-        _model_need(s, i, n_users=float(n_users), n_items=float(n_items), n_pairs=float(n_pairs))
+        s.memory_need(f"--recommender[{i}]", n_users=float(n_users), n_items=float(n_items), n_pairs=float(n_pairs))
         for i, s in enumerate(specs)
     ]
     return [[data, block, *models, *([read] if read is not None else [])]], []
@@ -343,8 +201,10 @@ def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: in
     """Refuse a job whose estimated peak exceeds ``max_memory``; return the estimate (bytes).
 
     Peak = ``workers`` x (interpreter + the largest kind of task, its needs
-    summed) + the parent's needs (``needs`` as returned by :func:`run_needs`,
-    :func:`stress_needs` or :func:`sweep_needs`).
+    summed) + the parent's needs (``needs`` as returned by a spec's
+    ``memory_needs()``: :meth:`Scenario.memory_needs <simrec.config.run.Scenario.memory_needs>`,
+    :meth:`StressScenario.memory_needs <simrec.config.stress.StressScenario.memory_needs>`,
+    :meth:`SweepSpec.memory_needs <simrec.config.sweep.SweepSpec.memory_needs>`, or :func:`ranks_needs`).
 
     Raises
     ------

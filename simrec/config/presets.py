@@ -28,10 +28,10 @@ def preset_tables(
     ref = {"dataset": dataset, "n_users": shape.n_users, "n_items": shape.n_items}
     return {
         "reference": ref,
-        "preference": world.preference.model_dump(exclude_defaults=True),  # type: ignore[union-attr]
+        "preference": world.preference.model_dump(exclude_defaults=True),
         "observation": world.observation.model_dump(exclude_defaults=True),
         "fit": fit,
-    }  # type: ignore[union-attr]
+    }
 
 
 def _value(v: Any) -> str:

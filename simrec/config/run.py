@@ -44,20 +44,19 @@ from simrec.config.base import (
     SafeName,
     ScenarioError,
     Strict,
-    check_safe_name,
     format_validation,
     no_repeats,
     problems_error,
     read_toml,
 )
-from simrec.config.budget import Budget, run_needs
+from simrec.config.budget import BYTES_PER_ROW, BYTES_PER_TASK, Budget, Need, Needs
 from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.experiment import Evaluation, World
 from simrec.metrics import METRICS, PapAtK
 
-__all__ = ["Scenario", "EvaluationSpec", "METRIC_NAMES", "load_scenario", "world_problems", "content_digest"]
+__all__ = ["Scenario", "EvaluationSpec", "METRIC_NAMES", "load_scenario", "content_digest"]
 
 #: Metric names a scenario may list; ``auc`` and ``pap_at_k`` need full rankings (scores over all candidates).
 METRIC_NAMES: tuple[str, ...] = tuple(METRICS)
@@ -120,41 +119,31 @@ class Scenario(Strict):
     def digest(self) -> str:
         return content_digest(self)
 
-
-def world_problems(world: WorldSpec, population: PopulationSpec, where: str) -> list[str]:
-    """Rules of a world that need more than one key: build its models once.
-
-    ``where`` prefixes each message with the world's key path (e.g. ``world[2]``).
-    """
-    problems = []
-    for key, build in (
-        ("preference", lambda: world.preference.build(population)),  # type: ignore[union-attr]
-        ("observation", lambda: world.observation.build()),
-    ):  # type: ignore[union-attr]
-        try:
-            build()
-        except (ValueError, TypeError) as exc:
-            problems.append(f"{where}.{key}: {exc}")
-    if problems:
-        return problems
-    try:
-        check_safe_name(world.label)
-    except ValueError as exc:
-        problems.append(f"{where}: the world's name {world.label!r} (from its preset) {exc}; set `name`")
-    items = world.item_count(population)
-    pref, profile = world.preference, world.observation.profile  # type: ignore[union-attr]
-    if pref.model in ("uniform", "lda") and pref.lam > items:  # type: ignore[union-attr]
-        problems.append(
-            f"{where}.preference.lam: must be <= the number of items ({items}): a user cannot like "
-            f"more items than there are; got {pref.lam:g}"
-        )  # type: ignore[union-attr]
-    if profile.model == "pareto" and profile.m_high > items:
-        what = "expected number of items of this IBP" if pref.model == "ibp" else "number of items"  # type: ignore[union-attr]
-        problems.append(
-            f"{where}.observation.profile.m_high: must be <= the {what} ({items}): no profile can be "
-            f"larger; got {profile.m_high:g}"
-        )
-    return problems
+    def memory_needs(self) -> Needs:
+        """Task kinds (one per world: a replicate) and parent-side needs (:mod:`simrec.config.budget`)."""
+        ev = self.evaluation
+        scores = any(m in ("auc", "pap_at_k") for m in ev.metrics)
+        kinds = [
+            [
+                w.memory_need(
+                    self.population,
+                    f"world[{i}]",
+                    n_lists=ev.n * 3 * len(ev.recommenders),
+                    score_users=self.population.n_users if scores else 0,
+                )
+            ]
+            for i, w in enumerate(self.world)
+        ]
+        tasks = float(self.replicates) * len(self.world)
+        rows = tasks * len(ev.recommenders) * len(ev.metrics) * 2
+        fixed = [
+            Need(
+                f"{self.replicates} replicates x {len(self.world)} worlds: {tasks:.3g} tasks and {rows:.3g} result rows",
+                "replicates",
+                BYTES_PER_TASK * tasks + BYTES_PER_ROW * rows,
+            )
+        ]
+        return kinds, fixed
 
 
 def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
@@ -164,7 +153,7 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
         if names.count(name) > 1:
             problems.append(f"world[{i}].name: world names must be unique; {name!r} repeats")
     for i, w in enumerate(sc.world):
-        problems += world_problems(w, sc.population, f"world[{i}]")
+        problems += w.problems(sc.population, f"world[{i}]")
     problems += recommender_problems(sc.evaluation.recommenders, "evaluation.recommenders", base=path.resolve().parent)
     if problems:
         return problems
@@ -214,5 +203,5 @@ def load_scenario(scenario: str | Path, *, budget: Budget | None = None) -> tupl
     problems = _semantic_problems(sc, path)
     if problems:
         raise problems_error(path, problems)
-    (budget or Budget()).check(path, run_needs(sc))
+    (budget or Budget()).check(path, sc.memory_needs())
     return sc, path

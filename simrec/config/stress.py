@@ -33,91 +33,28 @@ dataset, ``$SIMREC_DATA/<name>`` is tried first.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from simrec._validation import quote
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
-from simrec.config.budget import Budget, stress_needs
-from simrec.config.datasets import DatasetSpec
+from simrec.config.budget import BYTES_PER_ROW, Budget, Need, Needs
 from simrec.config.estimators import EstimatorsSpec
 from simrec.config.files import merge_presets, resolve_scenario_path
-from simrec.config.models import PopulationSpec, WorldSpec
-from simrec.config.recommenders import RecommenderSpec, recommender_problems
-from simrec.config.run import content_digest, world_problems
+from simrec.config.run import content_digest
+from simrec.config.sources import SamplingPlan, SourceSpec, size_problems, user_size_problems
 from simrec.stress.harness import METRIC_FAMILIES, METRIC_NAMES, SCHEMES, StressConfig
 from simrec.stress.user_sampling import UserSamplingConfig
 
-if TYPE_CHECKING:
-    from simrec.stress.sources import RankSource
-
 __all__ = [
     "StressScenario",
-    "SimulationSource",
-    "DatasetSource",
-    "FileSource",
     "SamplingSpec",
     "MetricsSpec",
     "UserSamplingSpec",
     "load_stress_scenario",
 ]
-
-
-#: ``candidates`` of a dataset or simulation source: what the held-out item is ranked among and negatives are
-#: drawn from (:data:`simrec.stress.CANDIDATE_SETS`; see :mod:`simrec.stress.sources`).
-CandidateSet = Literal["unseen", "all"]
-
-
-class SimulationSource(Strict):
-    """Truth from a world (preference × observation), leave-one-out, recommenders over all candidates.
-
-    ``candidates``: as a dataset source's (:class:`DatasetSource`):
-    ``"unseen"`` (default) the items the user has not trained on, ``"all"``
-    every item, the user's training items scored by the recommender (which
-    the oracles cannot do: they are refused with ``"all"``); the truly
-    relevant candidates of the true metric are ranked among the same items.
-    """
-
-    type: Literal["simulation"]
-    population: PopulationSpec
-    world: WorldSpec
-    candidates: CandidateSet = "unseen"
-    min_items: int = Field(default=2, ge=1, description="users with fewer observed items are not evaluated")
-    recommenders: list[RecommenderSpec] = Field(min_length=1)
-
-
-class DatasetSource(DatasetSpec):
-    """A reference dataset (e.g. ML-100K), leave-one-out, recommenders over all candidates.
-
-    ``split``: ``"random"`` (default) holds out a uniformly random item per
-    user; ``"last"`` each user's latest item by timestamp (Krichene &
-    Rendle's protocol; MovieLens, or a table with a ``timestamp`` column).
-
-    ``candidates``: what the held-out item is ranked among and negatives are
-    drawn from: ``"unseen"`` (default) the items the user has not trained on
-    (with ``hypergeometric``: Li & Jin's "actual" block), ``"all"`` every
-    item, the user's training items scored by the recommender (Li & Jin's
-    "binom" / "hyper" blocks); see :mod:`simrec.stress.sources`.
-    """
-
-    type: Literal["dataset"]
-    split: Literal["random", "last"] = "random"
-    candidates: CandidateSet = "unseen"
-    min_items: int = Field(default=2, ge=1)
-    recommenders: list[RecommenderSpec] = Field(min_length=1)
-
-
-class FileSource(Strict):
-    """A ranks file (CSV/Parquet: user, recommender, rank, n_candidates[, popularity_share])."""
-
-    type: Literal["file"]
-    path: str
-
-
-SourceSpec = Annotated[Union[SimulationSource, DatasetSource, FileSource], Field(discriminator="type")]
 
 
 class SamplingSpec(Strict):
@@ -246,16 +183,60 @@ class StressScenario(Strict):
 
     def data_path(self, scenario_path: str | Path) -> Path | None:
         """Where the source's data is: dataset folder/file or ranks file (None for simulations)."""
-        src = self.source
-        if isinstance(src, SimulationSource):
-            return None
-        if isinstance(src, DatasetSource):
-            return src.resolve(scenario_path)
-        p = Path(src.path).expanduser()
-        return p if p.is_absolute() else (Path(scenario_path).resolve().parent / p).resolve()
+        return self.source.data_path(scenario_path)
 
+    def sampling_plan(self) -> SamplingPlan:
+        """The schemes, sizes and largest cutoff the source's data is checked against."""
+        return SamplingPlan(list(self.sampling.schemes), list(self.sampling.sizes), self.metrics.k_max)
 
-_TAGS = re.compile(r"source\.(simulation|dataset|file)(?=[.:\[])")
+    def memory_needs(self, *, n_candidates: float | None = None, n_users: float | None = None) -> Needs:
+        """Task kinds (the source's, e.g. a simulation's ranks tasks; stress tasks) and parent-side needs.
+
+        ``n_candidates`` / ``n_users`` (largest candidate count and evaluated
+        users of a ranks file) are needed for file sources; a dataset source's
+        size is only known once it is loaded and is not estimated here. A
+        simulation's N is its item count under either ``source.candidates``
+        (``"all"``: N_u = n_items; ``"unseen"``: fewer), and its score blocks are
+        dense over all items in both readings, so the key changes no estimate.
+        """
+        kinds = self.source.memory_kinds()
+        known = self.source.sizes()
+        if known is not None:
+            n_candidates, n_users = float(known.n_items), float(known.n_users)
+        n_est = len(self.estimators.build())
+        families, k_max, repeats = len(self.metrics.names), self.metrics.k_max, float(self.repeats)
+        fixed: list[Need] = []
+        stress_task: list[Need] = []
+        if n_candidates is not None:
+            n = float(max(self.sampling.sizes))
+            if "adaptive" in self.sampling.schemes:
+                n = max(n, float(self.sampling.adaptive_n_max))
+            n = min(n, n_candidates)
+            grid = 8.0 * 4 * n_candidates * n + 8.0 * 4 * n * n + 8.0 * 8 * (n_users or 0)
+            stress_task.append(
+                Need(
+                    f"P(r|R) and the estimators' solves for N = {n_candidates:.3g} candidates and n = {n:.3g}",
+                    "sampling.sizes, sampling.adaptive_n_max (or the ranks file's n_candidates)",
+                    grid,
+                )
+            )
+        cells = repeats * n_est * families * k_max
+        stress_task.append(
+            Need(
+                f"{self.repeats} repeats x {n_est} estimators x {families} metrics x K = 1..{k_max}",
+                "repeats, estimators.names, metrics.names, metrics.k_max",
+                8.0 * 3 * cells,
+            )
+        )
+        n_tasks = float(len(self.sampling.schemes) * len(self.sampling.sizes))
+        fixed.append(
+            Need(
+                f"the tables of {n_tasks:.3g} tasks per recommender",
+                "repeats, metrics.k_max",
+                BYTES_PER_ROW * n_tasks * n_est * families * k_max * 4,
+            )
+        )
+        return [*kinds, stress_task], fixed
 
 
 def load_stress_scenario(
@@ -300,20 +281,9 @@ def load_stress_scenario(
     try:
         sc = StressScenario.model_validate(raw)
     except ValidationError as exc:
-        raise ScenarioError(_TAGS.sub("source", format_validation(path, exc, "stress scenario"))) from None
+        raise ScenarioError(format_validation(path, exc, "stress scenario")) from None
 
-    problems: list[str] = []
-    src = sc.source
-    if isinstance(src, SimulationSource):
-        problems += world_problems(src.world, src.population, "source.world")
-    if not isinstance(src, FileSource):
-        more = recommender_problems(
-            src.recommenders,
-            "source.recommenders",
-            truth=not isinstance(src, DatasetSource),
-            base=path.resolve().parent,
-        )
-        problems += more or _candidate_problems(src)
+    problems = sc.source.problems(path.resolve().parent)
     if sc.metrics.curve_k > sc.metrics.k_max:
         problems.append(f"metrics.curve_k: must be <= metrics.k_max ({sc.metrics.k_max}); got {sc.metrics.curve_k}")
     if "adaptive" in sc.sampling.schemes and min(sc.sampling.sizes) > sc.sampling.adaptive_n_max:
@@ -321,15 +291,17 @@ def load_stress_scenario(
             f"sampling.adaptive_n_max: must be >= the smallest size ({min(sc.sampling.sizes)}); "
             f"got {sc.sampling.adaptive_n_max}"
         )
-    if isinstance(src, SimulationSource):
-        _check_sizes(problems, sc, src.world.item_count(src.population), "the number of items of source.world")
+    known = sc.source.sizes()
+    if known is not None:
+        problems += size_problems(sc.sampling_plan(), known.n_items, known.items_label)
     problems += _user_sampling_problems(sc)
     ranks = None
-    if check_data and not problems:
-        more, ranks = _data_problems(sc, path)
+    data = sc.data_path(path)
+    if check_data and not problems and data is not None:
+        more, ranks = sc.source.data_problems(data, path, sc.sampling_plan())
         problems += more
-        if not more:
-            problems += _user_population_problems(sc, path, ranks)
+        if not more and sc.user_sampling is not None:
+            problems += sc.source.user_sample_problems(sc.user_sampling.sizes, path, ranks)
     if problems:
         raise problems_error(path, problems, "stress scenario")
     sizes = (
@@ -337,103 +309,13 @@ def load_stress_scenario(
         if ranks is None
         else {"n_candidates": ranks.info["max_candidates"], "n_users": max(r.n_users for r in ranks.recommenders)}
     )
-    (budget or Budget()).check(path, stress_needs(sc, **sizes))
+    (budget or Budget()).check(path, sc.memory_needs(**sizes))
     return sc, path
-
-
-def _candidate_problems(src: SimulationSource | DatasetSource) -> list[str]:
-    """Recommenders that cannot rank among ``source.candidates`` (with ``"all"``, those that cannot score the
-    user's training items: the oracles), by the rule :func:`simrec.stress.check_candidates` applies when ranking."""
-    if src.candidates == "unseen":
-        return []
-    from simrec.stress.sources import check_candidates
-
-    problems = []
-    for j, spec in enumerate(src.recommenders):
-        try:
-            check_candidates(spec.build(), src.candidates)
-        except ValueError:
-            problems.append(
-                f'source.recommenders[{j}]: with source.candidates = "all" every recommender must '
-                f"score the user's training items, which {spec.kind} cannot (set "
-                f'candidates = "unseen", or remove this recommender); got kind {spec.kind!r}'
-            )
-    return problems
-
-
-def _check_sizes(problems: list[str], sc: StressScenario, n_items: int, what: str) -> None:
-    big = [n for n in sc.sampling.sizes if n > n_items]
-    if big:
-        problems.append(f"sampling.sizes: must be <= the number of items ({what} = {n_items}); got {quote(big)}")
-    if sc.metrics.k_max > n_items:
-        problems.append(f"metrics.k_max: must be <= the number of items ({what} = {n_items}); got {sc.metrics.k_max}")
-
-
-def _data_problems(sc: StressScenario, path: Path) -> tuple[list[str], RankSource | None]:
-    """Problems of the source's data, and the ranks file's content (file sources)."""
-    src = sc.source
-    data = sc.data_path(path)
-    if data is None:
-        return [], None
-    if isinstance(src, DatasetSource):
-        if data.exists():  # a FIFO, a device or a file over the size limit: refused now, not in a task
-            from simrec.datasets import DatasetError, check_dataset_files
-
-            try:
-                check_dataset_files(data)
-            except DatasetError as exc:
-                return [f"source.path: {exc}"], None
-        if data.exists() and src.split == "last":
-            from simrec.datasets import DatasetError, detect_kind
-
-            try:
-                kind = src.format or detect_kind(
-                    data, **{k: v for k, v in (("user_col", src.user_col), ("item_col", src.item_col)) if v}
-                )
-            except DatasetError as exc:
-                return [f"source.path: {exc}"], None
-            if kind not in ("movielens", "pairs"):
-                return [
-                    f"source.split: 'last' needs timestamps, which simrec reads from MovieLens and from tables "
-                    f"with a timestamp column; {data} is a {kind} dataset"
-                ], None
-        if not data.exists():
-            return [
-                f"source.path: dataset {src.name!r} not found at {data}. Download it (e.g. MovieLens 100K from "
-                f"https://grouplens.org/datasets/movielens/100k/), then set SIMREC_DATA to the folder holding "
-                f"{src.name}/ or edit source.path (relative to {path.resolve().parent})"
-            ], None
-        return [], None
-    from simrec.stress.sources import RanksFileError, read_ranks_file
-
-    if not data.exists():
-        return [f"source.path: ranks file not found at {data}"], None
-    try:
-        source = read_ranks_file(data)
-    except RanksFileError as exc:
-        return [f"source.path: {exc}"], None
-    problems: list[str] = []
-    if "popularity" in sc.sampling.schemes:
-        lacking = [r.name for r in source.recommenders if r.popularity_shares is None]
-        if lacking:
-            problems.append(
-                "sampling.schemes: 'popularity' needs the ranks file's optional `popularity_share` column; "
-                f"{data} has none"
-            )
-    smallest = min(int(r.n_candidates.min()) for r in source.recommenders)
-    n_est = min(int(round(r.n_candidates.mean())) for r in source.recommenders)
-    _check_sizes(problems, sc, n_est, "mean n_candidates")
-    if "hypergeometric" in sc.sampling.schemes and max(sc.sampling.sizes) > smallest:
-        problems.append(
-            f"sampling.sizes: sampling without replacement ('hypergeometric') needs every size <= the "
-            f"smallest n_candidates ({smallest}); got {max(sc.sampling.sizes)}"
-        )
-    return problems, source
 
 
 def _user_sampling_problems(sc: StressScenario) -> list[str]:
     """Rules of ``[user_sampling]`` that need no data: the item columns name a run estimator and scheme, and
-    (simulations) the sizes fit the population."""
+    (sources that know their users, simulations) the sizes fit the population."""
     us = sc.user_sampling
     if us is None:
         return []
@@ -443,8 +325,10 @@ def _user_sampling_problems(sc: StressScenario) -> list[str]:
             f"cover metrics without a cutoff); got {sc.metrics.names}"
         ]
     problems = []
+    config = sc.user_sampling_config()
     try:
-        sc.user_sampling_config().f_table()  # type: ignore[union-attr]
+        if config is not None:
+            config.f_table()
     except ValueError as exc:
         problems.append(f"metrics.names: {exc} (drop it from metrics.names to run [user_sampling])")
     names = [e.name for e in sc.estimators.build()]
@@ -464,46 +348,7 @@ def _user_sampling_problems(sc: StressScenario) -> list[str]:
                 f"user_sampling.item_scheme: must be one of sampling.schemes "
                 f"({', '.join(sc.sampling.schemes)}); got {quote(us.item_scheme)}"
             )
-    if isinstance(sc.source, SimulationSource):
-        _check_user_sizes(problems, us.sizes, sc.source.population.n_users, "population.n_users")
-    return problems
-
-
-def _check_user_sizes(problems: list[str], sizes: list[int], n_users: int, what: str) -> None:
-    big = [m for m in sizes if m > n_users]
-    if big:
-        problems.append(f"user_sampling.sizes: must be <= the number of users ({what} = {n_users}); got {quote(big)}")
-
-
-def _user_population_problems(sc: StressScenario, path: Path, ranks: RankSource | None) -> list[str]:
-    """User-sample sizes against the users the data holds: a ranks file's users common to every recommender,
-    a dataset's users with at least ``min_items`` items (those leave-one-out evaluates)."""
-    if sc.user_sampling is None or isinstance(sc.source, SimulationSource):
-        return []
-    problems: list[str] = []
-    if isinstance(sc.source, FileSource) and ranks is not None:
-        from simrec.stress.user_sampling import common_users
-
-        try:
-            n_users = common_users(ranks.recommenders).shape[0]
-        except ValueError as exc:
-            return [f"user_sampling: {exc}"]
-        _check_user_sizes(
-            problems, sc.user_sampling.sizes, n_users, f"users common to every recommender of {sc.data_path(path)}"
-        )
-    elif isinstance(sc.source, DatasetSource):
-        from simrec.datasets import DatasetError
-
-        data = sc.data_path(path)
-        try:
-            inter = sc.source.read(data)  # type: ignore[arg-type]
-        except (DatasetError, OSError, TypeError, ValueError) as exc:
-            return [f"source.path: cannot read {data}: {exc}"]
-        n_users = int((inter.user_counts() >= sc.source.min_items).sum())
-        _check_user_sizes(
-            problems,
-            sc.user_sampling.sizes,
-            n_users,
-            f"users of {sc.source.name} with >= source.min_items = {sc.source.min_items} items",
-        )
+    known = sc.source.sizes()
+    if known is not None:
+        problems += user_size_problems(us.sizes, known.n_users, known.users_label)
     return problems

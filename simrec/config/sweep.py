@@ -36,11 +36,11 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from simrec.calibration.objective import OBJECTIVES, THESIS_OBJECTIVES
+from simrec.calibration.objective import DEFAULT_CALIBRATION_MAX_PAIRS, OBJECTIVES, THESIS_OBJECTIVES
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
-from simrec.config.budget import Budget, sweep_needs
+from simrec.config.budget import BYTES_PER_PAIR, Budget, Need, Needs
 from simrec.config.datasets import DatasetSpec
-from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, CellSpec
+from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, CellSpec, PreferenceTag, SamplerTag
 
 __all__ = ["SweepSpec", "load_sweep_spec"]
 
@@ -51,10 +51,8 @@ class SweepSpec(Strict):
     seed: int = Field(ge=0)
     n_calls: int = Field(default=150, ge=1)
     n_initial: int = Field(default=25, ge=1)
-    preferences: list[Literal[tuple(PREFERENCE_SPECS)]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: list(PREFERENCE_SPECS), min_length=1
-    )
-    observations: list[Literal[SAMPLERS]] = Field(default_factory=lambda: list(SAMPLERS), min_length=1)  # type: ignore[valid-type]
+    preferences: list[PreferenceTag] = Field(default_factory=lambda: list(PREFERENCE_MODELS.tags), min_length=1)
+    observations: list[SamplerTag] = Field(default_factory=lambda: list(SAMPLER_MODELS.tags), min_length=1)
     objectives: list[Literal[OBJECTIVES]] = Field(default_factory=lambda: list(THESIS_OBJECTIVES), min_length=1)  # type: ignore[valid-type]
     statistics: Literal["thesis", "authors_code"] = Field(
         default="thesis", description="key statistics and KL as the thesis text says, or as its authors' code does"
@@ -78,6 +76,19 @@ class SweepSpec(Strict):
     def cells(self) -> list[CellSpec]:
         """The (preference, observation) cells in the spec's order."""
         return [CellSpec(preference=p, observation=o) for p in self.preferences for o in self.observations]
+
+    def memory_needs(self) -> Needs:
+        """Task kinds (one GP search) and parent-side needs (:mod:`simrec.config.budget`)."""
+        pairs = float(self.max_pairs or DEFAULT_CALIBRATION_MAX_PAIRS)
+        calls = float(self.n_calls)
+        search = [
+            Need(f"one simulation of up to {pairs:.3g} pairs per trial", "max_pairs", BYTES_PER_PAIR * pairs),
+            Need(f"the Gaussian process over {self.n_calls} calls", "n_calls", 8.0 * 6 * calls * calls),
+            Need(f"{self.stat_pairs} sampled pairs per similarity statistic", "stat_pairs", 8.0 * 8 * self.stat_pairs),
+        ]
+        cells = len(self.dataset) * len(self.preferences) * len(self.observations) * len(self.objectives)
+        fixed = [Need(f"{cells} searches of {self.n_calls} trials", "n_calls", 2048.0 * cells * calls)]
+        return [search], fixed
 
 
 def load_sweep_spec(path: str | Path, *, budget: Budget | None = None) -> SweepSpec:
@@ -105,5 +116,5 @@ def load_sweep_spec(path: str | Path, *, budget: Budget | None = None) -> SweepS
             missing.append(f"dataset[{i}].path: {exc}")
     if missing:
         raise problems_error(path, missing, "sweep spec")
-    (budget or Budget()).check(path, sweep_needs(spec))
+    (budget or Budget()).check(path, spec.memory_needs())
     return spec

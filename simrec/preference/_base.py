@@ -24,7 +24,8 @@ class PreferenceModel(Protocol):
         Number of users (rows of the generated matrix).
     """
 
-    n_users: int
+    @property
+    def n_users(self) -> int: ...  # read-only, so the frozen dataclasses of the generators satisfy it
 
     def expected_pairs(self) -> float:
         """Expected number of true (user, item) pairs (or a documented upper bound)."""

@@ -44,8 +44,7 @@ from simrec.assess.html import Section, figure_html, note_html, render_page, tab
 from simrec.assess.ranking import ranking_agreement
 from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
-from simrec.config.budget import Budget, run_needs
-from simrec.config.run import world_problems
+from simrec.config.budget import Budget
 from simrec.rundir import RunDir
 from simrec.studies.calibrate import DatasetLoadError, calibrate_sweep
 from simrec.studies.run import run_scenario
@@ -89,8 +88,8 @@ def _worlds_table(cells: tuple[CalibratedCell, ...], chosen: tuple[CalibratedCel
     names = {c.cell for c in chosen}
     rows = []
     for c in cells:
-        pref = c.world.preference.model_dump(exclude_defaults=True)  # type: ignore[union-attr]
-        obs = c.world.observation  # type: ignore[union-attr]
+        pref = c.world.preference.model_dump(exclude_defaults=True)
+        obs = c.world.observation
         params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in pref.items())
         prof = ", ".join(
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
@@ -102,7 +101,7 @@ def _worlds_table(cells: tuple[CalibratedCell, ...], chosen: tuple[CalibratedCel
                 "loss": c.loss,
                 "used": c.cell in names,
                 "preference": params,
-                "observation": f"{obs.sampler}; {prof}",
+                "observation": f"{obs.sampler.model_dump(exclude_defaults=True)}; {prof}",
                 **{k: v for k, v in c.fit.items() if k.startswith("kl_")},
             }
         )
@@ -205,12 +204,10 @@ def run_assessment(
         if assessment.cells is None:  # worlds chosen by the calibration: validate and size them now
             from simrec.config.base import problems_error
 
-            problems = [
-                p for i, w in enumerate(scenario.world) for p in world_problems(w, scenario.population, f"world[{i}]")
-            ]
+            problems = [p for i, w in enumerate(scenario.world) for p in w.problems(scenario.population, f"world[{i}]")]
             if problems:
                 raise problems_error(assessment.path, problems, "assessment (calibrated worlds)")
-            budget.check(f"{assessment.path} (calibrated worlds)", run_needs(scenario))
+            budget.check(f"{assessment.path} (calibrated worlds)", scenario.memory_needs())
 
         # 3. the algorithms in the calibrated worlds
         say(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -52,7 +53,7 @@ from simrec.calibration import (
     summary_markdown,
     sweep_table,
 )
-from simrec.config.models import PREFERENCE_SPECS, SAMPLERS, CellSpec
+from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, CellSpec
 from simrec.config.presets import preset_tables, write_preset
 from simrec.config.run import content_digest
 from simrec.config.sweep import SweepSpec
@@ -94,16 +95,38 @@ def load_targets(spec: SweepSpec, spec_path: Path) -> list[CalibrationTarget]:
     return targets
 
 
-def _cell_task(args: tuple) -> CellResult:
+@dataclass(frozen=True)
+class _RefusedLog:
+    """What a search returns when its trial or de-noising log is refused (the CalibrationLogError's message)."""
+
+    message: str
+
+
+def _cell_task(args: tuple) -> CellResult | _RefusedLog:
+    """One search (and its de-noising). A log refused while the task reads it (changed since :func:`_preflight`
+    checked it) is returned, not raised: the user's file is at fault, not the task, so the sweep ends with
+    that one line (exit 2) once the other searches are done, instead of a failed task retried in vain."""
     objective, seed, n_calls, n_initial, log_path, top, seeds = args
-    res = calibrate_cell(objective, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path)
-    if not seeds:
-        return cell_result(objective, res)
-    digest = log_header(objective, seed=seed, n_initial=n_initial)["digest"]
-    points = denoise(
-        objective, res, seed=seed, top=top, seeds=seeds, log_path=log_path.with_name("denoise.jsonl"), digest=digest
-    )
+    try:
+        res = calibrate_cell(objective, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path)
+        if not seeds:
+            return cell_result(objective, res)
+        digest = log_header(objective, seed=seed, n_initial=n_initial)["digest"]
+        points = denoise(
+            objective, res, seed=seed, top=top, seeds=seeds, log_path=log_path.with_name("denoise.jsonl"), digest=digest
+        )
+    except CalibrationLogError as exc:
+        return _RefusedLog(str(exc))
     return cell_result(objective, res, points)
+
+
+def _cells(results: list) -> list[CellResult]:
+    """The searches' results; :class:`CalibrationLogError` (the first refused log) if a task refused its log."""
+    refused = [r.message for r in results if isinstance(r, _RefusedLog)]
+    if refused:
+        more = f" (and {len(refused) - 1} more log(s) refused)" if len(refused) > 1 else ""
+        raise CalibrationLogError(refused[0] + more)
+    return results
 
 
 def run_sweep(
@@ -111,8 +134,8 @@ def run_sweep(
     out: str | Path,
     *,
     seed: int,
-    preferences: Sequence[str] = tuple(PREFERENCE_SPECS),
-    observations: Sequence[str] = SAMPLERS,
+    preferences: Sequence[str] | None = None,
+    observations: Sequence[str] | None = None,
     objectives: Sequence[str] = THESIS_OBJECTIVES,
     n_calls: int = 150,
     n_initial: int = 25,
@@ -125,6 +148,11 @@ def run_sweep(
     denoise_seeds: int = 0,
 ) -> SweepResult:
     """Run (or resume) a sweep; write trials, presets, tables and figures under ``out``.
+
+    ``preferences`` / ``observations``: the cells' preference models and
+    samplers by tag (default: every registered one,
+    :data:`~simrec.config.models.PREFERENCE_MODELS` and
+    :data:`~simrec.config.models.SAMPLER_MODELS`).
 
     ``denoise_seeds > 0`` re-evaluates the ``denoise_top`` best trials of every
     search with that many fresh seeds (:func:`simrec.calibration.denoise`);
@@ -142,15 +170,17 @@ def run_sweep(
     out = Path(out)
     backend = SerialBackend() if backend is None else backend
     extra = {} if max_pairs is None else {"max_pairs": max_pairs}
+    preferences = PREFERENCE_MODELS.tags if preferences is None else preferences
+    observations = SAMPLER_MODELS.tags if observations is None else observations
     cells = [CellSpec(preference=p, observation=o) for p in preferences for o in observations]
-    all_cells = [CellSpec(preference=p, observation=o) for p in PREFERENCE_SPECS for o in SAMPLERS]
+    all_cells = [CellSpec(preference=p, observation=o) for p in PREFERENCE_MODELS.tags for o in SAMPLER_MODELS.tags]
 
     def cell_seed(d: int, cell: CellSpec, obj: str) -> int:
         """Seed of a cell's search: fixed by the model and objective names, not the spec's list order."""
         key = (
             d,
-            tuple(PREFERENCE_SPECS).index(cell.preference),
-            SAMPLERS.index(cell.observation),
+            PREFERENCE_MODELS.tags.index(cell.preference),
+            SAMPLER_MODELS.tags.index(cell.observation),
             OBJECTIVES.index(obj),
         )
         return int(task_seed(seed, *key).generate_state(1)[0])
@@ -190,8 +220,8 @@ def run_sweep(
         extra=extra,
     )
     results: list[CellResult] = []
-    record = (lambda _i, r: on_cell(r)) if on_cell else None
-    results += run_tasks(_cell_task, tasks_for(single, None), backend=backend, on_result=record)
+    record = (lambda _i, r: None if isinstance(r, _RefusedLog) else on_cell(r)) if on_cell else None
+    results += _cells(run_tasks(_cell_task, tasks_for(single, None), backend=backend, on_result=record))
 
     family_best = {t.name: _family_best(t, results, all_cells, log_of, denoised=bool(denoise_seeds)) for t in targets}
 
@@ -202,7 +232,9 @@ def run_sweep(
             raise ValueError(
                 f"`average_loss` needs a finished calibration of every statistic first; missing: {missing}"
             )
-        results += run_tasks(_cell_task, tasks_for([AVERAGE_LOSS], family_best), backend=backend, on_result=record)
+        results += _cells(
+            run_tasks(_cell_task, tasks_for([AVERAGE_LOSS], family_best), backend=backend, on_result=record)
+        )
 
     table = sweep_table(results, family_best)
     presets: dict[str, Path] = {}

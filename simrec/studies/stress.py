@@ -48,7 +48,8 @@ from simrec._figures import drawing
 from simrec._io import write_text
 from simrec._progress import progress_bar
 from simrec._random import task_seed
-from simrec.config.stress import DatasetSource, FileSource, SimulationSource, StressScenario
+from simrec.config.sources import ScoredSourceSpec
+from simrec.config.stress import StressScenario
 from simrec.rundir import ARRAYS, RunDir
 from simrec.sampling import AdaptiveMLE, Naive, fit_limits
 from simrec.stress.decomposition import decomposition_table
@@ -57,11 +58,9 @@ from simrec.stress.sources import (
     LooData,
     RankSource,
     RecommenderRanks,
-    loo_data,
     ranks_frame,
     read_ranks_file,
     score_ranks,
-    simulate_loo_data,
 )
 from simrec.stress.tables import (
     coverage_table,
@@ -302,23 +301,22 @@ def _result_from_arrays(g: dict[str, np.ndarray]) -> StressResult:
 def build_source_data(sc: StressScenario, data_path: Path | None, max_pairs: int | None = None) -> LooData:
     """The leave-one-out data of a dataset or simulation source (same in every task); ``max_pairs``: the
     simulation's generator guard (default the library's)."""
-    src = sc.source
-    seed = task_seed(sc.seed, 0)
-    if isinstance(src, SimulationSource):
-        world = src.world.build(src.population, name=src.world.name or "world", max_pairs=max_pairs)
-        return simulate_loo_data(world, seed, min_items=src.min_items)
-    if src.split == "last":  # type: ignore[union-attr]
-        inter, times = src.read_timestamped(data_path)  # type: ignore[union-attr]
-        return loo_data(inter, seed, min_items=src.min_items, timestamps=times)  # type: ignore[union-attr]
-    return loo_data(src.read(data_path), seed, min_items=src.min_items)  # type: ignore[union-attr]
+    return _scored(sc).loo_data(data_path, task_seed(sc.seed, 0), max_pairs)
+
+
+def _scored(sc: StressScenario) -> ScoredSourceSpec:
+    """The source of a scenario whose ranks are computed (not a ranks file)."""
+    if not isinstance(sc.source, ScoredSourceSpec):
+        raise TypeError(f"a {sc.source.type} source has no data to score; its ranks are read")
+    return sc.source
 
 
 def _ranks_task(task: tuple[StressScenario, Path | None, int, int | None]) -> tuple[int, RecommenderRanks, dict, float]:
     sc, data_path, j, max_pairs = task
     t0 = time.perf_counter()
     data = build_source_data(sc, data_path, max_pairs)
-    rec = sc.source.recommenders[j].build()  # type: ignore[union-attr]
-    ranks = score_ranks(rec, data, task_seed(sc.seed, 1, j), candidates=getattr(sc.source, "candidates", "unseen"))
+    src = _scored(sc)
+    ranks = score_ranks(src.recommenders[j].build(), data, task_seed(sc.seed, 1, j), candidates=src.candidates)
     return j, ranks, data.info, time.perf_counter() - t0
 
 
@@ -545,11 +543,12 @@ def run_stress_scenario(
         # -- phase 1: ranks ---------------------------------------------------
         computed = reused = 0
         t_ranks = time.perf_counter()
-        if isinstance(sc.source, FileSource):
+        scored = sc.source
+        if not isinstance(scored, ScoredSourceSpec):  # a ranks file
             source = read_ranks_file(data_path)  # type: ignore[arg-type]
         else:
             rshards = rd.shards("ranks", ARRAYS)
-            n_rec = len(sc.source.recommenders)
+            n_rec = len(scored.recommenders)
             have = rshards.reusable(str(j) for j in range(n_rec))
             todo = [
                 Task(f"ranks of recommender {j}", task_seed(sc.seed, 1, j), (sc, data_path, j, max_pairs))
@@ -566,10 +565,8 @@ def run_stress_scenario(
 
                 run_tasks(_ranks_task, todo, backend=backend, on_result=record_ranks)
             computed += len(todo)
-            kind = "simulation" if isinstance(sc.source, SimulationSource) else "dataset"
-            name = sc.source.name if isinstance(sc.source, DatasetSource) else (sc.source.world.name or "simulation")
             loaded = [_ranks_from_arrays(rshards.read(str(j))) for j in range(n_rec)]
-            source = RankSource(name, kind, tuple(r for r, _ in loaded), loaded[0][1])
+            source = RankSource(scored.label, scored.type, tuple(r for r, _ in loaded), loaded[0][1])
         ranks_seconds = time.perf_counter() - t_ranks
         rd.write_parquet("ranks.parquet", ranks_frame(source).assign(user=lambda f: f["user"].astype(str)))
 

@@ -1,0 +1,52 @@
+"""The simulation models simrec knows: one :class:`~simrec.config.union.SpecUnion` per kind of model.
+
+These unions are the registry: a world's ``preference``, ``profile`` and
+``sampler`` tables validate against them, calibration cells and sweep files
+name their tags, and their order is simrec's fixed order (calibration seeds
+index the preference models and samplers by it: append a new model, never
+insert one). Adding a model is one new file (its spec, the subclass of the
+kind's base spec) plus one entry here (``docs/design.md``, "Adding a model").
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from simrec.config.models.base import BasePreferenceSpec, BaseProfileSpec, BaseSamplerSpec
+from simrec.config.models.ibp import IBPSpec
+from simrec.config.models.lda import LDASpec
+from simrec.config.models.profiles import BetaBinomialSpec, ParetoSpec
+from simrec.config.models.samplers import PopularitySamplerSpec, UniformSamplerSpec
+from simrec.config.models.uniform import UniformSpec
+from simrec.config.union import SpecUnion, TagOf
+
+__all__ = [
+    "PREFERENCE_MODELS",
+    "PROFILE_MODELS",
+    "SAMPLER_MODELS",
+    "PreferenceSpec",
+    "ProfileSpec",
+    "SamplerSpec",
+    "PreferenceTag",
+    "SamplerTag",
+]
+
+#: Preference models by their ``model`` tag: uniform, ibp, lda.
+PREFERENCE_MODELS: SpecUnion[BasePreferenceSpec] = SpecUnion("model", UniformSpec, IBPSpec, LDASpec)
+#: Profile-size models by their ``model`` tag: pareto, beta_binomial.
+PROFILE_MODELS: SpecUnion[BaseProfileSpec] = SpecUnion("model", ParetoSpec, BetaBinomialSpec)
+#: Observation samplers by their ``model`` tag (a bare tag is the sampler at its defaults): uniform, popularity.
+SAMPLER_MODELS: SpecUnion[BaseSamplerSpec] = SpecUnion(
+    "model", UniformSamplerSpec, PopularitySamplerSpec, shorthand=True
+)
+
+#: A ``preference`` table (the type of a field holding one).
+PreferenceSpec = Annotated[BasePreferenceSpec, PREFERENCE_MODELS]
+#: A ``profile`` table.
+ProfileSpec = Annotated[BaseProfileSpec, PROFILE_MODELS]
+#: A ``sampler`` (a bare tag or a table).
+SamplerSpec = Annotated[BaseSamplerSpec, SAMPLER_MODELS]
+#: The tag of a preference model (a calibration cell's, a sweep file's ``preferences``).
+PreferenceTag = Annotated[str, TagOf(PREFERENCE_MODELS)]
+#: The tag of a sampler.
+SamplerTag = Annotated[str, TagOf(SAMPLER_MODELS)]

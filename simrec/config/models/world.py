@@ -1,0 +1,190 @@
+"""A world (one preference x observation model) and a calibration cell, over the models' specs.
+
+Nothing here names a model: what a model means (its items, rules, memory,
+search space) is asked of its spec (:mod:`simrec.config.models.base`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ModelWrapValidatorHandler, ValidationError, model_validator
+from pydantic_core import InitErrorDetails
+
+from simrec.calibration.space import Dim, ReferenceShape
+from simrec.config.base import SafeName, Strict, check_safe_name
+from simrec.config.budget import BYTES_PER_ITEM, BYTES_PER_PAIR, BYTES_PER_SCORE, SCORE_BLOCK_USERS, Need
+from simrec.config.models.base import Sizes
+from simrec.config.models.profiles import ParetoSpec
+from simrec.config.models.registry import (
+    PREFERENCE_MODELS,
+    SAMPLER_MODELS,
+    PreferenceSpec,
+    PreferenceTag,
+    ProfileSpec,
+    SamplerSpec,
+    SamplerTag,
+)
+from simrec.experiment import World
+
+__all__ = ["ObservationSpec", "WorldSpec", "CellSpec", "cell_name"]
+
+
+class ObservationSpec(Strict):
+    """Profile sizes and the sampler that picks the observed likes (uniform = MAR, popularity = MNAR)."""
+
+    sampler: SamplerSpec
+    profile: ProfileSpec
+
+    def build(self) -> tuple[Any, Any]:
+        """``(profile_model, sampler)``."""
+        return self.profile.build(), self.sampler.build()
+
+    def problems(self, items: int, where: str, items_label: str) -> list[str]:
+        """Rules against the world's item count (``items``, named ``items_label``)."""
+        return self.profile.problems(items, f"{where}.profile", items_label)
+
+
+_INCOMPLETE = "a world needs `preset`, or both `preference` and `observation`"
+
+
+class WorldSpec(Strict):
+    """One preference x observation model (a cell of the thesis's design), complete.
+
+    In a file a world has ``preset`` (a calibrated cell, e.g.
+    ``"ml-100k/ibp-pop"`` or a preset file's path) or both ``preference`` and
+    ``observation``; the loader merges a preset's tables into the world's
+    table before validation (explicit tables win,
+    :func:`simrec.config.files.merge_presets`), so a validated world always
+    has both, and ``preset`` only names where they came from.
+    """
+
+    name: SafeName | None = None
+    preset: str | None = None
+    preference: PreferenceSpec
+    observation: ObservationSpec
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _complete(cls, data: Any, handler: ModelWrapValidatorHandler[WorldSpec]) -> WorldSpec:
+        """A table without ``preset`` and without one of the models is refused with one message (other
+        problems of the table first, as when the models were optional)."""
+        if not isinstance(data, dict) or data.get("preset") is not None or {"preference", "observation"} <= set(data):
+            return handler(data)
+        try:
+            handler(data)
+        except ValidationError as exc:
+            missing = {("preference",), ("observation",)}
+            others = [e for e in exc.errors() if not (e["type"] == "missing" and tuple(e["loc"]) in missing)]
+            if others:
+                details = [
+                    InitErrorDetails(type=e["type"], loc=tuple(e["loc"]), input=e["input"], ctx=e.get("ctx", {}))
+                    for e in others
+                ]
+                raise ValidationError.from_exception_data(exc.title, details) from None
+        raise ValueError(_INCOMPLETE)
+
+    @property
+    def label(self) -> str:
+        """The world's name in results: ``name``, else the preset's cell, else ``<model>-<pop|unif>``."""
+        if self.name:
+            return self.name
+        if self.preset:
+            return self.preset.replace("\\", "/").split("/")[-1].removesuffix(".toml")
+        return cell_name(self.preference.model, self.observation.sampler.model)
+
+    def item_count(self, population: Sizes) -> int:
+        """The world's number of items (its preference model's, :meth:`BasePreferenceSpec.item_count
+        <simrec.config.models.base.BasePreferenceSpec.item_count>`), for checks against list lengths and profile
+        sizes."""
+        return self.preference.item_count(population)
+
+    def problems(self, population: Sizes, where: str) -> list[str]:
+        """Rules of the world that need more than one key: its models are built once.
+
+        ``where`` prefixes each message with the world's key path (e.g. ``world[2]``).
+        """
+        problems = []
+        for key, build in (
+            ("preference", lambda: self.preference.build(population)),
+            ("observation", self.observation.build),
+        ):
+            try:
+                build()
+            except (ValueError, TypeError) as exc:
+                problems.append(f"{where}.{key}: {exc}")
+        if problems:
+            return problems
+        try:
+            check_safe_name(self.label)
+        except ValueError as exc:
+            problems.append(f"{where}: the world's name {self.label!r} (from its preset) {exc}; set `name`")
+        items = self.item_count(population)
+        problems += self.preference.problems(population, f"{where}.preference", items)
+        problems += self.observation.problems(items, f"{where}.observation", self.preference.item_count_label)
+        return problems
+
+    def memory_need(self, population: Sizes, where: str, *, n_lists: int, score_users: int) -> Need:
+        """One replicate of the world (truth -> observe -> split -> ``n_lists`` lists per user; dense score
+        blocks over ``score_users`` users if nonzero), :mod:`simrec.config.budget`'s costs."""
+        pref, sampler = self.preference, self.observation.sampler
+        model = pref.build(population)
+        pairs = float(model.expected_pairs())
+        items = float(model.expected_items())
+        users = float(population.n_users)
+        total = BYTES_PER_PAIR * pairs + BYTES_PER_ITEM * items + 8.0 * users * n_lists
+        if score_users:
+            total += BYTES_PER_SCORE * min(users, SCORE_BLOCK_USERS, score_users) * items
+        total += pref.memory_bytes(model, population) + sampler.memory_bytes(model, population)
+        keys = [
+            "population.n_users",
+            *pref.memory_keys(f"{where}.preference"),
+            *sampler.memory_keys(f"{where}.observation.sampler"),
+        ]
+        what = f"{where} ({self.label}): about {pairs:.2g} expected true pairs and {items:.2g} items per replicate" + (
+            " with dense score blocks" if score_users else ""
+        )
+        return Need(what, ", ".join(keys), total)
+
+    def build(self, population: Sizes, name: str | None = None, max_pairs: int | None = None) -> World:
+        """The :class:`~simrec.experiment.World` (its models built for ``population``; ``max_pairs``: its
+        generator's memory guard, default the library's)."""
+        profile, sampler = self.observation.build()
+        return World(name or self.label, self.preference.build(population), profile, sampler, max_pairs)
+
+
+def cell_name(preference: str, sampler: str) -> str:
+    """``"ibp-pop"`` for (``"ibp"``, ``"popularity"``), ``"lda-unif"`` for (``"lda"``, ``"uniform"``): the
+    preference model's tag and the sampler's :attr:`~simrec.config.models.base.BaseSamplerSpec.cell`."""
+    return f"{preference}-{SAMPLER_MODELS[sampler].cell}"
+
+
+class CellSpec(Strict):
+    """A calibration cell: a preference model and a sampler (at its defaults), profile sizes truncated Pareto.
+
+    Implements what :class:`simrec.calibration.Objective` needs of a cell:
+    ``search_space(ref)`` and ``models(point, ref)``.
+    """
+
+    preference: PreferenceTag
+    observation: SamplerTag
+
+    @property
+    def name(self) -> str:
+        return cell_name(self.preference, self.observation)
+
+    def search_space(self, ref: ReferenceShape) -> list[Dim]:
+        """The cell's dimensions in a fixed order: the preference model's, then the profile's."""
+        return PREFERENCE_MODELS[self.preference].search_space(ref) + ParetoSpec.search_space(ref)
+
+    def world_spec(self, point: dict[str, Any], ref: ReferenceShape, name: str | None = None) -> WorldSpec:
+        """The world at a point of the search space (the spec a preset file holds)."""
+        pref = PREFERENCE_MODELS[self.preference].from_point(point, ref)
+        sampler = SAMPLER_MODELS[self.observation].model_validate({"model": self.observation})
+        obs = ObservationSpec(sampler=sampler, profile=ParetoSpec.from_point(point))
+        return WorldSpec(name=name, preference=pref, observation=obs)
+
+    def models(self, point: dict[str, Any], ref: ReferenceShape) -> tuple[Any, Any, Any]:
+        """``(preference_model, profile_model, sampler)`` at a point; ValueError for impossible parameters."""
+        w = self.world_spec(point, ref).build(ref)
+        return w.preference, w.profile, w.sampler
