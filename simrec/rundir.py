@@ -290,7 +290,7 @@ def _commit_entries() -> dict[str, Any]:
 
 @dataclass
 class RunDir:
-    """An opened (checked, locked) run directory; use :meth:`open` as a context manager."""
+    """An opened (checked, locked) run directory; use :meth:`RunDir.open` as a context manager."""
 
     out: Path
     manifest: dict[str, Any]

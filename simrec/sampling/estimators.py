@@ -108,7 +108,7 @@ BETA_A_VALUES: tuple[float, ...] = (1.0, 0.5, 0.2)
 
 
 class Estimator(abc.ABC):
-    """An estimator of a global metric from sampled ranks; :attr:`name` labels it in tables."""
+    """An estimator of a global metric from sampled ranks; :attr:`Estimator.name` labels it in tables."""
 
     __slots__ = ()
 

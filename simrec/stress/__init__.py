@@ -52,6 +52,8 @@ from simrec.stress.sources import (
     simulate_loo_data,
 )
 from simrec.stress.tables import (
+    COVERAGE_COLUMNS,
+    ESTIMATE_COLUMNS,
     coverage_table,
     estimate_table,
     expected_table,
@@ -112,6 +114,8 @@ __all__ = [
     "run_stress",
     "rank_sampler",
     # tables
+    "ESTIMATE_COLUMNS",
+    "COVERAGE_COLUMNS",
     "estimate_table",
     "coverage_table",
     "fitted_a_table",
