@@ -8,6 +8,8 @@ that are not pages.
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import re
 import subprocess
 import sys
@@ -134,6 +136,35 @@ def test_citation_file_names_this_version() -> None:
     assert re.search(rf"^version: {re.escape(simrec.__version__)}$", cff, re.MULTILINE)
     with open(ROOT / "pyproject.toml", "rb") as f:
         assert tomllib.load(f)["project"]["version"] == simrec.__version__
+
+
+#: Modules whose docstrings hold examples (found without importing anything).
+DOCTEST_MODULES = sorted(
+    ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    for p in (ROOT / "simrec").rglob("*.py")
+    if ">>> " in p.read_text(encoding="utf-8")
+)
+
+
+#: Examples that take seconds (simrec.sampling's fits an MLE with 20 bootstrap replicates at N = 10,000).
+SLOW_DOCTESTS = {"simrec.sampling"}
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(m, marks=pytest.mark.slow) if m in SLOW_DOCTESTS else m for m in DOCTEST_MODULES]
+)
+def test_docstring_examples_run(name: str) -> None:
+    """The examples the API reference shows run as written (``# doctest: +SKIP`` marks the ones that cannot)."""
+    module = importlib.import_module(name)
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    failures = []
+    for test in finder.find(module, name):
+        result = runner.run(test, out=failures.append)
+        assert result.failed == 0, "".join(failures)
+
+
+def test_doctest_modules_are_found() -> None:
+    assert {"simrec.sampling", "simrec.stress", "simrec.provenance"} <= set(DOCTEST_MODULES)
 
 
 @pytest.mark.slow

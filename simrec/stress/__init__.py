@@ -12,10 +12,11 @@ SCENARIO --out DIR`` (:mod:`simrec.studies.stress`).
 Example
 -------
 >>> import numpy as np
+>>> from simrec.sampling import MLE, Naive
 >>> from simrec.stress import RecommenderRanks, StressConfig, run_stress, estimate_table
 >>> R = np.random.default_rng(0).integers(1, 2001, size=500)
 >>> ranks = RecommenderRanks("A", R, np.full(500, 2000), np.arange(500))
->>> res = run_stress(ranks, "binomial", 100, StressConfig(repeats=5, estimators=("naive", "MLE")), rng=1)
+>>> res = run_stress(ranks, "binomial", 100, StressConfig(repeats=5, estimators=(Naive(), MLE())), rng=1)
 >>> table = estimate_table([res])
 """
 
