@@ -1,4 +1,4 @@
-"""Benchmark the README's "Stress-test your own ranks file" example (issue 13 target: <= 60 s on 2 cores).
+"""Benchmark the "Stress-test your own ranks file" example (docs/howto/ranks.md; first in the README) (issue 13 target: <= 60 s on 2 cores).
 
 The example's 3-row ranks file (N = 20,720; 2 recommenders, 3 users),
 ``repeats = 100``, schemes binomial / hypergeometric / adaptive, n = 100,
