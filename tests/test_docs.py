@@ -38,12 +38,13 @@ def _prose(text: str) -> list[tuple[int, str]]:
             fence = not fence
             continue
         if not fence:
-            out.append((i, re.sub(r"`[^`]*`", "", line)))  # a link inside inline code is not a link
+            out.append((i, line))
     return out
 
 
 def _links(path: Path) -> list[tuple[int, str]]:
-    return [(i, m.group(1)) for i, line in _prose(path.read_text(encoding="utf-8")) for m in _LINK.finditer(line)]
+    lines = [(i, re.sub(r"`[^`]*`", "", line)) for i, line in _prose(path.read_text(encoding="utf-8"))]
+    return [(i, m.group(1)) for i, line in lines for m in _LINK.finditer(line)]  # not inside inline code
 
 
 def _slug(heading: str) -> str:
