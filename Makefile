@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh clone (only Python >= 3.11 needed):
 #   make run    install into .venv and run the main job (simrec run quickstart)
-#   make test   install into .venv and run the test suite (python -m pytest)
+#   make test   install into .venv and run the test suite (python -m pytest; slow tests excluded)
+#   make test-all  the whole suite, slow tests included (CI runs both)
 #   make docs   install the docs extra and build the site into docs/_build/html (warnings are errors)
 #   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/; ruff format --check
 # PyTorch (needed by LensKit) is installed first, pinned to the CPU build
@@ -12,7 +13,7 @@ BIN     = $(VENV)/bin
 OUT    ?= runs/quickstart
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint docs clean
+.PHONY: install run test test-all lint docs clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +29,10 @@ run: install
 
 test: install
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; fi; exit $$rc
+
+test-all: install
+	@$(BIN)/python -m pytest -m "slow or not slow" $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; fi; exit $$rc
 
 $(BIN)/.docs-installed: $(BIN)/.installed

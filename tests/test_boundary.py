@@ -114,6 +114,7 @@ def test_max_memory_option(tmp_path):
     assert files_under(tmp_path) == {"s.toml"}
 
 
+@pytest.mark.slow
 def test_refusals_allocate_nothing_under_a_memory_limit(tmp_path):
     """All size cases in one fresh process, --max-memory 2G, its address space capped at what it uses plus 3 GiB."""
     specs = []
@@ -337,6 +338,7 @@ def _sigint_at_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_within_seconds_with_one_line(tmp_path):
     # the quickstart with 200 replicates: long enough that Ctrl-C always lands mid-run (the 5-replicate
     # quickstart can now finish within a second of its first replicate)
@@ -377,6 +379,7 @@ def test_ctrl_c_stops_within_seconds_with_one_line(tmp_path):
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_workers_start_prints_one_line_only(tmp_path):
     # Ctrl-C 0.05-0.15 s after the run folder appears lands while the pool is starting its workers. Before
     # ProcessBackend held the signal during a submit, about half of such runs printed a starting worker's

@@ -71,6 +71,7 @@ SWEEP_TOML = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_fifos_and_devices_are_refused_within_a_second(tmp_path):
     """Every file a user names, as a FIFO and as /dev/zero: exit 2 in under a second, nothing created.
 
@@ -206,6 +207,7 @@ DEEP = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["run", "stress", "assess", "calibrate"])
 @pytest.mark.parametrize("case", sorted(DEEP))
 def test_deep_toml_is_one_line(tmp_path, command, case):
@@ -227,6 +229,7 @@ def test_a_deep_recommender_option_is_one_line(tmp_path):
 BIG = 52_428_800  # 50 MiB
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "old, new, key",
     [
@@ -260,6 +263,7 @@ def test_huge_values_in_a_ranks_file_and_an_option_are_quoted_short(tmp_path):
 
 
 # -- names reach figures as written; a failed figure loses nothing ---------------------------------------------------
+@pytest.mark.slow
 def test_a_mathtext_name_in_a_ranks_file_draws_and_completes(tmp_path):
     (tmp_path / "ranks.csv").write_text(_ranks_csv(names=("$\\frac{$", "B")))
     spec = tmp_path / "s.toml"
@@ -296,6 +300,7 @@ def test_every_recommender_of_a_ranks_file_is_in_the_legend(tmp_path, monkeypatc
     assert [t.removeprefix("\u200b") for t in titled[0][: len(names)]] == list(names), titled
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["run", "stress"])
 def test_a_figure_failure_completes_the_job_and_exits_1(tmp_path, monkeypatch, command):
     def broken(*args, **kwargs):

@@ -73,6 +73,7 @@ def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_kernels_are_cached_in_the_user_cache_folder_and_loaded_by_the_next_process(tmp_path):
     home, cache = tmp_path / "home", tmp_path / "xdg"
     home.mkdir()
@@ -89,6 +90,7 @@ def test_kernels_are_cached_in_the_user_cache_folder_and_loaded_by_the_next_proc
     assert _files(home) == set()
 
 
+@pytest.mark.slow
 def test_an_explicit_numba_cache_dir_is_respected(tmp_path):
     mine = tmp_path / "mine"
     env = _env(tmp_path, HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"), NUMBA_CACHE_DIR=str(mine))
@@ -97,6 +99,7 @@ def test_an_explicit_numba_cache_dir_is_respected(tmp_path):
     assert not (tmp_path / "xdg").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("home_kind", ["writable", "read-only"])
 def test_a_run_writes_nothing_outside_out_but_the_cache_folder(tmp_path, home_kind):
     """A writable HOME gets only ~/.cache/simrec; a HOME that cannot be written (below a file: even root cannot
@@ -147,6 +150,7 @@ def _without_ray_settings(env: dict[str, str]) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_a_run_on_a_local_ray_cluster_writes_nothing_outside_out_but_the_cache_folder(tmp_path):
     """``--backend ray`` without ``--address`` starts a local cluster. Before the fix Ray saved its token as
     ``~/.ray/auth_token`` (a HOME dotfile) and its session folder under ``$TMPDIR/ray`` (kept), and said on
@@ -178,6 +182,7 @@ def test_a_run_on_a_local_ray_cluster_writes_nothing_outside_out_but_the_cache_f
     assert set(os.listdir(tmp_path)) == {"s.toml", "out", "home", "tmp"}
 
 
+@pytest.mark.slow
 def test_a_ray_folder_too_long_for_its_socket_is_one_line(tmp_path):
     """A ``RAY_TMPDIR`` whose path leaves no room for Ray's socket (107 bytes): one line saying so, exit 2.
     Before: ``cannot write out: validate_socket_filename failed ...`` advising another --out folder, exit 1."""
@@ -220,6 +225,7 @@ RAY_TWICE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cache_path", ["short", "too long for Ray's socket"])
 def test_local_ray_clusters_keep_their_session_in_the_cache_folder_and_remove_it(cache_path):
     """A cache folder whose path leaves room for Ray's socket holds the session; a longer one makes way for a

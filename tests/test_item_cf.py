@@ -210,6 +210,7 @@ def lenskit_scores(train, rec):
         return rec.fit(train, rng=1).score(train, None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("k", "transpose"), [(None, False), (5, False), (5, True)])
 def test_q1_without_normalisation_is_lenskit_item_knn(k, transpose):
     """q = 1, no eq. 29-30 normalisation, no s_ii: LensKit's cosine item-kNN (implicit), every neighbour;

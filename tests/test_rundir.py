@@ -504,6 +504,7 @@ def test_run_refuses_a_shard_of_another_run(tmp_path):
     _refused_then_recomputed(args, out, finished, shard, "belongs to another job")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "phase, victim, source, how",
     [

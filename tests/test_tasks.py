@@ -52,6 +52,19 @@ def sleep_then(arg: tuple[float, int]) -> int:
     return value
 
 
+def finish_after_others(arg: tuple[str, int, int, int]) -> int:
+    """Task 0 waits (up to 120 s) until the ``n_others`` other tasks have left their marker."""
+    folder, index, n_others, value = arg
+    if index == 0:
+        deadline = time.monotonic() + 120
+        while len(list(Path(folder).glob("done-*"))) < n_others and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # the others' results are on their way back
+    else:
+        (Path(folder) / f"done-{index}").touch()
+    return value
+
+
 def fail_once(arg: tuple[str, int]) -> int:
     """Fails the first time it runs for a marker file, then succeeds."""
     marker, value = arg
@@ -109,14 +122,14 @@ def process_backend():
         yield backend
 
 
-@pytest.fixture(params=["serial", "processes", "ray"])
+@pytest.fixture(params=["serial", "processes", pytest.param("ray", marks=pytest.mark.slow)])
 def backend(request) -> Backend:
     if request.param == "serial":
         return SerialBackend()
     return request.getfixturevalue(f"{'process' if request.param == 'processes' else 'ray'}_backend")
 
 
-@pytest.fixture(params=["processes", "ray"])
+@pytest.fixture(params=["processes", pytest.param("ray", marks=pytest.mark.slow)])
 def worker_backend(request) -> Backend:
     return request.getfixturevalue(f"{'process' if request.param == 'processes' else 'ray'}_backend")
 
@@ -124,6 +137,7 @@ def worker_backend(request) -> Backend:
 # -- results -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_same_results_on_every_backend(backend):
     seeds = [np.random.SeedSequence(SEED, spawn_key=(i,)) for i in range(6)]
     tasks = [Task(f"cell {i}", s, s) for i, s in enumerate(seeds)]
@@ -134,20 +148,18 @@ def test_same_results_on_every_backend(backend):
         np.testing.assert_array_equal(x, y)  # bit for bit
 
 
-def test_results_in_task_order_callbacks_in_completion_order(backend):
+def test_results_in_task_order_callbacks_in_completion_order(backend, tmp_path):
     seen: list[tuple[int, int]] = []
-    delays = [0.8, 0.05, 0.05, 0.05]
-    out = run_tasks(
-        sleep_then,
-        _tasks([(d, 100 + i) for i, d in enumerate(delays)]),
-        backend=backend,
-        on_result=lambda i, r: seen.append((i, r)),
-    )
+    if backend.name == "serial":
+        fn, args = sleep_then, [(0.05, 100 + i) for i in range(4)]
+    else:  # the first task finishes only after the three others have (no timing assumption)
+        fn, args = finish_after_others, [(str(tmp_path), i, 3, 100 + i) for i in range(4)]
+    out = run_tasks(fn, _tasks(args), backend=backend, on_result=lambda i, r: seen.append((i, r)))
     assert out == [100, 101, 102, 103]
     assert sorted(seen) == [(0, 100), (1, 101), (2, 102), (3, 103)]
     if backend.name == "serial":
         assert [i for i, _ in seen] == [0, 1, 2, 3]
-    else:  # the slow first task finishes last
+    else:
         assert seen[-1] == (0, 100)
 
 
@@ -196,6 +208,7 @@ def test_retries_zero_reports_the_first_failure(tmp_path):
     assert info.value.failures[0].error == "RuntimeError: transient failure of 7"
 
 
+@pytest.mark.slow
 def test_on_result_error_stops_the_run_and_propagates(backend):
     def disk_full(i: int, r: int) -> None:
         raise OSError(28, "No space left on device")
@@ -207,6 +220,7 @@ def test_on_result_error_stops_the_run_and_propagates(backend):
     assert run_tasks(sleep_then, _tasks([(0.0, 5)]), backend=backend) == [5]  # still usable
 
 
+@pytest.mark.slow
 def test_keyboard_interrupt_stops_workers_promptly(backend):
     def interrupt(i: int, r: int) -> None:
         raise KeyboardInterrupt
@@ -351,6 +365,7 @@ def _wait_gone(procs: list, seconds: float) -> list:
     return [(p.pid, p.name()) for p in left]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["processes", "ray"])
 def test_sigkill_of_the_driver_leaves_no_worker(tmp_path, name):
     if name == "ray":
@@ -440,6 +455,7 @@ def _children(pid: int) -> dict[int, str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_killing_the_resource_tracker_is_one_line_and_loses_nothing(tmp_path):
     """SIGKILL of the tracker during `run --jobs 2`: exit 1 with one line (no multiprocessing traceback), the

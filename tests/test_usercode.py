@@ -88,6 +88,7 @@ def test_a_scorer_that_exits_fails_a_serial_run_with_one_line(tmp_path, exits_im
     assert manifest["status"] == "failed" and needle in manifest["error"], manifest
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["SystemExit(0)", "KeyboardInterrupt", "BaseException"])
 def test_a_scorer_that_exits_fails_a_run_on_two_processes_with_one_line(tmp_path, exits_importable, case):
     scorer, needle = EXIT_CASES[case]
@@ -98,6 +99,7 @@ def test_a_scorer_that_exits_fails_a_run_on_two_processes_with_one_line(tmp_path
     assert _manifest(out)["status"] == "failed"
 
 
+@pytest.mark.slow
 def test_a_scorer_that_exits_fails_a_run_on_ray_with_one_line(tmp_path, exits_importable):
     pytest.importorskip("ray")
     out = tmp_path / "out"
@@ -108,6 +110,7 @@ def test_a_scorer_that_exits_fails_a_run_on_ray_with_one_line(tmp_path, exits_im
     assert _manifest(out)["status"] == "failed"
 
 
+@pytest.mark.slow
 def test_a_module_that_exits_in_the_workers_fails_the_run_with_one_line(tmp_path, exits_importable):
     """Imported fine where the scenario is validated; a worker imports the scorer's module again, and it exits."""
     scenario = _run_scenario(tmp_path, "simrec_test_exit_in_worker:WorkerExitScorer")
@@ -173,6 +176,7 @@ def test_a_scorer_that_exits_fails_ranks_with_one_line(tmp_path, exits_importabl
 # -- a real Ctrl-C is not the scorer's KeyboardInterrupt ----------------------------------------------
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_a_scorer_trains_is_an_interruption(tmp_path):
     """SIGINT while the user's code runs (a serial run: in simrec's own process) is Ctrl-C: exit 130, resumable."""
     shutil.copy(EXITS / "simrec_test_exits.py", tmp_path)
@@ -250,6 +254,7 @@ def test_a_long_message_is_cut_and_its_length_said():
     assert str(info.value).endswith("... (5000 characters)") and len(str(info.value)) < 400
 
 
+@pytest.mark.slow
 def test_the_exits_fixture_really_exits():
     """Guards against a test that cannot fail: run bare, each scorer raises what its case says."""
     script = textwrap.dedent(f"""
