@@ -132,6 +132,27 @@ def test_the_readme_library_example_runs() -> None:
     assert out.stdout.count("Interactions(n_users=") == 2
 
 
+def _subset_problems(shown: dict, shipped: dict, where: str = "") -> list[str]:
+    out = []
+    for key, value in shown.items():
+        if key not in shipped:
+            out.append(f"{where}{key}: not in the shipped file")
+        elif isinstance(value, dict) and isinstance(shipped[key], dict):
+            out += _subset_problems(value, shipped[key], f"{where}{key}.")
+        elif value != shipped[key]:
+            out.append(f"{where}{key}: shown {value!r}, shipped {shipped[key]!r}")
+    return out
+
+
+def test_the_abridged_assessment_file_matches_the_shipped_one() -> None:
+    """docs/howto/assess.md shows ``assessments/ml100k-assess.toml`` abridged: every key it shows has the shipped value."""
+    text = (DOCS / "howto" / "assess.md").read_text(encoding="utf-8")
+    start = text.index("```toml\n", text.index("ml100k-assess.toml`, abridged")) + len("```toml\n")
+    shown = tomllib.loads(text[start : text.index("```", start)])
+    shipped = tomllib.loads((ROOT / "assessments" / "ml100k-assess.toml").read_text(encoding="utf-8"))
+    assert len(shown) >= 6 and _subset_problems(shown, shipped) == []
+
+
 def test_citation_file_names_this_version() -> None:
     cff = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
     assert re.search(rf"^version: {re.escape(simrec.__version__)}$", cff, re.MULTILINE)
