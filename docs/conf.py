@@ -96,6 +96,7 @@ API_MODULES = {
         "simrec.experiment",
     ],
     "Recommenders and metrics": ["simrec.recommenders", "simrec.metrics"],
+    "Missing-data corrections": ["simrec.debias"],
     "Sampled metrics": ["simrec.sampling", "simrec.stress"],
     "Significance": ["simrec.significance"],
     "Data and calibration": ["simrec.datasets", "simrec.stats", "simrec.calibration"],
@@ -108,6 +109,7 @@ API_MODULES = {
         "simrec.rundir",
         "simrec.shards",
         "simrec.provenance",
+        "simrec.labels",
     ],
 }
 

@@ -18,8 +18,11 @@ holds the sub-runs of the studies it reuses, each resumable on its own:
 5. **report** — ``errors.csv`` (missing-data, sampling and total error per
    algorithm x metric, :mod:`simrec.assess.errors`), ``ranking.csv``
    (:mod:`simrec.assess.ranking`), ``estimators.csv`` and ``advice.csv``
-   (:mod:`simrec.assess.advice`), ``figures/*.png`` and ``report.html``
-   (self-contained, :mod:`simrec.assess.html`).
+   (:mod:`simrec.assess.advice`), ``headline.csv`` (values and the three
+   errors side by side), ``bottom_line.json`` (the verdicts,
+   :mod:`simrec.assess.bottom_line`), ``figures/*.png`` and ``report.html``
+   (self-contained: the bottom line first, then the evidence;
+   :mod:`simrec.assess.page`). The terminal prints the same bottom line.
 
 Re-running the same command resumes: finished calibration searches,
 replicates and stress cells are kept (each sub-run's own shards).
@@ -35,12 +38,12 @@ from pathlib import Path
 import pandas as pd
 
 from simrec._figures import drawing
-from simrec._io import atomic_write
-from simrec.assess.advice import EXCLUDED_ESTIMATORS, best_estimators, recommend
-from simrec.assess.cli_text import interval_fails, known_to_fail_note
-from simrec.assess.errors import missing_data_errors, sampling_errors, total_errors
+from simrec._io import atomic_write, write_json
+from simrec.assess.advice import best_estimators, recommend
+from simrec.assess.bottom_line import BottomLine, ReportFacts, bottom_line
+from simrec.assess.errors import headline_table, metric_values, missing_data_errors, sampling_errors, total_errors
 from simrec.assess.figures import error_figure, estimator_figure, ranking_figure
-from simrec.assess.html import Section, figure_html, note_html, render_page, table_html
+from simrec.assess.page import report_page
 from simrec.assess.ranking import ranking_agreement
 from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
@@ -72,6 +75,8 @@ class AssessOutcome:
     warnings: tuple[str, ...] = ()
     #: Figures that could not be drawn, one line each (the tables are complete; :mod:`simrec._figures`).
     figure_failures: tuple[str, ...] = ()
+    #: The report's bottom line (the page opens with it, the terminal prints it; ``bottom_line.json``).
+    bottom_line: BottomLine | None = None
 
 
 def _cells_from_sweep(presets: dict[str, Path], dataset: str) -> tuple[CalibratedCell, ...]:
@@ -265,25 +270,38 @@ def run_assessment(
         )
         errors = errors[["recommender", "metric", "component", "source", "mean", "sd", "lower", "upper", "n"]]
         ranking = ranking_agreement(run.results, level=sa.confidence)
-        headline = _headline(errors)
+        headline = headline_table(errors, metric_values(run.results))
+        facts = _report_facts(assessment, chosen, tuple(dict.fromkeys(run.results["recommender"])))
+        bottom = bottom_line(facts, headline, ranking, best, advice)
         rd.write_csv("errors.csv", errors)
         rd.write_csv("headline.csv", headline)
         rd.write_csv("ranking.csv", ranking)
         rd.write_csv("estimators.csv", best)
         rd.write_csv("advice.csv", advice)
+        write_json(rd.path("bottom_line.json"), bottom.to_dict())  # the bottom line for machines (a data hook)
         pooled = errors[(errors["source"] == "all worlds") | (errors["component"] != "missing data")]
         failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
         pngs: dict[str, bytes] = {}
         for name, draw in (
-            ("errors", lambda: error_figure(pooled)),
-            ("ranking", lambda: ranking_figure(ranking)),
+            ("errors", lambda: error_figure(pooled, pr.n)),
+            ("ranking", lambda: ranking_figure(ranking, pr.n)),
             ("estimators", lambda: estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)),
         ):
             with drawing(failed, f"report figure {name}"):
                 pngs[name] = draw()
         for name, png in pngs.items():
             atomic_write(rd.path(f"figures/{name}.png"), lambda p, b=png: p.write_bytes(b))
-        page = _page(assessment, dataset, worlds, headline, errors, ranking, best, advice, pngs)
+        page = report_page(
+            bottom,
+            dataset=dataset,
+            worlds=worlds,
+            headline=headline,
+            errors=errors,
+            ranking=ranking,
+            best=best,
+            advice=advice,
+            pngs=pngs,
+        )
         rd.write_text("report.html", page)
         seconds = time.perf_counter() - t0
         rd.complete(
@@ -294,107 +312,38 @@ def run_assessment(
             **({"figures_failed": failed} if failed else {}),
         )
     return AssessOutcome(
-        Path(out), errors, ranking, advice, worlds, computed, reused, seconds, tuple(warnings), tuple(failed)
+        Path(out),
+        errors,
+        ranking,
+        advice,
+        worlds,
+        computed,
+        reused,
+        seconds,
+        tuple(warnings),
+        tuple(failed),
+        bottom_line=bottom,
     )
 
 
-def _headline(errors: pd.DataFrame) -> pd.DataFrame:
-    """One row per algorithm x metric: the three pooled errors and their intervals side by side."""
-    pooled = errors[(errors["source"] == "all worlds") | (errors["component"] != "missing data")]
-    wide = pooled.pivot_table(
-        index=["recommender", "metric"],
-        columns="component",
-        values=["mean", "lower", "upper"],
-        aggfunc="first",
-        sort=False,
-        dropna=False,
-    )
-    out = pd.DataFrame(index=wide.index)
-    for comp, short in (("missing data", "missing"), ("sampling", "sampling"), ("total", "total")):
-        for stat in ("mean", "lower", "upper"):
-            out[f"{short}_{stat}"] = wide[(stat, comp)] if (stat, comp) in wide.columns else float("nan")
-    return out.reset_index()
-
-
-def _page(a: Assessment, dataset, worlds, headline, errors, ranking, best, advice, pngs) -> str:
+def _report_facts(a: Assessment, chosen: tuple[CalibratedCell, ...], algorithms: tuple[str, ...]) -> ReportFacts:
+    """The assessment in the report's terms (:class:`simrec.assess.bottom_line.ReportFacts`)."""
     spec, pr, sa = a.spec, a.spec.protocol, a.spec.sampling
-    algos = ", ".join(dict.fromkeys(headline["recommender"]))
-    protocol = (
-        f"{'leave-last-out' if pr.split == 'last' else f'holdout of {pr.test_fraction:g} of each user' + chr(39) + 's items'}"
-        f", lists of N = {pr.n}, {'full ranking' if not pr.negatives else f'{pr.negatives} sampled negatives'}"
-        f", metrics {', '.join(pr.metrics)} at K = N"
+    split = "leave-last-out" if pr.split == "last" else f"holdout of {pr.test_fraction:g} of each user's items"
+    ranking = "every item ranked (full ranking)" if not pr.negatives else f"{pr.negatives} sampled negatives per user"
+    return ReportFacts(
+        name=spec.name,
+        description=spec.description,
+        dataset=spec.dataset.name,
+        algorithms=algorithms,
+        protocol=f"{split}, lists of N = {pr.n}, {ranking}",
+        n=pr.n,
+        negatives=pr.negatives,
+        metrics=tuple(pr.metrics),
+        sampled_metrics=tuple(a.sampled_metrics),
+        replicates=spec.simulation.replicates,
+        worlds=tuple(c.cell for c in chosen),
+        confidence=sa.confidence,
+        min_coverage=sa.min_coverage,
+        max_rel_rmse=sa.max_rel_rmse,
     )
-    level = f"{100 * sa.confidence:g}%"
-    lines = []
-    for _, r in advice.iterrows():
-        if r["report"] == "sampled":
-            mark = " Its bootstrap interval: coverage known to fail (*)." if interval_fails(r) else ""
-            lines.append(
-                f"{r['metric']}@{pr.n}: sample n = {int(r['n'])} ({r['scheme']}) and report {r['estimator']} "
-                f"(worst relative RMSE {r['worst_rel_rmse']:.3g}).{mark}"
-            )
-        else:
-            lines.append(f"{r['metric']}@{pr.n}: report the full-ranking metric; {r['reason']}.")
-    flagged = [str(r["estimator"]) for _, r in best.iterrows() if interval_fails(r)]
-    footnote = [note_html(f"(*) {known_to_fail_note(flagged)}")] if flagged else []
-    sections = [
-        Section(
-            "What this assesses",
-            [
-                f"Algorithms: {algos}. Protocol: {protocol}.",
-                "Missing-data error = metric on the observed test items − metric on the users' true preferences, "
-                f"from {spec.simulation.replicates} replicate(s) of each best-fitting calibrated world (Tian 2019). "
-                "Sampling error = sampled estimate − exact metric on the real data, with the estimator chosen below "
-                "(Krichene & Rendle 2020; Li 2020); 0 for a full-ranking protocol. Total = their sum. Intervals: "
-                f"{level} prediction intervals for one evaluation, mean ± z·sd (the total adds the two variances, "
-                "assuming independence).",
-            ],
-            [
-                table_html(headline, "headline", "Pooled errors per algorithm and metric (mean, interval)"),
-                figure_html(pngs.get("errors"), "Missing-data, sampling and total error per algorithm and metric"),
-            ],
-        ),
-        Section(
-            "Is the observed ranking of the algorithms the true one?",
-            [
-                "Share of simulated evaluations (replicates x worlds) in which the algorithms ordered by the observed "
-                "metric are in the same order as by the true metric (ties must match ties), with a Wilson "
-                f"{level} interval.",
-            ],
-            [
-                table_html(ranking, "ranking"),
-                figure_html(pngs.get("ranking"), "Probability that the observed ranking is the true one"),
-            ],
-        ),
-        Section(
-            "Which estimator and sample size to report",
-            [
-                f"Rule: at K = N = {pr.n}, leaving out LS ({', '.join(EXCLUDED_ESTIMATORS)}), an estimator's error is its "
-                "worst relative RMSE over the algorithms; it is acceptable when its bootstrap interval covered the exact "
-                f"metric in at least {sa.min_coverage:g} of the repeats for every algorithm (every estimator is "
-                "acceptable when intervals were not computed, n_boot = 0). At each sample size the best acceptable "
-                "estimator is chosen; the recommendation is the smallest size whose best estimator has worst relative "
-                f"RMSE <= {sa.max_rel_rmse:g}, else the full ranking. The column coverage_known_to_fail marks "
-                "estimators whose bootstrap interval is known not to cover the metric (a bias that does not shrink "
-                "with the number of users, which the interval ignores).",
-                *lines,
-            ],
-            [
-                table_html(advice, "advice"),
-                table_html(best, "estimators", "Best estimator per metric and sample size"),
-                *footnote,
-                figure_html(pngs.get("estimators"), "Worst relative RMSE vs sample size"),
-            ],
-        ),
-        Section(
-            "Calibrated worlds",
-            [
-                f"The six preference x observation models fitted to {spec.dataset.name}, by fit (average relative loss "
-                f"over the four key statistics; lower is better); the {spec.calibration.worlds} best are used.",
-            ],
-            [table_html(worlds, "worlds")],
-        ),
-        Section("Dataset", [], [table_html(dataset, "dataset")]),
-        Section("All error rows", ["Per world as well as pooled ('all worlds')."], [table_html(errors, "errors")]),
-    ]
-    return render_page(f"simrec assessment: {spec.name}", spec.description or f"dataset {spec.dataset.name}", sections)

@@ -51,7 +51,7 @@ n_boot = 0
         "[5/5] report",
     ):
         assert phase in stderr
-    assert "P(observed ranking of the algorithms = true ranking)" in stdout
+    assert "Bottom line" in stdout and "Is the observed ranking of your algorithms the true one?" in stdout
     assert str(out / "report.html") in stdout
     errors = pd.read_csv(out / "errors.csv")
     pooled = errors[errors["source"].isin(["all worlds"]) | (errors["component"] != "missing data")]
