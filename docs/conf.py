@@ -289,6 +289,17 @@ def _candidates(node) -> list[str]:
             out.append(f"{module}.{cls}.{target}")
         out += [f"{'.'.join(parts[:i])}.{target}" for i in range(len(parts), 0, -1)]
     out.append(target)
+    if module and not cls and "." not in target and module in sys.modules:
+        # a summary line in an autosummary table has no class context: ``:meth:`lines``` in a class's
+        # first line means that class's member, when exactly one public class of the module has it
+        mod = sys.modules[module]
+        owners = [
+            n
+            for n in getattr(mod, "__all__", ())
+            if inspect.isclass(getattr(mod, n)) and target in vars(getattr(mod, n))
+        ]
+        if len(owners) == 1:
+            out.append(f"{module}.{owners[0]}.{target}")
     head = target.split(".")[0]
     # a name written without its module (e.g. from a re-exported object's docstring shown on another page):
     # every simrec module that has it, used only if they all mean one object
