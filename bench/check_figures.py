@@ -133,7 +133,7 @@ _QS = r"simrec run quickstart --jobs 2"
 _ML1M = r"simrec run ml1m-size --jobs 2"
 _USE = r"harness, all users"
 CLAIMS: tuple[Claim, ...] = (
-    # -- the ranks-file stress example of docs/howto/ranks.md (issue 29)--------------------------------------------------------
+    # -- the ranks-file stress example of docs/howto/ranks.md (issue 29) ---------------------------------------------
     Claim(_RANKS, "12.6 s serially and 16.0 s with `--jobs 2`", "ranks-file example, --jobs 1, CPU", _q(12.6), "s",
           "stress_readme", row(r"^simrec stress --jobs 1\b", 1)),
     Claim(_RANKS, "12.6 s serially and 16.0 s with `--jobs 2`", "ranks-file example, --jobs 2, CPU", _q(16.0), "s",
