@@ -288,6 +288,10 @@ def _candidates(node) -> list[str]:
         if cls:
             out.append(f"{module}.{cls}.{target}")
         out += [f"{'.'.join(parts[:i])}.{target}" for i in range(len(parts), 0, -1)]
+    # the module the docstring was written in (``... docstring of simrec.x.y.f``): a name relative to it
+    if found := re.search(r"docstring of ([\w.]+)", getattr(node, "source", None) or ""):
+        parts = found.group(1).split(".")
+        out += [f"{'.'.join(parts[:i])}.{target}" for i in range(len(parts) - 1, 0, -1)]
     out.append(target)
     if module and not cls and "." not in target and module in sys.modules:
         # a summary line in an autosummary table has no class context: ``:meth:`lines``` in a class's
