@@ -18,7 +18,9 @@ holds the sub-runs of the studies it reuses, each resumable on its own:
 5. **report** — ``errors.csv`` (missing-data, sampling and total error per
    algorithm x metric, :mod:`simrec.assess.errors`), ``ranking.csv``
    (:mod:`simrec.assess.ranking`), ``estimators.csv`` and ``advice.csv``
-   (:mod:`simrec.assess.advice`), ``headline.csv`` (values and the three
+   (:mod:`simrec.assess.advice`), with ``[correction]`` ``correction.csv`` and
+   ``correction_advice.csv`` (which missing-data correction to report,
+   :mod:`simrec.assess.correction`; also the report's check of it), ``headline.csv`` (values and the three
    errors side by side), ``bottom_line.json`` (the verdicts,
    :mod:`simrec.assess.bottom_line`), ``figures/*.png`` and ``report.html``
    (self-contained: the bottom line first, then the evidence;
@@ -41,6 +43,7 @@ from simrec._figures import drawing
 from simrec._io import atomic_write, write_json
 from simrec.assess.advice import best_estimators, recommend
 from simrec.assess.bottom_line import BottomLine, ReportFacts, bottom_line
+from simrec.assess.correction import correction_advice, correction_candidates, correction_finding
 from simrec.assess.errors import headline_table, metric_values, missing_data_errors, sampling_errors, total_errors
 from simrec.assess.figures import error_figure, estimator_figure, ranking_figure
 from simrec.assess.page import report_page
@@ -272,7 +275,19 @@ def run_assessment(
         ranking = ranking_agreement(run.results, level=sa.confidence)
         headline = headline_table(errors, metric_values(run.results))
         facts = _report_facts(assessment, chosen, tuple(dict.fromkeys(run.results["recommender"])))
-        bottom = bottom_line(facts, headline, ranking, best, advice)
+        checks = {}
+        if spec.correction is not None:  # the worlds' run had a [debias] section (Assessment.run_scenario)
+            candidates = correction_candidates(
+                pd.read_csv(rd.path("worlds") / "debias_summary.csv"),
+                pd.read_csv(rd.path("worlds") / "debias_order.csv"),
+            )
+            fix = correction_advice(
+                candidates, max_rel_bias=spec.correction.max_rel_bias, min_coverage=spec.correction.min_coverage
+            )
+            rd.write_csv("correction.csv", candidates)
+            rd.write_csv("correction_advice.csv", fix)
+            checks["missing_data_correction"] = correction_finding(fix, candidates, pr.n)
+        bottom = bottom_line(facts, headline, ranking, best, advice, checks)
         rd.write_csv("errors.csv", errors)
         rd.write_csv("headline.csv", headline)
         rd.write_csv("ranking.csv", ranking)
