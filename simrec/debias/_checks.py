@@ -42,10 +42,7 @@ def check_propensity(propensity: object, n_pairs: int) -> np.ndarray:
 
 def inverse_weights(p: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """:math:`y_{ui}/p_{ui}` per test pair, 0 where the propensity is NaN (the pair is left out)."""
-    w = np.zeros(len(p))
-    ok = ~np.isnan(p)
-    w[ok] = labels[ok] / p[ok]
-    return w
+    return np.divide(labels, p, out=np.zeros(len(p)), where=~np.isnan(p))
 
 
 def checked_inputs(ranked: object, metric: object, propensity: object) -> tuple[RankedTest, LinearMetric, np.ndarray]:
