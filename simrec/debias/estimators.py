@@ -298,7 +298,7 @@ def _dr_parts(
             f"`imputation` must be an imputation model (fitted, at, candidate_sums; simrec.debias.ItemRate); "
             f"got {type(imputation).__name__}"
         )
-    imputation = imputation.fitted(ranked.train)
+    imputation, candidate_sums = ranked.imputed(imputation)  # fitted once per recommender's test pairs
     gain, K = _gains(ranked, metric)
     y = ranked.label_values()
     y_hat = np.asarray(imputation.at(ranked.rows, ranked.items), dtype=np.float64)
@@ -314,7 +314,7 @@ def _dr_parts(
         c = metric.gain(positions, ranked.length[u0 : u0 + len(blk), None], K)
         v = np.asarray(imputation.at(np.arange(u0, u0 + len(blk))[:, None], np.where(real, blk, 0)), dtype=np.float64)
         numerator[u0 : u0 + len(blk)] += np.einsum("ij,ij->i", np.broadcast_to(c, blk.shape), v * real)
-    n_hat = imputation.candidate_sums(ranked.train, ranked.n_users, ranked.n_items) + _per_user(ranked, resid)
+    n_hat = candidate_sums + _per_user(ranked, resid)
     return ranked, metric, numerator, n_hat, K
 
 
