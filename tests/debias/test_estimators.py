@@ -225,3 +225,17 @@ def test_the_dr_fit_is_kept_per_imputation_model_and_changes_nothing():
         SNDR(TrainPopularity()).estimate(ranked, Recall(), p).value
         == SNDR(TrainPopularity()).estimate(fresh, Recall(), p).value
     )
+
+
+def test_per_user_sums_equal_bincount_with_empty_first_middle_and_last_rows():
+    from simrec.debias.estimators import _per_user
+
+    rng = np.random.default_rng(5)
+    dense = (rng.random((9, 7)) < 0.4).astype(np.int8)
+    dense[[0, 4, 8]] = 0  # empty rows where reduceat's segments need care
+    test = sp.csr_array(dense)
+    ranked = rank_test(np.argsort(rng.random((9, 7)), axis=1)[:, :3], test)
+    values = rng.random(test.nnz)
+    want = np.bincount(ranked.rows, weights=values, minlength=9)
+    np.testing.assert_allclose(_per_user(ranked, values), want, rtol=1e-15, atol=1e-15)
+    assert (_per_user(ranked, values)[[0, 4, 8]] == 0).all()
