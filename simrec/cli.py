@@ -135,6 +135,21 @@ def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str
     return Budget(limit, local_workers)
 
 
+def _announce(work, jobs: int, *, parallel: bool = True) -> None:
+    """Say on stderr how long a job expected to take over a minute should take (:mod:`simrec.config.cost`).
+
+    Decision (issue 28): printed before any work starts, also with ``--quiet``
+    (like the output folder's line and the warnings: one line, only for a
+    job over a minute, and the one thing someone who scripted a long job
+    needs to plan around); the estimate is the quiet machine's, from the work
+    counted during validation, so it comes before the first task runs.
+    """
+    from .config.cost import estimate_line
+
+    if line := estimate_line(work, jobs, parallel=parallel):
+        typer.echo(line, err=True)
+
+
 @contextmanager
 def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[object]:
     """The task backend the options ask for (closed after the job); bad options fail with exit 2."""
@@ -243,6 +258,7 @@ def run(
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, sc.name)
+    _announce(sc.work(), budget.workers)
     with _backend(backend, jobs, address) as b, _job(out):
         outcome = run_scenario(
             sc, path, out, backend=b, progress=not quiet, figures=not no_figures, max_pairs=budget.max_pairs
@@ -327,6 +343,7 @@ def stress(
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, sc.name)
+    _announce(sc.estimated_work(path), budget.workers)
     with _backend(backend, jobs, address) as b, _job(out):
         try:
             outcome = run_stress_scenario(
@@ -540,6 +557,9 @@ def ranks(
         )
     except ScenarioError as exc:
         _fail(str(exc))
+    from .config.cost import Work
+
+    _announce(Work.total(s.work(inter.n_users, inter.n_items) for s in specs), 1, parallel=False)
     recs = [r.build() for r in specs]
     current = {"name": ""}
     notes: list[str] = []
@@ -668,6 +688,7 @@ def calibrate(
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, sweep.name)
+    _announce(sweep.work(spec, n_calls), budget.workers)
     done = {"n": 0}
 
     def on_cell(cell) -> None:
@@ -802,18 +823,32 @@ def assess(
         ),
     ] = False,
     max_memory: _MaxMemory = None,
+    quick: Annotated[
+        bool,
+        typer.Option(
+            "--quick",
+            metavar="",
+            help="The file's quick size (under 2 minutes on 2 cores for the shipped ones): the best-fitting world, "
+            "2 replicates, 5 repeats at the protocol's sample size; wide intervals; results in <name>-quick.",
+        ),
+    ] = False,
 ) -> None:
-    """Assess an evaluation: dataset + algorithms + protocol -> expected missing-data and sampling error (HTML report)."""
+    """Assess an evaluation: dataset + algorithms + protocol -> expected missing-data and sampling error (HTML report).
+
+    ``--quick`` runs the file's quick size (:meth:`simrec.config.assess.AssessmentSpec.quick`): a first look in
+    under 2 minutes on 2 cores for the shipped assessments, with wide intervals.
+    """
     from .assess.cli_text import print_assessment
     from .config import ScenarioError
     from .config.assess import load_assessment
 
     budget = _budget(max_memory, jobs, backend, address)
     try:
-        spec = load_assessment(assessment, budget=budget)
+        spec = load_assessment(assessment, budget=budget, quick=quick)
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, spec.spec.name)
+    _announce(spec.work(), budget.workers)
     from .studies import PHASES, run_assessment
 
     def on_phase(phase: str, message: str) -> None:
