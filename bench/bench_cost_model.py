@@ -16,8 +16,8 @@ The per-unit costs come from the same runs: a job whose work is mostly one
 unit sets that unit's cost (quickstart: pairs and untrained scores;
 lenskit-cf: trained scores; sampled-sim-ibp-pop: draws and fits).
 
-Run: ``python bench/bench_cost_model.py [--jobs 1] [--all] [NAME ...]`` (names: ``run:quickstart``,
-``stress:sampled-sim-ibp-pop``, ``assess:ml100k-assess``, ...). Needs ``../shared/data`` (or ``SIMREC_DATA``)
+Run: ``python bench/bench_cost_model.py [--jobs 1] [--quick] [--all] [NAME ...]`` (names: ``run:quickstart``,
+``stress:sampled-sim-ibp-pop``, ``assess:ml100k-assess``, ``assess:ml100k-assess:quick`` for ``--quick``, ...). Needs ``../shared/data`` (or ``SIMREC_DATA``)
 for dataset-based jobs.
 """
 
@@ -37,10 +37,11 @@ sys.path.insert(0, str(ROOT))
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 SMALL = ["run:quickstart", "run:lenskit-cf", "stress:sampled-sim-ibp-pop"]
+QUICK = ["assess:ml100k-assess:quick"]
 LARGE = ["assess:ml100k-assess", "stress:sampled-ml100k"]
 
 
-def predicted(job: str, name: str):
+def predicted(job: str, name: str, quick: bool = False):
     """The job's counted work, as the CLI counts it during validation (simrec.cli's ``_announce`` calls)."""
     if job == "run":
         from simrec.config.run import load_scenario
@@ -54,15 +55,15 @@ def predicted(job: str, name: str):
     if job == "assess":
         from simrec.config.assess import load_assessment
 
-        return load_assessment(name).work()
+        return load_assessment(name, quick=quick).work()
     raise SystemExit(f"unknown job {job!r} (run, stress, assess)")
 
 
-def measure(job: str, name: str, jobs: int) -> tuple[float, float]:
+def measure(job: str, name: str, jobs: int, quick: bool = False) -> tuple[float, float]:
     """Wall and CPU (user + system, children) seconds of ``simrec <job> <name>`` in a fresh subprocess."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-c", "from simrec.cli import main; main()", job, name]
-        cmd += ["--out", str(Path(tmp) / "out"), "-q", "--jobs", str(jobs)]
+        cmd += ["--out", str(Path(tmp) / "out"), "-q", "--jobs", str(jobs), *(["--quick"] if quick else [])]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         subprocess.run(cmd, env=ENV, check=True, stdout=subprocess.DEVNULL)
@@ -75,22 +76,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="job:name pairs (default: the small shipped scenarios)")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="also ml100k-assess --quick (needs ML-100K)")
     parser.add_argument("--all", action="store_true", help="also the assessment and the ML-100K stress scenario")
     args = parser.parse_args()
     from simrec.config.cost import MEASURED_ON, SECONDS_START, cores, wall_seconds
 
-    names = args.names or (SMALL + LARGE if args.all else SMALL)
+    names = args.names or SMALL + (QUICK if args.quick or args.all else []) + (LARGE if args.all else [])
     print(f"load before: {os.getloadavg()}  cores: {cores()}  --jobs {args.jobs}")
     print(f"cost constants measured on: {MEASURED_ON}")
     header = f"{'job':36s} {'pred CPU s':>10s} {'pred wall s':>11s} {'meas wall s':>11s} {'meas CPU s':>10s} {'CPU ratio':>9s}"
     print(header)
     rows = []
     for item in names:
-        job, name = item.split(":", 1)
-        work = predicted(job, name)
+        job, name, *size = item.split(":")
+        quick = size == ["quick"]
+        work = predicted(job, name, quick)
         cpu_pred = SECONDS_START + work.seconds()
         wall_pred = wall_seconds(work, args.jobs)
-        wall, cpu = measure(job, name, args.jobs)
+        wall, cpu = measure(job, name, args.jobs, quick)
         rows.append((item, work))
         print(
             f"{item:36s} {cpu_pred:10.1f} {wall_pred:11.1f} {wall:11.1f} {cpu:10.1f} {cpu / cpu_pred:9.2f}", flush=True

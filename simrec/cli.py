@@ -12,6 +12,9 @@ The three jobs share ``--jobs N``, ``--backend serial|processes|ray``
 (``--address ADDR`` to connect to a Ray cluster; without it a local one is
 started) and ``--max-memory SIZE`` (a job whose estimated peak is larger is
 refused before anything is created; default 75% of the machine's memory).
+A job expected to take over a minute says so on stderr before it starts,
+also with ``--quiet`` (``simrec: this job should take about 12 min on 1 of
+2 cores; --jobs 2 about halves it``; :mod:`simrec.config.cost`).
 
 The boundary (issue 12): errors in the user's input (scenario, dataset,
 output folder, options) are printed as one clear message on stderr with exit
