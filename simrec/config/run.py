@@ -51,6 +51,7 @@ from simrec.config.base import (
 )
 from simrec.config.budget import BYTES_PER_ROW, BYTES_PER_TASK, Budget, Need, Needs
 from simrec.config.cost import Work
+from simrec.config.debias import DebiasSpec
 from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
@@ -109,6 +110,8 @@ class Scenario(Strict):
     population: PopulationSpec
     world: list[WorldSpec] = Field(min_length=1)
     evaluation: EvaluationSpec
+    #: The MNAR-correction harness (issue 25; :mod:`simrec.config.debias`); absent: not run.
+    debias: DebiasSpec | None = None
 
     def world_names(self) -> list[str]:
         return [w.label for w in self.world]
@@ -122,7 +125,8 @@ class Scenario(Strict):
 
     def work(self) -> Work:
         """The run's work (:mod:`simrec.config.cost`): per world and replicate, its expected true pairs and
-        every recommender scoring its users x items; one task per replicate and world."""
+        every recommender scoring its users x items; one task per replicate and world. The ``[debias]`` harness
+        (issue 25) is not counted (not measured yet)."""
         per_replicate = Work.total(
             w.work(self.population, self.evaluation.recommenders) + Work(tasks=1.0) for w in self.world
         )
@@ -145,6 +149,9 @@ class Scenario(Strict):
         ]
         tasks = float(self.replicates) * len(self.world)
         rows = tasks * len(ev.recommenders) * len(ev.metrics) * 2
+        if self.debias is not None:  # at most every estimator with every propensity kind
+            d = self.debias
+            rows += tasks * len(ev.recommenders) * len(d.metrics) * len(d.estimators) * len(d.propensities)
         fixed = [
             Need(
                 f"{self.replicates} replicates x {len(self.world)} worlds: {tasks:.3g} tasks and {rows:.3g} result rows",
@@ -166,6 +173,15 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
     problems += recommender_problems(sc.evaluation.recommenders, "evaluation.recommenders", base=path.resolve().parent)
     if problems:
         return problems
+    if sc.debias is not None:
+        design = sc.debias.build()
+        for i, world in enumerate(sc.worlds()):
+            try:
+                design.kinds_for(world)
+            except TypeError as exc:
+                problems.append(f"debias.propensities: {exc} (world[{i}])")
+        if sc.debias.k is not None and sc.debias.k > sc.evaluation.n:
+            problems.append(f"debias.k: must be <= evaluation.n ({sc.evaluation.n}); got {sc.debias.k}")
     items = min(w.item_count(sc.population) for w in sc.world)
     ev = sc.evaluation
     if ev.n > items:

@@ -41,7 +41,7 @@ from simrec.config.base import SafeName, ScenarioError, Strict, format_validatio
 from simrec.config.budget import BYTES_PER_PAIR, Budget, Need, Needs
 from simrec.config.cost import BYTES_PER_RATING, TRUE_PAIRS_PER_OBSERVED, Work, file_bytes
 from simrec.config.datasets import DatasetSpec
-from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, CellSpec, PreferenceTag, SamplerTag
+from simrec.config.models import PREFERENCE_MODELS, THESIS_SAMPLERS, CellSpec, PreferenceTag, SamplerTag
 
 __all__ = ["SweepSpec", "load_sweep_spec"]
 
@@ -53,7 +53,9 @@ class SweepSpec(Strict):
     n_calls: int = Field(default=150, ge=1)
     n_initial: int = Field(default=25, ge=1)
     preferences: list[PreferenceTag] = Field(default_factory=lambda: list(PREFERENCE_MODELS.tags), min_length=1)
-    observations: list[SamplerTag] = Field(default_factory=lambda: list(SAMPLER_MODELS.tags), min_length=1)
+    # the thesis's two samplers by default (not every registered one: a sampler added later, e.g. the
+    # preference-driven one, must not change what an existing sweep file calibrates)
+    observations: list[SamplerTag] = Field(default_factory=lambda: list(THESIS_SAMPLERS), min_length=1)
     objectives: list[Literal[OBJECTIVES]] = Field(default_factory=lambda: list(THESIS_OBJECTIVES), min_length=1)  # type: ignore[valid-type]
     statistics: Literal["thesis", "authors_code"] = Field(
         default="thesis", description="key statistics and KL as the thesis text says, or as its authors' code does"

@@ -143,6 +143,7 @@ from simrec.sampling import (
     MLEPrior,
     MSEOptimal,
     Naive,
+    PooledPrior,
     RankEstimate,
     RankMetric,
     SamplingScheme,
@@ -257,6 +258,13 @@ class StressConfig:
         gradient pass per distinct fit and repeat, not ``n_boot`` refits.
     confidence : float in (0, 1), default 0.95
         Level of the intervals.
+    prior_per : {"repeat", "dataset"}, default "repeat"
+        Where the estimated priors of BV_MLE, BV_MES, MN_MLE, MN_MES and BV at
+        1/M are fitted: on each repeat's own sampled ranks (simrec), or once
+        per cell, the fits of the repeats averaged
+        (:class:`~simrec.sampling.PooledPrior`, the authors' code; labels
+        ``"MN_MES@dataset"``). MLE and MES themselves are fitted per repeat
+        either way. State it beside any table compared with the authors'.
     """
 
     repeats: int = 100
@@ -267,8 +275,10 @@ class StressConfig:
     adaptive_n_max: int = 3200
     n_boot: int = 0
     confidence: float = 0.95
+    prior_per: str = "repeat"
 
     def __post_init__(self) -> None:
+        check_choice("prior_per", self.prior_per, PRIOR_PER)
         check_int("repeats", self.repeats, low=1)
         check_int("k_max", self.k_max, low=1)
         if not self.metrics:
@@ -280,15 +290,15 @@ class StressConfig:
         if not self.estimators:
             raise ValueError("`estimators` must hold at least one estimator; got none")
         for e in self.estimators:
-            if not isinstance(e, Estimator):
-                raise TypeError(
-                    f"`estimators` must hold estimator objects of simrec.sampling (e.g. Naive(), "
-                    f"BiasVariance(0.1)); got {e!r}"
-                )
             if isinstance(e, AdaptiveMLE):
                 raise ValueError(
                     "`estimators` must not list AdaptiveMLE(): the 'adaptive' scheme always uses it "
                     "and the other schemes cannot"
+                )
+            if not isinstance(e, Estimator):
+                raise TypeError(
+                    f"`estimators` must hold estimator objects of simrec.sampling (e.g. Naive(), "
+                    f"BiasVariance(0.1)); got {e!r}"
                 )
         names = [e.name for e in self.estimators]
         if len(set(names)) != len(names):
@@ -414,6 +424,20 @@ def estimator_items(ranks: RecommenderRanks) -> int:
 def estimator_names(config: StressConfig, scheme: str) -> tuple[str, ...]:
     """Names of the estimators ``config`` runs under ``scheme``, in table order (from the objects)."""
     return tuple(e.name for e in _estimators_of(config, scheme))
+
+
+#: Where the estimated priors are fitted (:attr:`StressConfig.prior_per`).
+PRIOR_PER: tuple[str, ...] = ("repeat", "dataset")
+
+
+def _pooled(
+    estimators: tuple[Estimator, ...], draws: list[np.ndarray], sch: SamplingScheme, max_iter: int
+) -> tuple[Estimator, ...]:
+    """The estimators with each estimated prior fitted per dataset: averaged over the repeats' draws."""
+    hists = [np.bincount(r - 1, minlength=sch.n) for r in draws]
+    priors = {e.estimated_prior for e in estimators} - {None}
+    pooled = {p: PooledPrior.pool(p, hists, sch, max_iter) for p in priors}
+    return tuple(e.with_priors(pooled) for e in estimators)
 
 
 def _estimators_of(config: StressConfig, scheme: str) -> tuple[Estimator, ...]:
@@ -714,6 +738,12 @@ def run_stress(
                 interval_kinds=kinds,
             )
 
+        estimators = config.estimators
+        draws = None
+        if config.prior_per == "dataset":  # every repeat drawn first (the same draws), the priors averaged over them
+            draws = [first] + [draw() for _ in range(config.repeats - 1)]
+            estimators = _pooled(estimators, draws, sch, config.max_iter)
+            names = tuple(e.name for e in estimators)
         recall_cols = np.flatnonzero(np.asarray(families) == "recall")
         maps = {"linear": linear_mapping(N, n).values, "bound": bound_mapping(N, n).values}
         for e in config.estimators:
@@ -725,7 +755,7 @@ def run_stress(
         groups = [(g, _shared_cache(sch, tuple(g))) for g in (metrics, untr) if g]  # cutoff columns, then the rest
         boot_gen = gen.spawn(1)[0] if config.n_boot else None  # the draws of r stay those of n_boot = 0
         for rep in range(config.repeats):
-            r = first if rep == 0 else draw()
+            r = draws[rep] if draws is not None else first if rep == 0 else draw()
             h = np.bincount(r - 1, minlength=n)
             hist_sum += h
             fits = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
@@ -734,15 +764,12 @@ def run_stress(
             if config.n_boot:  # the library's bootstrap (linearised for the fitted estimators), same numbers
                 boot = bootstrap_histograms(h, config.n_boot, boot_gen)
                 vals = np.concatenate(
-                    [bootstrap_estimates(config.estimators, h, boot, sch, g, cache=cache, **kw) for g, cache in groups],
+                    [bootstrap_estimates(estimators, h, boot, sch, g, cache=cache, **kw) for g, cache in groups],
                     axis=2,
                 )
             else:
                 vals = np.concatenate(
-                    [
-                        estimate_histograms(config.estimators, h[None, :], sch, g, cache=cache, **kw)
-                        for g, cache in groups
-                    ],
+                    [estimate_histograms(estimators, h[None, :], sch, g, cache=cache, **kw) for g, cache in groups],
                     axis=2,
                 )
             est[rep] = vals[0]

@@ -259,10 +259,10 @@ class UserSamplingConfig:
                 raise ValueError(f"`metrics` must be among {', '.join(METRIC_FAMILIES)}; got {f!r}")
         check_in_range("confidence", self.confidence, 0, 1, low_open=True, high_open=True)
         for e in self.estimators:
-            if not isinstance(e, Estimator):
-                raise TypeError(f"`estimators` must hold estimator objects of simrec.sampling (e.g. MLE()); got {e!r}")
             if isinstance(e, AdaptiveMLE):
                 raise ValueError("`estimators` must not hold AdaptiveMLE(): the estimator part uses one fixed n")
+            if not isinstance(e, Estimator):
+                raise TypeError(f"`estimators` must hold estimator objects of simrec.sampling (e.g. MLE()); got {e!r}")
         names = [e.name for e in self.estimators]
         if len(set(names)) != len(names):
             raise ValueError(f"`estimators` must have distinct names; got {names}")

@@ -53,7 +53,7 @@ from simrec.calibration import (
     summary_markdown,
     sweep_table,
 )
-from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, CellSpec
+from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, THESIS_SAMPLERS, CellSpec
 from simrec.config.presets import preset_tables, write_preset
 from simrec.config.run import content_digest
 from simrec.config.sweep import SweepSpec
@@ -171,7 +171,7 @@ def run_sweep(
     backend = SerialBackend() if backend is None else backend
     extra = {} if max_pairs is None else {"max_pairs": max_pairs}
     preferences = PREFERENCE_MODELS.tags if preferences is None else preferences
-    observations = SAMPLER_MODELS.tags if observations is None else observations
+    observations = THESIS_SAMPLERS if observations is None else observations
     cells = [CellSpec(preference=p, observation=o) for p in preferences for o in observations]
     all_cells = [CellSpec(preference=p, observation=o) for p in PREFERENCE_MODELS.tags for o in SAMPLER_MODELS.tags]
 

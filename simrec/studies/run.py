@@ -16,6 +16,13 @@ holds
   with Wilson intervals (thesis Table 3), when both are in the scenario (with
   a ``warning`` column, also in :attr:`RunOutcome.warnings`, when there are
   fewer than :data:`MIN_REPLICATES_TABLE3` replicates);
+* with a ``[debias]`` section (:mod:`simrec.config.debias`), ``debias/*.parquet``
+  shards and ``debias.parquet``, ``debias_summary.csv`` (bias, RMSE and
+  interval coverage per world x recommender x metric x MNAR estimator x
+  propensity kind) and ``debias_order.csv`` (the probability that an
+  estimator orders the recommenders as the truth does), and the figures
+  ``figures/debias_<metric>.png`` (bias ± 2 se per estimator x propensity kind):
+  :mod:`simrec.debias.harness` on the same replicates;
 * ``figures/*.png`` and ``manifest.json`` (scenario, seed, digest,
   package versions, timings).
 
@@ -36,6 +43,8 @@ from simrec._figures import drawing
 from simrec._progress import progress_bar
 from simrec._random import task_seed
 from simrec.config.run import Scenario
+from simrec.debias.figures import plot_debias
+from simrec.debias.harness import DebiasDesign, debias_replicate, order_accuracy, summarize_debias
 from simrec.experiment import RESULT_COLUMNS, Evaluation, World, run_replicate
 from simrec.recommenders import Oracle, Popular
 from simrec.recommenders.coverage import unscored_note
@@ -70,13 +79,17 @@ def _shard_key(replicate: int, w: int) -> str:
     return f"rep{replicate:05d}__w{w:03d}"
 
 
-def _run_task(task: tuple[World, Evaluation, object, int]) -> tuple[pd.DataFrame, dict, float]:
-    world, evaluation, seed, replicate = task
+def _run_task(
+    task: tuple[World, Evaluation, object, int, DebiasDesign | None],
+) -> tuple[pd.DataFrame, dict, float, pd.DataFrame | None]:
+    world, evaluation, seed, replicate, design = task
     t0 = time.perf_counter()
     rep = run_replicate(world, evaluation, seed, replicate)  # type: ignore[arg-type]
     # the shard keeps each recommender's users without a list (not a result column; read by _unscored_notes)
     frame = rep.results.assign(n_unscored=rep.results["recommender"].map(rep.unscored).fillna(0).astype("int64"))
-    return frame, rep.info, time.perf_counter() - t0
+    # the MNAR-correction harness on the same replicate (same seed: same data and lists)
+    debias = None if design is None else debias_replicate(world, evaluation, design, seed, replicate)  # type: ignore[arg-type]
+    return frame, rep.info, time.perf_counter() - t0, debias
 
 
 def _unscored_notes(full: pd.DataFrame, recommenders: list[str]) -> list[str]:
@@ -169,11 +182,16 @@ def run_scenario(
         },
     ) as rd:
         shards = rd.shards("replicates", FRAMES)
+        design = None if scenario.debias is None else scenario.debias.build()
+        debias_shards = None if design is None else rd.shards("debias", FRAMES)
         warnings: list[str] = []
         todo: list[Task] = []
         keys: list[str] = []
         reused = 0
-        done = shards.reusable(_shard_key(r, w) for r in range(scenario.replicates) for w in range(len(worlds)))
+        all_keys = [_shard_key(r, w) for r in range(scenario.replicates) for w in range(len(worlds))]
+        done = shards.reusable(all_keys)
+        if debias_shards is not None:
+            done &= debias_shards.reusable(all_keys)
         for r in range(scenario.replicates):
             for w, world in enumerate(worlds):
                 key = _shard_key(r, w)
@@ -181,14 +199,16 @@ def run_scenario(
                     reused += 1
                     continue
                 seed = task_seed(scenario.seed, r, w)
-                todo.append(Task(f"replicate {r}, world {world.name}", seed, (world, evaluation, seed, r)))
+                todo.append(Task(f"replicate {r}, world {world.name}", seed, (world, evaluation, seed, r, design)))
                 keys.append(key)
 
         task_seconds: list[float] = []
         with progress_bar(scenario.name, len(todo), "replicates", progress) as advance:
 
-            def record(i: int, res: tuple[pd.DataFrame, dict, float]) -> None:
-                frame, info, secs = res
+            def record(i: int, res: tuple[pd.DataFrame, dict, float, pd.DataFrame | None]) -> None:
+                frame, info, secs, debias = res
+                if debias_shards is not None:  # first: a task counts as done once its replicate shard exists
+                    debias_shards.write(keys[i], debias)
                 shards.write(keys[i], frame.assign(**{f"info_{k}": v for k, v in info.items()}))
                 task_seconds.append(secs)
                 advance()
@@ -216,6 +236,12 @@ def run_scenario(
                 warnings.append(f"table3.csv: {note}")
                 table3 = table3.assign(warning=note)
             rd.write_csv("table3.csv", table3)
+        if debias_shards is not None:
+            debias_rows = pd.concat([debias_shards.read(k) for k in all_keys], ignore_index=True)
+            rd.write_parquet("debias.parquet", debias_rows)
+            debias_summary = summarize_debias(debias_rows)
+            rd.write_csv("debias_summary.csv", debias_summary)
+            rd.write_csv("debias_order.csv", order_accuracy(debias_rows))
         failed: list[str] = []
         if figures:
             if progress:  # the bar has ended; say what the last seconds are spent on
@@ -226,6 +252,9 @@ def run_scenario(
                 )
             with drawing(failed, "figures"):
                 plot_results(results, rd.path("figures"), n=evaluation.n, n_jobs=backend.n_workers)
+            if debias_shards is not None:
+                with drawing(failed, "debias figures"):
+                    plot_debias(debias_summary, rd.path("figures"))
         info_cols = [c for c in full.columns if c.startswith("info_")]
         sizes = full.drop_duplicates(["replicate", "world"])[["world", *info_cols]].groupby("world").mean()
         seconds = time.perf_counter() - t_start

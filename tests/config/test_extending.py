@@ -247,6 +247,6 @@ def test_toy_cell_is_calibratable(toys):
 
 def test_the_unions_are_restored_after_the_test(tmp_path):
     assert PREFERENCE_MODELS.tags == ("uniform", "ibp", "lda")
-    assert SAMPLER_MODELS.tags == ("uniform", "popularity")
+    assert SAMPLER_MODELS.tags == ("uniform", "popularity", "preference")
     with pytest.raises(ScenarioError, match="Input tag 'band' found using 'model' does not match"):
         load_scenario(_write(tmp_path, SCENARIO))

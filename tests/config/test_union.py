@@ -28,7 +28,7 @@ from simrec.config.union import SpecUnion, literal_choices
 def test_tags_come_from_the_members_literals_in_simrecs_fixed_order():
     # calibration seeds index the preference models and samplers: these orders must never change
     assert PREFERENCE_MODELS.tags == ("uniform", "ibp", "lda")
-    assert SAMPLER_MODELS.tags == ("uniform", "popularity")
+    assert SAMPLER_MODELS.tags == ("uniform", "popularity", "preference")
     assert PROFILE_MODELS.tags == ("pareto", "beta_binomial")
     assert RECOMMENDERS.tags == ("oracle", "probabilistic_oracle", "popular", "random", "lenskit")
     assert SOURCES.tags == ("simulation", "dataset", "file")
@@ -112,7 +112,7 @@ def test_a_sampler_is_its_bare_tag_or_a_table_and_dumps_as_its_tag():
     with pytest.raises(ValidationError) as info:
         ObservationSpec.model_validate({"sampler": "pop", "profile": profile})
     (e,) = info.value.errors()
-    assert e["loc"] == ("sampler",) and e["msg"] == "Input should be 'uniform' or 'popularity'"
+    assert e["loc"] == ("sampler",) and e["msg"] == "Input should be 'uniform', 'popularity' or 'preference'"
 
 
 def test_a_tag_field_lists_the_unions_tags_as_a_literal_would():

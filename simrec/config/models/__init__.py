@@ -42,11 +42,13 @@ from simrec.config.models.base import (
 )
 from simrec.config.models.ibp import IBPSpec
 from simrec.config.models.lda import LDASpec
+from simrec.config.models.preference_sampler import PreferenceSamplerSpec
 from simrec.config.models.profiles import BetaBinomialSpec, ParetoSpec
 from simrec.config.models.registry import (
     PREFERENCE_MODELS,
     PROFILE_MODELS,
     SAMPLER_MODELS,
+    THESIS_SAMPLERS,
     PreferenceSpec,
     PreferenceTag,
     ProfileSpec,
@@ -77,6 +79,8 @@ __all__ = [
     "PREFERENCE_MODELS",
     "PROFILE_MODELS",
     "SAMPLER_MODELS",
+    "THESIS_SAMPLERS",
+    "PreferenceSamplerSpec",
     "PREFERENCE_SPECS",
     "PreferenceSpec",
     "ProfileSpec",

@@ -15,6 +15,7 @@ from typing import Annotated
 from simrec.config.models.base import BasePreferenceSpec, BaseProfileSpec, BaseSamplerSpec
 from simrec.config.models.ibp import IBPSpec
 from simrec.config.models.lda import LDASpec
+from simrec.config.models.preference_sampler import PreferenceSamplerSpec
 from simrec.config.models.profiles import BetaBinomialSpec, ParetoSpec
 from simrec.config.models.samplers import PopularitySamplerSpec, UniformSamplerSpec
 from simrec.config.models.uniform import UniformSpec
@@ -24,6 +25,7 @@ __all__ = [
     "PREFERENCE_MODELS",
     "PROFILE_MODELS",
     "SAMPLER_MODELS",
+    "THESIS_SAMPLERS",
     "PreferenceSpec",
     "ProfileSpec",
     "SamplerSpec",
@@ -35,10 +37,15 @@ __all__ = [
 PREFERENCE_MODELS: SpecUnion[BasePreferenceSpec] = SpecUnion("model", UniformSpec, IBPSpec, LDASpec)
 #: Profile-size models by their ``model`` tag: pareto, beta_binomial.
 PROFILE_MODELS: SpecUnion[BaseProfileSpec] = SpecUnion("model", ParetoSpec, BetaBinomialSpec)
-#: Observation samplers by their ``model`` tag (a bare tag is the sampler at its defaults): uniform, popularity.
+#: Observation samplers by their ``model`` tag (a bare tag is the sampler at its defaults): uniform, popularity,
+#: preference.
 SAMPLER_MODELS: SpecUnion[BaseSamplerSpec] = SpecUnion(
-    "model", UniformSamplerSpec, PopularitySamplerSpec, shorthand=True
+    "model", UniformSamplerSpec, PopularitySamplerSpec, PreferenceSamplerSpec, shorthand=True
 )
+
+#: The thesis's samplers (§3.2.2-3.2.3): what calibration sweeps and assessments use when told nothing else, so
+#: that a sampler registered later (the preference-driven one) changes no existing sweep or assessment.
+THESIS_SAMPLERS: tuple[str, ...] = ("uniform", "popularity")
 
 #: A ``preference`` table (the type of a field holding one).
 PreferenceSpec = Annotated[BasePreferenceSpec, PREFERENCE_MODELS]
