@@ -148,7 +148,9 @@ class Work:
 def file_bytes(path: str | Path) -> float:
     """The size of a file, or of the largest MovieLens ratings file in a folder (0 when unreadable).
 
-    The folder is never walked (:func:`simrec.config.budget.dataset_read_need`'s rule).
+    Known before reading, from a few ``stat`` calls: a folder (only MovieLens is read from a folder,
+    :func:`simrec.datasets.detect_kind`) counts the largest of its ratings files (``u.data``, ``ratings.dat``,
+    ``ratings.csv``); it is never walked (issue 22). Also :func:`simrec.config.budget.dataset_read_need`'s.
     """
     from simrec.datasets.movielens import MOVIELENS_RATING_FILES
 
