@@ -16,7 +16,8 @@ unit                what counts                                                 
 ``draws``           sampled negatives drawn and ranked by the stress harness    :data:`SECONDS_PER_DRAW`
                     (users x n x repeats per scheme, size and recommender)
 ``fits``            estimator fits (one per repeat, estimator, scheme, size     :data:`SECONDS_PER_FIT`
-                    and recommender; bootstrap intervals: ``n_boot`` more)
+                    and recommender)
+``boots``           bootstrap replicates of those fits (``n_boot`` per fit)     :data:`SECONDS_PER_BOOT`
 ``tasks``           tasks of the job (each: a shard written, progress, a        :data:`SECONDS_PER_TASK`
                     worker's start-up share)
 ==================  ==========================================================  ==========================
@@ -52,6 +53,7 @@ __all__ = [
     "SECONDS_PER_MODEL_SCORE",
     "SECONDS_PER_DRAW",
     "SECONDS_PER_FIT",
+    "SECONDS_PER_BOOT",
     "SECONDS_PER_TASK",
     "SECONDS_START",
     "ANNOUNCE_SECONDS",
@@ -69,22 +71,33 @@ __all__ = [
 
 #: Where the costs below were measured (``bench/bench_cost_model.py``: CPU time of the job's processes, so a
 #: loaded machine's wall time does not inflate them).
-MEASURED_ON = "the 2-core reference machine (Python 3.11, numpy 2.4, LensKit 2025.x, torch CPU), November 2026"
+MEASURED_ON = (
+    "the project's 2-core build machine shared with other jobs (load 17-20), CPU seconds of serial runs "
+    "(Python 3.11, numpy 2.4, LensKit, torch CPU), 26 November 2026; to be re-measured on a quiet machine"
+)
 
-#: CPU seconds per expected true pair of a world replicate (generate, observe, split, relevance, lists).
+#: CPU seconds per expected true pair of a world replicate (generate, observe, split, relevance, lists); not
+#: separable from the scores in the bench's jobs: set so that it is a small share of quickstart's 12.8 s.
 SECONDS_PER_PAIR = 2.0e-7
 #: CPU seconds per user x item cell scored and ranked by an untrained recommender (incl. dense AUC ranks).
-SECONDS_PER_SCORE = 6.0e-8
+#: quickstart (146M cells, 6.6M pairs, 30 tasks, 14 figures): 12.8 s CPU measured.
+SECONDS_PER_SCORE = 4.0e-8
 #: CPU seconds per user x item cell of a trained LensKit model (training, scoring and ranking).
-SECONDS_PER_MODEL_SCORE = 1.0e-6
+#: lenskit-cf (two LensKit models x 5 replicates x 2 worlds: 33.8M cells, as many untrained): 70.0 s CPU.
+SECONDS_PER_MODEL_SCORE = 1.9e-6
 #: CPU seconds per sampled negative drawn and ranked by the stress harness.
+#: Not separable from the fits in the bench's jobs (a small share of sampled-sim-ibp-pop's).
 SECONDS_PER_DRAW = 1.0e-8
 #: CPU seconds per estimator fit (one repeat's histogram, one estimator, K = 1..k_max).
 SECONDS_PER_FIT = 5.0e-3
+#: CPU seconds per bootstrap replicate of an estimator fit (intervals, ``n_boot``).
+#: ml100k-assess's sampled evaluation (1,440 fits, n_boot = 10): 2.8 min CPU (its file's header, before this
+#: module), less its ranks and fits.
+SECONDS_PER_BOOT = 1.1e-2
 #: CPU seconds of a task's fixed cost (shard written, result tables, the figures' share).
-SECONDS_PER_TASK = 0.3
+SECONDS_PER_TASK = 0.1
 #: CPU seconds of a job's start (imports of simrec, LensKit and PyTorch; a worker's start per job).
-SECONDS_START = 5.0
+SECONDS_START = 3.0
 #: Jobs estimated to take longer than this (wall seconds) are announced before they start.
 ANNOUNCE_SECONDS = 60.0
 #: Bytes of a ratings file per rating (MovieLens 100K: 19.7, 1M: 23.4), for a dataset not read during validation.
@@ -112,6 +125,7 @@ class Work:
     model_scores: float = 0.0
     draws: float = 0.0
     fits: float = 0.0
+    boots: float = 0.0
     tasks: float = 0.0
 
     def __add__(self, other: Work) -> Work:
@@ -141,6 +155,7 @@ class Work:
             + SECONDS_PER_MODEL_SCORE * self.model_scores
             + SECONDS_PER_DRAW * self.draws
             + SECONDS_PER_FIT * self.fits
+            + SECONDS_PER_BOOT * self.boots
             + SECONDS_PER_TASK * self.tasks
         )
 
@@ -221,11 +236,12 @@ def estimate_line(work: Work, jobs: int, *, n_cores: int | None = None, parallel
 
     Examples
     --------
-    >>> estimate_line(Work(tasks=2400), 1, n_cores=2)
+    >>> work = Work(tasks=(725 - SECONDS_START) / SECONDS_PER_TASK)  # 12 min of tasks
+    >>> estimate_line(work, 1, n_cores=2)
     'simrec: this job should take about 12 min on 1 of 2 cores; --jobs 2 about halves it'
-    >>> estimate_line(Work(tasks=2400), 2, n_cores=2)
+    >>> estimate_line(work, 2, n_cores=2)
     'simrec: this job should take about 6 min on 2 cores (--jobs 2)'
-    >>> estimate_line(Work(tasks=10), 1, n_cores=2) is None
+    >>> estimate_line(Work(tasks=1), 1, n_cores=2) is None
     True
     """
     n_cores = cores() if n_cores is None else n_cores

@@ -194,9 +194,9 @@ class StressScenario(Strict):
 
     def work(self, *, n_candidates: float, n_users: float, n_recommenders: int | None = None) -> Work:
         """The job's work (:mod:`simrec.config.cost`): the source's ranks, then per recommender, scheme and
-        size one task drawing ``repeats`` x ``n_users`` x n negatives and fitting every estimator per repeat
-        (bootstrap intervals: one more fit per repeat and estimator, :mod:`simrec.stress.harness`); user
-        sampling fits once per size and repeat.
+        size one task drawing ``repeats`` x ``n_users`` x n negatives and fitting every estimator per repeat,
+        with ``n_boot`` bootstrap replicates per fit for intervals; user sampling fits once per size and
+        repeat.
 
         ``n_candidates`` / ``n_users``: the candidates and evaluated users (a simulation's are known from the
         spec; a dataset's or a ranks file's from the data); ``n_recommenders``: the ranks file's (default: the
@@ -207,15 +207,16 @@ class StressScenario(Strict):
             n_candidates, n_users = float(known.n_items), float(known.n_users)
         recs = n_recommenders if n_recommenders is not None else len(getattr(self.source, "recommenders", ()))
         n_est = len(self.estimators.build())
-        fits_per_repeat = n_est * (2.0 if self.estimators.n_boot else 1.0)
+        n_boot = float(self.estimators.n_boot)
         stress = Work()
         for scheme in self.sampling.schemes:
             for size in self.sampling.sizes:
                 n = min(float(size), n_candidates)
                 if scheme == "adaptive":  # draws grow until the rank is resolved, up to adaptive_n_max
                     n = min(float(max(size, self.sampling.adaptive_n_max)), n_candidates) / 2.0
+                fits = float(self.repeats * n_est)
                 stress = stress + Work(
-                    draws=self.repeats * n_users * n, fits=self.repeats * fits_per_repeat, tasks=1.0
+                    draws=self.repeats * n_users * n, fits=fits, boots=fits * n_boot, tasks=1.0
                 ).times(float(recs))
         if self.user_sampling is not None:
             us = self.user_sampling

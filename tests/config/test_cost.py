@@ -29,11 +29,12 @@ def test_work_adds_up_and_costs_each_unit_once(monkeypatch):
         ("SECONDS_PER_MODEL_SCORE", 100.0),
         ("SECONDS_PER_DRAW", 1e3),
         ("SECONDS_PER_FIT", 1e4),
-        ("SECONDS_PER_TASK", 1e5),
+        ("SECONDS_PER_BOOT", 1e5),
+        ("SECONDS_PER_TASK", 1e6),
     ]:
         monkeypatch.setattr(cost, name, value)
-    w = Work(pairs=1, scores=2, model_scores=3) + Work(draws=4, fits=5, tasks=6)
-    assert w.seconds() == 1 + 20 + 300 + 4e3 + 5e4 + 6e5
+    w = Work(pairs=1, scores=2, model_scores=3) + Work(draws=4, fits=5, boots=6, tasks=7)
+    assert w.seconds() == 1 + 20 + 300 + 4e3 + 5e4 + 6e5 + 7e6
     assert w.times(2).seconds() == 2 * w.seconds()
     assert Work.total([w, w, Work()]) == w.times(2)
 
@@ -97,3 +98,17 @@ def test_the_estimate_is_printed_before_a_long_job_only(tmp_path, monkeypatch, l
             assert err.splitlines()[0].startswith("simrec: this job should take about 10 min on "), err
         else:
             assert "should take" not in err, err
+
+
+def test_a_stress_job_counts_draws_fits_and_bootstrap_replicates_per_task(tmp_path):
+    from simrec.config.stress import load_stress_scenario
+    from tests.cli_helpers import STRESS_FILE_TOML
+
+    (tmp_path / "s.toml").write_text(
+        STRESS_FILE_TOML.replace('names = ["naive", "MLE"]', 'names = ["naive", "MLE"]\nn_boot = 4')
+    )
+    sc, _ = load_stress_scenario(tmp_path / "s.toml", check_data=False)
+    w = sc.work(n_candidates=50.0, n_users=20.0, n_recommenders=2)
+    # 2 recommenders x 1 scheme x 1 size: 2 tasks of 3 repeats x 20 users x 10 negatives, 3 x 2 estimator fits
+    assert w.tasks == 2 and w.draws == 2 * 3 * 20 * 10 and w.fits == 2 * 3 * 2 and w.boots == 4 * w.fits
+    assert w.scores == w.model_scores == w.pairs == 0  # a ranks file: nothing to score
