@@ -89,11 +89,12 @@ SECONDS_PER_MODEL_SCORE = 1.9e-6
 #: Not separable from the fits in the bench's jobs (a small share of sampled-sim-ibp-pop's).
 SECONDS_PER_DRAW = 1.0e-8
 #: CPU seconds per estimator fit (one repeat's histogram, one estimator, K = 1..k_max).
-SECONDS_PER_FIT = 5.0e-3
+#: sampled-sim-ibp-pop (58,000 fits, 564M draws, 5 recommenders' ranks): 191.3 s CPU.
+SECONDS_PER_FIT = 3.0e-3
 #: CPU seconds per bootstrap replicate of an estimator fit (intervals, ``n_boot``).
-#: ml100k-assess's sampled evaluation (1,440 fits, n_boot = 10): 2.8 min CPU (its file's header, before this
+#: ml100k-assess's sampled evaluation (2,520 fits, n_boot = 10): 2.8 min CPU (its file's header, before this
 #: module), less its ranks and fits.
-SECONDS_PER_BOOT = 1.1e-2
+SECONDS_PER_BOOT = 6.0e-3
 #: CPU seconds of a task's fixed cost (shard written, result tables, the figures' share).
 SECONDS_PER_TASK = 0.1
 #: CPU seconds of a job's start (imports of simrec, LensKit and PyTorch; a worker's start per job).
