@@ -19,6 +19,11 @@ The per-unit costs come from the same runs: a job whose work is mostly one
 unit sets that unit's cost (quickstart: pairs and untrained scores;
 lenskit-cf: trained scores; sampled-sim-ibp-pop: draws and fits).
 
+Seen on the build machine (2 cores, load 17-25, serial, 26 Nov 2026; the first three set the constants of
+their unit, the last one was not used for fitting), predicted / measured CPU s, measured wall s:
+quickstart 13.2 / 12.8 (wall 57), lenskit-cf 69.7 / 70.0 (wall 301), sampled-sim-ibp-pop 191.9 / 191.3
+(wall 1517), ml100k-assess --quick 29.2 / 39.2 (wall 393; with --jobs 2: wall 327 at load 17-25).
+
 Run: ``python bench/bench_cost_model.py [--jobs 1] [--quick] [--all] [NAME ...]`` (names: ``run:quickstart``,
 ``stress:sampled-sim-ibp-pop``, ``assess:ml100k-assess``, ``assess:ml100k-assess:quick`` for ``--quick``, ...). Needs ``../shared/data`` (or ``SIMREC_DATA``)
 for dataset-based jobs.
