@@ -128,8 +128,8 @@ class Scenario(Strict):
 
     def work(self) -> Work:
         """The run's work (:mod:`simrec.config.cost`): per world and replicate, its expected true pairs and
-        every recommender scoring its users x items; one task per replicate and world. The ``[debias]`` harness
-        (issue 25) is not counted (not measured yet)."""
+        every recommender scoring its users x items; one task per replicate and world. The ``[debias]`` and
+        ``[significance]`` harnesses are not counted (not measured yet)."""
         per_replicate = Work.total(
             w.work(self.population, self.evaluation.recommenders) + Work(tasks=1.0) for w in self.world
         )
