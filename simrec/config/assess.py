@@ -101,6 +101,7 @@ from simrec.config.base import (
     read_toml,
 )
 from simrec.config.budget import Budget
+from simrec.config.cost import Work
 from simrec.config.datasets import DatasetSpec
 from simrec.config.debias import DebiasSpec
 from simrec.config.estimators import ESTIMATOR_FAMILIES, EstimatorsSpec
@@ -126,6 +127,10 @@ __all__ = [
     "CalibratedCell",
     "CELLS",
     "load_assessment",
+    "QUICK_REPLICATES",
+    "QUICK_REPEATS",
+    "QUICK_BOOT",
+    "QUICK_CALLS",
     "resolve_assessment_path",
     "shipped_assessments",
 ]
@@ -241,6 +246,56 @@ class AssessmentSpec(Strict):
 
     def digest(self) -> str:
         return content_digest(self)
+
+    def quick(self) -> AssessmentSpec:
+        """The quick size of this assessment (``simrec assess --quick``): the same dataset, protocol and
+        algorithms, with every size that only buys precision cut down.
+
+        Decision (issue 28): a first look (does the file run, what the answer looks like) should take under
+        2 minutes on a 2-core laptop (``ml100k-assess``: 39 s CPU measured serially; ``ml1m-assess``: about
+        2.2 min predicted with ``--jobs 2``, not measured: training LensKit on ML-1M dominates and is kept, as
+        the algorithms are the question), so ``--quick`` keeps what defines the question and shrinks the rest:
+        the best-fitting world only (``calibration.worlds = 1``), :data:`QUICK_REPLICATES` replicates,
+        :data:`QUICK_REPEATS` sampled-evaluation repeats at the protocol's own sample size only (the
+        smallest of ``sampling.sizes`` for a full-ranking protocol), at most :data:`QUICK_BOOT` bootstrap
+        replicates and, when the file calibrates, :data:`QUICK_CALLS` calls without de-noising. Its intervals
+        are wide and the report says so (fewer than 30 simulated evaluations); its name gets ``-quick``
+        (its own default folder, never resumed into the full size's).
+        """
+        negatives = self.protocol.negatives
+        sizes = [negatives] if negatives else [min(self.sampling.sizes)]
+        calls = min(self.calibration.n_calls, QUICK_CALLS)
+        return self.model_copy(
+            update={
+                "name": f"{self.name[:58]}-quick",  # still a safe name (<= 64 characters)
+                "description": f"{self.description} (quick size)" if self.description else "quick size",
+                "calibration": self.calibration.model_copy(
+                    update={
+                        "worlds": 1,
+                        "n_calls": calls,
+                        "n_initial": min(self.calibration.n_initial, calls),
+                        "denoise_seeds": 0,
+                    }
+                ),
+                "simulation": self.simulation.model_copy(
+                    update={"replicates": min(self.simulation.replicates, QUICK_REPLICATES)}
+                ),
+                "sampling": self.sampling.model_copy(
+                    update={
+                        "sizes": sizes,
+                        "repeats": min(self.sampling.repeats, QUICK_REPEATS),
+                        "n_boot": min(self.sampling.n_boot, QUICK_BOOT),
+                    }
+                ),
+            }
+        )
+
+
+#: ``--quick``'s sizes (:meth:`AssessmentSpec.quick`).
+QUICK_REPLICATES = 2
+QUICK_REPEATS = 5
+QUICK_BOOT = 5
+QUICK_CALLS = 10
 
 
 @dataclass(frozen=True)
@@ -358,6 +413,18 @@ class Assessment:
             estimators=EstimatorsSpec(names=list(sa.estimators), n_boot=sa.n_boot, confidence=sa.confidence),
             metrics=MetricsSpec(names=self.sampled_metrics, k_max=pr.n, curve_k=pr.n, curve_sizes=curve),
         )
+
+    def work(self) -> Work:
+        """The assessment's work (:mod:`simrec.config.cost`): the calibration's sweep when no presets are named,
+        the run study in the best-fitting worlds (without presets: worlds of the dataset's size, its users x items
+        scored per replicate) and the sampled evaluation on the dataset (its sizes as loaded)."""
+        n_users, n_items = float(self.n_users), float(self.n_items)
+        stress = self.stress_scenario().work(n_candidates=n_items, n_users=n_users)
+        if self.cells is not None:
+            return self.run_scenario(self.best_cells()).work() + stress
+        per_world = Work.total(r.work(n_users, n_items) for r in self.spec.protocol.recommenders) + Work(tasks=1.0)
+        runs = per_world.times(float(self.spec.simulation.replicates * self.spec.calibration.worlds))
+        return self.sweep_spec().work(self.path) + runs + stress
 
     def sweep_spec(self) -> SweepSpec:
         """The calibration's sweep (when no presets are named): the six cells on the dataset, objective
@@ -477,7 +544,7 @@ def _dataset_sizes(spec: AssessmentSpec, data: Path, path: Path) -> tuple[int, i
     return int(inter.n_users), int(inter.n_items)
 
 
-def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> Assessment:
+def load_assessment(assessment: str | Path, *, budget: Budget | None = None, quick: bool = False) -> Assessment:
     """Read and validate an assessment file completely, before any work.
 
     Parameters
@@ -488,6 +555,8 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
         The memory the job may use (default: 75% of the machine's memory, one
         worker); the calibrated worlds, the sampled evaluation and a
         calibration are each checked against it (:mod:`simrec.config.budget`).
+    quick : bool, default False
+        Validate and return the file's quick size (:meth:`AssessmentSpec.quick`) instead.
 
     Raises
     ------
@@ -507,6 +576,8 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
         spec = AssessmentSpec.model_validate(raw)
     except ValidationError as exc:
         raise ScenarioError(format_validation(path, exc, "assessment")) from None
+    if quick:
+        spec = spec.quick()
     problems = recommender_problems(
         spec.protocol.recommenders, "protocol.recommenders", truth=False, base=path.resolve().parent
     )

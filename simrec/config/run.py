@@ -50,6 +50,7 @@ from simrec.config.base import (
     read_toml,
 )
 from simrec.config.budget import BYTES_PER_ROW, BYTES_PER_TASK, Budget, Need, Needs
+from simrec.config.cost import Work
 from simrec.config.debias import DebiasSpec
 from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
@@ -124,6 +125,15 @@ class Scenario(Strict):
 
     def digest(self) -> str:
         return content_digest(self)
+
+    def work(self) -> Work:
+        """The run's work (:mod:`simrec.config.cost`): per world and replicate, its expected true pairs and
+        every recommender scoring its users x items; one task per replicate and world. The ``[debias]`` and
+        ``[significance]`` harnesses are not counted (not measured yet)."""
+        per_replicate = Work.total(
+            w.work(self.population, self.evaluation.recommenders) + Work(tasks=1.0) for w in self.world
+        )
+        return per_replicate.times(float(self.replicates))
 
     def memory_needs(self) -> Needs:
         """Task kinds (one per world: a replicate) and parent-side needs (:mod:`simrec.config.budget`)."""
