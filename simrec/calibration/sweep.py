@@ -87,7 +87,7 @@ def _digest(objective: Objective, n_initial: int, seed: int, fixed: dict[str, fl
     blob = json.dumps(
         {
             "dataset": objective.target.name,
-            "shape": objective.target.shape.__dict__,
+            "shape": objective.target.shape.key(),
             "preference": objective.cell.preference,
             "observation": objective.cell.observation,
             "objective": objective.objective,

@@ -13,8 +13,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from simrec.config.models.base import BasePreferenceSpec, BaseProfileSpec, BaseSamplerSpec
+from simrec.config.models.factor import LatentFactorSpec
+from simrec.config.models.hpf import HPFSpec
 from simrec.config.models.ibp import IBPSpec
 from simrec.config.models.lda import LDASpec
+from simrec.config.models.preference_sampler import PreferenceSamplerSpec
 from simrec.config.models.profiles import BetaBinomialSpec, ParetoSpec
 from simrec.config.models.samplers import PopularitySamplerSpec, UniformSamplerSpec
 from simrec.config.models.uniform import UniformSpec
@@ -31,13 +34,16 @@ __all__ = [
     "SamplerTag",
 ]
 
-#: Preference models by their ``model`` tag: uniform, ibp, lda.
-PREFERENCE_MODELS: SpecUnion[BasePreferenceSpec] = SpecUnion("model", UniformSpec, IBPSpec, LDASpec)
+#: Preference models by their ``model`` tag: uniform, ibp, lda (the thesis's), hpf, factor (issue 24).
+PREFERENCE_MODELS: SpecUnion[BasePreferenceSpec] = SpecUnion(
+    "model", UniformSpec, IBPSpec, LDASpec, HPFSpec, LatentFactorSpec
+)
 #: Profile-size models by their ``model`` tag: pareto, beta_binomial.
 PROFILE_MODELS: SpecUnion[BaseProfileSpec] = SpecUnion("model", ParetoSpec, BetaBinomialSpec)
-#: Observation samplers by their ``model`` tag (a bare tag is the sampler at its defaults): uniform, popularity.
+#: Observation samplers by their ``model`` tag (a bare tag is the sampler at its defaults): uniform, popularity
+#: (the thesis's), preference (issue 24).
 SAMPLER_MODELS: SpecUnion[BaseSamplerSpec] = SpecUnion(
-    "model", UniformSamplerSpec, PopularitySamplerSpec, shorthand=True
+    "model", UniformSamplerSpec, PopularitySamplerSpec, PreferenceSamplerSpec, shorthand=True
 )
 
 #: A ``preference`` table (the type of a field holding one).
