@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh clone (only Python >= 3.11 needed):
 #   make run    install into .venv and run the main job (simrec run quickstart)
-#   make test   install into .venv and run the test suite (python -m pytest)
+#   make test   install into .venv and run the test suite (python -m pytest; slow tests excluded)
+#   make test-all  the whole suite, slow tests included (CI runs both)
 #   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/; ruff format --check
 # PyTorch (needed by LensKit) is installed first, pinned to the CPU build
 # torch==2.13.0, so pip does not resolve a multi-GB CUDA build.
@@ -11,7 +12,7 @@ BIN     = $(VENV)/bin
 OUT    ?= runs/quickstart
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint clean
+.PHONY: install run test test-all lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +28,10 @@ run: install
 
 test: install
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; fi; exit $$rc
+
+test-all: install
+	@$(BIN)/python -m pytest -m "slow or not slow" $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; fi; exit $$rc
 
 lint: install

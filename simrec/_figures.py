@@ -12,6 +12,14 @@ user's ``matplotlibrc`` asking for LaTeX would make ``_``, ``%`` or ``&`` in
 a name fail the same way). This escapes every ``$`` of every label without
 having to find each label (:func:`literal_text`).
 
+**Every name in the legend.** matplotlib leaves out of a legend every
+label that starts with ``_`` (its convention for artists not to list). A
+ranks file may name a recommender ``_baseline`` (scenario names cannot start
+with ``_``), which then vanished from the legend of ``expected_vs_n.png``
+while its line was drawn. Names reach legends through :func:`legend_label`,
+which puts a zero-width space (U+200B, drawn as nothing; DejaVu Sans,
+matplotlib's default font, has it) before such a name.
+
 **Failures are recorded.** The figures are drawn after every table is
 written; a figure that still fails (a matplotlib bug, a missing font) is
 recorded (:func:`drawing`) instead of raised: the job completes, its
@@ -30,13 +38,22 @@ from typing import ParamSpec, TypeVar
 
 from simrec._validation import shorten
 
-__all__ = ["LITERAL_TEXT", "literal_text", "drawing"]
+__all__ = ["LITERAL_TEXT", "literal_text", "legend_label", "drawing"]
 
 #: The matplotlib settings every simrec figure is drawn with.
 LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+#: Put before a legend label that starts with ``_`` so that matplotlib lists it (a zero-width space).
+_LISTED = "\u200b"
+
+
+def legend_label(name: str) -> str:
+    """``name`` as a legend label: unchanged, or after a zero-width space if it starts with ``_`` (see above)."""
+    return _LISTED + name if name.startswith("_") else name
 
 
 def literal_text(draw: Callable[P, R]) -> Callable[P, R]:

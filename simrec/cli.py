@@ -17,7 +17,8 @@ The boundary (issue 12): errors in the user's input (scenario, dataset,
 output folder, options) are printed as one clear message on stderr with exit
 code 2 and nothing is written; a full or read-only disk, a missing permission
 or running out of memory is one line (what, where, what to do) with exit
-code 1; failed tasks exit 1 after every other task's result was kept; Ctrl-C
+code 1; failed tasks exit 1 after every other task's result was kept (one
+line per failed task, the advice on the last); Ctrl-C
 exits 130 after saying how to resume. No traceback reaches the user unless
 ``--debug`` is given (an unexpected error says to re-run with it).
 """
@@ -147,7 +148,7 @@ def _job(out: Path) -> Iterator[None]:
     except TaskError as exc:
         if _DEBUG["on"]:
             raise
-        _fail(f"{exc}\nfinished tasks are kept in {out}; re-run the same command to retry the failed ones", code=1)
+        _fail(f"{exc}; finished tasks are kept in {out}; re-run the same command to retry the failed ones", code=1)
     except BackendFault as exc:
         if _DEBUG["on"]:
             raise
@@ -572,11 +573,12 @@ def ranks(
 
 def _ranks_failed(name: str, exc: Exception) -> None:
     """A recommender failed while training or scoring (its code, or LensKit's): one line, exit 1."""
-    from ._usercode import UserCodeError
+    from ._usercode import UserCodeError, describe
+    from ._validation import quote
 
     if _DEBUG["on"]:
         raise exc
-    what = str(exc) if isinstance(exc, UserCodeError) else f"recommender {name!r} failed: {type(exc).__name__}: {exc}"
+    what = str(exc) if isinstance(exc, UserCodeError) else f"recommender {quote(name)} failed: {describe(exc)}"
     _fail(f"{what} (nothing was written; re-run with --debug for the traceback)", code=1)
 
 
@@ -906,8 +908,9 @@ def main(argv: list[str] | None = None) -> None:
     """The console entry point: no traceback reaches the user unless ``--debug`` is given.
 
     Usage errors exit 2 (click's own messages); Ctrl-C anywhere exits 130
-    with one line; an unexpected error is one line naming its type, asking to
-    re-run with ``--debug`` and report it, exit 1.
+    with one line; an unexpected error is one line naming its type (its
+    message on one line, cut to 300 characters with its length said), asking
+    to re-run with ``--debug`` and report it, exit 1.
     """
     from ._cache import configure_matplotlib
 
@@ -930,9 +933,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # an unexpected error: a bug, or a boundary case not handled yet
         if debug:
             raise
+        from ._usercode import describe
+
         typer.echo(
-            f"simrec: internal error: {type(exc).__name__}: {exc}\n"
-            "re-run with --debug for the traceback, and please report it",
+            f"simrec: internal error: {describe(exc)} (re-run with --debug for the traceback, and please report it)",
             err=True,
         )
         code = 1

@@ -7,7 +7,8 @@ A run directory holds a job's outputs and everything needed to resume it:
   (:data:`simrec._random.DRAWS_VERSION`), status (``running``,
   ``complete``, or ``failed`` / ``interrupted`` with the error when the job
   stopped on one: :meth:`RunDir.end`) and timings;
-* ``scenario.toml`` — a copy of the file that was run;
+* ``scenario.toml`` — a copy of the file that was run (read once, with the
+  checks it was validated with: a regular file within the TOML size limit);
 * per-task shards, written atomically as each task finishes (:class:`~simrec.shards.Shards`),
   so an interrupted job keeps its work and re-running resumes from them; each
   records its task and job and a digest of its content, and is verified
@@ -55,6 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from simrec._inputs import InputFileError, read_input
 from simrec._io import write_bytes, write_csv, write_json, write_parquet, write_text
 from simrec._random import DRAWS_VERSION
 from simrec._usercode import describe
@@ -223,6 +225,26 @@ def _previous_manifest(path: Path) -> dict[str, Any]:
     return prev
 
 
+def _read_source(source: str | os.PathLike) -> bytes:
+    """The job's file as :func:`simrec._inputs.read_input` reads it (a regular file within the TOML limit).
+
+    Read once, with the same checks as when it was validated, and copied as
+    these bytes: a file swapped for a FIFO, a device or a huge file after
+    validation is refused in one line (:class:`RunDirError`, nothing written)
+    instead of hanging or filling memory.
+    """
+    try:
+        return read_input(source, "toml", "the job's TOML file")
+    except InputFileError as exc:
+        reason = exc.reason
+    except OSError as exc:
+        reason = f"cannot be read ({exc.strerror or type(exc).__name__})"
+    raise RunDirError(
+        f"{_shown(source)}: {reason}; not copied into --out and nothing was written (was the file replaced "
+        "after it was read?)"
+    )
+
+
 def _check_folder(out: Path, kind: str, digest: str) -> None:
     """Refuse ``out`` unless it is missing, empty, or a run folder of this very job (nothing is written).
 
@@ -300,7 +322,9 @@ class RunDir:
         manifest : dict, optional
             More manifest entries (seed, sizes, ...).
         source : Path, optional
-            The scenario or spec file, copied to ``scenario.toml``.
+            The scenario or spec file, copied to ``scenario.toml``: read once,
+            before anything is created, as :func:`simrec._inputs.read_input`
+            reads it.
 
         Raises
         ------
@@ -310,7 +334,9 @@ class RunDir:
             into), holds another job's results or results of another draws
             version (a manifest without one is version 1), has a manifest
             that is unreadable or not simrec's (not a JSON object, or without
-            a text ``digest``), or another simrec job holds its lock.
+            a text ``digest``), or another simrec job holds its lock; or
+            ``source`` is no longer a regular file within the TOML size
+            limit (replaced after it was validated).
             Every check is made again once the lock is held, before anything
             is written: a job that found the folder empty while another was
             about to fill it is refused then.
@@ -320,6 +346,7 @@ class RunDir:
         if problem:
             raise RunDirError(problem)
         _check_folder(out, kind, digest)  # before anything is created (no lock file in a user's folder)
+        copy = None if source is None else _read_source(source)  # read once, checked, before anything is created
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # a file on the path, a read-only or full disk, no permission: nothing written
@@ -346,8 +373,8 @@ class RunDir:
             _check_folder(out, kind, digest)
             rd._previous = {rel: _read_or_none(out / rel) for rel in ("manifest.json", "scenario.toml")}
             write_json(out / "manifest.json", rd.manifest)
-            if source is not None:
-                write_text(out / "scenario.toml", Path(source).read_text(encoding="utf-8"))
+            if copy is not None:
+                write_bytes(out / "scenario.toml", copy)
         except OSError as exc:
             rd.close()
             raise RunDirError(f"--out {_shown(out)}: {os_error_line(exc, out)}") from None

@@ -114,6 +114,7 @@ def test_max_memory_option(tmp_path):
     assert files_under(tmp_path) == {"s.toml"}
 
 
+@pytest.mark.slow
 def test_refusals_allocate_nothing_under_a_memory_limit(tmp_path):
     """All size cases in one fresh process, --max-memory 2G, its address space capped at what it uses plus 3 GiB."""
     specs = []
@@ -240,6 +241,37 @@ def test_unexpected_errors_are_one_line_unless_debug(tmp_path, monkeypatch):
         invoke(["--debug", "run", str(spec), "--out", str(tmp_path / "out2"), "--quiet", "--no-figures"])
 
 
+PAIRS = Path(__file__).resolve().parent / "golden" / "pairs.csv"
+_HUGE = "first line\nsecond line " + "x" * 1_000_000
+
+
+def test_an_unexpected_error_with_a_huge_message_is_one_short_line(tmp_path, monkeypatch):
+    """Before the fix the message was printed whole: a megabyte over several lines, then the advice."""
+    spec = _write(tmp_path, RUN_TOML)
+
+    def bug(*args, **kwargs):
+        raise RuntimeError(_HUGE)
+
+    monkeypatch.setattr("simrec.studies.run.summarize", bug)
+    code, _, err = invoke(["run", str(spec), "--out", str(tmp_path / "out"), "--quiet", "--no-figures"])
+    assert code == 1 and err.startswith("simrec: internal error: RuntimeError: first line second line xxx"), err[:300]
+    assert err.count("\n") == 1 and len(err) < 500, err[:300]
+    assert f"({len(' '.join(_HUGE.split()))} characters)" in err, err[:300]
+    assert "--debug" in err and "please report it" in err
+
+
+def test_a_recommender_failing_in_ranks_with_a_huge_message_is_one_short_line(tmp_path, monkeypatch):
+    def fails(*args, **kwargs):
+        raise RuntimeError(_HUGE)
+
+    monkeypatch.setattr("simrec.studies.ranks.score_ranks", fails)
+    out = tmp_path / "r.csv"
+    code, _, err = invoke(["ranks", str(PAIRS), "-r", "popular", "--out", str(out), "--quiet"])
+    _assert_clean_error(code, err, "recommender 'popular' failed: RuntimeError: first line second line xxx", expected=1)
+    assert err.count("\n") == 1 and len(err) < 500, err[:300]
+    assert "nothing was written" in err and not out.exists()
+
+
 # -- no silent acceptance ----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "old, new, key",
@@ -306,6 +338,7 @@ def _sigint_at_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_within_seconds_with_one_line(tmp_path):
     # the quickstart with 200 replicates: long enough that Ctrl-C always lands mid-run (the 5-replicate
     # quickstart can now finish within a second of its first replicate)
@@ -346,6 +379,7 @@ def test_ctrl_c_stops_within_seconds_with_one_line(tmp_path):
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_workers_start_prints_one_line_only(tmp_path):
     # Ctrl-C 0.05-0.15 s after the run folder appears lands while the pool is starting its workers. Before
     # ProcessBackend held the signal during a submit, about half of such runs printed a starting worker's

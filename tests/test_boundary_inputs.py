@@ -71,6 +71,7 @@ SWEEP_TOML = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_fifos_and_devices_are_refused_within_a_second(tmp_path):
     """Every file a user names, as a FIFO and as /dev/zero: exit 2 in under a second, nothing created.
 
@@ -147,6 +148,26 @@ def test_fifos_and_devices_are_refused_within_a_second(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".toml")) == ["ml", "pipe.csv"]
 
 
+def test_a_dataset_folder_is_never_walked(tmp_path):
+    """``simrec ranks DIR`` estimates the memory of reading only the ratings file a loader reads, never every
+    file below DIR: a 1 TiB sparse file in a subfolder does not count (before the fix it was counted,
+    the dataset refused as too large for memory, and ``simrec ranks /`` walked the whole disk). A folder without
+    a ratings file, ``/`` included, is refused in one line by the loader."""
+    ml = tmp_path / "ml"
+    (ml / "extras").mkdir(parents=True)
+    with open(ml / "extras" / "huge.bin", "wb") as fh:  # sparse: no disk used
+        fh.truncate(2**40)
+    (ml / "u.data").write_text("not\ta\trating\n")
+    out = tmp_path / "r.csv"
+    code, _, err = invoke(["ranks", str(ml), "-r", "popular", "--out", str(out)])
+    _assert_one_line(code, err, "u.data", "line 1")
+    assert "memory" not in err
+    for folder in ("/", str(ml / "extras")):
+        code, _, err = invoke(["ranks", folder, "-r", "popular", "--out", str(out)])
+        _assert_one_line(code, err, f"{folder}: folder has none of u.data, ratings.dat, ratings.csv")
+    assert not out.exists()
+
+
 # -- size limits ---------------------------------------------------------------------------------------------
 def test_a_scenario_over_the_size_limit_is_refused_and_the_limit_can_be_raised(tmp_path, monkeypatch):
     monkeypatch.delenv("SIMREC_MAX_TOML_SIZE", raising=False)
@@ -186,6 +207,7 @@ DEEP = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["run", "stress", "assess", "calibrate"])
 @pytest.mark.parametrize("case", sorted(DEEP))
 def test_deep_toml_is_one_line(tmp_path, command, case):
@@ -207,6 +229,7 @@ def test_a_deep_recommender_option_is_one_line(tmp_path):
 BIG = 52_428_800  # 50 MiB
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "old, new, key",
     [
@@ -240,6 +263,7 @@ def test_huge_values_in_a_ranks_file_and_an_option_are_quoted_short(tmp_path):
 
 
 # -- names reach figures as written; a failed figure loses nothing ---------------------------------------------------
+@pytest.mark.slow
 def test_a_mathtext_name_in_a_ranks_file_draws_and_completes(tmp_path):
     (tmp_path / "ranks.csv").write_text(_ranks_csv(names=("$\\frac{$", "B")))
     spec = tmp_path / "s.toml"
@@ -252,6 +276,31 @@ def test_a_mathtext_name_in_a_ranks_file_draws_and_completes(tmp_path):
     assert code == 0, err
 
 
+def test_every_recommender_of_a_ranks_file_is_in_the_legend(tmp_path, monkeypatch):
+    """matplotlib leaves labels that start with ``_`` out of legends: before the fix ``_baseline`` of a ranks
+    file was drawn in expected_vs_n.png but missing from its legend."""
+    from matplotlib.figure import Figure
+
+    legends: list[list[str]] = []
+    real_savefig = Figure.savefig
+
+    def recording_savefig(fig, *args, **kwargs):
+        legends.extend([t.get_text() for t in legend.get_texts()] for legend in fig.legends)
+        return real_savefig(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", recording_savefig)
+    names = ("_baseline", "__x", "B")
+    (tmp_path / "ranks.csv").write_text(_ranks_csv(names=names))
+    spec = tmp_path / "s.toml"
+    spec.write_text(STRESS_FILE_TOML)
+    code, _, err = invoke(["stress", str(spec), "--out", str(tmp_path / "out"), "--quiet"])
+    assert code == 0, err
+    titled = [texts for texts in legends if any("exact metric" in t for t in texts)]  # expected_vs_n.png
+    assert len(titled) == 1, legends
+    assert [t.removeprefix("\u200b") for t in titled[0][: len(names)]] == list(names), titled
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["run", "stress"])
 def test_a_figure_failure_completes_the_job_and_exits_1(tmp_path, monkeypatch, command):
     def broken(*args, **kwargs):

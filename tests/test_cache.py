@@ -11,9 +11,12 @@ decided when they are imported).
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -70,6 +73,7 @@ def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_kernels_are_cached_in_the_user_cache_folder_and_loaded_by_the_next_process(tmp_path):
     home, cache = tmp_path / "home", tmp_path / "xdg"
     home.mkdir()
@@ -86,6 +90,7 @@ def test_kernels_are_cached_in_the_user_cache_folder_and_loaded_by_the_next_proc
     assert _files(home) == set()
 
 
+@pytest.mark.slow
 def test_an_explicit_numba_cache_dir_is_respected(tmp_path):
     mine = tmp_path / "mine"
     env = _env(tmp_path, HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"), NUMBA_CACHE_DIR=str(mine))
@@ -94,6 +99,7 @@ def test_an_explicit_numba_cache_dir_is_respected(tmp_path):
     assert not (tmp_path / "xdg").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("home_kind", ["writable", "read-only"])
 def test_a_run_writes_nothing_outside_out_but_the_cache_folder(tmp_path, home_kind):
     """A writable HOME gets only ~/.cache/simrec; a HOME that cannot be written (below a file: even root cannot
@@ -127,6 +133,111 @@ def test_a_run_writes_nothing_outside_out_but_the_cache_folder(tmp_path, home_ki
         assert any(f.startswith(".cache/simrec/numba/") and f.endswith(".nbc") for f in written), written
     outside = set(os.listdir(tmp_path)) - {"s.toml", "out", "home", "a-file"}
     assert outside == set(), outside
+
+
+def _short_folder() -> Path:
+    """A new folder with a short path (``/tmp/tmpXXXXXXXX``; pytest's are too long for Ray's socket), removed at exit."""
+    folder = Path(tempfile.mkdtemp(dir="/tmp" if os.path.isdir("/tmp") else None))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def _without_ray_settings(env: dict[str, str]) -> dict[str, str]:
+    return {
+        k: v
+        for k, v in env.items()
+        if k not in ("RAY_TMPDIR", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+    }
+
+
+def test_a_run_on_a_local_ray_cluster_writes_nothing_outside_out_but_the_cache_folder(tmp_path):
+    """``--backend ray`` without ``--address`` starts a local cluster. Before the fix Ray saved its token as
+    ``~/.ray/auth_token`` (a HOME dotfile) and its session folder under ``$TMPDIR/ray`` (kept), and said on
+    stderr that authentication was on; now the session lives in the cache folder and is removed, the token
+    is never saved, and stderr has simrec's lines only."""
+    pytest.importorskip("ray")
+    tmp_path = _short_folder()  # Ray's socket path must fit in 107 bytes
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    (tmp_path / "s.toml").write_text(RUN_TOML)
+    env = _without_ray_settings(_env(tmp_path, HOME=str(home), TMPDIR=str(tmp)))
+    res = subprocess.run(
+        [sys.executable, "-m", "simrec.cli", "run", "s.toml", "--out", "out", "-q", "--no-figures"]
+        + ["--backend", "ray", "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    others = [line for line in res.stderr.splitlines() if not line.startswith("simrec: warning: ")]
+    assert others == [], res.stderr[-3000:]
+    written = {p.relative_to(home).as_posix() for p in home.rglob("*")}
+    assert all(f.startswith(".cache") for f in written), written
+    assert ".cache/simrec/ray" in written and not any(f.startswith(".cache/simrec/ray/") for f in written), written
+    assert list(tmp.iterdir()) == []
+    assert set(os.listdir(tmp_path)) == {"s.toml", "out", "home", "tmp"}
+
+
+def test_a_ray_folder_too_long_for_its_socket_is_one_line(tmp_path):
+    """A ``RAY_TMPDIR`` whose path leaves no room for Ray's socket (107 bytes): one line saying so, exit 2.
+    Before: ``cannot write out: validate_socket_filename failed ...`` advising another --out folder, exit 1."""
+    pytest.importorskip("ray")
+    (tmp_path / "s.toml").write_text(RUN_TOML)
+    env = {
+        **_without_ray_settings(_env(tmp_path, HOME=str(tmp_path / "home"))),
+        "RAY_TMPDIR": str(tmp_path / ("r" * 60)),
+    }
+    res = subprocess.run(
+        [sys.executable, "-m", "simrec.cli", "run", "s.toml", "--out", "out", "-q", "--no-figures"]
+        + ["--backend", "ray", "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert res.returncode == 2, res.stderr[-3000:]
+    assert res.stderr.startswith("simrec: error: cannot start a local Ray cluster: ") and res.stderr.count("\n") == 1
+    assert "AF_UNIX path length" in res.stderr and "set RAY_TMPDIR to a short folder" in res.stderr
+
+
+#: Two local clusters one after the other in one process (the driver caches its token): where each keeps its
+#: session while it runs (the cache folder, or a private temp folder), whether a token was given in the
+#: environment, and what is left once both are closed.
+RAY_TWICE = textwrap.dedent("""
+    import os
+    from pathlib import Path
+    from simrec.tasks import RayBackend, Task, run_tasks
+
+    cache, tmp = Path(os.environ["XDG_CACHE_HOME"]) / "simrec" / "ray", Path(os.environ["TMPDIR"])
+    def sessions(folder):
+        return len([p for p in folder.glob("**/session_*") if not p.is_symlink()])
+    for _ in range(2):
+        with RayBackend(n_cpus=1) as backend:
+            out = run_tasks(abs, [Task("t", 0, -3)], backend=backend)
+            print(out, sessions(cache), sessions(tmp), "RAY_AUTH_TOKEN" in os.environ)
+        print(sessions(cache), sorted(p.name for p in tmp.iterdir()), "RAY_AUTH_TOKEN" in os.environ)
+""")
+
+
+@pytest.mark.parametrize("cache_path", ["short", "too long for Ray's socket"])
+def test_local_ray_clusters_keep_their_session_in_the_cache_folder_and_remove_it(cache_path):
+    """A cache folder whose path leaves room for Ray's socket holds the session; a longer one makes way for a
+    private temp folder (``simrec-ray-*``). Either is gone once the cluster is closed, and no token is saved."""
+    pytest.importorskip("ray")
+    base = _short_folder()
+    home, tmp = base / "home", base / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    cache = base / ("xdg" if cache_path == "short" else "x" * 60)
+    env = _without_ray_settings(_env(base, HOME=str(home), XDG_CACHE_HOME=str(cache), TMPDIR=str(tmp)))
+    lines = _python(RAY_TWICE, env, base).stdout.splitlines()
+    during = "[3] 1 0 True" if cache_path == "short" else "[3] 0 1 True"
+    assert lines == [during, "0 [] False"] * 2, lines
+    assert not (home / ".ray").exists()
 
 
 def test_user_cache_dir_follows_xdg(monkeypatch, tmp_path):

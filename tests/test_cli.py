@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from simrec.cli import app
@@ -62,6 +63,7 @@ def test_calibrate_refuses_a_reference_without_similarity_statistics(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_calibrate_small_sweep_end_to_end(tmp_path):
     """A 3-call sweep of one model on a simulated CSV reference: presets, table and figure appear."""
     truth = Uniform(n_users=120, n_items=150, lam=30.0).generate(0)

@@ -150,6 +150,7 @@ def test_real_movielens_frames_are_lenskits(name):
         np.testing.assert_array_equal(ours[col].to_numpy(), theirs[col].to_numpy())
 
 
+@pytest.mark.slow
 def test_loading_movielens_and_a_baseline_evaluation_import_neither_torch_nor_lenskit():
     """Cold paths (issue 29): importing simrec, loading MovieLens, splitting it, the baselines' lists
     and list metrics, and a replicate of the quickstart's baselines load neither PyTorch nor LensKit

@@ -47,6 +47,7 @@ def error_table() -> pd.DataFrame:
     return g
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("world", ["unif-unif", "ibp-unif"])
 @pytest.mark.parametrize("rec", ["Oracle", "Popular", "Random"])
 def test_recall_is_unbiased_under_uniform_observation(error_table, world, rec):

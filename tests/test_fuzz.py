@@ -226,6 +226,7 @@ def test_bases_are_valid(kind, tmp_path):
     assert _check(kind, to_toml(BASES[kind]).encode()) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(BASES))
 @FUZZ
 @given(data=st.data())
@@ -240,6 +241,7 @@ def test_garbled_files(kind, data):
     _check(kind, _garbled(to_toml(BASES[kind]), data))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_mutated_ranks_files(data):

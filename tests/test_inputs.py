@@ -150,6 +150,7 @@ def test_the_file_is_checked_again_after_opening(tmp_path):
 
 
 # -- TOML nesting ------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     [

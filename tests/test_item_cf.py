@@ -74,6 +74,22 @@ def call(comp: ItemCFScorer, history, items) -> np.ndarray:
                 0.0,
             ],
         ),
+        # the row-norm reading (denominator=False, issue 27): eq. 29's L2 row norm kept, eq. 30's denominator
+        # dropped. With s_ii: row 0 = (1, 4/9, 1/6, 1/3) has norm sqrt(433)/18, row 2 = (1/6, 2/3, 1, 0)
+        # sqrt(53)/6; target i scores s_i1 / norm(row i)
+        ({"q": 2.0, "denominator": False}, [8 / math.sqrt(433), 4 / math.sqrt(53), 0.0]),
+        # without s_ii: norms sqrt(109)/18 and sqrt(17)/6
+        ({"q": 2.0, "self_similarity": False, "denominator": False}, [8 / math.sqrt(109), 4 / math.sqrt(17), 0.0]),
+        # K&R's Z in this reading: k on the history side (k = 2: s_ij kept iff i is among j's 2 nearest;
+        # N_2(0) = {1, 3}, N_2(1) = {0, 2}, N_2(2) = {0, 1}, N_2(3) = {0}): row 0 keeps all of
+        # (4/9, 1/6, 1/3), row 2 only s_21 = 2/3 (score 1), row 3 only s_30 = 1/3 (score 0). The printed
+        # eq. 30 would give target 0 (4/9) / (17/18) = 8/17 instead of 8/sqrt(109)
+        ({"q": 2.0, "self_similarity": False, "k": 2, "denominator": False}, [8 / math.sqrt(109), 1.0, 0.0]),
+        # transposed, no denominator: the history item 1 votes with row 1 = (4/9, 0, 2/3, 0) / (sqrt(52)/9)
+        (
+            {"q": 2.0, "self_similarity": False, "transpose": True, "denominator": False},
+            [4 / math.sqrt(52), 6 / math.sqrt(52), 0.0],
+        ),
     ],
 )
 def test_hand_case(config, expected):
@@ -109,7 +125,14 @@ def random_train(seed: int, n_users: int = 120, n_items: int = 30) -> Interactio
 
 
 def dense_reference(
-    train: Interactions, q: float, k, k_prime, normalize: bool, self_similarity: bool, transpose: bool
+    train: Interactions,
+    q: float,
+    k,
+    k_prime,
+    normalize: bool,
+    self_similarity: bool,
+    transpose: bool,
+    denominator: bool = True,
 ) -> np.ndarray:
     """Eqs. 27-30 transcribed with dense arrays and one loop per row (the tie rule: smaller item first)."""
     x = train.matrix.toarray().astype(float)
@@ -136,13 +159,18 @@ def dense_reference(
         rows = (s1 > 0).any(axis=1)
         s2 = s1 / np.where(rows, np.linalg.norm(s1, axis=1), 1.0)[:, None]
         empty = ~(s1 > 0).any(axis=0)
-        scores = x @ s2 / np.where(empty, 1.0, s2.sum(axis=0))[None, :] if normalize else x @ s1
+        if not normalize:
+            scores = x @ s1
+        elif denominator:
+            scores = x @ s2 / np.where(empty, 1.0, s2.sum(axis=0))[None, :]
+        else:
+            scores = x @ s2
         scores[:, empty] = np.nan
         return scores
     empty = ~(s1 > 0).any(axis=1)
     if normalize:
         s2 = s1 / np.where(empty, 1.0, np.linalg.norm(s1, axis=1))[:, None]  # eq. 29
-        scores = x @ s2.T / np.where(empty, 1.0, s2.sum(axis=1))[None, :]  # eq. 30
+        scores = x @ s2.T / (np.where(empty, 1.0, s2.sum(axis=1))[None, :] if denominator else 1.0)  # eq. 30
     else:
         scores = x @ s1.T
     scores[:, empty] = np.nan
@@ -159,6 +187,9 @@ def dense_reference(
         {"q": 3.0, "transpose": True},
         {"q": 1.0, "k_prime": 4, "transpose": True, "self_similarity": False},
         {"q": 2.0, "k": 3, "k_prime": 7, "transpose": True, "normalize": False},
+        {"q": 3.0, "denominator": False},
+        {"q": 1.0, "k": 4, "self_similarity": False, "denominator": False},
+        {"q": 1.0, "k_prime": 4, "transpose": True, "denominator": False},
     ],
 )
 def test_matches_dense_transcription_and_batch_equals_per_user(config):
@@ -179,6 +210,7 @@ def lenskit_scores(train, rec):
         return rec.fit(train, rng=1).score(train, None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("k", "transpose"), [(None, False), (5, False), (5, True)])
 def test_q1_without_normalisation_is_lenskit_item_knn(k, transpose):
     """q = 1, no eq. 29-30 normalisation, no s_ii: LensKit's cosine item-kNN (implicit), every neighbour;
@@ -209,7 +241,7 @@ def test_config_checks_and_scenario_names(tmp_path):
     ((key, msg),) = param_problems(ItemCFScorer, {"q": -1.0})
     assert key == "q" and "greater than 0" in msg and "-1.0" in msg
     ((key, msg),) = param_problems(ItemCFScorer, {"kprime": 10})
-    assert key == "kprime" and "accepted: q, k, k_prime, normalize, self_similarity, transpose" in msg
+    assert key == "kprime" and "accepted: q, k, k_prime, normalize, self_similarity, denominator, transpose" in msg
     from pydantic import TypeAdapter
 
     from simrec.config.recommenders import RecommenderSpec

@@ -116,6 +116,7 @@ def cases(draw):
     return S, rels, rows_per_block
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(cases())
 def test_kernel_matches_replaced_implementation_and_sklearn(case):

@@ -36,6 +36,7 @@ def test_notebooks_exist():
     assert {"01-tour", "02-tian-thesis", "03-krichene-rendle", "04-li-jin", "05-li-dissertation"} <= names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs_at_small_scale(notebook: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from nbclient.exceptions import CellExecutionError

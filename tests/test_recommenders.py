@@ -407,6 +407,7 @@ def knn_and_lists(lk_split):
     return rec, rec.recommend(lk_split.train, None, 10, rng=16)
 
 
+@pytest.mark.slow
 def test_lenskit_itemknn_lists_valid(lk_split, knn_and_lists):
     rec, L = knn_and_lists
     assert rec.name == "ItemKNNScorer" and rec.params["feedback"] == "implicit"
@@ -443,6 +444,7 @@ def test_lenskit_scores_rank_like_lists(lk_split, knn_and_lists):
         assert S[row, rest].max(initial=-np.inf) <= s.min()
 
 
+@pytest.mark.slow
 def test_lenskit_implicit_mf_valid_and_reproducible(lk_split):
     rec = LensKitRecommender("ImplicitMFScorer", name="IMF", embedding_size=8, epochs=3)
     a = rec.recommend(lk_split.train, None, 10, rng=17)
@@ -700,6 +702,7 @@ def test_group_ranks_is_the_rank_within_rows(lens):
     np.testing.assert_array_equal(group_ranks(rows), rank_within_rows(rows, len(lens)))
 
 
+@pytest.mark.slow
 def test_baselines_by_blocks_give_the_lists_of_one_pass(monkeypatch):
     """Random, Oracle and Popular consume their draws block by block: tiny blocks give the same lists."""
     import simrec._sampling as sampling

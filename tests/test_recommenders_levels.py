@@ -68,6 +68,7 @@ def reference_mid_ranks(dense: np.ndarray, pairs: sp.csr_array) -> np.ndarray:
     return np.array(out)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(level_cases(), st.integers(1, 3))
 def test_mid_ranks_and_auc_match_the_dense_block(case, cell_bytes):

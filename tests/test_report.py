@@ -68,6 +68,7 @@ def _digests(paths):
     return [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in paths]
 
 
+@pytest.mark.slow
 def test_parallel_figures_are_byte_identical_and_in_order(tmp_path):
     res = _results(["recall_truncated", "auc"])
     serial = plot_results(res, tmp_path / "serial")

@@ -178,6 +178,72 @@ def test_files_put_into_the_folder_before_the_lock_is_taken_are_refused(tmp_path
     assert files_under(out) == {"mine.csv", ".simrec.lock"} and not (out / "manifest.json").exists()
 
 
+# -- the copy of the job's file ----------------------------------------------------------------------
+def _swap_after_validation(monkeypatch, swap) -> None:
+    """``simrec run`` validates its scenario, then ``swap(path)`` replaces the file before the job starts."""
+    import simrec.config.run as run_config
+
+    real = run_config.load_scenario
+
+    def load_then_swap(*args, **kwargs):
+        sc, path = real(*args, **kwargs)
+        swap(Path(path))
+        return sc, path
+
+    monkeypatch.setattr(run_config, "load_scenario", load_then_swap)
+
+
+def test_a_scenario_replaced_by_a_fifo_after_validation_is_one_line(tmp_path, monkeypatch):
+    """The copy into --out is read with the checks of validation: before the fix, ``Path.read_text`` of a FIFO
+    blocked until a writer came (here a thread opens it 5 s after the swap, so the unfixed code fails instead
+    of hanging) and copied what it wrote."""
+    import os
+    import threading
+    import time
+
+    src = _write(tmp_path, RUN_TOML)
+    out = tmp_path / "out"
+    swapped: list[float] = []
+
+    def late_writer() -> None:
+        time.sleep(5)
+        with open(src, "w") as fh:  # unblocks a reader, if any (else waits for the test's own, below)
+            fh.write(RUN_TOML)
+
+    writer = threading.Thread(target=late_writer, daemon=True)
+
+    def to_fifo(path: Path) -> None:
+        path.unlink()
+        os.mkfifo(path)
+        swapped.append(time.monotonic())
+        writer.start()
+
+    _swap_after_validation(monkeypatch, to_fifo)
+    code, _, err = invoke(["run", str(src), "--out", str(out), "--quiet", "--no-figures"])
+    elapsed = time.monotonic() - swapped[0]
+    _one_line(code, err, str(src), "named pipe (FIFO)", "nothing was written")
+    assert elapsed < 3 and not out.exists()
+    fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK)  # lets the writer finish
+    writer.join(10)
+    os.close(fd)
+
+
+def test_a_scenario_grown_past_the_limit_after_validation_loses_nothing(tmp_path, monkeypatch):
+    """A finished run re-run after its file grew past the TOML limit between validation and the copy: one
+    line, and the folder (manifest, scenario copy, tables) is exactly as the first run left it."""
+    src = _write(tmp_path, RUN_TOML)
+    out = tmp_path / "out"
+    args = ["run", str(src), "--out", str(out), "--quiet", "--no-figures"]
+    code, _, err = invoke(args)
+    assert code == 0, err
+    finished = _contents(out)
+    monkeypatch.setenv("SIMREC_MAX_TOML_SIZE", "4K")
+    _swap_after_validation(monkeypatch, lambda path: path.write_text(RUN_TOML + "#" * 65_536 + "\n"))
+    code, _, err = invoke(args)
+    _one_line(code, err, str(src), "over simrec's limit of 4.0 KiB", "not copied into --out")
+    assert _contents(out) == finished
+
+
 # -- a manifest that is not simrec's ------------------------------------------------------------------
 @pytest.mark.parametrize(
     "content, reason",
@@ -438,6 +504,7 @@ def test_run_refuses_a_shard_of_another_run(tmp_path):
     _refused_then_recomputed(args, out, finished, shard, "belongs to another job")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "phase, victim, source, how",
     [

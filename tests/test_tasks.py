@@ -124,6 +124,7 @@ def worker_backend(request) -> Backend:
 # -- results -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_same_results_on_every_backend(backend):
     seeds = [np.random.SeedSequence(SEED, spawn_key=(i,)) for i in range(6)]
     tasks = [Task(f"cell {i}", s, s) for i, s in enumerate(seeds)]
@@ -196,6 +197,7 @@ def test_retries_zero_reports_the_first_failure(tmp_path):
     assert info.value.failures[0].error == "RuntimeError: transient failure of 7"
 
 
+@pytest.mark.slow
 def test_on_result_error_stops_the_run_and_propagates(backend):
     def disk_full(i: int, r: int) -> None:
         raise OSError(28, "No space left on device")
@@ -207,6 +209,7 @@ def test_on_result_error_stops_the_run_and_propagates(backend):
     assert run_tasks(sleep_then, _tasks([(0.0, 5)]), backend=backend) == [5]  # still usable
 
 
+@pytest.mark.slow
 def test_keyboard_interrupt_stops_workers_promptly(backend):
     def interrupt(i: int, r: int) -> None:
         raise KeyboardInterrupt
@@ -351,6 +354,7 @@ def _wait_gone(procs: list, seconds: float) -> list:
     return [(p.pid, p.name()) for p in left]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["processes", "ray"])
 def test_sigkill_of_the_driver_leaves_no_worker(tmp_path, name):
     if name == "ray":
@@ -440,6 +444,7 @@ def _children(pid: int) -> dict[int, str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_killing_the_resource_tracker_is_one_line_and_loses_nothing(tmp_path):
     """SIGKILL of the tracker during `run --jobs 2`: exit 1 with one line (no multiprocessing traceback), the

@@ -70,6 +70,7 @@ def _assert_one_failure_line(code: int, err: str, needle: str, expected: int = 1
     assert lines[0].startswith("simrec: error: "), err
     named = [line for line in lines if "recommender 'mine' failed: " in line]
     assert len(named) == 1 and needle in named[0], err
+    assert len(lines) == 1, err  # the advice (finished tasks kept, re-run) on the same line
     return lines
 
 
@@ -82,11 +83,12 @@ def test_a_scorer_that_exits_fails_a_serial_run_with_one_line(tmp_path, exits_im
     out = tmp_path / "out"
     code, _, err = invoke(["run", str(_run_scenario(tmp_path, f"simrec_test_exits:{scorer}")), "--out", str(out), "-q"])
     lines = _assert_one_failure_line(code, err, needle)
-    assert lines[1:] == [f"finished tasks are kept in {out}; re-run the same command to retry the failed ones"]
+    assert lines[0].endswith(f"; finished tasks are kept in {out}; re-run the same command to retry the failed ones")
     manifest = _manifest(out)
     assert manifest["status"] == "failed" and needle in manifest["error"], manifest
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["SystemExit(0)", "KeyboardInterrupt", "BaseException"])
 def test_a_scorer_that_exits_fails_a_run_on_two_processes_with_one_line(tmp_path, exits_importable, case):
     scorer, needle = EXIT_CASES[case]
@@ -97,6 +99,7 @@ def test_a_scorer_that_exits_fails_a_run_on_two_processes_with_one_line(tmp_path
     assert _manifest(out)["status"] == "failed"
 
 
+@pytest.mark.slow
 def test_a_scorer_that_exits_fails_a_run_on_ray_with_one_line(tmp_path, exits_importable):
     pytest.importorskip("ray")
     out = tmp_path / "out"
@@ -107,6 +110,7 @@ def test_a_scorer_that_exits_fails_a_run_on_ray_with_one_line(tmp_path, exits_im
     assert _manifest(out)["status"] == "failed"
 
 
+@pytest.mark.slow
 def test_a_module_that_exits_in_the_workers_fails_the_run_with_one_line(tmp_path, exits_importable):
     """Imported fine where the scenario is validated; a worker imports the scorer's module again, and it exits."""
     scenario = _run_scenario(tmp_path, "simrec_test_exit_in_worker:WorkerExitScorer")
@@ -172,6 +176,7 @@ def test_a_scorer_that_exits_fails_ranks_with_one_line(tmp_path, exits_importabl
 # -- a real Ctrl-C is not the scorer's KeyboardInterrupt ----------------------------------------------
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_a_scorer_trains_is_an_interruption(tmp_path):
     """SIGINT while the user's code runs (a serial run: in simrec's own process) is Ctrl-C: exit 130, resumable."""
     shutil.copy(EXITS / "simrec_test_exits.py", tmp_path)
@@ -249,6 +254,7 @@ def test_a_long_message_is_cut_and_its_length_said():
     assert str(info.value).endswith("... (5000 characters)") and len(str(info.value)) < 400
 
 
+@pytest.mark.slow
 def test_the_exits_fixture_really_exits():
     """Guards against a test that cannot fail: run bare, each scorer raises what its case says."""
     script = textwrap.dedent(f"""

@@ -145,11 +145,21 @@ Needs = tuple[list[list[Need]], list[Need]]
 
 
 def dataset_read_need(path: str | Path) -> Need:
-    """Reading a dataset file or folder: :data:`BYTES_PER_FILE_BYTE` per byte of its files (known before reading)."""
+    """Reading a dataset file or folder: :data:`BYTES_PER_FILE_BYTE` per byte of the file a loader reads.
+
+    Known before reading, from a few ``stat`` calls: a file counts itself; a
+    folder (only MovieLens is read from a folder, :func:`simrec.datasets.detect_kind`)
+    counts the largest of its ratings files (``u.data``, ``ratings.dat``,
+    ``ratings.csv``), the one LensKit's detection reads. The folder is never
+    walked (issue 22: ``simrec ranks /`` walked the whole disk); a folder
+    without a ratings file counts 0 and the loader refuses it.
+    """
+    from simrec.datasets.movielens import MOVIELENS_RATING_FILES
+
     p = Path(path)
     try:
-        files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()]
-        size = float(sum(f.stat().st_size for f in files))
+        files = [p / name for name in MOVIELENS_RATING_FILES] if p.is_dir() else [p]
+        size = float(max((f.stat().st_size for f in files if f.is_file()), default=0))
     except OSError:  # unreadable: the reader reports it with its own message
         size = 0.0
     return Need(f"reading the dataset {p} ({format_bytes(size)} of files)", "the dataset", BYTES_PER_FILE_BYTE * size)

@@ -31,6 +31,23 @@ Decisions (where the paper is silent)
   (K&R's recommender Z puts such items in the worst bucket).
 * **Feedback is implicit**: every training interaction counts once (ratings
   and repeats are ignored), as in K&R's binarized MovieLens.
+* **Eqs. 27-30 as printed are self-inconsistent**: eq. 29's row norm
+  cancels in eq. 30, so printing it would be pointless. Three readings are
+  shipped, each by its own name (the published ML-1M numbers under K&R's
+  protocol, leave-last-out, every unseen item a candidate, are in
+  ``reproductions/krichene-rendle/``):
+
+  - *printed* (the default): eqs. 29-30 as they stand;
+  - *row-norm* (``denominator=False``, issue 27): keep eq. 29, drop eq. 30's
+    per-item denominator, ŷ(u, i) = Σ_{j ∈ H_u} s'_ij / ‖s'_i‖ (Euclidean
+    norm of target i's row). It is the reading that reproduces K&R's Y and
+    Z together: Y (``q=3``) gives exact Recall@10 / AUC / sampled Recall@10
+    of 8.77 / 85.13 / 55.94 % (K&R's Tables 3-4: 8.84 / 85.33 / 56.51),
+    and Z read with k = 10 on the history side and no self-similarity
+    (``q=1, k=10, self_similarity=False``) gives 9.40 / 74.71 / 52.63 %
+    (K&R: 9.42 / 74.73 / 54.20);
+  - *transposed* (``transpose=True``): eqs. 29-30 down the columns of s'.
+
 * **The printed formula is the default; ``transpose=True`` is a named
   variant.** On ML-1M with K&R's protocol (``simrec stress
   sampled-kr-ml1m``, notebook 03) the printed Z has exact AUC 83.67 % and
@@ -78,6 +95,10 @@ class ItemCFConfig(BaseModel, extra="forbid"):
     """Row normalisation and the denominator of eq. 30 (eqs. 29-30); False: score = Σ_{j ∈ H_u} s'_ij."""
     self_similarity: bool = True
     """Keep s_ii = 1 (eq. 27 as printed); False: an item is not its own neighbour."""
+    denominator: bool = True
+    """Divide by eq. 30's per-item denominator Σ_{j ∈ I} s''_ij (the printed formula). False is the *row-norm
+    reading*, a named variant (issue 27): eq. 29 kept, eq. 30's denominator dropped, ŷ(u, i) = Σ_{j ∈ H_u}
+    s'_ij / ‖s'_i‖ (``transpose``: Σ_{j ∈ H_u} s'_ji / ‖s'_j‖). Acts only with ``normalize=True``."""
     transpose: bool = False
     """Apply eqs. 29-30 to the transpose of s' (a named variant, not the printed formula): the score of i
     sums the row-normalised neighbour lists s''_j of the user's items j, ŷ(u, i) = Σ_{j ∈ H_u} s''_ji /
@@ -177,13 +198,30 @@ class ItemCFScorer(Component[ItemList], Trainable):
     where the row normalisation of eq. 29 no longer cancels, and k' selects
     the j of which i is among the k' nearest (LensKit's ``save_nbrs``).
 
+    ``denominator=False`` is the *row-norm reading*, another named variant
+    (issue 27): eq. 29 kept and eq. 30's per-item denominator dropped,
+
+    .. math::
+
+        \\hat y(u, i) = \\sum_{j : (u, j) \\in H} s''_{ij}
+                     = \\frac{\\sum_{j : (u, j) \\in H} s'_{ij}}{\\lVert \\mathbf{s}'_i \\rVert_2},
+
+    so that the row norm matters. On ML-1M under K&R's protocol it is the
+    one reading found to reproduce both Y and Z: Y = ``q=3,
+    denominator=False`` (exact Recall@10 8.77 %, AUC 85.13 %, sampled
+    Recall@10 55.94 %; K&R 8.84 / 85.33 / 56.51) and Z = ``q=1, k=10,
+    self_similarity=False, denominator=False`` (9.40 / 74.71 / 52.63; K&R
+    9.42 / 74.73 / 54.20): k = 10 on the history side (i among the 10
+    nearest items of the history item j), not K&R's printed k' = 10.
+
     Parameters
     ----------
     config : ItemCFConfig or keyword arguments
         ``q`` (default 1.0), ``k``, ``k_prime`` (default None = ∞),
         ``normalize`` (default True), ``self_similarity`` (default True:
-        eq. 27 as printed, s_ii = 1), ``transpose`` (default False: the
-        printed eq. 30). See the module docstring for the decisions.
+        eq. 27 as printed, s_ii = 1), ``denominator`` (default True: the
+        printed eq. 30; False: the row-norm reading), ``transpose`` (default
+        False: the printed eq. 30). See the module docstring for the decisions.
 
     Attributes
     ----------
@@ -191,8 +229,9 @@ class ItemCFScorer(Component[ItemList], Trainable):
         The training items (their numbers index the arrays below).
     weights_ : csr_array of float64, shape (n_items, n_items)
         Row j holds the weight of history item j in the score of every
-        target i: s''_ij / Σ_l s''_il (``normalize=True``), or s'_ij
-        (``transpose=True``: s''_ji / Σ_l s''_li, or s'_ji).
+        target i: s''_ij / Σ_l s''_il (``normalize=True``), s''_ij
+        (``denominator=False``), or s'_ij (``normalize=False``);
+        ``transpose=True``: the same with s''_ji, s''_li, s'_ji.
     scorable_ : ndarray of bool, shape (n_items,)
         Items with a non-empty row of s' (``transpose``: column); the others
         score NaN.
@@ -225,7 +264,7 @@ class ItemCFScorer(Component[ItemList], Trainable):
         w = s if self.config.transpose else sp.csr_array(s.T).tocsr()
         totals = np.asarray(w.sum(axis=0)).ravel()  # Σ_j s''_ij (eq. 30's denominator; transposed: Σ_j s''_ji)
         self.scorable_ = np.diff(w.tocsc().indptr) > 0  # a non-empty row of s' (transposed: column)
-        if self.config.normalize:
+        if self.config.normalize and self.config.denominator:
             w = sp.csr_array(w @ sp.diags_array(1.0 / np.where(self.scorable_, totals, 1.0)))  # eq. 30
         self.weights_ = w
         self.items = data.items

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simrec._figures import literal_text
+from simrec._figures import legend_label, literal_text
 from simrec._io import atomic_write
 
 __all__ = ["plot_stress", "plot_user_sampling", "plot_user_sampling_estimators", "FIGURE_ESTIMATORS"]
@@ -171,7 +171,7 @@ def plot_stress(
         for ax, fam in zip(axes[0], fams):
             sub = expected[expected["metric"] == fam]
             for rec, e in sub.groupby("recommender", sort=False):
-                line = ax.plot(e["n"], e["expected_sampled"], marker="o", ms=3, label=rec)[0]
+                line = ax.plot(e["n"], e["expected_sampled"], marker="o", ms=3, label=legend_label(str(rec)))[0]
                 ax.axhline(float(e["exact"].iloc[0]), color=line.get_color(), ls="--", lw=0.8)
             ax.set(xscale="log", title=f"{fam}@{int(sub['k'].iloc[0])}", xlabel="sample size n")
             _size_ticks(ax, sub["n"])

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -94,16 +95,38 @@ def load_targets(spec: SweepSpec, spec_path: Path) -> list[CalibrationTarget]:
     return targets
 
 
-def _cell_task(args: tuple) -> CellResult:
+@dataclass(frozen=True)
+class _RefusedLog:
+    """What a search returns when its trial or de-noising log is refused (the CalibrationLogError's message)."""
+
+    message: str
+
+
+def _cell_task(args: tuple) -> CellResult | _RefusedLog:
+    """One search (and its de-noising). A log refused while the task reads it (changed since :func:`_preflight`
+    checked it) is returned, not raised: the user's file is at fault, not the task, so the sweep ends with
+    that one line (exit 2) once the other searches are done, instead of a failed task retried in vain."""
     objective, seed, n_calls, n_initial, log_path, top, seeds = args
-    res = calibrate_cell(objective, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path)
-    if not seeds:
-        return cell_result(objective, res)
-    digest = log_header(objective, seed=seed, n_initial=n_initial)["digest"]
-    points = denoise(
-        objective, res, seed=seed, top=top, seeds=seeds, log_path=log_path.with_name("denoise.jsonl"), digest=digest
-    )
+    try:
+        res = calibrate_cell(objective, seed=seed, n_calls=n_calls, n_initial=n_initial, log_path=log_path)
+        if not seeds:
+            return cell_result(objective, res)
+        digest = log_header(objective, seed=seed, n_initial=n_initial)["digest"]
+        points = denoise(
+            objective, res, seed=seed, top=top, seeds=seeds, log_path=log_path.with_name("denoise.jsonl"), digest=digest
+        )
+    except CalibrationLogError as exc:
+        return _RefusedLog(str(exc))
     return cell_result(objective, res, points)
+
+
+def _cells(results: list) -> list[CellResult]:
+    """The searches' results; :class:`CalibrationLogError` (the first refused log) if a task refused its log."""
+    refused = [r.message for r in results if isinstance(r, _RefusedLog)]
+    if refused:
+        more = f" (and {len(refused) - 1} more log(s) refused)" if len(refused) > 1 else ""
+        raise CalibrationLogError(refused[0] + more)
+    return results
 
 
 def run_sweep(
@@ -197,8 +220,8 @@ def run_sweep(
         extra=extra,
     )
     results: list[CellResult] = []
-    record = (lambda _i, r: on_cell(r)) if on_cell else None
-    results += run_tasks(_cell_task, tasks_for(single, None), backend=backend, on_result=record)
+    record = (lambda _i, r: None if isinstance(r, _RefusedLog) else on_cell(r)) if on_cell else None
+    results += _cells(run_tasks(_cell_task, tasks_for(single, None), backend=backend, on_result=record))
 
     family_best = {t.name: _family_best(t, results, all_cells, log_of, denoised=bool(denoise_seeds)) for t in targets}
 
@@ -209,7 +232,9 @@ def run_sweep(
             raise ValueError(
                 f"`average_loss` needs a finished calibration of every statistic first; missing: {missing}"
             )
-        results += run_tasks(_cell_task, tasks_for([AVERAGE_LOSS], family_best), backend=backend, on_result=record)
+        results += _cells(
+            run_tasks(_cell_task, tasks_for([AVERAGE_LOSS], family_best), backend=backend, on_result=record)
+        )
 
     table = sweep_table(results, family_best)
     presets: dict[str, Path] = {}

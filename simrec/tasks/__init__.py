@@ -74,7 +74,8 @@ the task and failure types), :mod:`~simrec.tasks.backends` (the
 :class:`Backend` protocol, serial and processes),
 :mod:`~simrec.tasks.ray_backend`; private: ``_worker`` (what runs in a
 worker), ``_signals`` (SIGINT/SIGTERM while tasks run), ``_reaper`` (the
-program that reaps a local Ray cluster).
+program that reaps a local Ray cluster), ``_ray_files`` (where a local Ray
+cluster writes: simrec's cache folder, its token in the environment).
 """
 
 from simrec.tasks.backends import Backend, BackendError, BackendFault, ProcessBackend, SerialBackend

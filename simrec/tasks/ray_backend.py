@@ -17,6 +17,10 @@ and the cluster's token (``~/.ray/auth_token`` or ``RAY_AUTH_TOKEN``);
 otherwise connecting fails with a :class:`~simrec.tasks.BackendError` that
 says so.
 
+A local cluster keeps its files in simrec's cache folder and gets its
+authentication token in the environment, not in ``~/.ray``
+(:mod:`simrec.tasks._ray_files`).
+
 A local cluster costs seconds to start and milliseconds per task (more than
 the ``processes`` backend; ``bench/bench_backends.py`` measures both, and the
 README's "Running on several processes or a Ray cluster" gives its table):
@@ -31,9 +35,10 @@ import logging
 import os
 import subprocess
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from contextlib import suppress
+from contextlib import ExitStack, suppress
 from typing import Any
 
+from simrec.tasks._ray_files import local_cluster_files
 from simrec.tasks._reaper import reaper_go, start_reaper, stop_reaper
 from simrec.tasks._worker import error_text, run_one, traceback_text
 from simrec.tasks.backends import Backend, BackendError, _check_n_jobs, _Outcome
@@ -98,6 +103,7 @@ class RayBackend(Backend):
         self._named: dict[Callable[[Any], Any], Any] = {}
         self._cluster_cpus: int | None = None
         self._reaper: subprocess.Popen | None = None
+        self._files = ExitStack()
 
     @property
     def n_workers(self) -> int:
@@ -126,10 +132,18 @@ class RayBackend(Backend):
                     include_dashboard=False,
                     logging_level=logging.WARNING,
                     runtime_env=self.runtime_env,
+                    **self._files.enter_context(local_cluster_files()),
                 )
-            except BaseException:
+            except BaseException as exc:
                 stop_reaper(self._reaper)
                 self._reaper = None
+                self._files.close()
+                if isinstance(exc, OSError) and exc.errno is None:  # Ray's own, e.g. its socket's path too long
+                    raise BackendError(
+                        f"cannot start a local Ray cluster: {' '.join(error_text(exc).split())} (Ray keeps its "
+                        "files in RAY_TMPDIR, else simrec's cache folder if its path is short enough for a socket, "
+                        "else $TMPDIR/ray or /tmp/ray: set RAY_TMPDIR to a short folder, e.g. RAY_TMPDIR=/tmp/ray)"
+                    ) from exc
                 raise
             reaper_go(self._reaper)
         else:
@@ -152,6 +166,7 @@ class RayBackend(Backend):
             self._reaper = None
             self._ray = self._remote = None
             self._named.clear()
+            self._files.close()  # a local cluster's token variables and session folder (simrec.tasks._ray_files)
 
     def _submit(self, fn: Callable[[Any], Any], payload: Any) -> Hashable:
         remote = self._named.get(fn)

@@ -38,6 +38,7 @@ def browser():
     driver.quit()
 
 
+@pytest.mark.slow
 def test_report_renders_with_figures_tables_and_no_console_errors(browser, tiny_assessment):
     _, out, _ = tiny_assessment
     browser.get((out / "report.html").resolve().as_uri())

@@ -7,10 +7,12 @@ world only, one replicate, LensKit ItemKNN vs Popular, 5 sampling repeats.
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from tests.cli_helpers import invoke
 
 
+@pytest.mark.slow
 def test_assess_ml100k_from_the_command_line(tmp_path, ml100k_path):
     spec = tmp_path / "ml100k.toml"
     spec.write_text(f"""

@@ -167,6 +167,7 @@ def test_a_swapped_shard_of_a_sub_run_is_refused(tmp_path, tiny_assessment, phas
     assert files() == before  # the assessment's manifest, tables and report and every shard as they were
 
 
+@pytest.mark.slow
 def test_without_presets_the_six_models_are_calibrated_first(tmp_path, tiny_data):
     """No ``presets``: a (tiny) calibration sweep into ``calibration/`` chooses the worlds."""
     from tests.assess.conftest import assessment_toml
@@ -198,6 +199,7 @@ def test_without_presets_the_six_models_are_calibrated_first(tmp_path, tiny_data
     assert run_pop["scenario_content"]["population"] == {"n_users": 120, "n_items": 150}
 
 
+@pytest.mark.slow
 def test_a_users_own_scorer_by_import_path(tmp_path, tiny_data):
     """A LensKit scorer of the user's, imported from the assessment file's folder, runs in both phases."""
     import shutil
@@ -225,6 +227,7 @@ def test_a_users_own_scorer_by_import_path(tmp_path, tiny_data):
     assert outcome.errors.loc[outcome.errors["component"] == "sampling", "mean"].notna().all()
 
 
+@pytest.mark.slow
 def test_intervals_known_to_fail_are_marked_in_tables_terminal_and_page(tmp_path, tiny_data, tiny_assessment):
     """Issue 22: an estimator whose bias makes its interval miss is marked wherever the assessment names it."""
     from tests.assess.conftest import assessment_toml

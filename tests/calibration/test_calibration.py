@@ -59,6 +59,7 @@ def test_objective_refuses_oversized_points_with_a_reason():
         Objective(target, CellSpec(preference="ibp", observation="uniform"), AVERAGE_LOSS)
 
 
+@pytest.mark.slow
 def test_uniform_lambda_is_identifiable():
     """Data from Unif(λ = 60) observed through a known truncated Pareto
     (α = 0.5, so 41% of users draw more than 60 and show the Poisson(λ) cap):
@@ -120,6 +121,7 @@ def test_cell_models_validate():
         )
 
 
+@pytest.mark.slow
 def test_sweep_resumes_and_writes_presets_a_scenario_can_use(tmp_path, monkeypatch):
     ref = _reference(Uniform(n_users=200, n_items=300, lam=40.0))
     target = CalibrationTarget.from_interactions("toy", ref, rng=0, max_pairs=20_000)

@@ -9,6 +9,7 @@ records ended in ``internal error: AttributeError`` / ``KeyError``.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 from pathlib import Path
@@ -156,3 +157,30 @@ def test_a_log_line_that_is_not_a_record_is_one_line(sweep, log_name, edit, need
     code, _, err = invoke(args)
     _one_line(code, err, f"{log}: {needle}")
     assert log.read_bytes() == before
+
+
+@pytest.mark.parametrize("log_name", ["trials.jsonl", "denoise.jsonl"])
+def test_a_log_changed_during_the_run_is_one_line_naming_it(sweep, monkeypatch, log_name):
+    """A log that passes the check before the tasks and is then changed (here, just after the check) is
+    refused by the task that reads it: one line naming the file, exit 2, and the other searches' logs kept.
+    Before: a failed task, exit 1, two lines advising a retry that fails the same way."""
+    import simrec.studies.calibrate as calibrate_study
+
+    args, out = sweep
+    log = out / "pairs" / "cells" / "uniform-pop" / "user_activity" / log_name
+    other = out / "pairs" / "cells" / "uniform-pop" / "item_popularity" / "trials.jsonl"
+    real_preflight = calibrate_study._preflight
+
+    def preflight_then_change(*a, **kw):
+        real_preflight(*a, **kw)
+        lines = log.read_bytes().split(b"\n")
+        log.write_bytes(b"\n".join([lines[0], b"[1]", *lines[2:]]))
+
+    monkeypatch.setattr(calibrate_study, "_preflight", preflight_then_change)
+    kept = other.read_bytes()
+    code, _, err = invoke(args)
+    _one_line(code, err, f"{log}: line 2 is not a ")
+    assert "task" not in err and "retry" not in err
+    assert other.read_bytes() == kept
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and str(log) in manifest["error"]

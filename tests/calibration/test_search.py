@@ -25,6 +25,7 @@ def _key(trials):
     return [(t.index, t.params, t.value, t.details, t.status, t.reason) for t in trials]
 
 
+@pytest.mark.slow
 def test_search_finds_the_minimum():
     res = gp_search(noisy_bowl, DIMS, seed=3, n_calls=40, n_initial=10)
     best = res.best
@@ -35,6 +36,7 @@ def test_search_finds_the_minimum():
     assert all(isinstance(t.params["k"], int) for t in res.trials)
 
 
+@pytest.mark.slow
 def test_interrupted_search_resumes_to_identical_trials(tmp_path):
     full = gp_search(
         noisy_bowl, DIMS, seed=11, n_calls=22, n_initial=8, log_path=tmp_path / "a.jsonl", header={"digest": "d1"}
@@ -77,6 +79,7 @@ def test_log_of_another_search_is_refused(tmp_path):
         gp_search(noisy_bowl, DIMS, seed=2, n_calls=3, n_initial=2, log_path=log, header={"digest": "two"})
 
 
+@pytest.mark.slow
 def test_refused_points_are_recorded_and_avoided():
     def guarded(params, seed):
         if params["x"] > 2.0:

@@ -92,6 +92,7 @@ def _poisson_dirmult_pmf(c, lam, a):
     return np.exp(lp)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("K, a, lam", [(3, 0.5, 3.0), (2, 0.05, 6.0), (4, 2.0, 2.0)])
 def test_topic_counts_follow_the_poisson_dirichlet_multinomial_law(K, a, lam):
     # the whole joint law of a user's counts (every cell with >= 5 expected users, the rest pooled): chi-square

@@ -199,6 +199,7 @@ def test_bad_input_gives_a_clear_error(call, exc, match):
 # ---------------------------------------------------------------------------
 # issue 22: estimates say what they are
 # ---------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("estimator", [MLE(), WeightedMLE(10.0), BiasVariance(0.1, MLEPrior()), MSEOptimal(MLEPrior())])
 def test_an_em_stopped_at_max_iter_is_flagged_and_warns_once(estimator):
     N, n, M = 800, 40, 300

@@ -140,6 +140,7 @@ ESTIMATORS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: e.name)
 def test_linearised_bootstrap_agrees_with_refitting(estimator):
     # on the same replicate histograms the linearised replicates differ from the refitted ones by the
@@ -175,6 +176,7 @@ def test_refit_true_keeps_the_refitted_bootstrap(estimator):
     assert b.estimate == ref[0] and [b.lower, b.upper] == pytest.approx(np.quantile(ref[1:], [0.025, 0.975]), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_estimators_of_one_prior_share_the_fit_and_match_one_at_a_time():
     # several estimators of the MLE prior in one call (stacked gradients, one pull-back, reduced to their
     # column space) give the replicates of one call per estimator; with fewer replicates than gradient

@@ -81,6 +81,7 @@ def test_paired_t_equals_scipy_one_replicate_at_a_time():
     assert one.p_value.shape == () and float(one.p_value) == pytest.approx(res.p_value[2], rel=1e-14)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
 def test_wilcoxon_equals_scipy_one_replicate_at_a_time(zero_method):
     rng = np.random.default_rng(4)

@@ -53,6 +53,7 @@ def test_swapping_a_and_b_flips_the_sign_and_keeps_the_p_value(test, ab):
     np.testing.assert_array_equal(ab_res.n_used, ba_res.n_used)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("test", [t for t in PAIRED_TESTS if not t.random], ids=lambda t: t.name)
 @settings(max_examples=15, deadline=None)
 @given(pairs, st.randoms(use_true_random=False))

@@ -81,6 +81,7 @@ def _overlap(a, b) -> bool:
     return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
 
 
+@pytest.mark.slow
 def test_relative_error_shows_every_estimator_and_nothing_overlaps(captured):
     fig = captured["relative_error_binomial_n100.png"]
     r = _boxes(fig)

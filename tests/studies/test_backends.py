@@ -64,17 +64,20 @@ def ray_cluster():
     backend.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ray_equals_serial(case, ray_cluster, serial_outputs, tmp_path):
     _assert_identical(_run_case(case, tmp_path, ray_cluster), serial_outputs[case])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["run", "stress-data", "calibrate"])
 def test_processes_equal_serial(case, serial_outputs, tmp_path):
     with ProcessBackend(2) as backend:
         _assert_identical(_run_case(case, tmp_path, backend), serial_outputs[case])
 
 
+@pytest.mark.slow
 def test_user_sampling_on_ray_equals_serial(ray_cluster, tmp_path):
     """The [user_sampling] tasks (seeds spawned per size; the estimators' item draws replayed from the stress
     tasks' seeds) give the serial tables on Ray."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from simrec.config.files import shipped_scenarios
 from simrec.config.stress import load_stress_scenario
@@ -67,6 +68,7 @@ def _tiny(name: str, data: Path, tmp_path: Path, seed: int | None = None) -> pd.
     return pd.read_parquet(out / "ranks.parquet")
 
 
+@pytest.mark.slow
 def test_same_seed_same_ranks(tmp_path):
     data = _synthetic_ml1m(tmp_path / "ml-1m")
     main = _tiny(MAIN, data, tmp_path)

@@ -138,6 +138,7 @@ def test_candidates_all_ranks_among_every_item_and_unseen_is_the_default(timesta
     load_stress_scenario(scenario)
 
 
+@pytest.mark.slow
 def test_ties_are_broken_at_random_within_their_bounds(timestamped, tmp_path, monkeypatch):
     """Without the item-index term scores tie (equal counts): G + 1 <= rank <= G + T, shares of the same set."""
     monkeypatch.chdir(BYO)

@@ -50,6 +50,7 @@ def _scenario(tmp_path: Path, replicates: int = 3) -> Path:
     return p
 
 
+@pytest.mark.slow
 def test_run_writes_every_output(tmp_path):
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["run", str(_scenario(tmp_path)), "--out", str(out), "--quiet"])
@@ -69,6 +70,7 @@ def test_run_writes_every_output(tmp_path):
     assert not list(out.rglob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_serial_and_two_processes_identical(tmp_path):
     sc, path = load_scenario(_scenario(tmp_path))
     a = run_scenario(sc, path, tmp_path / "serial", progress=False, figures=False)
@@ -97,6 +99,7 @@ def test_other_scenario_in_same_folder_is_refused(tmp_path):
         run_scenario(other, opath, tmp_path / "out", progress=False, figures=False)
 
 
+@pytest.mark.slow
 def test_resume_after_kill_gives_the_same_results(tmp_path):
     """Kill a real `simrec run` process after its first shards, re-run, compare."""
     scen = _scenario(tmp_path, 30)

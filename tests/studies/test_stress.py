@@ -134,6 +134,7 @@ def _tables(out: Path) -> dict[str, pd.DataFrame]:
     }
 
 
+@pytest.mark.slow
 def test_file_scenario_serial_equals_processes_and_resumes(tmp_path, file_scenario, monkeypatch):
     sc, path = load_stress_scenario(file_scenario)
     serial = run_stress_scenario(sc, path, tmp_path / "serial", progress=False, figures=False)
@@ -184,6 +185,7 @@ def test_out_dir_of_another_scenario_is_refused(tmp_path, file_scenario):
         run_stress_scenario(sc, path, out, progress=False, figures=False)
 
 
+@pytest.mark.slow
 def test_auc_and_untruncated_ap_flow_through_the_tables(tmp_path):
     spec = _file_scenario(
         tmp_path,
@@ -209,6 +211,7 @@ def test_auc_and_untruncated_ap_flow_through_the_tables(tmp_path):
     assert k == 10 and {"recall", "auc", "average_precision_full"} <= set(printed.columns)
 
 
+@pytest.mark.slow
 def test_simulation_scenario_decomposes_errors(tmp_path):
     text = """
 kind = "stress"
@@ -246,6 +249,7 @@ curve_sizes = [10, 30]
     assert set(ranks.columns) >= {"user", "recommender", "rank", "n_candidates", "popularity_share"}
 
 
+@pytest.mark.slow
 def test_cli_stress(tmp_path, file_scenario):
     from simrec.cli import app
 

@@ -173,6 +173,7 @@ def test_cli_refuses_a_size_above_the_population_in_one_line(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_simulation_with_fewer_evaluated_users_fails_in_one_line(tmp_path):
     """Validation knows population.n_users; users with too few items are not evaluated, found at run time."""
     text = SIM_SCENARIO.replace("sizes = [10, 51]", "sizes = [50]").replace(
@@ -193,6 +194,7 @@ def estimator_run(tmp_path_factory) -> tuple[Path, dict[str, pd.DataFrame]]:
     return work / "out", _tables(work / "out", ESTIMATOR_OUTPUTS)
 
 
+@pytest.mark.slow
 def test_estimators_on_all_users_are_the_stress_tasks_estimates(estimator_run):
     """m = M = 60: the item-sampling estimates on the user sample replay the stress tasks' draws exactly."""
     out, t = estimator_run
@@ -227,6 +229,7 @@ def test_estimators_on_all_users_are_the_stress_tasks_estimates(estimator_run):
     assert set(tests["test"]) == {"two_sample", "paired"} and set(tests["k"]) <= {1, 5, 10}
 
 
+@pytest.mark.slow
 def test_estimator_tables_resume_and_processes_equal_serial(estimator_run, tmp_path):
     """Every user-sampling table (the dissertation's and the estimators') on 2 processes, and after a resume."""
     out, serial = estimator_run
