@@ -16,6 +16,12 @@ Example (``calibration/ml-100k.toml``):
     denoise_top = 5                # the 5 best trials of every search ...
     denoise_seeds = 10             # ... re-evaluated with 10 fresh simulations each (0: off); presets from the
                                    # de-noised best, tables with mean ± sd
+    # [response]                   # the "algorithm_response" objective's protocol (issue 24; defaults shown):
+    # algorithms = ["Popular", "ItemKNN", "ImplicitMF"]
+    # metrics = ["recall", "ndcg"]
+    # n = 10
+    # test_fraction = 0.2          # per-user holdout, on the real and the simulated data alike
+    # max_users = 500              # evaluated users (a subsample; all users train the algorithms)
     statistics = "thesis"          # or "authors_code": the thesis authors' code's statistics and KL
                                    # (simrec.stats.authors_code: exact counts, unobserved items at 0,
                                    # 'auto' similarity bins on (-1, 1), eps = min count / 10)
@@ -36,13 +42,36 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from simrec.calibration.objective import DEFAULT_CALIBRATION_MAX_PAIRS, OBJECTIVES, THESIS_OBJECTIVES
+from simrec.calibration.objective import (
+    ALGORITHM_RESPONSE,
+    DEFAULT_CALIBRATION_MAX_PAIRS,
+    OBJECTIVES,
+    THESIS_OBJECTIVES,
+)
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
 from simrec.config.budget import BYTES_PER_PAIR, Budget, Need, Needs
 from simrec.config.datasets import DatasetSpec
 from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, CellSpec, PreferenceTag, SamplerTag
 
-__all__ = ["SweepSpec", "load_sweep_spec"]
+__all__ = ["SweepSpec", "ResponseSpec", "load_sweep_spec"]
+
+
+class ResponseSpec(Strict):
+    """The ``[response]`` table: the algorithm-response objective's protocol
+    (:class:`simrec.calibration.response.ResponseProtocol`)."""
+
+    algorithms: list[Literal["Popular", "ItemKNN", "ImplicitMF"]] = Field(
+        default_factory=lambda: ["Popular", "ItemKNN", "ImplicitMF"], min_length=2
+    )
+    metrics: list[Literal["recall", "ndcg"]] = Field(default_factory=lambda: ["recall", "ndcg"], min_length=1)
+    n: int = Field(default=10, ge=1)
+    test_fraction: float = Field(default=0.2, gt=0, lt=1)
+    max_users: int | None = Field(default=500, ge=1)
+
+    def build(self):
+        from simrec.calibration.response import ResponseProtocol
+
+        return ResponseProtocol(tuple(self.algorithms), tuple(self.metrics), self.n, self.test_fraction, self.max_users)
 
 
 class SweepSpec(Strict):
@@ -61,6 +90,7 @@ class SweepSpec(Strict):
     denoise_seeds: int = Field(default=10, ge=0, description="fresh simulations per re-evaluated trial (0: off)")
     max_pairs: int | None = Field(default=None, ge=1)
     stat_pairs: int = Field(default=1_000_000, ge=1)
+    response: ResponseSpec | None = None
     dataset: list[DatasetSpec] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -68,10 +98,19 @@ class SweepSpec(Strict):
         if self.n_initial > self.n_calls:
             raise ValueError(f"`n_initial` ({self.n_initial}) must not exceed `n_calls` ({self.n_calls})")
         no_repeats(self, "preferences", "observations", "objectives")
+        if self.response is not None:
+            no_repeats(self.response, "algorithms", "metrics")
         names = [d.name for d in self.dataset]
         if len(set(names)) != len(names):
             raise ValueError(f"dataset names must be unique; got {names}")
         return self
+
+    def response_protocol(self):
+        """The algorithm-response protocol (the ``[response]`` table, or its defaults) when the objective is
+        searched, else None."""
+        if ALGORITHM_RESPONSE not in self.objectives:
+            return None
+        return (self.response or ResponseSpec()).build()
 
     def cells(self) -> list[CellSpec]:
         """The (preference, observation) cells in the spec's order."""

@@ -25,11 +25,13 @@ objective), ``summary.md`` (the same as markdown tables),
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from simrec._io import write_bytes, write_csv, write_text
@@ -85,11 +87,16 @@ def load_targets(spec: SweepSpec, spec_path: Path) -> list[CalibrationTarget]:
         except (DatasetError, TypeError) as exc:
             raise DatasetLoadError(f"{spec_path}: dataset[{i}] ({ref.name}): {exc}") from None
         try:
-            targets.append(
-                CalibrationTarget.from_interactions(
-                    ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs, statistics=spec.statistics
-                )
+            target = CalibrationTarget.from_interactions(
+                ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs, statistics=spec.statistics
             )
+            protocol = spec.response_protocol()
+            if protocol is not None:  # the real data's response, its randomness from the sweep's seed
+                from simrec.calibration.response import algorithm_response
+
+                real = algorithm_response(inter, protocol, np.random.SeedSequence([spec.seed, i]))
+                target = dataclasses.replace(target, response=real)
+            targets.append(target)
         except ValueError as exc:
             raise DatasetLoadError(f"{spec_path}: dataset[{i}]: {exc}") from None
     return targets
