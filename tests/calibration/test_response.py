@@ -141,3 +141,20 @@ def test_objective_algorithm_response_adds_the_response_loss_to_the_kls():
     assert {"sim_Popular_recall", "sim_ItemKNN_recall"} <= set(d)
     again = obj(point, np.random.SeedSequence(3))
     assert again.value == out.value  # deterministic in (params, seed)
+
+
+def test_a_sweep_names_the_response_protocol_only_for_its_objective():
+    from pydantic import ValidationError
+
+    from simrec.config.sweep import SweepSpec
+
+    base = {"name": "s", "seed": 1, "dataset": [{"name": "d", "path": "x"}]}
+    assert SweepSpec.model_validate({**base, "objectives": ["sum_kl"]}).response_protocol() is None
+    spec = SweepSpec.model_validate(
+        {**base, "objectives": ["algorithm_response"], "response": {"max_users": 50, "metrics": ["ndcg"]}}
+    )
+    assert spec.response_protocol() == ResponseProtocol(metrics=("ndcg",), max_users=50)
+    default = SweepSpec.model_validate({**base, "objectives": ["algorithm_response"]})
+    assert default.response_protocol() == ResponseProtocol(max_users=500)
+    with pytest.raises(ValidationError, match="response.algorithms.1"):
+        SweepSpec.model_validate({**base, "response": {"algorithms": ["Popular", "SVD"]}})
