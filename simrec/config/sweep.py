@@ -51,7 +51,7 @@ from simrec.calibration.objective import (
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
 from simrec.config.budget import BYTES_PER_PAIR, Budget, Need, Needs
 from simrec.config.datasets import DatasetSpec
-from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, CellSpec, PreferenceTag, SamplerTag
+from simrec.config.models import THESIS_PREFERENCES, THESIS_SAMPLERS, CellSpec, PreferenceTag, RatingsSpec, SamplerTag
 
 __all__ = ["SweepSpec", "ResponseSpec", "load_sweep_spec"]
 
@@ -80,8 +80,8 @@ class SweepSpec(Strict):
     seed: int = Field(ge=0)
     n_calls: int = Field(default=150, ge=1)
     n_initial: int = Field(default=25, ge=1)
-    preferences: list[PreferenceTag] = Field(default_factory=lambda: list(PREFERENCE_MODELS.tags), min_length=1)
-    observations: list[SamplerTag] = Field(default_factory=lambda: list(SAMPLER_MODELS.tags), min_length=1)
+    preferences: list[PreferenceTag] = Field(default_factory=lambda: list(THESIS_PREFERENCES), min_length=1)
+    observations: list[SamplerTag] = Field(default_factory=lambda: list(THESIS_SAMPLERS), min_length=1)
     objectives: list[Literal[OBJECTIVES]] = Field(default_factory=lambda: list(THESIS_OBJECTIVES), min_length=1)  # type: ignore[valid-type]
     statistics: Literal["thesis", "authors_code"] = Field(
         default="thesis", description="key statistics and KL as the thesis text says, or as its authors' code does"
@@ -91,6 +91,9 @@ class SweepSpec(Strict):
     max_pairs: int | None = Field(default=None, ge=1)
     stat_pairs: int = Field(default=1_000_000, ge=1)
     response: ResponseSpec | None = None
+    ratings: RatingsSpec | None = Field(
+        default=None, description="rate the observed pairs (the dataset's scale and min_rating); searched too"
+    )
     dataset: list[DatasetSpec] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -114,7 +117,11 @@ class SweepSpec(Strict):
 
     def cells(self) -> list[CellSpec]:
         """The (preference, observation) cells in the spec's order."""
-        return [CellSpec(preference=p, observation=o) for p in self.preferences for o in self.observations]
+        return [
+            CellSpec(preference=p, observation=o, ratings=self.ratings)
+            for p in self.preferences
+            for o in self.observations
+        ]
 
     def memory_needs(self) -> Needs:
         """Task kinds (one GP search) and parent-side needs (:mod:`simrec.config.budget`)."""

@@ -55,7 +55,14 @@ from simrec.calibration import (
     summary_markdown,
     sweep_table,
 )
-from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, CellSpec
+from simrec.config.models import (
+    PREFERENCE_MODELS,
+    SAMPLER_MODELS,
+    THESIS_PREFERENCES,
+    THESIS_SAMPLERS,
+    CellSpec,
+    RatingsSpec,
+)
 from simrec.config.presets import preset_tables, write_preset
 from simrec.config.run import content_digest
 from simrec.config.sweep import SweepSpec
@@ -153,13 +160,17 @@ def run_sweep(
     on_cell: Callable[[CellResult], None] | None = None,
     denoise_top: int = 5,
     denoise_seeds: int = 0,
+    ratings: RatingsSpec | None = None,
 ) -> SweepResult:
     """Run (or resume) a sweep; write trials, presets, tables and figures under ``out``.
 
+    ``ratings``: every cell rates its observed pairs (:class:`~simrec.config.models.RatingsSpec`: the
+    dataset's scale and ``min_rating``; the ratings' shape and noise searched too). Default None.
+
     ``preferences`` / ``observations``: the cells' preference models and
-    samplers by tag (default: every registered one,
-    :data:`~simrec.config.models.PREFERENCE_MODELS` and
-    :data:`~simrec.config.models.SAMPLER_MODELS`).
+    samplers by tag (default: the thesis's six cells,
+    :data:`~simrec.config.models.THESIS_PREFERENCES` x
+    :data:`~simrec.config.models.THESIS_SAMPLERS`).
 
     ``denoise_seeds > 0`` re-evaluates the ``denoise_top`` best trials of every
     search with that many fresh seeds (:func:`simrec.calibration.denoise`);
@@ -177,9 +188,9 @@ def run_sweep(
     out = Path(out)
     backend = SerialBackend() if backend is None else backend
     extra = {} if max_pairs is None else {"max_pairs": max_pairs}
-    preferences = PREFERENCE_MODELS.tags if preferences is None else preferences
-    observations = SAMPLER_MODELS.tags if observations is None else observations
-    cells = [CellSpec(preference=p, observation=o) for p in preferences for o in observations]
+    preferences = THESIS_PREFERENCES if preferences is None else preferences
+    observations = THESIS_SAMPLERS if observations is None else observations
+    cells = [CellSpec(preference=p, observation=o, ratings=ratings) for p in preferences for o in observations]
     all_cells = [CellSpec(preference=p, observation=o) for p in PREFERENCE_MODELS.tags for o in SAMPLER_MODELS.tags]
 
     def cell_seed(d: int, cell: CellSpec, obj: str) -> int:
@@ -252,7 +263,7 @@ def run_sweep(
         for c in results:
             if c.dataset != t.name or c.objective != preset_objective:
                 continue
-            cell = CellSpec(preference=c.preference, observation=c.observation)
+            cell = CellSpec(preference=c.preference, observation=c.observation, ratings=ratings)
             fit = {f"kl_{s}": float(v) for s, v in c.kls().items()}
             best = family_best[t.name]
             fit["average_loss"] = (
@@ -397,6 +408,7 @@ def calibrate_sweep(
             seed=spec.seed,
             preferences=spec.preferences,
             observations=spec.observations,
+            ratings=spec.ratings,
             objectives=spec.objectives,
             n_calls=calls,
             n_initial=min(spec.n_initial, calls),

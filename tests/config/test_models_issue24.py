@@ -130,3 +130,16 @@ def test_reference_shape_log_sd_is_left_out_of_the_log_identity():
     shape = ReferenceShape(10, 20, 1, 3.0, 9, 0.7)
     assert "profile_log_sd" not in shape.key() and shape.key()["n_users"] == 10
     assert shape.density == pytest.approx(3.0 / 20)
+
+
+def test_the_thesis_cells_stay_the_defaults_of_sweeps_and_assessments():
+    from simrec.config.assess import CELLS
+    from simrec.config.sweep import SweepSpec
+
+    assert CELLS == ("uniform-unif", "uniform-pop", "ibp-unif", "ibp-pop", "lda-unif", "lda-pop")
+    base = {"name": "s", "seed": 1, "dataset": [{"name": "d", "path": "x"}]}
+    assert [c.name for c in SweepSpec.model_validate(base).cells()] == list(CELLS)
+    rated = SweepSpec.model_validate(
+        {**base, "preferences": ["factor"], "observations": ["preference"], "ratings": {"min_rating": 4}}
+    )
+    assert [c.name for c in rated.cells()] == ["factor-pref-rated"]

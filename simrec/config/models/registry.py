@@ -24,6 +24,8 @@ from simrec.config.models.uniform import UniformSpec
 from simrec.config.union import SpecUnion, TagOf
 
 __all__ = [
+    "THESIS_PREFERENCES",
+    "THESIS_SAMPLERS",
     "PREFERENCE_MODELS",
     "PROFILE_MODELS",
     "SAMPLER_MODELS",
@@ -38,6 +40,10 @@ __all__ = [
 PREFERENCE_MODELS: SpecUnion[BasePreferenceSpec] = SpecUnion(
     "model", UniformSpec, IBPSpec, LDASpec, HPFSpec, LatentFactorSpec
 )
+#: The thesis's preference models and samplers (its six cells): the default of a sweep and the assessment's
+#: cells; the issue-24 models are named explicitly.
+THESIS_PREFERENCES: tuple[str, ...] = ("uniform", "ibp", "lda")
+THESIS_SAMPLERS: tuple[str, ...] = ("uniform", "popularity")
 #: Profile-size models by their ``model`` tag: pareto, beta_binomial.
 PROFILE_MODELS: SpecUnion[BaseProfileSpec] = SpecUnion("model", ParetoSpec, BetaBinomialSpec)
 #: Observation samplers by their ``model`` tag (a bare tag is the sampler at its defaults): uniform, popularity
