@@ -15,11 +15,11 @@ out folder.
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -39,17 +39,21 @@ from simrec.datasets import load_dataset  # noqa: E402
 FREE = ("signal", "obs_pref_exponent")
 
 
+def _kl_point(log: Path) -> dict[str, float]:
+    """The best single trial of the KL search (its log; the de-noised choice may differ)."""
+    trials = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    best = min((t for t in trials if t["status"] == "ok"), key=lambda t: t["value"])
+    return {k: float(v) for k, v in best["params"].items()}
+
+
 def main(argv: list[str]) -> int:
     kl_run, out = Path(argv[0]), Path(argv[1])
     n_calls = int(argv[2]) if len(argv) > 2 else 8
     n_initial = int(argv[3]) if len(argv) > 3 else 4
     max_users = int(argv[4]) if len(argv) > 4 else 150
     out.mkdir(parents=True, exist_ok=True)
-    table = pd.read_csv(kl_run / "ml-1m" / "table.csv")
-    row = table[table["cell"] == "factor-pref"].iloc[0]
-    point = {
-        c.removeprefix("param_"): float(row[c]) for c in table.columns if c.startswith("param_") and pd.notna(row[c])
-    }
+    point = _kl_point(kl_run / "ml-1m" / "cells" / "factor-pref" / "sum_kl" / "trials.jsonl")
+    print("KL point", point, flush=True)
     data = load_dataset(ROOT.parent / "shared" / "data" / "ml-1m", kind="movielens")
     target = CalibrationTarget.from_interactions("ml-1m", data, rng=2019)
     protocol = ResponseProtocol(max_users=max_users)
