@@ -32,7 +32,6 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_int
@@ -187,6 +186,8 @@ def algorithm_response(observed: Interactions, protocol: ResponseProtocol, rng: 
 
 def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
     """Kendall's τ-b between two score vectors (1: the same order; NaN with fewer than 2 values or no variation)."""
+    from scipy import stats  # scipy.stats costs ~1 s to import: only when used
+
     if len(x) < 2:
         return float("nan")
     tau = stats.kendalltau(np.asarray(x, float), np.asarray(y, float)).statistic
@@ -251,6 +252,8 @@ class SimToReal:
 
 
 def _t_interval(x: np.ndarray) -> tuple[float, float]:
+    from scipy import stats
+
     x = x[np.isfinite(x)]
     if len(x) < 2:
         return (float("nan"), float("nan"))
