@@ -20,6 +20,10 @@ while its line was drawn. Names reach legends through :func:`legend_label`,
 which puts a zero-width space (U+200B, drawn as nothing; DejaVu Sans,
 matplotlib's default font, has it) before such a name.
 
+**Log axes in plain numbers.** With mathtext off, matplotlib's log-axis
+labels (``$\\mathdefault{10^{1}}$``) are drawn as that source text;
+:func:`plain_log_axis` labels a log axis ``0.1``, ``1``, ``10`` instead.
+
 **Failures are recorded.** The figures are drawn after every table is
 written; a figure that still fails (a matplotlib bug, a missing font) is
 recorded (:func:`drawing`) instead of raised: the job completes, its
@@ -38,7 +42,7 @@ from typing import ParamSpec, TypeVar
 
 from simrec._validation import shorten
 
-__all__ = ["LITERAL_TEXT", "literal_text", "legend_label", "drawing"]
+__all__ = ["LITERAL_TEXT", "literal_text", "legend_label", "drawing", "plain_log_axis"]
 
 #: The matplotlib settings every simrec figure is drawn with.
 LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
@@ -67,6 +71,19 @@ def literal_text(draw: Callable[P, R]) -> Callable[P, R]:
             return draw(*args, **kwargs)
 
     return drawn_literally
+
+
+def plain_log_axis(ax, which: str) -> None:
+    """Put ``ax``'s ``which`` axis (``"x"`` or ``"y"``) on a log scale labelled in plain numbers (``0.1``, ``10``).
+
+    Minor ticks stay unlabelled (module docstring: log axes in plain numbers).
+    """
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 @contextmanager

@@ -43,7 +43,27 @@ app.add_typer(datasets_app, name="datasets")
 
 __all__ = ["app", "main"]
 
-_Out = Annotated[Path, typer.Option("--out", "-o", help="Output folder (re-running resumes).")]
+_Out = Annotated[
+    Optional[Path],
+    typer.Option("--out", "-o", help="Output folder (default: runs/<the file's name>; re-running resumes)."),
+]
+
+
+def _out_folder(out: Path | None, name: str) -> Path:
+    """``--out``, or ``runs/<name>`` (the scenario's, sweep's or assessment's validated safe name), said on stderr.
+
+    Decision (issue 28): a fixed default (``runs/out``) was written to
+    silently and made a second scenario collide with the first's results;
+    the job's own name keeps jobs apart, and the line (printed even with
+    ``--quiet``, like warnings) says where the results go.
+    """
+    if out is not None:
+        return out
+    chosen = Path("runs") / name
+    typer.echo(f"simrec: no --out given: writing to {chosen} (re-running the same command resumes there)", err=True)
+    return chosen
+
+
 _Jobs = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Workers (processes, or Ray CPUs of a local cluster).")]
 _Backend = Annotated[
     Optional[str],
@@ -204,7 +224,7 @@ def run(
     scenario: Annotated[
         str, typer.Argument(help="Scenario TOML file, or the name of a shipped scenario (e.g. quickstart).")
     ],
-    out: _Out = Path("runs/out"),
+    out: _Out = None,
     jobs: _Jobs = 1,
     backend: _Backend = None,
     address: _Address = None,
@@ -222,6 +242,7 @@ def run(
         sc, path = load_scenario(scenario, budget=budget)
     except ScenarioError as exc:
         _fail(str(exc))
+    out = _out_folder(out, sc.name)
     with _backend(backend, jobs, address) as b, _job(out):
         outcome = run_scenario(
             sc, path, out, backend=b, progress=not quiet, figures=not no_figures, max_pairs=budget.max_pairs
@@ -248,24 +269,15 @@ def _print_warnings(warnings: tuple[str, ...]) -> None:
         typer.echo(f"simrec: warning: {w}", err=True)
 
 
-_SHORT = {
-    "precision": "P@N",
-    "recall": "R@N",
-    "recall_truncated": "Rt@N",
-    "reciprocal_rank": "RR",
-    "ndcg": "nDCG",
-    "average_precision": "AP",
-    "auc": "AUC",
-    "pap_at_k": "pAp@k",
-    "hits": "hits",
-    "hit": "HR",
-}
-
-
 def _print_run_summary(outcome, n: int) -> None:
-    """The mean error table; ``n`` is the list length N (headers say P@50, not P@N)."""
+    """The mean error table; ``n`` is the list length N (headers say Precision@50, as the figures do).
+
+    Metrics and worlds are named by :mod:`simrec.labels`, as in the figures and the assessment report.
+    """
     from rich.console import Console
     from rich.table import Table
+
+    from .labels import column_label, metric_label, world_label
 
     console = Console(width=max(100, Console().width))
     s = outcome.summary
@@ -275,14 +287,16 @@ def _print_run_summary(outcome, n: int) -> None:
         title=f"Mean missing-data error (observed − true) over replicates; @N: top-N lists, N = {n}",
         title_justify="left",
     )
-    table.add_column("world")
-    table.add_column("recommender")
+    table.add_column(column_label("world"))
+    table.add_column(column_label("recommender"))
     for m in metrics:
-        table.add_column(_SHORT.get(m, m).replace("@N", f"@{n}"), justify="right")
+        table.add_column(metric_label(m, n), justify="right")
     means = err.set_index(["world", "recommender", "metric"])["mean"]
     for world in dict.fromkeys(outcome.results["world"]):
         for rec in dict.fromkeys(outcome.results["recommender"]):
-            table.add_row(world, rec, *[f"{means.get((world, rec, m), float('nan')):+.3f}" for m in metrics])
+            table.add_row(
+                world_label(world), rec, *[f"{means.get((world, rec, m), float('nan')):+.3f}" for m in metrics]
+            )
     console.print(table)
     console.print(
         f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"
@@ -294,7 +308,7 @@ def stress(
     scenario: Annotated[
         str, typer.Argument(help="Stress scenario TOML file, or the name of a shipped one (e.g. sampled-ml100k).")
     ],
-    out: _Out = Path("runs/stress"),
+    out: _Out = None,
     jobs: _Jobs = 1,
     backend: _Backend = None,
     address: _Address = None,
@@ -312,6 +326,7 @@ def stress(
         sc, path = load_stress_scenario(scenario, budget=budget)
     except ScenarioError as exc:
         _fail(str(exc))
+    out = _out_folder(out, sc.name)
     with _backend(backend, jobs, address) as b, _job(out):
         try:
             outcome = run_stress_scenario(
@@ -614,7 +629,7 @@ def _ranks_progress(enabled: bool) -> Iterator:
 @app.command()
 def calibrate(
     spec: Annotated[Path, typer.Argument(help="Sweep spec TOML (e.g. calibration/ml-100k.toml).")],
-    out: _Out = Path("runs/calibration"),
+    out: _Out = None,
     jobs: _Jobs = 1,
     backend: _Backend = None,
     address: _Address = None,
@@ -652,6 +667,7 @@ def calibrate(
             )
     except ScenarioError as exc:
         _fail(str(exc))
+    out = _out_folder(out, sweep.name)
     done = {"n": 0}
 
     def on_cell(cell) -> None:
@@ -774,7 +790,7 @@ def assess(
     assessment: Annotated[
         str, typer.Argument(help="Assessment TOML file, or the name of a shipped one (e.g. ml100k-assess).")
     ],
-    out: _Out = Path("runs/assess"),
+    out: _Out = None,
     jobs: _Jobs = 1,
     backend: _Backend = None,
     address: _Address = None,
@@ -797,6 +813,7 @@ def assess(
         spec = load_assessment(assessment, budget=budget)
     except ScenarioError as exc:
         _fail(str(exc))
+    out = _out_folder(out, spec.spec.name)
     from .studies import PHASES, run_assessment
 
     def on_phase(phase: str, message: str) -> None:

@@ -25,7 +25,17 @@ from .observation import observe
 from .recommenders.coverage import empty_lists, unscored_rows
 from .split import holdout
 
-__all__ = ["World", "Evaluation", "Replicate", "run_replicate", "true_relevance", "true_gains", "RESULT_COLUMNS"]
+__all__ = [
+    "World",
+    "Evaluation",
+    "Replicate",
+    "ReplicateData",
+    "replicate_data",
+    "run_replicate",
+    "true_relevance",
+    "true_gains",
+    "RESULT_COLUMNS",
+]
 
 #: Columns of the tidy result frame, in order.
 RESULT_COLUMNS = [
@@ -123,13 +133,20 @@ class Evaluation:
 
 @dataclass(frozen=True)
 class Replicate:
-    """What one replicate produced: the tidy rows and a few sizes."""
+    """What one replicate produced: the tidy rows, a few sizes and the per-user values they average."""
 
     results: pd.DataFrame
     info: dict[str, float] = field(default_factory=dict)
     #: Per recommender, the evaluated users it left without a list (or, with ranking metrics only, without a
     #: scored candidate): :mod:`simrec.recommenders.coverage`.
     unscored: dict[str, int] = field(default_factory=dict)
+    #: ``(recommender, metric, truth) -> ndarray (n_evaluated,)``: each evaluated user's value (NaN where
+    #: undefined), users in the order of :attr:`users`; ``results["value"]`` is its NaN-mean. What paired
+    #: significance tests read (:mod:`simrec.significance`, :mod:`simrec.studies.significance`); not written
+    #: to a run's shards.
+    per_user: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+    #: Rows (in the observed data) of the evaluated users, shape (n_evaluated,).
+    users: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
 
 def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interactions) -> sp.csr_array:
@@ -227,6 +244,54 @@ def true_gains(truth: Interactions, truth_rows: np.ndarray, relevant: sp.csr_arr
     return on.data
 
 
+@dataclass(frozen=True, eq=False)
+class ReplicateData:
+    """One replicate's data before any recommender runs (:func:`replicate_data`).
+
+    Attributes
+    ----------
+    truth : Interactions
+        The true preferences.
+    observed : Observed
+        The observation (observed pairs, their truth rows, the drawn sizes).
+    split : Split
+        Training and test pairs of the observed users.
+    true_rel : csr_array, shape (n_observed_users, n_items)
+        True relevance: true likes minus training pairs (:func:`true_relevance`).
+    evaluated : ndarray of int64
+        Observed users with at least one test pair.
+    recommender_rngs : list of Generator
+        One per recommender, in the evaluation's order.
+    """
+
+    truth: Interactions
+    observed: Any
+    split: Any
+    true_rel: sp.csr_array
+    evaluated: np.ndarray
+    recommender_rngs: list[np.random.Generator]
+
+
+def replicate_data(world: World, evaluation: Evaluation, seed: np.random.SeedSequence | int) -> ReplicateData:
+    """Generate, observe and split one replicate: the data :func:`run_replicate` measures.
+
+    The seed's children are used in a fixed order (0 truth, 1 observation, 2
+    split, 3 + j recommender j), so every study reading a replicate of the
+    same seed (:func:`run_replicate`, :func:`simrec.debias.harness.debias_replicate`)
+    sees the same data and the same lists.
+    """
+    # spawn_seeds derives the children without mutating a caller's SeedSequence
+    # (SeedSequence.spawn would), so the same seed always gives the same replicate.
+    children = spawn_seeds(seed, 3 + len(evaluation.recommenders))
+    truth = world.preference.generate(as_generator(children[0]), max_pairs=world.max_pairs)
+    obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
+    split = holdout(obs.observed, evaluation.test_fraction, as_generator(children[2]))
+    true_rel = true_relevance(truth, obs.truth_rows, split.train)
+    evaluated = np.flatnonzero(split.test.user_counts() > 0)
+    rngs = [as_generator(children[3 + j]) for j in range(len(evaluation.recommenders))]
+    return ReplicateData(truth, obs, split, true_rel, evaluated, rngs)
+
+
 def _quietly(fn, *args, **kwargs):
     """Call a metric with undefined-value warnings silenced: the replicate
     counts undefined users itself (``n_undefined``)."""
@@ -303,15 +368,8 @@ def run_replicate(
     ``Oracle(ties="item_id")`` (the authors' Oracle) reads the gains, ranking
     relevant candidates by like count as the authors' ``Memorized`` Oracle did.
     """
-    # spawn_seeds derives the children without mutating a caller's SeedSequence
-    # (SeedSequence.spawn would), so the same seed always gives the same replicate.
-    children = spawn_seeds(seed, 3 + len(evaluation.recommenders))
-    truth = world.preference.generate(as_generator(children[0]), max_pairs=world.max_pairs)
-    obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
-    split = holdout(obs.observed, evaluation.test_fraction, as_generator(children[2]))
-    true_rel = true_relevance(truth, obs.truth_rows, split.train)
-
-    evaluated = np.flatnonzero(split.test.user_counts() > 0)
+    data = replicate_data(world, evaluation, seed)
+    truth, obs, split, true_rel, evaluated = data.truth, data.observed, data.split, data.true_rel, data.evaluated
     train = split.train
     rel_sets = {
         "observed": sp.csr_array(split.test.matrix[evaluated]),
@@ -330,7 +388,8 @@ def run_replicate(
         if any(m.uses_gains for m in list_metrics):
             list_rel_sets["true"] = rec_rel.select_users(evaluated)
     rows: list[tuple] = []
-    rec_rngs = [as_generator(children[3 + j]) for j in range(len(evaluation.recommenders))]
+    per_user: dict[tuple[str, str, str], np.ndarray] = {}
+    rec_rngs = data.recommender_rngs
     measured: dict[str, list[dict[str, np.ndarray]]] = {}
     unscored = {rec.name: 0 for rec in evaluation.recommenders}
     if list_metrics:
@@ -379,6 +438,7 @@ def run_replicate(
         for m in (m.name for m in evaluation.metrics):
             for kind in rel_sets:
                 vals = values[m, kind]
+                per_user[rec.name, m, kind] = vals
                 ok = ~np.isnan(vals)
                 mean = float(vals[ok].mean()) if ok.any() else float("nan")
                 rows.append(
@@ -404,4 +464,4 @@ def run_replicate(
         "observed_pairs": obs.observed.n_pairs,
         "evaluated_users": int(len(evaluated)),
     }
-    return Replicate(frame, info, unscored)
+    return Replicate(frame, info, unscored, per_user, evaluated)

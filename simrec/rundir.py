@@ -276,9 +276,11 @@ def _check_folder(out: Path, kind: str, digest: str) -> None:
     prev = _previous_manifest(manifest_path)
     if prev["digest"] != digest or prev.get("kind", kind) != kind:
         job = f"{_shown(prev.get('kind', 'run'))} {_shown(str(prev.get('scenario', '?')))!r}"
+        # no digests in the message (issue 28: "digest a0b1... != 5ef1..." is jargon); the job's file is there to compare
         raise RunDirError(
-            f"--out {shown}: holds results of {job} with different content (digest {_shown(prev['digest'])} != "
-            f"{digest}); use a new --out folder"
+            f"--out {shown}: holds results of {job} with different content (its settings, kept in "
+            f"{_shown(out / 'scenario.toml')}, differ from this job's, so the two cannot be resumed together); "
+            f"use a new --out folder, or delete {shown} to start over"
         )
     if prev.get("draws", 1) != DRAWS_VERSION:
         raise RunDirError(

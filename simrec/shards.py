@@ -332,8 +332,7 @@ class Shards:
         if stored["owner"] != self.owner:
             raise _Unusable(
                 path,
-                f"belongs to another job (digest {_clip(stored['owner'])} != {self.owner}; copied from "
-                "another folder?)",
+                "belongs to another job (one with other settings than this folder's; copied from another folder?)",
             )
         try:
             content = self.codec.read(path)
@@ -342,7 +341,9 @@ class Shards:
         except Exception as exc:
             raise self._unreadable(path, exc) from None
         if self.codec.digest(content) != stored["sha256"]:
-            raise _Unusable(path, "does not match the digest recorded when it was written (its content changed since)")
+            raise _Unusable(
+                path, "does not match the checksum recorded when it was written (its content changed since)"
+            )
         return content
 
     def read(self, key: str) -> Any:

@@ -150,6 +150,7 @@ def _without_ray_settings(env: dict[str, str]) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_a_run_on_a_local_ray_cluster_writes_nothing_outside_out_but_the_cache_folder(tmp_path):
     """``--backend ray`` without ``--address`` starts a local cluster. Before the fix Ray saved its token as
     ``~/.ray/auth_token`` (a HOME dotfile) and its session folder under ``$TMPDIR/ray`` (kept), and said on
@@ -181,6 +182,7 @@ def test_a_run_on_a_local_ray_cluster_writes_nothing_outside_out_but_the_cache_f
     assert set(os.listdir(tmp_path)) == {"s.toml", "out", "home", "tmp"}
 
 
+@pytest.mark.slow
 def test_a_ray_folder_too_long_for_its_socket_is_one_line(tmp_path):
     """A ``RAY_TMPDIR`` whose path leaves no room for Ray's socket (107 bytes): one line saying so, exit 2.
     Before: ``cannot write out: validate_socket_filename failed ...`` advising another --out folder, exit 1."""
@@ -223,6 +225,7 @@ RAY_TWICE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cache_path", ["short", "too long for Ray's socket"])
 def test_local_ray_clusters_keep_their_session_in_the_cache_folder_and_remove_it(cache_path):
     """A cache folder whose path leaves room for Ray's socket holds the session; a longer one makes way for a

@@ -186,14 +186,11 @@ def test_import_graph_has_no_cycle():
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
-#: Cycles closed only by imports inside functions that predate the rule (issue 23 removes them); no other may appear.
-KNOWN_LAZY_CYCLES = [["simrec.sampling.estimators", "simrec.sampling.fitted"]]
-
-
 def test_no_import_cycle_even_through_imports_inside_functions():
     """No module imports, at any level, from a module that imports it (issue 23: ``config/{budget,run,stress}``
-    closed a cycle through function-level imports)."""
-    cycles = [c for c in _cycles(import_graph(any_level=True)) if c not in KNOWN_LAZY_CYCLES]
+    closed a cycle through function-level imports, and so did ``sampling/{estimators,fitted}`` until the estimators
+    carried their own fitting)."""
+    cycles = _cycles(import_graph(any_level=True))
     assert not cycles, "import cycles through imports inside functions:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 

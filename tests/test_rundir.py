@@ -397,7 +397,7 @@ def test_broken_and_foreign_shards_are_refused_naming_the_file(tmp_path):
     theirs = Shards(tmp_path / "other" / "replicates", FRAMES, owner="job2")
     theirs.write("rep00002__w000", _frame())
     (mine.folder / "rep00002__w000.parquet").write_bytes(theirs.path("rep00002__w000").read_bytes())
-    _refused(mine, "rep00002__w000", "belongs to another job (digest job2 != job1", do)
+    _refused(mine, "rep00002__w000", "belongs to another job (one with other settings than this folder's", do)
     # changed after it was written, its identity record kept
     import pyarrow.parquet as pq
 
@@ -405,7 +405,7 @@ def test_broken_and_foreign_shards_are_refused_naming_the_file(tmp_path):
     table = pq.read_table(path)
     edited = table.set_column(2, "value", pq.read_table(path).column("value").fill_null(9.0))
     pq.write_table(edited.replace_schema_metadata(table.schema.metadata), path)
-    _refused(mine, "rep00000__w000", "does not match the digest recorded when it was written", do)
+    _refused(mine, "rep00000__w000", "does not match the checksum recorded when it was written", do)
     # truncated, empty, not Parquet at all
     for data in (mine.path("rep00000__w000").read_bytes()[:-40], b"", b"PAR1 garbage"):
         path.write_bytes(data)

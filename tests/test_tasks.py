@@ -52,6 +52,19 @@ def sleep_then(arg: tuple[float, int]) -> int:
     return value
 
 
+def finish_after_others(arg: tuple[str, int, int, int]) -> int:
+    """Task 0 waits (up to 120 s) until the ``n_others`` other tasks have left their marker."""
+    folder, index, n_others, value = arg
+    if index == 0:
+        deadline = time.monotonic() + 120
+        while len(list(Path(folder).glob("done-*"))) < n_others and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # the others' results are on their way back
+    else:
+        (Path(folder) / f"done-{index}").touch()
+    return value
+
+
 def fail_once(arg: tuple[str, int]) -> int:
     """Fails the first time it runs for a marker file, then succeeds."""
     marker, value = arg
@@ -109,14 +122,14 @@ def process_backend():
         yield backend
 
 
-@pytest.fixture(params=["serial", "processes", "ray"])
+@pytest.fixture(params=["serial", "processes", pytest.param("ray", marks=pytest.mark.slow)])
 def backend(request) -> Backend:
     if request.param == "serial":
         return SerialBackend()
     return request.getfixturevalue(f"{'process' if request.param == 'processes' else 'ray'}_backend")
 
 
-@pytest.fixture(params=["processes", "ray"])
+@pytest.fixture(params=["processes", pytest.param("ray", marks=pytest.mark.slow)])
 def worker_backend(request) -> Backend:
     return request.getfixturevalue(f"{'process' if request.param == 'processes' else 'ray'}_backend")
 
@@ -135,20 +148,18 @@ def test_same_results_on_every_backend(backend):
         np.testing.assert_array_equal(x, y)  # bit for bit
 
 
-def test_results_in_task_order_callbacks_in_completion_order(backend):
+def test_results_in_task_order_callbacks_in_completion_order(backend, tmp_path):
     seen: list[tuple[int, int]] = []
-    delays = [0.8, 0.05, 0.05, 0.05]
-    out = run_tasks(
-        sleep_then,
-        _tasks([(d, 100 + i) for i, d in enumerate(delays)]),
-        backend=backend,
-        on_result=lambda i, r: seen.append((i, r)),
-    )
+    if backend.name == "serial":
+        fn, args = sleep_then, [(0.05, 100 + i) for i in range(4)]
+    else:  # the first task finishes only after the three others have (no timing assumption)
+        fn, args = finish_after_others, [(str(tmp_path), i, 3, 100 + i) for i in range(4)]
+    out = run_tasks(fn, _tasks(args), backend=backend, on_result=lambda i, r: seen.append((i, r)))
     assert out == [100, 101, 102, 103]
     assert sorted(seen) == [(0, 100), (1, 101), (2, 102), (3, 103)]
     if backend.name == "serial":
         assert [i for i, _ in seen] == [0, 1, 2, 3]
-    else:  # the slow first task finishes last
+    else:
         assert seen[-1] == (0, 100)
 
 

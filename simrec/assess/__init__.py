@@ -5,15 +5,28 @@ One concept per module:
 * :mod:`.errors` — missing-data error, sampling error after the chosen estimator, their sum (with intervals);
 * :mod:`.ranking` — the probability that the observed ranking of the algorithms is the true one;
 * :mod:`.advice` — which estimator and sample size to report (the rule);
-* :mod:`.figures`, :mod:`.html` — the self-contained report page;
+* :mod:`.bottom_line` — the verdicts the page opens with (which numbers to trust, how sure the ranking is);
+* :mod:`.formatting` — numbers as a reader sees them (2-3 significant digits with their intervals);
+* :mod:`.figures`, :mod:`.html`, :mod:`.page` — the self-contained report page;
 
 The phases themselves (over the run, stress and calibrate studies, in one resumable folder) are
 :mod:`simrec.studies.assess`: this package is library code and knows nothing of the config layer.
 """
 
 from simrec.assess.advice import EXCLUDED_ESTIMATORS, best_estimators, recommend
-from simrec.assess.errors import ERROR_COLUMNS, missing_data_errors, sampling_errors, total_errors
+from simrec.assess.bottom_line import BottomLine, Finding, ReportFacts, bottom_line
+from simrec.assess.errors import (
+    ERROR_COLUMNS,
+    HEADLINE_COLUMNS,
+    headline_table,
+    metric_values,
+    missing_data_errors,
+    sampling_errors,
+    total_errors,
+)
+from simrec.assess.formatting import format_interval, format_number, format_percent, format_share
 from simrec.assess.html import Section, figure_html, format_value, render_page, table_html
+from simrec.assess.page import report_page
 from simrec.assess.ranking import RANKING_COLUMNS, ranking_agreement
 
 __all__ = [
@@ -24,6 +37,18 @@ __all__ = [
     "missing_data_errors",
     "sampling_errors",
     "total_errors",
+    "HEADLINE_COLUMNS",
+    "headline_table",
+    "metric_values",
+    "BottomLine",
+    "Finding",
+    "ReportFacts",
+    "bottom_line",
+    "format_interval",
+    "format_number",
+    "format_percent",
+    "format_share",
+    "report_page",
     "Section",
     "figure_html",
     "format_value",

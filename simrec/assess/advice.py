@@ -36,7 +36,14 @@ import pandas as pd
 
 from simrec.sampling import IntervalKind
 
-__all__ = ["EXCLUDED_ESTIMATORS", "best_estimators", "recommend", "known_to_fail"]
+__all__ = [
+    "EXCLUDED_ESTIMATORS",
+    "best_estimators",
+    "recommend",
+    "known_to_fail",
+    "interval_fails",
+    "known_to_fail_note",
+]
 
 #: Estimators never recommended (LS: unusable; its relative errors run into the thousands).
 EXCLUDED_ESTIMATORS: tuple[str, ...] = ("LS",)
@@ -165,3 +172,20 @@ def recommend(best: pd.DataFrame, metrics: list[str], *, max_rel_rmse: float = 0
     out = pd.DataFrame([r[:-1] for r in rows], columns=cols)
     out["coverage_known_to_fail"] = pd.array([None if pd.isna(r[-1]) else bool(r[-1]) for r in rows], dtype="boolean")
     return out
+
+
+def interval_fails(row) -> bool:
+    """True when an advice or estimators row marks its estimator's interval as known to fail (NA: False)."""
+    v = row.get("coverage_known_to_fail")
+    return False if v is None or pd.isna(v) else bool(v)
+
+
+def known_to_fail_note(estimators: list[str]) -> str:
+    """The footnote for estimators whose bootstrap interval is known not to cover the metric."""
+    names = ", ".join(dict.fromkeys(estimators))
+    return (
+        f"{names}: the bootstrap interval measures sampling variability only, and this estimator's bias does not "
+        "shrink with the number of users, so its coverage of the metric is known to fail; report its point "
+        "estimate with the sampling error above, not its interval as a confidence interval "
+        "(coverage_known_to_fail in estimators.csv and advice.csv)."
+    )

@@ -29,7 +29,15 @@ from scipy import stats as _st
 
 from simrec.report import errors as _run_errors
 
-__all__ = ["ERROR_COLUMNS", "missing_data_errors", "sampling_errors", "total_errors"]
+__all__ = [
+    "ERROR_COLUMNS",
+    "missing_data_errors",
+    "sampling_errors",
+    "total_errors",
+    "metric_values",
+    "headline_table",
+    "HEADLINE_COLUMNS",
+]
 
 #: Columns of the three error tables.
 ERROR_COLUMNS = ["recommender", "metric", "source", "mean", "sd", "lower", "upper", "n"]
@@ -172,3 +180,71 @@ def total_errors(missing: pd.DataFrame, sampling: pd.DataFrame, level: float = 0
             rows.append((rec, metric, "sampling not measured", np.nan, np.nan, 0))
     frame = pd.DataFrame(rows, columns=["recommender", "metric", "source", "mean", "sd", "n"])
     return _with_interval(frame, level)
+
+
+def metric_values(results: pd.DataFrame) -> pd.DataFrame:
+    """The mean metric per recommender x metric against the observed test items and the true preferences.
+
+    Pooled over the worlds and replicates of ``results`` (the run study's tidy
+    results), like the pooled missing-data error; the scale that
+    :mod:`simrec.assess.bottom_line` measures the errors against.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``recommender, metric, observed_mean, true_mean``, in the
+        order of ``results``.
+    """
+    means = results.pivot_table(
+        index=["recommender", "metric"], columns="truth", values="value", aggfunc="mean", sort=False, dropna=False
+    ).reindex(columns=["observed", "true"])
+    out = pd.DataFrame(
+        {"observed_mean": means["observed"].to_numpy(dtype=float), "true_mean": means["true"].to_numpy(dtype=float)},
+        index=means.index,
+    )
+    return out.reset_index()
+
+
+#: Columns of :func:`headline_table` (``headline.csv``).
+HEADLINE_COLUMNS = [
+    "recommender",
+    "metric",
+    "observed_mean",
+    "true_mean",
+    *[f"{c}_{s}" for c in ("missing", "sampling", "total") for s in ("mean", "lower", "upper")],
+]
+
+
+def headline_table(errors: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
+    """One row per algorithm x metric: its mean values and the three pooled errors with their intervals.
+
+    Parameters
+    ----------
+    errors : DataFrame
+        The three error tables stacked with a ``component`` column
+        (``"missing data"``, ``"sampling"``, ``"total"``; ``errors.csv``).
+    values : DataFrame
+        :func:`metric_values`.
+
+    Returns
+    -------
+    DataFrame
+        :data:`HEADLINE_COLUMNS`, in the order of ``errors``.
+    """
+    pooled = errors[(errors["source"] == "all worlds") | (errors["component"] != "missing data")]
+    wide = pooled.pivot_table(
+        index=["recommender", "metric"],
+        columns="component",
+        values=["mean", "lower", "upper"],
+        aggfunc="first",
+        sort=False,
+        dropna=False,
+    )
+    out = pd.DataFrame(index=wide.index)
+    v = values.set_index(["recommender", "metric"]).reindex(wide.index)
+    out["observed_mean"] = v["observed_mean"].to_numpy(dtype=float)
+    out["true_mean"] = v["true_mean"].to_numpy(dtype=float)
+    for comp, short in (("missing data", "missing"), ("sampling", "sampling"), ("total", "total")):
+        for stat in ("mean", "lower", "upper"):
+            out[f"{short}_{stat}"] = wide[(stat, comp)] if (stat, comp) in wide.columns else np.nan
+    return out.reset_index()[HEADLINE_COLUMNS]

@@ -10,6 +10,11 @@
   algorithms vs sample size, for the best estimator at each size and for the
   naive sampled metric, with the acceptance threshold
   (:mod:`simrec.assess.advice`).
+
+Every name is a :mod:`simrec.labels` label (as in the page's tables), and
+the panels of one figure share their y scale (issue 28: a ±0.004 error must
+not look like a +0.27 one beside it). Images are cut to their drawn content
+(``bbox_inches="tight"``), so no label falls outside the image.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import io
 import numpy as np
 import pandas as pd
 
-from simrec._figures import literal_text
+from simrec._figures import literal_text, plain_log_axis
+from simrec.labels import estimator_label, metric_label, world_label
 
 __all__ = ["error_figure", "ranking_figure", "estimator_figure"]
 
@@ -35,22 +41,27 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
-def _axes(n_panels: int, width: float = 4.2, height: float = 3.2):
+def _axes(n_panels: int, width: float = 4.2, height: float = 3.2, *, sharey: bool = False):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, n_panels, figsize=(width * n_panels, height), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        1, n_panels, figsize=(width * n_panels, height), squeeze=False, layout="constrained", sharey=sharey
+    )
     return fig, axes[0]
 
 
 @literal_text
-def error_figure(errors: pd.DataFrame) -> bytes:
-    """Points with interval bars, one panel per metric (``errors``: the report's ``errors.csv``, pooled rows)."""
+def error_figure(errors: pd.DataFrame, n: int | None = None) -> bytes:
+    """Points with interval bars, one panel per metric on one y scale (``errors``: ``errors.csv``, pooled rows).
+
+    ``n`` is the list length N of the metrics' labels (``nDCG@10``).
+    """
     metrics = list(dict.fromkeys(errors["metric"]))
     recs = list(dict.fromkeys(errors["recommender"]))
-    fig, axes = _axes(len(metrics))
+    fig, axes = _axes(len(metrics), sharey=True)
     for ax, metric in zip(axes, metrics):
         sub = errors[errors["metric"] == metric]
         for c, (component, color) in enumerate(_COMPONENTS):
@@ -63,15 +74,15 @@ def error_figure(errors: pd.DataFrame) -> bytes:
             ax.errorbar(x, y, yerr=yerr, fmt="o", color=color, capsize=3, label=component)
         ax.axhline(0, color="black", lw=0.8)
         ax.set_xticks(np.arange(len(recs)), recs, rotation=20, ha="right")
-        ax.set_title(metric)
-        ax.set_ylabel("error (reported − true)")
+        ax.set_title(metric_label(metric, n))
+    axes[0].set_ylabel("error (reported − true)")  # the first panel only: the scale is shared
     axes[0].legend(fontsize=8)
     return _png(fig)
 
 
 @literal_text
-def ranking_figure(ranking: pd.DataFrame) -> bytes:
-    """Bars of P(observed order = true order) per metric and world (``ranking``: ``ranking.csv``)."""
+def ranking_figure(ranking: pd.DataFrame, n: int | None = None) -> bytes:
+    """Bars of P(observed order = true order) per metric and world (``ranking``: ``ranking.csv``; ``n``: N)."""
     metrics = list(dict.fromkeys(ranking["metric"]))
     sources = list(dict.fromkeys(ranking["source"]))
     fig, axes = _axes(1, width=max(4.5, 1.3 * len(metrics) * len(sources) / 2))
@@ -82,8 +93,9 @@ def ranking_figure(ranking: pd.DataFrame) -> bytes:
         p = part["probability"].to_numpy(dtype=float)
         x = np.arange(len(metrics)) + (s - (len(sources) - 1) / 2) * w
         err = np.vstack([p - part["lower"].to_numpy(dtype=float), part["upper"].to_numpy(dtype=float) - p])
-        ax.bar(x, p, w, yerr=np.clip(np.nan_to_num(err), 0, None), capsize=3, label=source)
-    ax.set_xticks(np.arange(len(metrics)), metrics)
+        label = source if source == "all worlds" else world_label(source)
+        ax.bar(x, p, w, yerr=np.clip(np.nan_to_num(err), 0, None), capsize=3, label=label)
+    ax.set_xticks(np.arange(len(metrics)), [metric_label(m, n) for m in metrics])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("P(observed ranking = true ranking)")
     ax.legend(fontsize=8)
@@ -92,15 +104,15 @@ def ranking_figure(ranking: pd.DataFrame) -> bytes:
 
 @literal_text
 def estimator_figure(best: pd.DataFrame, estimates: pd.DataFrame, *, k: int, max_rel_rmse: float) -> bytes:
-    """Worst relative RMSE vs n: best estimator per size (labelled) and the naive sampled metric."""
+    """Worst relative RMSE vs n: best estimator per size (labelled) and the naive sampled metric, one y scale."""
     metrics = list(dict.fromkeys(best["metric"]))
-    fig, axes = _axes(len(metrics))
+    fig, axes = _axes(len(metrics), sharey=True)
     for ax, metric in zip(axes, metrics):
         b = best[best["metric"] == metric].sort_values("n")
         ax.plot(b["n"], b["worst_rel_rmse"], "o-", color="tab:green", label="best estimator")
         for _, r in b.iterrows():
             ax.annotate(
-                str(r["estimator"]),
+                estimator_label(r["estimator"]),
                 (r["n"], r["worst_rel_rmse"]),
                 fontsize=7,
                 xytext=(3, 3),
@@ -111,10 +123,11 @@ def estimator_figure(best: pd.DataFrame, estimates: pd.DataFrame, *, k: int, max
             nv = naive.groupby("n")["rel_rmse"].max()
             ax.plot(nv.index, nv.to_numpy(), "s--", color="tab:gray", label="naive (sampled metric)")
         ax.axhline(max_rel_rmse, color="tab:red", lw=0.8, ls=":", label=f"threshold {max_rel_rmse:g}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        plain_log_axis(ax, "x")
+        plain_log_axis(ax, "y")
+        ax.set_xticks(sorted(set(b["n"])), [str(int(v)) for v in sorted(set(b["n"]))])  # the sizes tried
         ax.set_xlabel("sampled items n")
-        ax.set_ylabel(f"worst relative RMSE at K = {k}")
-        ax.set_title(metric)
+        ax.set_title(metric_label(metric, k))
+    axes[0].set_ylabel(f"worst relative RMSE at K = {k}")
     axes[0].legend(fontsize=8)
     return _png(fig)

@@ -97,10 +97,9 @@ def read_denoise_log(path: Path, digest: str | None) -> dict[tuple[int, int], di
         return {}
     head = records[0]
     if not isinstance(head, dict) or head.get("kind") != _KIND or digest not in (None, head.get("digest")):
-        stored = head.get("digest") if isinstance(head, dict) else None
         raise CalibrationLogError(
-            f"{path}: de-noising log of another search (digest {str(stored)[:100]} != "
-            f"{digest}); use another output folder"
+            f"{path}: de-noising log of another search (one with other settings than this sweep's); use another "
+            "output folder"
         )
     for i, r in enumerate(records[1:]):
         if not _is_record(r):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._figures import literal_text
+from .._figures import literal_text, plain_log_axis
 from .._io import atomic_write
 from .._random import task_seed
 from ..stats import STATISTICS, KeyStatistics, kl_by_statistic
@@ -44,7 +44,6 @@ def plot_statistics(reference: KeyStatistics, simulated: KeyStatistics, path: st
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullFormatter
 
     kls = kl_by_statistic(reference, simulated)
     fig, axes = plt.subplots(2, 2, figsize=(9, 6.5))
@@ -58,12 +57,11 @@ def plot_statistics(reference: KeyStatistics, simulated: KeyStatistics, path: st
             keep = y > 0
             ax.plot(x[keep], y[keep], label=label, **style)
         if name in ("item_popularity", "user_activity"):
-            ax.set_xscale("log")
-            ax.xaxis.set_minor_formatter(NullFormatter())
+            plain_log_axis(ax, "x")
             ax.set_xlabel("count (bin start)")
         else:
             ax.set_xlabel("cosine similarity")
-        ax.set_yscale("log")
+        plain_log_axis(ax, "y")
         ax.set_ylabel("share")
         ax.set_title(f"{_TITLES[name]}  (KL {kls[name]:.3g})", fontsize=10)
         ax.legend(fontsize=8)

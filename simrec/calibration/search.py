@@ -120,8 +120,8 @@ def read_log(path: Path, header: dict | None = None) -> list[Trial]:
         raise CalibrationLogError(f"{path}: not a simrec calibration log (first line has no kind={_LOG_KIND!r})")
     if header is not None and head.get("digest") != header.get("digest"):
         raise CalibrationLogError(
-            f"{path}: log of a different calibration (digest {str(head.get('digest'))[:100]} != "
-            f"{header.get('digest')}); use another output folder"
+            f"{path}: log of a different calibration (one with other settings than this sweep's); use another "
+            "output folder"
         )
     dims = head.get("dims")
     names = {d.get("name") for d in dims if isinstance(d, dict)} if isinstance(dims, list) else None

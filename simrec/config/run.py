@@ -50,9 +50,11 @@ from simrec.config.base import (
     read_toml,
 )
 from simrec.config.budget import BYTES_PER_ROW, BYTES_PER_TASK, Budget, Need, Needs
+from simrec.config.debias import DebiasSpec
 from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
+from simrec.config.significance import SignificanceSpec, significance_problems
 from simrec.experiment import Evaluation, World
 from simrec.metrics import METRICS, PapAtK
 
@@ -108,6 +110,10 @@ class Scenario(Strict):
     population: PopulationSpec
     world: list[WorldSpec] = Field(min_length=1)
     evaluation: EvaluationSpec
+    #: Paired tests against the truth (:mod:`simrec.config.significance`); None: no significance phase.
+    significance: SignificanceSpec | None = None
+    #: The MNAR-correction harness (issue 25; :mod:`simrec.config.debias`); absent: not run.
+    debias: DebiasSpec | None = None
 
     def world_names(self) -> list[str]:
         return [w.label for w in self.world]
@@ -136,6 +142,9 @@ class Scenario(Strict):
         ]
         tasks = float(self.replicates) * len(self.world)
         rows = tasks * len(ev.recommenders) * len(ev.metrics) * 2
+        if self.debias is not None:  # at most every estimator with every propensity kind
+            d = self.debias
+            rows += tasks * len(ev.recommenders) * len(d.metrics) * len(d.estimators) * len(d.propensities)
         fixed = [
             Need(
                 f"{self.replicates} replicates x {len(self.world)} worlds: {tasks:.3g} tasks and {rows:.3g} result rows",
@@ -157,6 +166,15 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
     problems += recommender_problems(sc.evaluation.recommenders, "evaluation.recommenders", base=path.resolve().parent)
     if problems:
         return problems
+    if sc.debias is not None:
+        design = sc.debias.build()
+        for i, world in enumerate(sc.worlds()):
+            try:
+                design.kinds_for(world)
+            except TypeError as exc:
+                problems.append(f"debias.propensities: {exc} (world[{i}])")
+        if sc.debias.k is not None and sc.debias.k > sc.evaluation.n:
+            problems.append(f"debias.k: must be <= evaluation.n ({sc.evaluation.n}); got {sc.debias.k}")
     items = min(w.item_count(sc.population) for w in sc.world)
     ev = sc.evaluation
     if ev.n > items:
@@ -168,6 +186,10 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
         problems.append(
             f"evaluation.pap_k: must be <= the number of items of every world (smallest: {items}); got {ev.pap_k}"
         )
+    if sc.significance is not None:
+        base = path.resolve().parent
+        names = [str(r.check(f"evaluation.recommenders[{j}]", base)[1]) for j, r in enumerate(ev.recommenders)]
+        problems += significance_problems(sc.significance, names, list(ev.metrics), items)
     return problems
 
 

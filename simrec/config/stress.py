@@ -155,6 +155,7 @@ class StressScenario(Strict):
             adaptive_n_max=self.sampling.adaptive_n_max,
             n_boot=self.estimators.n_boot,
             confidence=self.estimators.confidence,
+            prior_per=self.estimators.prior_per,
         )
 
     def cutoff_metric_names(self) -> tuple[str, ...]:

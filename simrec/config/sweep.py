@@ -80,6 +80,8 @@ class SweepSpec(Strict):
     seed: int = Field(ge=0)
     n_calls: int = Field(default=150, ge=1)
     n_initial: int = Field(default=25, ge=1)
+    # the thesis's cells by default (not every registered model: one added later, e.g. the latent-factor truths
+    # or the preference-driven sampler, must not change what an existing sweep file calibrates)
     preferences: list[PreferenceTag] = Field(default_factory=lambda: list(THESIS_PREFERENCES), min_length=1)
     observations: list[SamplerTag] = Field(default_factory=lambda: list(THESIS_SAMPLERS), min_length=1)
     objectives: list[Literal[OBJECTIVES]] = Field(default_factory=lambda: list(THESIS_OBJECTIVES), min_length=1)  # type: ignore[valid-type]

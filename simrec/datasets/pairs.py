@@ -209,7 +209,7 @@ def _read_text(p: Path, cols: list[str], sep: str | None) -> pd.DataFrame:
                 sep = csv.Sniffer().sniff(head, delimiters=",\t;| ").delimiter
             except csv.Error:
                 sep = ","
-    _check_columns(p, cols, [c.strip().strip('"') for c in head.split(sep)])
+    _check_columns(p, cols, [c.strip().strip('"') for c in head.split(sep)], sep)
     try:
         # no usecols: pandas would then accept lines with extra fields silently
         df = pd.read_csv(
@@ -225,7 +225,30 @@ def _read_text(p: Path, cols: list[str], sep: str | None) -> pd.DataFrame:
     return df[cols]
 
 
-def _check_columns(p: Path, cols: list[str], found: list[str]) -> None:
+#: Separators a header split the wrong way may hide (issue 28: a ``;``-separated CSV got no hint).
+_OTHER_SEPARATORS = (";", "\t", "|", ",", " ")
+
+
+def _check_columns(p: Path, cols: list[str], found: list[str], sep: str | None = None) -> None:
+    """Refuse a header without ``cols``; when another separator would give them, say which to pass.
+
+    Decision: the hint is given only when splitting the header by that
+    separator finds every missing column (so a header that is simply wrong is
+    not misdiagnosed as a separator problem).
+    """
     missing = [c for c in cols if c not in found]
-    if missing:
-        raise DatasetError(p, f"no column {', '.join(map(repr, missing))}; found columns {found}")
+    if not missing:
+        return
+    hint = ""
+    if sep is not None:
+        header = sep.join(found)
+        for other in _OTHER_SEPARATORS:
+            fields = [c.strip().strip('"') for c in header.split(other)]
+            if other != sep and all(c in fields for c in missing):
+                shown = "'\\t'" if other == "\t" else repr(other)
+                hint = (
+                    f"; the header looks {shown}-separated, not {sep!r}-separated: pass --sep {shown} on the command "
+                    f"line, or sep = {shown} in the [dataset] table"
+                )
+                break
+    raise DatasetError(p, f"no column {', '.join(map(repr, missing))}; found columns {found}{hint}")

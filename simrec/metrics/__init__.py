@@ -22,6 +22,7 @@ from simrec.metrics.lists import (
     recall,
     recall_truncated,
     reciprocal_rank,
+    relevant_positions,
 )
 from simrec.metrics.measures import (
     AUC,
@@ -81,4 +82,5 @@ __all__ = [
     "recall",
     "recall_truncated",
     "reciprocal_rank",
+    "relevant_positions",
 ]

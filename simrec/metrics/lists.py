@@ -63,6 +63,7 @@ __all__ = [
     "reciprocal_rank",
     "ndcg",
     "average_precision",
+    "relevant_positions",
 ]
 
 Relevance = sp.csr_array | Interactions
@@ -542,6 +543,50 @@ def _average_precision(p: _Prepared) -> np.ndarray:
     num = (prec_at * rel).sum(axis=1)
     den = np.minimum(p.n_rel, p.N)
     return finish(p.ratio(num, den), p.n_rel == 0, p.evaluated, "average_precision", _EMPTY, 4)
+
+
+def relevant_positions(lists: np.ndarray, relevant: Relevance) -> tuple[np.ndarray, np.ndarray]:
+    """Where each relevant pair sits in its user's list, and each list's real length.
+
+    The per-pair view of the list metrics' look-up (the same checks and
+    errors, the same two paths: top-N lists through the membership bitmap,
+    long lists such as full rankings through the one-pass scatter), for
+    estimators that weigh every relevant pair by its own rank, e.g. the
+    propensity-weighted estimators of :mod:`simrec.debias`.
+
+    Parameters
+    ----------
+    lists : ndarray of int, shape (n_users, N)
+        Top-N lists or full rankings, -1 as trailing padding.
+    relevant : csr_array or Interactions, shape (n_users, n_items)
+        Relevance sets.
+
+    Returns
+    -------
+    position : ndarray of int64, shape (nnz,)
+        1-based position of every relevant pair in its user's list, 0 where
+        the list does not hold it; aligned with the stored pairs of the
+        canonical relevance matrix (sorted item indices per row, duplicates
+        summed, explicit zeros dropped: the pairs every metric reads).
+    length : ndarray of int64, shape (n_users,)
+        :math:`|L_u|`, the real (non-padding) length of each list.
+    """
+    arr = np.asarray(lists)
+    rel = as_relevance(relevant, arr.shape[0] if arr.ndim == 2 else None)
+    if is_long(arr, rel.shape[1]):
+        length, rows, cols = long_list_hits(arr, rel)
+    else:
+        arr = check_lists(lists, rel.shape[1])
+        if arr.shape[0] != rel.shape[0]:
+            raise ValueError(f"`lists` must have {rel.shape[0]} rows (one per user); got {arr.shape[0]}")
+        rows, cols = np.nonzero(membership(arr, rel))
+        length = (arr >= 0).sum(axis=1).astype(np.int64)
+    n_items = rel.shape[1]
+    keys = row_ids(np.diff(rel.indptr)) * n_items + rel.indices  # sorted: canonical rows
+    at = np.searchsorted(keys, rows.astype(np.int64) * n_items + arr[rows, cols])
+    position = np.zeros(rel.nnz, dtype=np.int64)
+    position[at] = cols + 1
+    return position, length
 
 
 _CORES = {

@@ -15,22 +15,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import special as _sp  # not scipy.stats (slow to import): the t quantile only
 
 from simrec._figures import literal_text
 from simrec._io import atomic_write
 from simrec._validation import check_int
+from simrec.labels import FULL_RANKING_METRICS, metric_label, world_label
 from simrec.report.summaries import errors
 
 __all__ = ["plot_results"]
-
-
-#: Metrics of the full ranking of candidates (every other metric reads the top-N list).
-_FULL_RANKING = ("auc", "pap_at_k")
-
-
-def _metric_label(metric: str, n: int | None) -> str:
-    """``precision@50`` for a list metric when N is known; full-ranking metrics keep their name."""
-    return metric if n is None or metric in _FULL_RANKING else f"{metric}@{n}"
 
 
 def plot_results(results: pd.DataFrame, out_dir: str | Path, *, n: int | None = None, n_jobs: int = 1) -> list[Path]:
@@ -94,34 +87,46 @@ def plot_results(results: pd.DataFrame, out_dir: str | Path, *, n: int | None = 
 
 @literal_text
 def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = None) -> list[Path]:
-    """Figures in the style of the thesis's Figures 21-28.
+    """Figures in the style of the thesis's Figures 21-28, one shared y scale per figure.
 
     ``n`` (the list length N) is shown in titles and axis labels
-    (``precision@50``; AUC and pAp@k are of full rankings and say so).
+    (``Precision@50``; AUC and pAp@k are of full rankings and say so); every
+    name is a :mod:`simrec.labels` label, as in the tables and the
+    assessment report.
 
-    For every metric: ``values_<metric>.png`` (box plots of the per-replicate
-    metric against observed and true relevance, per recommender, one panel per
-    world) and ``error_<metric>.png`` (the error observed − true, with a zero
-    line). Files are written atomically.
+    For every metric: ``values_<metric>.png`` (per recommender, each
+    replicate's metric against observed and true relevance as a point, with
+    the mean and its 95% t interval over the replicates; one panel per world)
+    and ``error_<metric>.png`` (the error observed − true, the same way, with
+    a zero line). Files are written atomically.
+
+    Decisions (issue 28): the panels of one figure share their y scale, so a
+    world whose error is ±0.004 does not look like one whose error is +0.27;
+    the replicates are drawn as points beside their mean and interval (a box
+    plot of 3-5 replicates collapsed to a line and hid how few there were);
+    the layout is matplotlib's constrained layout, so every label (long
+    recommender names, the y label) stays inside the image, and tick labels
+    that would not fit side by side are turned 30°. Every image is laid out
+    for its own metric, at its save: keeping the first metric's layout while
+    the next metrics' labels fit saved CPU (2.4 s of 7.0 s for the
+    quickstart's 14 figures, measured at load 7-9) but made an image depend
+    on the metrics drawn before it in the same process, so figures drawn in
+    parallel differed from the serial ones. The points of one group
+    are spread evenly across its slot in replicate order (no random jitter:
+    the files stay byte-identical between runs).
 
     Drawn with matplotlib only, as a few collections per panel on two figures
-    reused across metrics (no seaborn, no ``bbox_inches="tight"``): artist
-    creation and text layout dominated the seaborn version (measured:
-    docs/design.md §9; ``bench/bench_quickstart.py`` times the run with its
-    figures).
+    reused across metrics (no seaborn): artist creation and text layout
+    dominated the seaborn version (measured: docs/design.md §9;
+    ``bench/bench_quickstart.py`` times the run with its figures).
     Each panel's values are split from the results once (not masked and
-    grouped again per panel and metric), and the panel titles are placed at a
-    given height, so matplotlib does not re-measure every axis's decorations
-    to place them at each draw (issue 13; the PNGs are pixel-identical to
-    those of the previous version).
+    grouped again per panel and metric).
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.cbook import boxplot_stats
-    from matplotlib.collections import LineCollection, PolyCollection
-    from matplotlib.patches import Patch
+    from matplotlib.lines import Line2D
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -132,26 +137,43 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
     kinds = {"observed": "tab:blue", "true": "tab:orange"}
     ncol = min(3, len(worlds))
     nrow = -(-len(worlds) // ncol)
-    height = 3.0 * nrow + 0.6
+    longest = max(len(str(r)) for r in recs)
+    # a recommender's slot is wide enough for its name at 10 pt (about 0.085 in a character), within limits
+    slot = min(1.6, max(0.9, 0.085 * longest + 0.15))
+    width = max(3.6, 0.6 + slot * len(recs))
+    turn = 0.085 * longest > slot  # names that still do not fit side by side are turned
+    height = 3.0 * nrow + 0.9
     # Two figures (values, errors) are built once and redrawn for every
     # metric: creating axes and ticks was most of the time of a figure.
     figs = {}
     for name in ("values", "error"):
-        fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, height), squeeze=False)
-        fig.subplots_adjust(left=0.08, right=0.98, bottom=0.08, top=1 - 0.7 / height, wspace=0.3, hspace=0.35)
+        fig, axes = plt.subplots(
+            nrow, ncol, figsize=(width * ncol, height), squeeze=False, sharey=True, layout="constrained"
+        )
         for ax in axes.flat[len(worlds) :]:
             ax.set_visible(False)
         for ax, world in zip(axes.flat, worlds):
-            # y given: matplotlib then skips re-measuring the axes' decorations to place the title on
-            # every draw (16% of the drawing's CPU); no panel has top tick labels, so it stays at 1.0
-            ax.set_title(world, y=1.0)
-            ax.set_xticks(np.arange(len(recs)), recs)
+            ax.set_title(world_label(world))
+            ax.set_xticks(np.arange(len(recs)), recs, rotation=30 if turn else 0, ha="right" if turn else "center")
             ax.set_xlim(-0.6, len(recs) - 0.4)
             ax.grid(axis="y", alpha=0.3)
             if name == "error":
                 ax.axhline(0, color="black", lw=0.8)
         figs[name] = (fig, list(axes.flat[: len(worlds)]))
-    figs["values"][0].legend(handles=[Patch(color=c, label=k) for k, c in kinds.items()], loc="upper right", ncol=2)
+    interval = Line2D([], [], color="black", lw=1.6, marker="_", markersize=10, label="mean, 95% interval")
+    dot = {"marker": "o", "ls": "", "markersize": 4, "alpha": 0.7}
+    figs["values"][0].legend(
+        handles=[*[Line2D([], [], color=c, label=f"{k} (one replicate)", **dot) for k, c in kinds.items()], interval],
+        loc="outside lower center",
+        ncol=3,
+        fontsize=9,
+    )
+    figs["error"][0].legend(
+        handles=[Line2D([], [], color="tab:red", label="one replicate", **dot), interval],
+        loc="outside lower center",
+        ncol=2,
+        fontsize=9,
+    )
 
     # Every panel's values, split once (one groupby per table instead of a mask
     # and a groupby per panel and metric): (metric, world[, truth], recommender) -> values.
@@ -165,53 +187,53 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
     }
     none = np.empty(0)
 
-    def boxes(ax, table: dict, key: tuple, offset: float, width: float, color: str) -> list:
-        # Tukey box plots (matplotlib's statistics) drawn as three collections
-        # per call instead of ~20 Line2D artists per box.
-        polys, segs, fliers = [], [], []
+    def strip(ax, table: dict, key: tuple, offset: float, spread: float, color: str) -> list:
+        # each replicate a point, spread evenly over the group's slot; the mean as a tick, its t interval a bar
+        # (three Line2D per call, segments split by NaN: cheaper to create and draw than collections)
+        xs, ys, bars, ticks = [], [], [], []
         for x, r in enumerate(recs):
             v = table.get((*key, r), none)
             if not len(v):
                 continue
-            st = boxplot_stats(v)[0]
-            x0, x1, xm = x + offset - width / 2, x + offset + width / 2, x + offset
-            polys.append([(x0, st["q1"]), (x1, st["q1"]), (x1, st["q3"]), (x0, st["q3"])])
-            segs += [
-                [(x0, st["med"]), (x1, st["med"])],
-                [(xm, st["q1"]), (xm, st["whislo"])],
-                [(xm, st["q3"]), (xm, st["whishi"])],
-                [(xm - width / 4, st["whislo"]), (xm + width / 4, st["whislo"])],
-                [(xm - width / 4, st["whishi"]), (xm + width / 4, st["whishi"])],
-            ]
-            fliers += [(xm, f) for f in st["fliers"]]
-        drawn = [
-            ax.add_collection(PolyCollection(polys, facecolors=color, edgecolors="black", linewidths=0.8, alpha=0.8)),
-            ax.add_collection(LineCollection(segs, colors="black", linewidths=0.8)),
-        ]
-        if fliers:
-            drawn += ax.plot(*zip(*fliers), "o", color="black", markersize=2, fillstyle="none")
+            xc = x + offset
+            xs.append(xc + (np.linspace(-spread / 2, spread / 2, len(v)) if len(v) > 1 else np.zeros(1)))
+            ys.append(v)
+            m = float(v.mean())
+            ticks.append([(xc - spread / 2, m), (xc + spread / 2, m), (np.nan, np.nan)])
+            if len(v) > 1:
+                half = float(_sp.stdtrit(len(v) - 1, 0.975) * v.std(ddof=1) / np.sqrt(len(v)))
+                bars.append([(xc, m - half), (xc, m + half), (np.nan, np.nan)])
+        if not xs:
+            return []
+        drawn = ax.plot(np.concatenate(xs), np.concatenate(ys), "o", color=color, alpha=0.7, ms=4, mew=0, zorder=2)
+        for segs, lw in ((bars, 1.6), (ticks, 1.2)):
+            if segs:
+                xy = np.concatenate(segs)
+                drawn += ax.plot(xy[:, 0], xy[:, 1], "-", color="black", lw=lw, zorder=3)
         return drawn
 
     def draw(name: str, metric: str, title: str, ylabel: str, fill) -> Path:
         fig, axes = figs[name]
-        fig.suptitle(title, x=0.02, ha="left", fontsize=11)  # left: the legend sits top right
+        fig.suptitle(title, x=0.01, ha="left", fontsize=11)  # the legend sits below the panels
         drawn = []
         for i, (ax, world) in enumerate(zip(axes, worlds)):
             drawn += fill(ax, world)
-            ax.set_ylabel(ylabel if i % ncol == 0 else "")  # the first column only: labels never reach a neighbour
+            ax.set_ylabel(ylabel if i % ncol == 0 else "")  # the first column only: the scale is shared
+        for ax in axes:
+            ax.relim()
             ax.autoscale_view(scalex=False)
+        # laid out for this metric alone (constrained layout at every save): the image does not depend on which
+        # metrics were drawn before it, so figures drawn in parallel are the serial ones, byte for byte
         path = atomic_write(out / f"{name}_{metric}.png", lambda p: fig.savefig(p, format="png", dpi=110))
         for artist in drawn:
             artist.remove()
-        for ax in axes:
-            ax.relim()  # forget the removed collections' limits
         return path
 
     for metric in dict.fromkeys(results["metric"]):
-        label = _metric_label(metric, n)
+        label = metric_label(metric, n)
         where = (
             "full ranking of the candidates"
-            if metric in _FULL_RANKING
+            if metric in FULL_RANKING_METRICS
             else f"top-N lists, N = {n}"
             if n is not None
             else "top-N lists"
@@ -220,12 +242,12 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
             draw(
                 "values",
                 metric,
-                f"{label}: observed vs true relevance\n({where})",
+                f"{label}: observed vs true relevance\n({where}; every panel on one scale)",
                 label,
                 lambda ax, world: [
                     a
                     for j, (kind, color) in enumerate(kinds.items())
-                    for a in boxes(ax, values, (metric, world, kind), (j - 0.5) * 0.4, 0.35, color)
+                    for a in strip(ax, values, (metric, world, kind), (j - 0.5) * 0.4, 0.3, color)
                 ],
             )
         )
@@ -233,9 +255,9 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
             draw(
                 "error",
                 metric,
-                f"{label}: missing-data error\n({where})",
-                f"{label} error (observed − true)",
-                lambda ax, world: boxes(ax, error_values, (metric, world), 0.0, 0.5, "tab:red"),
+                f"{label}: missing-data error\n({where}; every panel on one scale)",
+                "error (observed − true)",
+                lambda ax, world: strip(ax, error_values, (metric, world), 0.0, 0.45, "tab:red"),
             )
         )
     for fig, _ in figs.values():

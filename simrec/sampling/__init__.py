@@ -1,9 +1,10 @@
 """Sampled evaluation and its estimators (docs/design.md §5).
 
 Global ranks R (one held-out item per user among N items) become sampled ranks
-r among n sampled items (:mod:`.ranks`); metric functions F map ranks to scores
-(:mod:`.functions`); the global metric T = (1/M) Σ_u F(R_u) is estimated from
-the sampled ranks by
+r among n sampled items (uniform sampling and P(r|R) :mod:`.scheme`, scores,
+weighted sampling and item draws :mod:`.ranks`, adaptive sampling
+:mod:`.adaptive`); metric functions F map ranks to scores (:mod:`.functions`);
+the global metric T = (1/M) Σ_u F(R_u) is estimated from the sampled ranks by
 
 * per-rank corrections F̂ (:mod:`.corrections`: naive, rank estimate, LS, CLS,
   BV γ, MN) — Krichene & Rendle 2020; Li's dissertation §2.5;
@@ -12,9 +13,11 @@ the sampled ranks by
 * mapping functions SHR@k ≈ HR@f(k) (:mod:`.mapping`) — Li & Jin 2020;
 
 each named as a value by :mod:`.estimators` (``BiasVariance(0.1, prior=MLEPrior())``,
-whose ``.name`` is the table label ``"BV_MLE(gamma=0.1)"``) and fitted the same
-way, ``estimator.fit(sampled_ranks, scheme).estimate(metric)``, into an
-:class:`Estimate` with a bootstrap interval over users (:mod:`.fitted`),
+whose ``.name`` is the table label ``"BV_MLE(gamma=0.1)"``) that carries its own
+fitting, and fitted the same way, ``estimator.fit(sampled_ranks,
+scheme).estimate(metric)``, into an :class:`Estimate` with a bootstrap
+interval over users (:mod:`.fitted`, :mod:`.bootstrap`; the adaptive MLE,
+which fits each user's own sample size, is its own type, :class:`AdaptiveMLE`),
 
 and user sampling is sized and tested with :mod:`.users` (dissertation §2.7).
 
@@ -63,10 +66,12 @@ Example
 >>> t_mle = mle(r, scheme).expectation(ndcg(10))
 """
 
+from simrec.sampling._mes import MES_AUTHORS_NOTEBOOK, MES_OBJECTIVES, MES_PUBLISHED, MES_UNWEIGHTED, MESObjective
 from simrec.sampling._results import Estimate, IntervalKind
 from simrec.sampling._threads import single_threaded_blas
+from simrec.sampling.adaptive import AdaptiveMLE, AdaptiveRanks, fit_adaptive, sample_ranks_adaptive
+from simrec.sampling.bootstrap import OutOfRangeWarning, bootstrap_histograms, percentile_interval
 from simrec.sampling.corrections import (
-    CorrectionProblem,
     RankCorrection,
     bias_variance,
     bias_variance_distribution,
@@ -91,33 +96,27 @@ from simrec.sampling.estimators import (
     MAPPINGS,
     MES,
     MLE,
-    AdaptiveMLE,
     BiasVariance,
     BiasVarianceInverseUsers,
     ConstrainedLeastSquares,
-    Estimator,
     LeastSquares,
     MappingEstimator,
     MESPrior,
     MLEPrior,
     MSEOptimal,
     Naive,
+    PooledPrior,
     RankEstimate,
     WeightedMLE,
+    fixed_corrections,
 )
 from simrec.sampling.fitted import (
-    ConvergenceWarning,
-    FitStatus,
+    Estimator,
     FittedEstimator,
-    OutOfRangeWarning,
     bootstrap_estimates,
-    bootstrap_histograms,
     estimate_histograms,
     fit,
-    fit_adaptive,
     fit_limits,
-    fixed_corrections,
-    percentile_interval,
 )
 from simrec.sampling.functions import (
     RankMetric,
@@ -130,6 +129,7 @@ from simrec.sampling.functions import (
     recall,
     reciprocal_rank,
 )
+from simrec.sampling.histograms import ConvergenceWarning, FitStatus
 from simrec.sampling.mapping import (
     Mapping,
     beta_mapping,
@@ -138,19 +138,20 @@ from simrec.sampling.mapping import (
     linear_mapping,
     sampled_hit_ratio_curve,
 )
+from simrec.sampling.problem import CorrectionProblem
 from simrec.sampling.ranks import (
-    AdaptiveRanks,
-    SamplingScheme,
     above_weight_share,
-    conditional_rank_matrix,
     global_ranks,
+    sample_ranks_by_draws,
+    sample_ranks_from_shares,
+)
+from simrec.sampling.scheme import (
+    SamplingScheme,
+    conditional_rank_matrix,
     log_conditional_rank_probabilities,
     log_rank_probabilities_from_shares,
     rank_histogram,
-    sample_ranks_adaptive,
     sample_ranks_binomial,
-    sample_ranks_by_draws,
-    sample_ranks_from_shares,
     sample_ranks_hypergeometric,
 )
 from simrec.sampling.users import (
@@ -169,6 +170,11 @@ from simrec.sampling.users import (
 )
 
 __all__ = [
+    "MESObjective",
+    "MES_PUBLISHED",
+    "MES_AUTHORS_NOTEBOOK",
+    "MES_UNWEIGHTED",
+    "MES_OBJECTIVES",
     # results
     "Estimate",
     "IntervalKind",
@@ -219,6 +225,7 @@ __all__ = [
     "Estimator",
     "MLEPrior",
     "MESPrior",
+    "PooledPrior",
     "Naive",
     "RankEstimate",
     "LeastSquares",

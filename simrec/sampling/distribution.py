@@ -21,11 +21,15 @@ T̂ = Σ_R π̂_R F(R) (eq. 26): :meth:`RankDistribution.expectation`, or
 * :func:`weighted_mle`: the same with P̂(r) reweighted by a decaying w(r) and
   renormalised (eqs. 34-35), to focus on the top ranks (:func:`decay_weights`).
 * :func:`mes`: maximal entropy with minimal distribution bias (§2.4.4, eqs.
-  37-38), max_π η H(π) - Σ_r (Σ_R P(r|R) π_R - P̂(r))² over the simplex.
+  37-38), max_π η H(π) - Σ_r w_r (Σ_R P(r|R) π_R - P̂(r))² over the simplex,
+  w_r = M P̂(r) as published (eq. 37 sums over users) or a named variant
+  (:mod:`._mes`: the authors' notebook, unweighted).
 * :func:`mle_adaptive`: the EM with each user's own sample-set size n_u, for
   adaptive item sampling (§2.6.2, eqs. 46-47; appendix A.10).
 
-Dense kernels run with single-threaded BLAS (see :mod:`._threads`).
+Dense kernels run with single-threaded BLAS (see :mod:`._threads`). Each fit's
+objective, solver, stopping rule and derivative live in one private module:
+:mod:`._em` (the EM of the three MLEs) and :mod:`._mes` (MES).
 
 Decisions: EM starts from the uniform π (all ranks possible) and stops when
 the mean log-likelihood per user changes by less than ``tol`` (absolute) or
@@ -41,15 +45,14 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import logsumexp
 
 from simrec._validation import check_in_range, check_int
-from simrec.sampling._blocks import BlockMatrix, build_blocks
+from simrec.sampling._blocks import build_blocks
 from simrec.sampling._checks import check_rank_array, check_weights
-from simrec.sampling._threads import blas_single_thread, single_threaded_blas
+from simrec.sampling._em import EM_TOL, em
+from simrec.sampling._mes import MES_MAX_ITER, MES_PUBLISHED, MES_TOL, MESObjective, mes_dual
 from simrec.sampling.functions import RankMetric, metric_table
-from simrec.sampling.ranks import SamplingScheme, _log_pmf_grid
+from simrec.sampling.scheme import SamplingScheme, _log_pmf_grid
 
 __all__ = [
     "RankDistribution",
@@ -80,7 +83,7 @@ class RankDistribution:
     objective : ndarray
         Per-iteration trace: the (weighted) mean log-likelihood per user for
         the EM estimators (entry 0 at the start, non-decreasing), the primal
-        objective η H(π) - Σ_r (P(r|π) - P̂(r))² for MES.
+        objective η H(π) - Σ_r w_r (P(r|π) - P̂(r))² for MES.
     """
 
     estimator: str
@@ -145,62 +148,7 @@ def _check_iter(max_iter: int, tol: float) -> tuple[int, float]:
     return check_int("max_iter", max_iter, low=1), check_in_range("tol", tol, 0, None)
 
 
-@blas_single_thread
-def _em(
-    a: BlockMatrix, p: np.ndarray, max_iter: int, tol: float, history: list | None = None
-) -> tuple[np.ndarray, int, bool, np.ndarray]:
-    """EM for mixture weights π over the rows of ``a`` given column frequencies ``p`` (sum 1).
-
-    ``history`` (a list, optional) receives what differentiating the iterates
-    needs (:mod:`._linearize`): first ``(matrix, columns, p)`` as used (the
-    restricted matrix and the original indices of its columns), then
-    ``(π_t, q_t, total_t)`` for every iteration t (π and q = A^T π before
-    the update, the normaliser after it).
-
-    Only the observed columns (p > 0) enter the update and the likelihood, so
-    when they are few (at most half the columns: few users, or many more
-    sample ranks than users) the EM runs on the sub-matrix of those columns
-    (:meth:`BlockMatrix.restrict_columns`, built once): an iteration then
-    costs O(rows x observed columns in the band) instead of O(rows x band),
-    with the same iterates up to the order of floating-point sums.
-    """
-    n_rows = a.shape[0]
-    pi = np.full(n_rows, 1.0 / n_rows)
-    obs = np.flatnonzero(p > 0)
-    columns = np.arange(a.shape[1])
-    if 2 * obs.size <= a.shape[1]:
-        a = a.restrict_columns(obs)
-        p, columns = p[obs], obs
-        obs = np.arange(obs.size)
-    if history is not None:
-        history.append((a, columns, p))
-    q = a.rmatvec(pi)
-    po = p[obs]
-    ll = float(po @ np.log(q[obs]))
-    trace = [ll]
-    ratio = np.zeros(a.shape[1])
-    converged = False
-    it = 0
-    for it in range(1, max_iter + 1):
-        ratio[obs] = po / q[obs]
-        prev, q_prev = pi, q
-        pi, q = a.em_pass(pi, ratio)
-        total = pi.sum()
-        if history is not None:
-            history.append((prev, q_prev, total))
-        pi /= total
-        q /= total
-        new = float(po @ np.log(q[obs]))
-        trace.append(new)
-        if abs(new - ll) <= tol:
-            converged = True
-            ll = new
-            break
-        ll = new
-    return pi, it, converged, np.asarray(trace)
-
-
-def mle(sampled_ranks: object, scheme: SamplingScheme, *, max_iter: int = 300, tol: float = 1e-9) -> RankDistribution:
+def mle(sampled_ranks: object, scheme: SamplingScheme, *, max_iter: int = 300, tol: float = EM_TOL) -> RankDistribution:
     """Maximum-likelihood P(R) by EM (dissertation §2.4.3, eqs. 31-33).
 
     .. math:: π_R \\leftarrow \\sum_{r=1}^n \\hat P(r)\\, \\frac{π_R P(r|R)}{\\sum_{j=1}^N π_j P(r|j)}
@@ -229,7 +177,7 @@ def mle(sampled_ranks: object, scheme: SamplingScheme, *, max_iter: int = 300, t
     r = check_rank_array("sampled_ranks", sampled_ranks, scheme.n)
     max_iter, tol = _check_iter(max_iter, tol)
     p = np.bincount(r - 1, minlength=scheme.n) / r.size
-    pi, it, conv, trace = _em(scheme.blocks, p, max_iter, tol)
+    pi, it, conv, trace = em(scheme.blocks, p, max_iter, tol)
     return RankDistribution("MLE", _readonly(pi), int(r.size), it, conv, trace)
 
 
@@ -261,7 +209,7 @@ def weighted_mle(
     weights: object,
     *,
     max_iter: int = 300,
-    tol: float = 1e-9,
+    tol: float = EM_TOL,
 ) -> RankDistribution:
     """Weighted MLE (dissertation eqs. 34-35): EM on w(r) P̂(r), renormalised.
 
@@ -288,7 +236,7 @@ def weighted_mle(
     p = np.bincount(r - 1, minlength=scheme.n) * w
     if p.sum() <= 0:
         raise ValueError("`weights` must be positive at one observed sampled rank at least")
-    pi, it, conv, trace = _em(scheme.blocks, p / p.sum(), max_iter, tol)
+    pi, it, conv, trace = em(scheme.blocks, p / p.sum(), max_iter, tol)
     return RankDistribution("WMLE", _readonly(pi), int(r.size), it, conv, trace)
 
 
@@ -296,27 +244,34 @@ def mes(
     sampled_ranks: object,
     scheme: SamplingScheme,
     *,
-    eta: float = 0.001,
-    max_iter: int = 2000,
-    tol: float = 1e-12,
+    eta: float | None = None,
+    objective: MESObjective = MES_PUBLISHED,
+    max_iter: int = MES_MAX_ITER,
+    tol: float = MES_TOL,
 ) -> RankDistribution:
-    """Maximal entropy with minimal distribution bias, MES (dissertation §2.4.4, eq. 38).
+    """Maximal entropy with minimal distribution bias, MES (dissertation §2.4.4, eqs. 37-38).
 
     .. math::
 
-        \\hat π = \\arg\\max_{π \\in Δ_N}\\; η H(π) - \\sum_{r=1}^n \\Big(\\sum_R P(r|R) π_R - \\hat P(r)\\Big)^2,
+        \\hat π = \\arg\\max_{π \\in Δ_N}\\; η H(π) - \\sum_{r=1}^n w_r \\Big(\\sum_R P(r|R) π_R - \\hat P(r)\\Big)^2,
         \\qquad H(π) = -\\sum_R π_R \\log π_R.
+
+    The weights w_r are the ``objective``'s (:mod:`._mes`): by default the
+    published eq. 37, whose squared error is summed over the M users, so
+    w_r = M P̂(r) (:data:`~._mes.MES_PUBLISHED`); the authors' notebook's
+    w_r = n P̂(r) with η = 0.01 (:data:`~._mes.MES_AUTHORS_NOTEBOOK`); or w_r = 1
+    (:data:`~._mes.MES_UNWEIGHTED`, simrec's objective before issue 27).
 
     The problem is strictly concave. It is solved through its dual, an
     unconstrained smooth strongly convex problem in n variables (not N):
 
     .. math::
 
-        \\min_{λ \\in R^n}\\; η \\log \\sum_R e^{-(Aλ)_R/η} + λ^\\top \\hat P + \\tfrac14 \\|λ\\|^2,
+        \\min_{λ \\in R^n}\\; η \\log \\sum_R e^{-(Aλ)_R/η} + λ^\\top \\hat P + \\sum_r \\frac{λ_r^2}{4 w_r},
         \\qquad π(λ) = \\mathrm{softmax}(-Aλ/η),
 
-    with gradient ``λ/2 + P̂ - A^T π(λ)`` (so λ* = 2 (A^T π* - P̂), the KKT
-    condition of the primal), by L-BFGS; each evaluation is two passes over
+    with gradient ``λ/(2w) + P̂ - A^T π(λ)`` (so λ* = 2 w ⊙ (A^T π* - P̂), the
+    KKT condition of the primal; ranks with w_r = 0 drop out), by L-BFGS; each evaluation is two passes over
     the banded P(r|R). Strong duality holds (Slater), and π(λ*) is the primal
     optimum.
 
@@ -324,8 +279,12 @@ def mes(
     ----------
     sampled_ranks : array-like of int, shape (M,)
     scheme : SamplingScheme
-    eta : float, default 0.001
-        Entropy weight η > 0 (the dissertation's value).
+    eta : float > 0, optional
+        Entropy weight η; default the objective's (0.001, the dissertation's
+        value, for the published and unweighted objectives; 0.01 for the
+        authors' notebook).
+    objective : MESObjective, default MES_PUBLISHED
+        The squared errors' weights (:mod:`._mes`).
     max_iter : int, default 2000
         L-BFGS iteration limit.
     tol : float, default 1e-12
@@ -333,56 +292,15 @@ def mes(
     """
     scheme = _check_scheme(scheme)
     r = check_rank_array("sampled_ranks", sampled_ranks, scheme.n)
-    eta = check_in_range("eta", eta, 0, None, low_open=True)
+    if not isinstance(objective, MESObjective):
+        raise TypeError(f"`objective` must be an MESObjective (e.g. MES_PUBLISHED); got {objective!r}")
+    eta = objective.eta if eta is None else check_in_range("eta", eta, 0, None, low_open=True)
     max_iter = check_int("max_iter", max_iter, low=1)
     tol = check_in_range("tol", tol, 0, None, low_open=True)
     p = np.bincount(r - 1, minlength=scheme.n) / r.size
-    pi, nit, converged, trace = _mes(scheme.blocks, p, eta, max_iter, tol)
+    w = objective.weights(p, int(r.size), scheme.n)
+    pi, nit, converged, trace = mes_dual(scheme.blocks, p, eta, max_iter, tol, w)
     return RankDistribution("MES", _readonly(pi), int(r.size), nit, converged, trace)
-
-
-def _mes(
-    a: BlockMatrix, p: np.ndarray, eta: float, max_iter: int, tol: float
-) -> tuple[np.ndarray, int, bool, np.ndarray]:
-    """The MES dual solve of :func:`mes` on frequencies ``p`` (sum 1): (π̂, iterations, converged, primal trace)."""
-    last: dict[str, np.ndarray] = {}
-
-    def fun(lam: np.ndarray) -> tuple[float, np.ndarray]:
-        z = -a.matvec(lam) / eta
-        lse = logsumexp(z)
-        pi = np.exp(z - lse)
-        q = a.rmatvec(pi)
-        last.update(lam=lam.copy(), pi=pi, q=q)
-        return eta * lse + lam @ p + 0.25 * lam @ lam, lam / 2 + p - q
-
-    trace: list[float] = []
-
-    def primal(pi: np.ndarray, q: np.ndarray) -> float:
-        nz = pi > 0
-        return float(-eta * (pi[nz] @ np.log(pi[nz])) - np.sum((q - p) ** 2))
-
-    def callback(xk: np.ndarray) -> None:
-        if "lam" not in last or not np.array_equal(xk, last["lam"]):
-            fun(xk)
-        trace.append(primal(last["pi"], last["q"]))
-
-    with single_threaded_blas():
-        res = minimize(
-            fun,
-            np.zeros(a.shape[1]),
-            jac=True,
-            method="L-BFGS-B",
-            callback=callback,
-            options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-15, "maxcor": 20},
-        )
-        if not np.array_equal(res.x, last.get("lam")):
-            fun(res.x)
-    pi = last["pi"] / last["pi"].sum()
-    grad_ok = bool(np.max(np.abs(res.jac)) <= max(tol, 1e-10))
-    if not trace:
-        trace.append(primal(last["pi"], last["q"]))
-    converged = bool(res.success) or grad_ok
-    return pi, int(res.nit), converged, np.asarray(trace)
 
 
 def mle_adaptive(
@@ -392,7 +310,7 @@ def mle_adaptive(
     *,
     replace: bool = True,
     max_iter: int = 300,
-    tol: float = 1e-9,
+    tol: float = EM_TOL,
     tail_cutoff: float = 1e-30,
 ) -> RankDistribution:
     """MLE of P(R) from adaptive sampling, each user with its own sample-set size n_u.
@@ -448,5 +366,5 @@ def mle_adaptive(
         rel_cutoff=tail_cutoff,
         block_rows=4096,
     )
-    pi, it, conv, trace = _em(a, counts / r.size, max_iter, tol)
+    pi, it, conv, trace = em(a, counts / r.size, max_iter, tol)
     return RankDistribution("adaptive_MLE", _readonly(pi), int(r.size), it, conv, trace)

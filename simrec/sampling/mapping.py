@@ -45,6 +45,12 @@ __all__ = [
 ]
 
 
+#: beta@P's stopping rule: at most this many fixed-point iterations (:func:`fit_beta_mapping`'s default) ...
+_BETA_MAX_ITER = 100
+#: ... until the relative change of a is at most this.
+_BETA_TOL = 1e-6
+
+
 def _sizes(n_items: int, n: int) -> tuple[int, int]:
     n_items = check_int("n_items", n_items, low=2)
     n = check_int("n", n, low=2, high=n_items)
@@ -171,8 +177,8 @@ def fit_beta_mapping(
     n: int,
     *,
     a0: float = 1.0,
-    tol: float = 1e-6,
-    max_iter: int = 100,
+    tol: float = _BETA_TOL,
+    max_iter: int = _BETA_MAX_ITER,
 ) -> Mapping:
     """beta@P: fit a to the sampled ranks (Li & Jin §4.1, eq. 19), then beta@a.
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
 
 from simrec.config.assess import load_assessment
+from simrec.labels import estimator_label, metric_label, world_label
 from simrec.studies import run_assessment
 
 
@@ -55,13 +58,82 @@ def _parse(out) -> _Tables:
     return p
 
 
-def _same(cell: str, value) -> bool:
-    if isinstance(value, float) or (isinstance(value, (int,)) and not isinstance(value, bool)):
-        v = float(value)
-        if math.isnan(v):
-            return cell == "nan"
-        return math.isclose(float(cell), v, rel_tol=1e-5, abs_tol=1e-12)
-    return cell == str(value)
+#: A number as the page prints it (``+0.271``, ``1.23e+03``, ``12``).
+_NUMBER = re.compile(r"[+-]?\d+(?:\.\d*)?(?:e[+-]?\d+)?")
+
+
+def _printed_as(cell: str, values: tuple) -> bool:
+    """True when ``cell`` prints ``values`` in order, each to the precision it is printed with (NaN: ``n/a``)."""
+    if all(isinstance(v, float) and math.isnan(v) for v in values):
+        return cell.startswith("n/a")
+    texts = _NUMBER.findall(cell)
+    if len(texts) != len(values):
+        return False
+    for text, v in zip(texts, values):
+        mantissa, _, exp = text.partition("e")
+        decimals = len(mantissa.partition(".")[2])
+        half_unit = 0.5 * 10.0 ** (int(exp or 0) - decimals)
+        if not abs(float(text) - float(v)) <= half_unit * (1 + 1e-9) + 1e-12:
+            return False
+    return True
+
+
+def _yes_no(v) -> str:
+    return "n/a" if pd.isna(v) else ("yes" if v else "no")
+
+
+N = 5  # the tiny assessment's list length
+
+#: Per table of the page: header -> the CSV columns its cell prints (numbers) or a function of the row (text).
+_VIEWS = {
+    "headline": {
+        "Algorithm": lambda r: r["recommender"],
+        "Metric": lambda r: metric_label(r["metric"], N),
+        "Observed value": ("observed_mean",),
+        "True value": ("true_mean",),
+        "Missing-data error": ("missing_mean", "missing_lower", "missing_upper"),
+        "Sampling error": ("sampling_mean", "sampling_lower", "sampling_upper"),
+        "Total error": ("total_mean", "total_lower", "total_upper"),
+    },
+    "ranking": {
+        "Metric": lambda r: metric_label(r["metric"], N),
+        "Worlds": lambda r: r["source"] if r["source"] == "all worlds" else world_label(r["source"]),
+        "P(observed order = true order)": ("probability", "lower", "upper", "agree", "n"),
+        "Most frequent true order": lambda r: r["true_order"],
+    },
+    "advice": {
+        "Metric": lambda r: metric_label(r["metric"], N),
+        "Report": lambda r: r["report"],
+        "Sample size n": ("n",),
+        "Estimator": lambda r: estimator_label(r["estimator"]),
+        "Worst relative RMSE": ("worst_rel_rmse",),
+        "Lowest interval coverage": ("min_coverage",),
+        "Interval known to fail": lambda r: _yes_no(r["coverage_known_to_fail"]),
+    },
+    "estimators": {
+        "Metric": lambda r: metric_label(r["metric"], N),
+        "Sample size n": ("n",),
+        "Best estimator": lambda r: estimator_label(r["estimator"]),
+        "Worst relative RMSE": ("worst_rel_rmse",),
+        "Mean |relative error|": ("mean_abs_rel_error",),
+        "Lowest interval coverage": ("min_coverage",),
+        "Acceptable coverage": lambda r: _yes_no(r["acceptable"]),
+        "Interval known to fail": lambda r: _yes_no(r["coverage_known_to_fail"]),
+    },
+    "worlds": {
+        "Fit loss": ("loss",),
+        "Used": lambda r: _yes_no(r["used"]),
+        "KL item popularity": ("kl_item_popularity",),
+    },
+    "errors": {
+        "Algorithm": lambda r: r["recommender"],
+        "Metric": lambda r: metric_label(r["metric"], N),
+        "Error": lambda r: r["component"],
+        "Mean [interval]": ("mean", "lower", "upper"),
+        "SD": ("sd",),
+        "n": ("n",),
+    },
+}
 
 
 def test_folder_holds_the_tables_the_sub_runs_and_a_self_contained_page(tiny_assessment):
@@ -74,6 +146,7 @@ def test_folder_holds_the_tables_the_sub_runs_and_a_self_contained_page(tiny_ass
         "ranking.csv",
         "estimators.csv",
         "advice.csv",
+        "significance.csv",
         "report.html",
         "manifest.json",
         "figures/errors.png",
@@ -91,16 +164,66 @@ def test_folder_holds_the_tables_the_sub_runs_and_a_self_contained_page(tiny_ass
     assert set(outcome.advice["metric"]) == {"recall", "ndcg"}
 
 
-@pytest.mark.parametrize("table", ["headline", "ranking", "advice", "estimators", "worlds", "errors"])
+@pytest.mark.parametrize("table", sorted(_VIEWS))
 def test_report_numbers_equal_the_tidy_tables(tiny_assessment, table):
+    """Each table of the page is a view of a tidy CSV: human headers, one row per CSV row, every number the CSV's
+    to the precision printed (issue 28: 2-3 significant digits; the CSV keeps full precision), no ``nan``."""
     _, out, _ = tiny_assessment
     rows = _parse(out).tables[table]
     frame = pd.read_csv(out / f"{table}.csv")
-    assert rows[0] == list(frame.columns)
+    header = rows[0]
+    assert set(_VIEWS[table]) <= set(header), (table, header)
+    assert not any("_" in h for h in header), header  # no snake_case header
     assert len(rows) - 1 == len(frame)
     for html_row, (_, csv_row) in zip(rows[1:], frame.iterrows()):
-        for cell, col in zip(html_row, frame.columns):
-            assert _same(cell, csv_row[col]), (table, col, cell, csv_row[col])
+        cells = dict(zip(header, html_row))
+        assert not any("nan" in c.lower() for c in html_row), html_row
+        for head, source in _VIEWS[table].items():
+            if callable(source):
+                assert cells[head] == str(source(csv_row)), (table, head, cells[head])
+            else:
+                values = tuple(float(csv_row[c]) for c in source)
+                assert _printed_as(cells[head], values), (table, head, cells[head], values)
+
+
+def test_the_printed_form_is_checked_to_its_precision():
+    """The helper above can fail: a number off by more than half its last printed digit is refused."""
+    assert _printed_as("+0.271 [+0.231, +0.312]", (0.27134, 0.2309, 0.3118))
+    assert not _printed_as("+0.271 [+0.231, +0.312]", (0.2718, 0.2309, 0.3118))
+    assert _printed_as("1.23e+03", (1234.5,)) and not _printed_as("1.23e+03", (1240.1,))
+    assert _printed_as("0.50 [0.19, 0.81] (3 of 6)", (0.5, 0.19, 0.81, 3, 6))
+    assert not _printed_as("0.50 [0.19, 0.81] (3 of 6)", (0.5, 0.19, 0.81, 3, 7))
+
+
+def test_the_page_opens_with_the_bottom_line_consistent_with_the_tables(tiny_assessment):
+    """The bottom line comes first, has no ``nan``, names the estimator and n the sampling error shown is from,
+    warns that the ranking rests on fewer than 30 evaluations (2 replicates x 1 world), and the terminal's text
+    is the same sentences (bottom_line.json keeps them)."""
+    import json
+
+    _, out, outcome = tiny_assessment
+    text = (out / "report.html").read_text(encoding="utf-8")
+    first = text.index("<section")
+    assert text[first:].startswith('<section id="bottom-line"')
+    bottom = text[first : text.index("</section>", first)]
+    assert "nan" not in bottom.lower()
+    best = pd.read_csv(out / "estimators.csv")
+    picks = best[best["n"] == 20].set_index("metric")["estimator"]
+    for metric, est in picks.items():
+        assert html.escape(f"{metric_label(metric, N)}: {estimator_label(est)}") in bottom
+    assert "rest on 2 simulated evaluations, fewer than 30" in bottom
+    assert "Set replicates = 30 in [simulation]" in bottom
+    record = json.loads((out / "bottom_line.json").read_text())
+    assert record["lines"] == outcome.bottom_line.lines()
+    b = outcome.bottom_line
+    sentences = [b.value_summary(), *map(b.ranking_sentence, b.ranking), *b.warnings]
+    sentences += [f"{metric_label(m, N)}: {t}" for m, t in b.report]
+    for sentence in sentences:  # the page says what the terminal says
+        assert f"  {sentence}" in record["lines"] or f"  ! {sentence}" in record["lines"]
+        assert html.escape(sentence) in bottom
+    verdicts = {v["verdict"] for v in record["values"]}
+    assert verdicts <= {"within tolerance", "too high", "too low", "uncertain", "not measured"}
+    assert len(record["values"]) == 2 * 3 and all(r["n"] == 2 for r in record["ranking"])
 
 
 def test_sampling_error_is_the_stress_bias_of_the_chosen_estimator(tiny_assessment):
@@ -259,8 +382,9 @@ def test_intervals_known_to_fail_are_marked_in_tables_terminal_and_page(tmp_path
     advice = pd.read_csv(tmp_path / "o" / "advice.csv")
     assert (advice["report"] == "sampled").all() and advice["coverage_known_to_fail"].all()
     assert pd.read_csv(tmp_path / "o" / "estimators.csv")["coverage_known_to_fail"].all()
-    assert stdout.count("estimator naive (its interval: coverage known to fail *)") == 2
+    marked = "Do not report naive's bootstrap interval as a confidence interval (coverage known to fail *)."
+    assert stdout.count(marked) == 2  # recall and nDCG (precision is not sampled)
     assert "* naive: the bootstrap interval measures sampling variability only" in stdout
-    page = (tmp_path / "o" / "report.html").read_text()
-    assert "Its bootstrap interval: coverage known to fail (*)." in page
+    page = html.unescape((tmp_path / "o" / "report.html").read_text())
+    assert page.count(marked) == 2
     assert "(*) naive: the bootstrap interval measures sampling variability only" in page

@@ -7,6 +7,7 @@ import pytest
 from scipy.optimize import minimize
 
 from simrec.sampling import (
+    MES_UNWEIGHTED,
     SamplingScheme,
     average_precision,
     decay_weights,
@@ -133,7 +134,7 @@ def test_mes_satisfies_kkt_and_matches_a_general_solver(eta):
     r = s.sample(_top_heavy(N, 400, 0.5, np.random.default_rng(8)), rng=9)
     p_hat = np.bincount(r - 1, minlength=n) / r.size
     a = s.matrix
-    d = mes(r, s, eta=eta)
+    d = mes(r, s, eta=eta, objective=MES_UNWEIGHTED)  # this test writes the unweighted objective
     pi = d.probabilities
     assert d.converged
     # KKT on the simplex (π > 0 by the entropy): the gradient of η Σπ log π + ||A^T π - P̂||² is constant

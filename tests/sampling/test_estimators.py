@@ -54,7 +54,7 @@ from simrec.sampling import (
     ],
 )
 def test_table_names(estimator, name):
-    assert isinstance(estimator, Estimator)
+    assert isinstance(estimator, Estimator) != isinstance(estimator, AdaptiveMLE)  # the adaptive MLE: its own type
     assert estimator.name == name
     assert str(estimator) == name
 
@@ -153,5 +153,13 @@ def test_reexported_from_simrec_sampling():
         "MESPrior",
     ):
         assert name in sampling.__all__
-        assert getattr(sampling, name).__module__ == "simrec.sampling.estimators"
+        assert getattr(sampling, name) is getattr(sampling.estimators, name)  # one object, two addresses
+        assert getattr(sampling, name).__module__.startswith(("simrec.sampling.estimators.", "simrec.sampling."))
     assert sampling.Mapping is not sampling.MappingEstimator  # Li & Jin's f(k) stays simrec.sampling.Mapping
+
+
+def test_the_adaptive_mle_is_its_own_type_not_an_estimator_that_raises():
+    """Issue 23: AdaptiveMLE fits AdaptiveRanks (each user's own n_u); it is not an Estimator of one scheme."""
+    assert not isinstance(AdaptiveMLE(), sampling.Estimator)
+    assert not hasattr(AdaptiveMLE(), "estimate_counts")
+    assert sampling.fit_limits(AdaptiveMLE(), 12) == ("EM", 12, 1e-9)

@@ -183,7 +183,8 @@ S = SamplingScheme(100, 10)
         (lambda: Naive().fit([1, 2], S, n_boot=1), ValueError, "`n_boot`"),
         (lambda: Naive().fit([1, 2], S, confidence=1.0), ValueError, "`confidence`"),
         (lambda: fit("MLE", [1, 2], S), TypeError, "`estimator` must be an Estimator"),
-        (lambda: AdaptiveMLE().fit([1, 2], S), TypeError, "fit_adaptive"),
+        (lambda: fit(AdaptiveMLE(), [1, 2], S), TypeError, r"AdaptiveMLE fits AdaptiveRanks.*fit_adaptive"),
+        (lambda: AdaptiveMLE().fit([1, 2]), TypeError, "`ranks` must be AdaptiveRanks"),
         (lambda: Naive().fit([1, 2], S).estimate("NDCG@10"), TypeError, "RankMetric"),
         (lambda: Naive().fit([1, 2], S).estimates([]), ValueError, "`metrics`"),
         (lambda: MSEOptimal(MLE()), TypeError, "`prior`"),
@@ -223,7 +224,7 @@ def test_refitted_replicates_count_in_converged():
     N, n, M = 800, 40, 300
     s = SamplingScheme(N, n)
     r = s.sample(_ranks(N, M, 0), rng=1)
-    with pytest.warns(ConvergenceWarning, match=r"\(11 of 11 fit\(s\)\)"):
+    with pytest.warns(ConvergenceWarning, match=r"MLE did not converge: its EM stopped at max_iter = 2"):
         e = MLE().fit(r, s, n_boot=10, max_iter=2, rng=2, refit=True).estimate(recall(5))
     assert not e.converged and e.n_iter == 2
 

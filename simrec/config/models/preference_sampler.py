@@ -1,5 +1,9 @@
 """The preference-driven observation sampler's spec (issue 24; Tian 2019, §5.3's selection bias and consumed
-dislikes): ``sampler = { model = "preference", pop_exponent = 1.0, pref_exponent = 1.0, dislike_rate = 0.1 }``."""
+dislikes): ``sampler = { model = "preference", pop_exponent = 1.0, pref_exponent = 1.0, dislike_rate = 0.1 }``.
+
+Its propensities are exact, which is what the MNAR-correction harness (issue 25, ``[debias]`` of a run
+scenario) needs to stress the estimators against the truth.
+"""
 
 from __future__ import annotations
 

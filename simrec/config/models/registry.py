@@ -40,8 +40,9 @@ __all__ = [
 PREFERENCE_MODELS: SpecUnion[BasePreferenceSpec] = SpecUnion(
     "model", UniformSpec, IBPSpec, LDASpec, HPFSpec, LatentFactorSpec
 )
-#: The thesis's preference models and samplers (its six cells): the default of a sweep and the assessment's
-#: cells; the issue-24 models are named explicitly.
+#: The thesis's preference models and samplers (§3.1-3.2, its six cells): what calibration sweeps and
+#: assessments use when told nothing else, so that a model registered later (issue 24's latent-factor truths,
+#: the preference-driven sampler) changes no existing sweep or assessment.
 THESIS_PREFERENCES: tuple[str, ...] = ("uniform", "ibp", "lda")
 THESIS_SAMPLERS: tuple[str, ...] = ("uniform", "popularity")
 #: Profile-size models by their ``model`` tag: pareto, beta_binomial.
@@ -51,6 +52,7 @@ PROFILE_MODELS: SpecUnion[BaseProfileSpec] = SpecUnion("model", ParetoSpec, Beta
 SAMPLER_MODELS: SpecUnion[BaseSamplerSpec] = SpecUnion(
     "model", UniformSamplerSpec, PopularitySamplerSpec, PreferenceSamplerSpec, shorthand=True
 )
+
 
 #: A ``preference`` table (the type of a field holding one).
 PreferenceSpec = Annotated[BasePreferenceSpec, PREFERENCE_MODELS]

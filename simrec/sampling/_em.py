@@ -1,13 +1,23 @@
-"""Exact gradients of the fitted rank distributions with respect to the sampled-rank frequencies.
+"""EM for a mixture over global ranks: the iteration (MLE, weighted MLE, adaptive MLE) and its exact derivative.
 
-Vector-Jacobian products g ↦ (∂π̂/∂p)^T g for the two distribution fits, so
-that the plug-in estimate f^T π̂ and every estimator built on π̂ as a prior
-can be linearised in the histogram (the linearised bootstrap of
-:mod:`.fitted`).
+The sampled rank is a mixture over the users' global ranks (Li's
+dissertation §2.4.2, eq. 30), P(r) = Σ_R π_R P(r|R); EM fits π to the
+sampled-rank frequencies p (eqs. 31-33):
+
+.. math:: π_R \\leftarrow \\sum_r p_r \\frac{π_R P(r|R)}{\\sum_j π_j P(r|j)}.
+
+**Stopping rule** (one place for every EM of :mod:`simrec.sampling`): from the
+uniform π, until the mean log-likelihood per user changes by at most
+:data:`EM_TOL` (absolute) or after ``max_iter`` iterations (the caller's cap,
+300 by default everywhere); ``converged`` tells which.
+
+The derivative of the estimate as implemented (for the linearised bootstrap
+of :mod:`.fitted`): vector-Jacobian products g ↦ (∂π̂/∂p)^T g
+(:func:`em_gradient`) and Jacobian-vector products (:func:`em_jvp`).
 
 **EM (MLE, weighted MLE): reverse mode through the iterations run.** π̂ =
 π_T is the iterate after T EM steps from the uniform start on the
-frequencies p (:func:`~.distribution._em`). One step, with A = P(r|R),
+frequencies p (:func:`em`). One step, with A = P(r|R),
 q_t = A^T π_t and the observed columns o (p_r > 0):
 
 .. math::
@@ -43,21 +53,6 @@ compound along the steps: the single-precision gradient agrees with the
 double-precision one to a relative 1e-5 (tested, ``dtype=np.float64`` is
 the reference) and with central differences of the EM to 1e-5; the
 bootstrap replicates move by about 1e-8 of their spread.
-
-**MES: the implicit-function theorem at the optimum.** π̂ = softmax(-Aλ*/η)
-with λ* the minimiser of the strongly convex dual of
-:func:`~.distribution.mes`, whose gradient is
-∇g(λ; p) = λ/2 + p - A^T π(λ) = 0 at λ*. With the dual Hessian
-
-.. math:: H = \\tfrac12 I + \\tfrac1η A^\\top (D - π π^\\top) A,\\qquad D = \\mathrm{diag}(π̂),
-
-dλ*/dp = -H^{-1} and dπ̂/dλ = -(1/η)(D - π̂π̂^T) A, so
-
-.. math:: \\Big(\\frac{∂π̂}{∂p}\\Big)^{\\!\\top} g = \\tfrac1η H^{-1} A^\\top \\big(π̂ ⊙ (g - 1 π̂^\\top g)\\big).
-
-The solver stops at a dual gradient of 1e-12 (max norm), so this is the
-gradient of the estimate as computed up to that tolerance; one n x n
-Cholesky and one pass over P(r|R) serve any number of columns.
 """
 
 from __future__ import annotations
@@ -65,12 +60,70 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-import scipy.linalg
 
 from simrec.sampling._blocks import BlockMatrix
 from simrec.sampling._threads import blas_single_thread
 
-__all__ = ["em_gradient", "em_jvp", "mes_gradient", "mes_jvp"]
+__all__ = ["EM_TOL", "em", "em_gradient", "em_jvp"]
+
+#: EM's tolerance on the change of the mean log-likelihood per user (MLE, WMLE, the MLE prior, adaptive MLE).
+EM_TOL = 1e-9
+
+
+@blas_single_thread
+def em(
+    a: BlockMatrix, p: np.ndarray, max_iter: int, tol: float, history: list | None = None
+) -> tuple[np.ndarray, int, bool, np.ndarray]:
+    """EM for mixture weights π over the rows of ``a`` given column frequencies ``p`` (sum 1).
+
+    ``history`` (a list, optional) receives what differentiating the iterates
+    needs (:func:`em_gradient`, :func:`em_jvp`): first ``(matrix, columns, p)`` as used (the
+    restricted matrix and the original indices of its columns), then
+    ``(π_t, q_t, total_t)`` for every iteration t (π and q = A^T π before
+    the update, the normaliser after it).
+
+    Only the observed columns (p > 0) enter the update and the likelihood, so
+    when they are few (at most half the columns: few users, or many more
+    sample ranks than users) the EM runs on the sub-matrix of those columns
+    (:meth:`BlockMatrix.restrict_columns`, built once): an iteration then
+    costs O(rows x observed columns in the band) instead of O(rows x band),
+    with the same iterates up to the order of floating-point sums.
+    """
+    n_rows = a.shape[0]
+    pi = np.full(n_rows, 1.0 / n_rows)
+    obs = np.flatnonzero(p > 0)
+    columns = np.arange(a.shape[1])
+    if 2 * obs.size <= a.shape[1]:
+        a = a.restrict_columns(obs)
+        p, columns = p[obs], obs
+        obs = np.arange(obs.size)
+    if history is not None:
+        history.append((a, columns, p))
+    q = a.rmatvec(pi)
+    po = p[obs]
+    ll = float(po @ np.log(q[obs]))
+    trace = [ll]
+    ratio = np.zeros(a.shape[1])
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        ratio[obs] = po / q[obs]
+        prev, q_prev = pi, q
+        pi, q = a.em_pass(pi, ratio)
+        total = pi.sum()
+        if history is not None:
+            history.append((prev, q_prev, total))
+        pi /= total
+        q /= total
+        new = float(po @ np.log(q[obs]))
+        trace.append(new)
+        if abs(new - ll) <= tol:
+            converged = True
+            ll = new
+            break
+        ll = new
+    return pi, it, converged, np.asarray(trace)
+
 
 #: Entries below this share of a vector's largest are set to 0 before the cast to single precision
 #: (no subnormal floats in BLAS; their contribution is far below float32 rounding).
@@ -128,7 +181,7 @@ def _backward_step(
 def em_gradient(
     history: list, pi_final: np.ndarray, f: np.ndarray, n_cols: int, *, dtype: type = np.float32
 ) -> np.ndarray:
-    """∂(f_j^T π_T)/∂p_r for an EM run recorded by ``_em(..., history=[])``, shape (n_cols, J).
+    """∂(f_j^T π_T)/∂p_r for an EM run recorded by ``em(..., history=[])``, shape (n_cols, J).
 
     Reverse mode through every iteration run (see the module docstring):
     two sweeps over P(r|R) per iteration, like a forward EM step.
@@ -136,7 +189,7 @@ def em_gradient(
     Parameters
     ----------
     history : list
-        As filled by :func:`~.distribution._em`.
+        As filled by :func:`em`.
     pi_final : ndarray, shape (N,)
         The returned π_T.
     f : ndarray, shape (N, J)
@@ -187,29 +240,6 @@ def em_gradient(
 
 
 @blas_single_thread
-def mes_gradient(a: BlockMatrix, pi: np.ndarray, eta: float, g: np.ndarray) -> np.ndarray:
-    """(∂π̂/∂p)^T g for the MES fit π̂ (implicit-function theorem at the dual optimum), shape (n, J).
-
-    .. math:: \\Big(\\frac{∂π̂}{∂p}\\Big)^{\\!\\top} g = \\tfrac1η H^{-1} A^\\top \\big(π̂ ⊙ (g - 1 π̂^\\top g)\\big),
-              \\quad H = \\tfrac12 I + \\tfrac1η A^\\top (\\mathrm{diag}(π̂) - π̂ π̂^\\top) A
-
-    Parameters
-    ----------
-    a : BlockMatrix, shape (N, n)
-        P(r|R) as used by :func:`~.distribution.mes`.
-    pi : ndarray, shape (N,)
-        The fitted π̂.
-    eta : float
-        η of the fit.
-    g : ndarray, shape (N, J)
-        The vectors to pull back (e.g. a metric table: then the result is ∂(F_j^T π̂)/∂p).
-    """
-    g = np.asarray(g, dtype=np.float64)
-    rhs = a.rmatvec(pi[:, None] * (g - pi @ g)) / eta
-    return scipy.linalg.solve(_mes_hessian(a, pi, eta), rhs, assume_a="pos")
-
-
-@blas_single_thread
 def em_jvp(history: list, pi_final: np.ndarray, dp: np.ndarray, *, dtype: type = np.float64) -> np.ndarray:
     """(∂π_T/∂p) dp for B directions: forward mode through the recorded EM iterations, shape (N, B).
 
@@ -230,7 +260,7 @@ def em_jvp(history: list, pi_final: np.ndarray, dp: np.ndarray, *, dtype: type =
     Parameters
     ----------
     history : list
-        As filled by :func:`~.distribution._em`.
+        As filled by :func:`em`.
     pi_final : ndarray, shape (N,)
     dp : ndarray, shape (n_cols, B)
         Directions in the frequencies p (of the unrestricted columns).
@@ -264,19 +294,3 @@ def em_jvp(history: list, pi_final: np.ndarray, dp: np.ndarray, *, dtype: type =
         dpi += (pi_t / total)[:, None] * (mat.matvec(y) * sy)  # dπ̃ / s_t
         dpi -= np.outer(nxt, dpi.sum(axis=0))
     return dpi
-
-
-def mes_jvp(a: BlockMatrix, pi: np.ndarray, eta: float, dp: np.ndarray) -> np.ndarray:
-    """(∂π̂/∂p) dp for the MES fit, shape (N, B): dλ = -H^{-1} dp, dπ̂ = -(1/η)(D - π̂π̂^T) A dλ (see :func:`mes_gradient`)."""
-    h = _mes_hessian(a, pi, eta)
-    dlam = -scipy.linalg.solve(h, np.asarray(dp, dtype=np.float64), assume_a="pos")
-    z = a.matvec(dlam)
-    return -(pi[:, None] * (z - pi @ z)) / eta
-
-
-def _mes_hessian(a: BlockMatrix, pi: np.ndarray, eta: float) -> np.ndarray:
-    """H = I/2 + (1/η) A^T (diag(π) - π π^T) A, the Hessian of MES's dual at π (n x n, symmetrised)."""
-    c = a.rmatvec(pi)
-    h = (a.gram(pi) - np.outer(c, c)) / eta
-    h[np.diag_indices_from(h)] += 0.5
-    return (h + h.T) / 2

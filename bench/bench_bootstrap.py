@@ -1,0 +1,112 @@
+"""Benchmark: what a bootstrap interval costs beside the point estimate, per fitted estimator (issue 29).
+
+Target: ``fit(..., n_boot=200)`` at most 2x ``fit(..., n_boot=0)`` (the point
+estimate alone: no bootstrap, no gradient work) for every fitted estimator, at
+ml-20m's sizes, N = 20,720 items, M = 136,677 users, n = 501 sampled items
+(with replacement). Global ranks are top-heavy, P(R <= x) = (x/N)^0.3 (the
+Beta(0.3, 1) shape Li & Jin fit to real recommenders; as in
+bench/bench_estimators.py). The fitted estimators' replicates are linearised
+(the exact gradient of the estimate through its fit:
+:func:`simrec.sampling.bootstrap_estimates`), so ``n_boot = 2`` and
+``n_boot = 200`` should cost about the same: the columns say whether they do.
+
+Each row: the estimator, then wall and CPU seconds (``perf_counter``,
+``process_time``: BLAS runs single-threaded, so CPU ~ wall on an idle machine)
+of the point estimate, of ``n_boot = 2`` and of ``n_boot = 200``, each the
+median of ``--repeat`` runs on the same warm P(r|R), and the CPU ratio of 200
+to the point estimate. The point estimate is the reference line of its own
+row. ``uptime`` is printed before and after: quote figures with the load.
+
+Run: ``python bench/bench_bootstrap.py`` (about 5 minutes idle),
+``--quick`` (N = 3,000, M = 20,000, n = 101; seconds), ``--repeat 3``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import subprocess
+import time
+import warnings
+
+import numpy as np
+
+from simrec.sampling import (
+    MES,
+    MES_AUTHORS_NOTEBOOK,
+    MES_UNWEIGHTED,
+    MLE,
+    BiasVariance,
+    MESPrior,
+    MLEPrior,
+    MSEOptimal,
+    SamplingScheme,
+    WeightedMLE,
+    ndcg,
+    recall,
+)
+
+ESTIMATORS = (
+    MLE(),
+    MLE(epochs=100),
+    WeightedMLE(10.0),
+    MES(),
+    MES(objective=MES_AUTHORS_NOTEBOOK),
+    MES(objective=MES_UNWEIGHTED),
+    MSEOptimal(MLEPrior()),
+    BiasVariance(0.1, MLEPrior()),
+    MSEOptimal(MESPrior()),
+    BiasVariance(0.1, MESPrior()),
+)
+
+
+def uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:  # pragma: no cover - no uptime binary
+        return "uptime unavailable"
+
+
+def measure(fn, repeat: int) -> tuple[float, float]:
+    walls, cpus = [], []
+    for _ in range(repeat):
+        gc.collect()
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args()
+    N, M, n = (3_000, 20_000, 101) if args.quick else (20_720, 136_677, 501)
+    rng = np.random.default_rng(29)
+    R = np.minimum(1 + np.floor(N * rng.random(M) ** (1 / 0.3)).astype(np.int64), N)
+    scheme = SamplingScheme(N, n)
+    scheme.blocks  # noqa: B018 - P(r|R) built once, outside the timings
+    r = scheme.sample(R, rng=rng)
+    metrics = [ndcg(10), recall(10)]
+    print(f"bootstrap vs point estimate: N = {N}, M = {M}, n = {n}, metrics NDCG@10 and Recall@10")
+    print("before:", uptime())
+    head = f"{'estimator':<30} {'point wall':>10} {'cpu':>7} {'boot=2 wall':>11} {'cpu':>7} {'boot=200 wall':>13} {'cpu':>7} {'200/point':>9}"
+    print(head)
+    warnings.simplefilter("ignore")  # the EM's cap warning: recorded in the estimates
+    for e in ESTIMATORS:
+        cols = []
+        for b in (0, 2, 200):
+            cols.append(measure(lambda b=b: e.fit(r, scheme, n_boot=b, rng=0).estimates(metrics), args.repeat))
+        (w0, c0), (w2, c2), (w200, c200) = cols
+        print(
+            f"{e.name:<30} {w0:>10.2f} {c0:>7.2f} {w2:>11.2f} {c2:>7.2f} {w200:>13.2f} {c200:>7.2f} {c200 / c0:>8.2f}x",
+            flush=True,
+        )
+    print("after:", uptime())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""The ``[debias]`` section of a run scenario: the MNAR-correction harness (issue 25).
+
+.. code-block:: toml
+
+    [debias]
+    metrics = ["recall", "ndcg"]          # linear metrics (simrec.debias.harness.LINEAR_METRICS)
+    k = 10                                # their cut-off (default: the list length N)
+    estimators = ["naive", "ips", "snips", "dr", "stratified"]   # simrec.debias.harness.ESTIMATORS
+    propensities = ["world", "fitted"]    # world | fitted | popularity_only | uniform
+    level = 0.95                          # the intervals' nominal coverage
+
+With it, ``simrec run`` also writes ``debias.parquet`` (one row per
+replicate x world x recommender x metric x estimator x propensity: estimate,
+interval, truth), ``debias_summary.csv`` (bias, RMSE, coverage) and
+``debias_order.csv`` (probability of the true order of the recommenders),
+on the same replicates as the run's results (:mod:`simrec.debias.harness`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from simrec.config.base import Strict, no_repeats
+from simrec.debias.harness import ESTIMATORS, LINEAR_METRICS, PROPENSITY_KINDS, DebiasDesign
+
+__all__ = ["DebiasSpec"]
+
+
+class DebiasSpec(Strict):
+    """``[debias]``: which estimators, propensity kinds and metrics the harness crosses."""
+
+    metrics: list[Literal[tuple(LINEAR_METRICS)]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["recall", "ndcg"], min_length=1
+    )
+    k: int | None = Field(default=None, ge=1, description="the metrics' cut-off (default: the list length N)")
+    estimators: list[Literal[tuple(ESTIMATORS)]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["naive", "ips", "snips", "dr", "stratified"], min_length=1
+    )
+    propensities: list[Literal[tuple(PROPENSITY_KINDS)]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["world", "fitted"], min_length=1
+    )
+    level: float = Field(default=0.95, gt=0, lt=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> DebiasSpec:
+        no_repeats(self, "metrics", "estimators", "propensities")
+        return self
+
+    def build(self) -> DebiasDesign:
+        """The typed :class:`~simrec.debias.harness.DebiasDesign`."""
+        return DebiasDesign(
+            metrics=tuple(LINEAR_METRICS[m](self.k) for m in self.metrics),
+            estimators=tuple(ESTIMATORS[e]() for e in self.estimators),
+            propensities=tuple(self.propensities),
+            level=self.level,
+        )
