@@ -41,6 +41,7 @@ def test_notebooks_exist():
         "05-li-dissertation",
         "06-significance",
         "07-yang",
+        "08-sim-to-real",
     } <= names
 
 

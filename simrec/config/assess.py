@@ -106,7 +106,13 @@ from simrec.config.datasets import DatasetSpec
 from simrec.config.debias import DebiasSpec
 from simrec.config.estimators import ESTIMATOR_FAMILIES, EstimatorsSpec
 from simrec.config.files import _presets_root, load_preset, shipped_name
-from simrec.config.models import PREFERENCE_MODELS, THESIS_SAMPLERS, PopulationSpec, WorldSpec, cell_name
+from simrec.config.models import (
+    THESIS_PREFERENCES,
+    THESIS_SAMPLERS,
+    PopulationSpec,
+    WorldSpec,
+    cell_name,
+)
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.config.run import METRIC_NAMES, EvaluationSpec, Scenario, content_digest
 from simrec.config.sources import DatasetSource
@@ -136,7 +142,7 @@ __all__ = [
 ]
 
 #: The preference x observation cells (the six of the thesis), in the calibration's order.
-CELLS: tuple[str, ...] = tuple(cell_name(p, o) for p in PREFERENCE_MODELS.tags for o in THESIS_SAMPLERS)
+CELLS: tuple[str, ...] = tuple(cell_name(p, o) for p in THESIS_PREFERENCES for o in THESIS_SAMPLERS)
 
 #: Metrics of the protocol that the sampled evaluation (step 4) covers.
 SAMPLED_METRICS: tuple[str, ...] = tuple(METRIC_FAMILIES)
