@@ -12,6 +12,9 @@ The three jobs share ``--jobs N``, ``--backend serial|processes|ray``
 (``--address ADDR`` to connect to a Ray cluster; without it a local one is
 started) and ``--max-memory SIZE`` (a job whose estimated peak is larger is
 refused before anything is created; default 75% of the machine's memory).
+A job expected to take over a minute says so on stderr before it starts,
+also with ``--quiet`` (``simrec: this job should take about 12 min on 1 of
+2 cores; --jobs 2 about halves it``; :mod:`simrec.config.cost`).
 
 The boundary (issue 12): errors in the user's input (scenario, dataset,
 output folder, options) are printed as one clear message on stderr with exit
@@ -21,11 +24,23 @@ code 1; failed tasks exit 1 after every other task's result was kept (one
 line per failed task, the advice on the last); Ctrl-C
 exits 130 after saying how to resume. No traceback reaches the user unless
 ``--debug`` is given (an unexpected error says to re-run with it).
+
+``run.log`` (issue 28): the four jobs append to their ``--out`` folder's
+``run.log`` what the command printed — warnings (simrec's and Python's), the
+phase lines, the summary tables and lines, the error that stopped it — under
+a header with the command line, the start and end times, simrec's version and
+commit, and the exit code. Progress bars are not logged (they are redrawn, not
+printed), and with ``--quiet`` only warnings and errors are. A refused job
+(exit code 2) writes nothing, so neither a folder it did not open as its run
+folder nor one it refused after opening (a shard that cannot be used) gets a
+log; ``simrec ranks`` writes one file, not a folder, and keeps no log.
 """
 
 from __future__ import annotations
 
 import sys
+import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -99,25 +114,38 @@ _MaxMemory = Annotated[
 _NoFigures = Annotated[bool, typer.Option("--no-figures", metavar="", help="Skip the figures.")]
 
 
+#: What the running command printed (for its run folder's ``run.log``), when it started, and its context.
+_LOG: dict = {"lines": [], "started": None, "ctx": None}
+
+
+def _say(message: str = "", err: bool = False) -> None:
+    """Print a line (as ``typer.echo``) and keep it for ``run.log``."""
+    typer.echo(message, err=err)
+    _LOG["lines"].append(message)
+
+
 def _fail(message: str, code: int = 2) -> NoReturn:
-    typer.echo(f"simrec: error: {message}", err=True)
+    _say(f"simrec: error: {message}", err=True)
     raise typer.Exit(code=code)
 
 
 def _version(value: bool) -> None:
     if value:
-        import simrec
+        from .provenance import version_text
 
-        typer.echo(f"simrec {simrec.__version__}")
+        typer.echo(version_text())
         raise typer.Exit()
 
 
 #: Set by ``--debug``: tracebacks instead of one-line messages.
 _DEBUG = {"on": False}
+#: The arguments :func:`main` was given (None when the app is called otherwise, e.g. by a test runner).
+_ARGV: dict[str, list[str] | None] = {"args": None}
 
 
 @app.callback()
 def _main(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, metavar="", help="Print the version and exit."),
@@ -127,7 +155,24 @@ def _main(
     ] = False,
 ) -> None:
     """simrec: how wrong are offline recommender evaluations? Simulate, calibrate, measure."""
+    from . import provenance
+
     _DEBUG["on"] = debug
+    _LOG.update(lines=[], started=time.time(), ctx=ctx)
+    provenance.begin_command(_ARGV["args"] if _ARGV["args"] is not None else [str(ctx.invoked_subcommand), "..."])
+    shown = warnings.showwarning
+
+    def show_and_log(message, category, filename, lineno, file=None, line=None):  # Python's warnings, for run.log
+        _LOG["lines"].append(f"{category.__name__}: {message}")
+        shown(message, category, filename, lineno, file, line)
+
+    def close() -> None:
+        warnings.showwarning = shown
+        _LOG["ctx"] = None
+        provenance.end_command()
+
+    warnings.showwarning = show_and_log
+    ctx.call_on_close(close)  # runs last: the callbacks a job adds (its run.log) run first
 
 
 def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str | None) -> Budget:
@@ -145,6 +190,21 @@ def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str
         _fail(str(exc))
     local_workers = 1 if address is not None or backend == "serial" else jobs
     return Budget(limit, local_workers)
+
+
+def _announce(work, jobs: int, *, parallel: bool = True) -> None:
+    """Say on stderr how long a job expected to take over a minute should take (:mod:`simrec.config.cost`).
+
+    Decision (issue 28): printed before any work starts, also with ``--quiet``
+    (like the output folder's line and the warnings: one line, only for a
+    job over a minute, and the one thing someone who scripted a long job
+    needs to plan around); the estimate is the quiet machine's, from the work
+    counted during validation, so it comes before the first task runs.
+    """
+    from .config.cost import estimate_line
+
+    if line := estimate_line(work, jobs, parallel=parallel):
+        typer.echo(line, err=True)
 
 
 @contextmanager
@@ -171,6 +231,8 @@ def _job(out: Path) -> Iterator[None]:
 
     if problem := path_problem(out):
         _fail(problem)
+    if _LOG["ctx"] is not None:  # after the command's last line, however it ends
+        _LOG["ctx"].call_on_close(lambda: _write_run_log(out))
     try:
         yield
     except _input_errors() as exc:
@@ -199,6 +261,49 @@ def _job(out: Path) -> Iterator[None]:
         if _DEBUG["on"]:
             raise
         _fail(os_error_message(exc, out), code=1)
+
+
+def _write_run_log(out: Path) -> None:
+    """Append what this command printed to ``out/run.log`` if the job opened ``out`` as its run folder.
+
+    Called as the command's context closes, so the exception that ends it (if
+    any) is the one being handled: its exit code is logged. A job refused
+    with exit code 2 (bad input found after the folder was opened, e.g. a
+    shard that cannot be used) logs nothing: a refused job leaves the folder
+    as it was. Best effort: a disk that cannot take the log does not change
+    the command's outcome.
+    """
+    from . import provenance
+
+    try:
+        folder = Path(out).resolve()
+    except OSError:
+        return
+    if folder not in provenance.run_folders():
+        return
+    exc = sys.exc_info()[1]
+    lines = list(_LOG["lines"])
+    code = 0 if exc is None else getattr(exc, "exit_code", None)
+    if code == 2:  # the job was refused (bad input, a shard that cannot be used): the folder stays as it was
+        return
+    if code is None:  # not an exit: what main() reports as an internal error or an interruption
+        code = 130 if isinstance(exc, KeyboardInterrupt) else 1
+        lines.append(f"simrec: internal error: {type(exc).__name__}: {exc}")
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    commit = provenance.git_commit()
+    versions = provenance.package_versions()
+    head = [
+        f"== {provenance.command_line()}",
+        f"started {time.strftime(stamp, time.gmtime(_LOG['started'] or time.time()))}, "
+        f"ended {time.strftime(stamp, time.gmtime())}, exit code {code}",
+        f"simrec {versions['simrec']}"
+        + (f", commit {commit.sha}{' (modified)' if commit.modified else ''}" if commit else ""),
+    ]
+    try:
+        with open(folder / "run.log", "a", encoding="utf-8") as fh:
+            fh.write("\n".join(head + lines) + "\n\n")
+    except OSError:
+        pass
 
 
 #: The errors about the user's input that a job reports in one line (exit 2), by module and name.
@@ -255,6 +360,7 @@ def run(
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, sc.name)
+    _announce(sc.work(), budget.workers)
     with _backend(backend, jobs, address) as b, _job(out):
         outcome = run_scenario(
             sc, path, out, backend=b, progress=not quiet, figures=not no_figures, max_pairs=budget.max_pairs
@@ -278,7 +384,7 @@ def _figures_failed(outcome: RunOutcome | StressOutcome | AssessOutcome) -> None
 def _print_warnings(warnings: tuple[str, ...]) -> None:
     """Warnings about what the results can mean (also in the tables), on stderr, even with --quiet."""
     for w in warnings:
-        typer.echo(f"simrec: warning: {w}", err=True)
+        _say(f"simrec: warning: {w}", err=True)
 
 
 def _print_run_summary(outcome: RunOutcome, n: int) -> None:
@@ -291,7 +397,7 @@ def _print_run_summary(outcome: RunOutcome, n: int) -> None:
 
     from .labels import column_label, metric_label, world_label
 
-    console = Console(width=max(100, Console().width))
+    console = Console(width=max(100, Console().width), record=True)
     s = outcome.summary
     err = s[s["kind"] == "error"]
     metrics = list(dict.fromkeys(outcome.results["metric"]))
@@ -313,6 +419,7 @@ def _print_run_summary(outcome: RunOutcome, n: int) -> None:
     console.print(
         f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"
     )
+    _LOG["lines"].append(console.export_text().rstrip("\n"))
 
 
 @app.command()
@@ -339,6 +446,7 @@ def stress(
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, sc.name)
+    _announce(sc.estimated_work(path), budget.workers)
     with _backend(backend, jobs, address) as b, _job(out):
         try:
             outcome = run_stress_scenario(
@@ -415,7 +523,7 @@ def _print_stress_summary(outcome: StressOutcome) -> None:
     from rich.table import Table
 
     frame, k = _stress_summary_frame(outcome)
-    console = Console(width=max(110, Console().width))
+    console = Console(width=max(110, Console().width), record=True)
     table = Table(
         title=f"Mean |relative error| at K = {k} over recommenders, and share of repeats picking the exact winner",
         title_justify="left",
@@ -432,6 +540,7 @@ def _print_stress_summary(outcome: StressOutcome) -> None:
     console.print(
         f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"
     )
+    _LOG["lines"].append(console.export_text().rstrip("\n"))
 
 
 @app.command()
@@ -552,6 +661,9 @@ def ranks(
         )
     except ScenarioError as exc:
         _fail(str(exc))
+    from .config.cost import Work
+
+    _announce(Work.total(s.work(inter.n_users, inter.n_items) for s in specs), 1, parallel=False)
     recs = [r.build() for r in specs]
     current = {"name": ""}
     notes: list[str] = []
@@ -680,6 +792,7 @@ def calibrate(
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, sweep.name)
+    _announce(sweep.work(spec, n_calls), budget.workers)
     done = {"n": 0}
 
     def on_cell(cell: CellResult) -> None:
@@ -688,13 +801,13 @@ def calibrate(
             searched = _search_note(cell)
             if cell.denoised:
                 p = cell.denoised[0]
-                typer.echo(
+                _say(
                     f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: de-noised best {p.mean:.4g} ± "
                     f"{p.sd:.2g} over {p.n} fresh simulations (trial {p.trial}); best single value "
                     f"{cell.best.value:.4g}, {searched}"
                 )
             else:
-                typer.echo(
+                _say(
                     f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: best {cell.best.value:.4g} {searched}"
                 )
 
@@ -715,8 +828,8 @@ def calibrate(
                 _fail(f"{os_error_line(exc, export_presets, '--export-presets')}; the presets are in {out}", code=1)
     if not quiet:
         cols = ["dataset", "cell", "objective", "average_loss"]
-        typer.echo(result.table[cols].to_string(index=False))
-        typer.echo(f"presets: {', '.join(sorted(result.presets))} -> {out}")
+        _say(result.table[cols].to_string(index=False))
+        _say(f"presets: {', '.join(sorted(result.presets))} -> {out}")
 
 
 def count_trials(out: Path) -> int:
@@ -814,23 +927,39 @@ def assess(
         ),
     ] = False,
     max_memory: _MaxMemory = None,
+    quick: Annotated[
+        bool,
+        typer.Option(
+            "--quick",
+            metavar="",
+            help="The file's quick size, a first look: the best-fitting world, 2 replicates, 5 repeats at the "
+            "protocol's sample size; wide intervals; results in <name>-quick (ml100k-assess: well under 2 min on 2 "
+            "cores; ml1m-assess: about 2 min).",
+        ),
+    ] = False,
 ) -> None:
-    """Assess an evaluation: dataset + algorithms + protocol -> expected missing-data and sampling error (HTML report)."""
+    """Assess an evaluation: dataset + algorithms + protocol -> expected missing-data and sampling error (HTML report).
+
+    ``--quick`` runs the file's quick size (:meth:`simrec.config.assess.AssessmentSpec.quick`): a first look with
+    wide intervals (``ml100k-assess``: 39 s CPU measured serially, predicted 16 s on 2 quiet cores with
+    ``--jobs 2``; ``ml1m-assess``: predicted about 2.2 min, its LensKit training on 1M ratings dominating).
+    """
     from .assess.cli_text import print_assessment
     from .config import ScenarioError
     from .config.assess import load_assessment
 
     budget = _budget(max_memory, jobs, backend, address)
     try:
-        spec = load_assessment(assessment, budget=budget)
+        spec = load_assessment(assessment, budget=budget, quick=quick)
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, spec.spec.name)
+    _announce(spec.work(), budget.workers)
     from .studies import PHASES, run_assessment
 
     def on_phase(phase: str, message: str) -> None:
         if not quiet:
-            typer.echo(f"[{PHASES.index(phase) + 1}/{len(PHASES)}] {phase}: {message}", err=True)
+            _say(f"[{PHASES.index(phase) + 1}/{len(PHASES)}] {phase}: {message}", err=True)
 
     from .calibration import CalibrationLogError
     from .studies import DatasetLoadError
@@ -846,7 +975,7 @@ def assess(
             _fail(f"{spec.path}: {exc}")
     _print_warnings(outcome.warnings)
     if not quiet:
-        print_assessment(outcome, typer.echo)
+        print_assessment(outcome, _say)
     _figures_failed(outcome)
 
 
@@ -933,6 +1062,99 @@ def _read_dataset(path: Path, kind: str | None, timestamps: bool, **options: Any
         _fail(str(exc))
 
 
+@app.command("sim-to-real")
+def sim_to_real_cmd(
+    dataset: Annotated[
+        Path, typer.Argument(help="Dataset file or folder (MovieLens, Amazon 5-core, Steam, CSV/Parquet).")
+    ],
+    preset: Annotated[
+        list[str],
+        typer.Option(
+            "--preset",
+            "-p",
+            metavar="NAME",
+            help="A calibrated world (repeat for several): a shipped preset '<dataset>/<cell>' "
+            "(e.g. ml-1m/lda-pop) or a preset file ending in .toml.",
+        ),
+    ],
+    out: Annotated[
+        Optional[Path], typer.Option("--out", "-o", help="Folder for metrics.csv and orders.csv (optional).")
+    ] = None,
+    replicates: Annotated[int, typer.Option("--replicates", "-r", min=1, help="Simulations per world.")] = 20,
+    max_users: Annotated[
+        int, typer.Option("--max-users", min=1, help="Evaluated users per dataset (a subsample; all users train).")
+    ] = 500,
+    test_fraction: Annotated[
+        float, typer.Option("--test-fraction", min=0.01, max=0.99, help="Per-user holdout, on both sides.")
+    ] = 0.2,
+    n: Annotated[int, typer.Option("--n", min=1, help="List length.")] = 10,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the splits, simulations and fits.")] = 0,
+    kind: _Kind = None,
+    user_col: _UserCol = None,
+    item_col: _ItemCol = None,
+    rating_col: _RatingCol = None,
+    sep: _Sep = None,
+    min_rating: _MinRating = None,
+    k_core: _KCore = None,
+    quiet: _Quiet = False,
+) -> None:
+    """Do the worlds order LensKit's Popular, ItemKNN and ImplicitMF as the real data does? (one protocol on both
+    sides: a per-user holdout; real vs simulated observed Recall and nDCG with intervals, order agreement)."""
+    from .calibration import ResponseProtocol
+    from .config.files import load_preset
+    from .config.models import WorldSpec
+    from .rundir import os_error_line, path_problem
+    from .studies.sim_to_real import run_sim_to_real, sim_to_real_text
+
+    problems = []
+    if out is not None and (problem := path_problem(out)):
+        problems.append(problem)
+    worlds = []
+    for i, name in enumerate(preset):
+        try:  # a shipped name or a .toml path relative to the current folder; its tables validated as a world's
+            tables = load_preset(name, Path.cwd())
+            spec = WorldSpec.model_validate({"preset": name, **{k: tables[k] for k in ("preference", "observation")}})
+        except (KeyError, ValueError) as exc:
+            problems.append(f"--preset[{i}]: {exc.args[0] if isinstance(exc, KeyError) else exc}")
+            continue
+        worlds.append((spec.label, spec))
+    if problems:
+        _fail("\n".join(problems))
+    inter, _ = _read_dataset(
+        dataset,
+        kind,
+        False,
+        user_col=user_col,
+        item_col=item_col,
+        rating_col=rating_col,
+        sep=sep,
+        min_rating=min_rating,
+        k_core=k_core,
+    )
+    bad = [f"--preset {label}: {p}" for label, w in worlds for p in w.problems(inter, "world")]
+    if bad:
+        _fail("\n".join(bad))
+    protocol = ResponseProtocol(n=n, test_fraction=test_fraction, max_users=max_users)
+
+    def progress(world: str, done: int, total: int) -> None:
+        if not quiet:
+            typer.echo(f"{world}: replicate {done}/{total}", err=True)
+
+    study = run_sim_to_real(inter, worlds, protocol, replicates=replicates, seed=seed, on_progress=progress)
+    if out is not None:
+        from ._io import write_csv
+
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            write_csv(out / "metrics.csv", study.metrics_frame())
+            write_csv(out / "orders.csv", study.orders_frame())
+        except OSError as exc:
+            if _DEBUG["on"]:
+                raise
+            _fail(os_error_line(exc, out), code=1)
+    typer.echo(sim_to_real_text(study))
+
+
 def main(argv: list[str] | None = None) -> None:
     """The console entry point: no traceback reaches the user unless ``--debug`` is given.
 
@@ -946,6 +1168,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args
     configure_matplotlib()  # matplotlib's cache and config in simrec's cache folder, not among HOME's dotfiles
+    _ARGV["args"] = args
     try:
         code = app(args=args, prog_name="simrec", standalone_mode=False)
     except typer.Abort:
@@ -969,6 +1192,8 @@ def main(argv: list[str] | None = None) -> None:
             err=True,
         )
         code = 1
+    finally:
+        _ARGV["args"] = None
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -40,6 +40,8 @@ def test_notebooks_exist():
         "04-li-jin",
         "05-li-dissertation",
         "06-significance",
+        "07-yang",
+        "08-sim-to-real",
     } <= names
 
 

@@ -11,6 +11,7 @@ figures (:mod:`.figures`). Sweeps run with ``simrec calibrate``
 
 from .denoise import DENOISE_KEY, Denoised, denoise, read_denoise_log
 from .objective import (
+    ALGORITHM_RESPONSE,
     AVERAGE_LOSS,
     OBJECTIVES,
     SUM_KL,
@@ -18,6 +19,16 @@ from .objective import (
     CalibrationTarget,
     Objective,
     objective_column,
+)
+from .response import (
+    REFERENCE_ALGORITHMS,
+    AlgorithmResponse,
+    ResponseProtocol,
+    SimToReal,
+    algorithm_response,
+    kendall_tau,
+    response_loss,
+    sim_to_real,
 )
 from .search import CalibrationLogError, SearchResult, Trial, TrialOutcome, gp_search, read_log
 from .space import Cell, Dim, ReferenceShape, sample_points
@@ -28,6 +39,7 @@ __all__ = [
     "Denoised",
     "denoise",
     "read_denoise_log",
+    "ALGORITHM_RESPONSE",
     "AVERAGE_LOSS",
     "OBJECTIVES",
     "SUM_KL",
@@ -35,6 +47,14 @@ __all__ = [
     "objective_column",
     "CalibrationTarget",
     "Objective",
+    "REFERENCE_ALGORITHMS",
+    "AlgorithmResponse",
+    "ResponseProtocol",
+    "SimToReal",
+    "algorithm_response",
+    "kendall_tau",
+    "response_loss",
+    "sim_to_real",
     "CalibrationLogError",
     "SearchResult",
     "Trial",

@@ -9,7 +9,10 @@ on the reference's bins and their KL divergences from the reference
 average relative loss over the four (Tian 2019, §3.4: relative loss = KL / the
 best KL the family reached on that statistic for that dataset), or the sum of
 the four KLs (``"sum_kl"``: the thesis authors' code's ``'all'`` objective,
-"Linear Combined" in their notebooks).
+"Linear Combined" in their notebooks), or that sum plus the algorithm-response
+loss (``"algorithm_response"``, issue 24: the reference algorithms' observed
+metrics on the simulated data against the real data's, under one protocol,
+:mod:`simrec.calibration.response`).
 
 Memory guard: a point whose expected number of true pairs exceeds
 ``max_pairs`` is refused before anything is generated; the search logs the
@@ -21,6 +24,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,11 +46,15 @@ from ..stats import (
 from .search import TrialOutcome
 from .space import Cell, ReferenceShape
 
+if TYPE_CHECKING:
+    from .response import AlgorithmResponse
+
 __all__ = [
     "CalibrationTarget",
     "Objective",
     "AVERAGE_LOSS",
     "SUM_KL",
+    "ALGORITHM_RESPONSE",
     "OBJECTIVES",
     "THESIS_OBJECTIVES",
     "STATISTICS_VARIANTS",
@@ -62,11 +70,16 @@ AVERAGE_LOSS = "average_loss"
 #: but weighs the statistics by their KLs' scales (item popularity's KL is typically
 #: 10-100x the similarity KLs), which the thesis's relative loss avoids.
 SUM_KL = "sum_kl"
+#: Name of the algorithm-response objective (issue 24): :data:`SUM_KL` plus
+#: :func:`simrec.calibration.response.response_loss` (mean relative error of the reference algorithms'
+#: observed metrics + (1 - Kendall tau)/2), so the search sees the strength of the personal signal,
+#: which the four key statistics barely pin down; the KLs keep the statistics in view.
+ALGORITHM_RESPONSE = "algorithm_response"
 #: The objectives of the thesis (Tian 2019, §3.4 and Table 2): the four statistics, then the average loss.
 #: The default of a sweep file.
 THESIS_OBJECTIVES: tuple[str, ...] = (*STATISTICS, AVERAGE_LOSS)
 #: Every objective name. Its order fixes each search's seed (``OBJECTIVES.index``): new names go at the end.
-OBJECTIVES: tuple[str, ...] = (*THESIS_OBJECTIVES, SUM_KL)
+OBJECTIVES: tuple[str, ...] = (*THESIS_OBJECTIVES, SUM_KL, ALGORITHM_RESPONSE)
 #: How the key statistics and their KLs are computed: as the thesis text says (default, :mod:`simrec.stats`) or as
 #: the thesis authors' code does (:mod:`simrec.stats.authors_code`).
 STATISTICS_VARIANTS: tuple[str, ...] = ("thesis", "authors_code")
@@ -78,7 +91,7 @@ DEFAULT_CALIBRATION_MAX_PAIRS = 30_000_000
 
 def objective_column(objective: str) -> str:
     """The column of a sweep table holding ``objective``'s value: ``kl_<statistic>``, ``average_loss`` or ``sum_kl``."""
-    return objective if objective in (AVERAGE_LOSS, SUM_KL) else f"kl_{objective}"
+    return objective if objective in (AVERAGE_LOSS, SUM_KL, ALGORITHM_RESPONSE) else f"kl_{objective}"
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,11 @@ class CalibrationTarget:
         The reference's statistics as the authors' code computes them: when
         given, objectives measure the KLs that way (``statistics =
         "authors_code"`` in a sweep file). Default None: the thesis text's.
+    response : AlgorithmResponse, optional
+        The reference algorithms on the reference data
+        (:func:`simrec.calibration.response.algorithm_response`): required
+        by the ``"algorithm_response"`` objective, whose simulations are
+        evaluated under the same protocol.
     """
 
     name: str
@@ -107,6 +125,7 @@ class CalibrationTarget:
     bins: StatisticBins
     reference: KeyStatistics
     code_reference: AuthorsCodeStatistics | None = None
+    response: AlgorithmResponse | None = None
 
     @property
     def statistics(self) -> str:
@@ -194,6 +213,8 @@ class Objective:
                 raise ValueError(
                     f"`best_kl` must give the family's best KL for {missing} with objective 'average_loss'"
                 )
+        if self.objective == ALGORITHM_RESPONSE and self.target.response is None:
+            raise ValueError("objective 'algorithm_response' needs the target's `response` (the real data's)")
 
     def simulate(self, params: dict[str, float], rng: RNGLike) -> Interactions:
         """The observed data of one simulation at ``params``."""
@@ -259,7 +280,7 @@ class Objective:
             "observed_items": float((observed.item_counts() > 0).sum()),
         }
         undefined = [k for k, v in kls.items() if not math.isfinite(v)]
-        if undefined and (self.objective in (AVERAGE_LOSS, SUM_KL) or self.objective in undefined):
+        if undefined and (self.objective in (AVERAGE_LOSS, SUM_KL, ALGORITHM_RESPONSE) or self.objective in undefined):
             return TrialOutcome(
                 float("nan"), details, refused=f"statistics undefined on the simulated data: {', '.join(undefined)}"
             )
@@ -269,6 +290,30 @@ class Objective:
         elif self.objective == SUM_KL:
             value = sum(kls[s] for s in STATISTICS)
             details[SUM_KL] = value
+        elif self.objective == ALGORITHM_RESPONSE:
+            value = self._response(observed, kls, seed, details)
         else:
             value = kls[self.objective]
         return TrialOutcome(float(value), details)
+
+    def _response(self, observed: Interactions, kls: dict[str, float], seed, details: dict[str, float]) -> float:
+        """Sum of the KLs plus the response loss; the simulated metrics go to ``details`` (``sim_<alg>_<metric>``).
+
+        The algorithms' randomness (split, users, fits) comes from a child of
+        the trial's seed that the simulation does not use, so the value is
+        deterministic in ``(params, seed)``.
+        """
+        from .response import algorithm_response, response_loss
+
+        real = self.target.response
+        child = np.random.SeedSequence(entropy=seed.entropy, spawn_key=(*seed.spawn_key, 2**31 - 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sim = algorithm_response(observed, real.protocol, child)  # type: ignore[union-attr]
+        parts = response_loss(real.means(), sim.means())  # type: ignore[union-attr]
+        details.update({f"sim_{a}_{m}": v for (a, m), v in sim.means().items()})
+        details.update(parts)
+        total = sum(kls[s] for s in STATISTICS)
+        details[SUM_KL] = total
+        details[ALGORITHM_RESPONSE] = total + parts["response_loss"]
+        return details[ALGORITHM_RESPONSE]

@@ -44,18 +44,45 @@ class Dim:
 
 @dataclass(frozen=True)
 class ReferenceShape:
-    """The sizes of a reference dataset that the spaces and models need."""
+    """The sizes of a reference dataset that the spaces and models need.
+
+    ``profile_log_sd`` is the standard deviation of the log profile sizes
+    (the latent-factor model's activity range is a multiple of it); default
+    1.0 for shapes built by hand. It is left out of :meth:`key`, the
+    identity a calibration log records: it is a function of the reference
+    data, which the other sizes and the dataset's name already identify, so
+    logs written before it existed keep their identity.
+    """
 
     n_users: int
     n_items: int
     min_profile: int
     mean_profile: float
     max_profile: int
+    profile_log_sd: float = 1.0
 
     @classmethod
     def of(cls, inter: Interactions) -> ReferenceShape:
         sizes = inter.user_counts()
-        return cls(inter.n_users, inter.n_items, int(sizes.min()), float(sizes.mean()), int(sizes.max()))
+        pos = sizes[sizes > 0]
+        log_sd = float(np.log(pos).std()) if len(pos) > 1 else 0.0
+        return cls(
+            inter.n_users,
+            inter.n_items,
+            int(sizes.min()),
+            float(sizes.mean()),
+            int(sizes.max()),
+            log_sd if log_sd > 0 else 1.0,
+        )
+
+    @property
+    def density(self) -> float:
+        """Mean profile over the number of items: the share of (user, item) cells observed."""
+        return self.mean_profile / self.n_items
+
+    def key(self) -> dict[str, float]:
+        """The sizes that identify the reference in a calibration log (all but ``profile_log_sd``)."""
+        return {k: v for k, v in self.__dict__.items() if k != "profile_log_sd"}
 
 
 class Cell(Protocol):

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..stats import STATISTICS
 from .denoise import Denoised
-from .objective import AVERAGE_LOSS, SUM_KL, Objective, objective_column
+from .objective import ALGORITHM_RESPONSE, AVERAGE_LOSS, SUM_KL, Objective, objective_column
 from .search import SearchResult, Trial, TrialOutcome, gp_search
 
 __all__ = [
@@ -88,7 +88,7 @@ def _digest(objective: Objective, n_initial: int, seed: int, fixed: dict[str, fl
     blob = json.dumps(
         {
             "dataset": objective.target.name,
-            "shape": objective.target.shape.__dict__,
+            "shape": objective.target.shape.key(),
             "preference": objective.cell.preference,
             "observation": objective.cell.observation,
             "objective": objective.objective,
@@ -101,6 +101,8 @@ def _digest(objective: Objective, n_initial: int, seed: int, fixed: dict[str, fl
             "fixed": fixed,
             # only when not the default, so logs written before the variant existed keep their identity
             **({} if objective.target.statistics == "thesis" else {"statistics": objective.target.statistics}),
+            **({} if objective.target.response is None else {"response": repr(objective.target.response.protocol)}),
+            **({} if getattr(objective.cell, "ratings", None) is None else {"ratings": repr(objective.cell.ratings)}),
         },
         sort_keys=True,
         default=str,
@@ -208,7 +210,9 @@ def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, fl
     over the de-noising seeds, with their standard deviations (``sd_kl_*``),
     the number of evaluations (``n_denoise``) and the search's best single
     value (``single_best_value``) beside them. A ``sum_kl`` column (the sum of
-    the four KLs) is added when a cell was searched on that objective.
+    the four KLs) is added when a cell was searched on that objective, and
+    ``algorithm_response`` with its parts (``response_rel_error``,
+    ``response_tau``) likewise.
     """
     rows = []
     denoised = any(c.denoised for c in cells)
@@ -234,6 +238,11 @@ def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, fl
         row["average_loss"] = sum(rel.values()) / len(rel)
         if any(x.objective == SUM_KL for x in cells):
             row[SUM_KL] = sum(kls[s] for s in STATISTICS)
+        if any(x.objective == ALGORITHM_RESPONSE for x in cells):
+            # its value and parts at the chosen point (de-noised means when de-noised); NaN for other objectives
+            got = c.denoised[0].details_mean if c.denoised else c.best.details
+            for key in (ALGORITHM_RESPONSE, "response_rel_error", "response_tau"):
+                row[key] = got.get(key, math.nan) if c.objective == ALGORITHM_RESPONSE else math.nan
         if denoised:
             row["n_denoise"] = c.denoised[0].n if c.denoised else 0
             row["single_best_value"] = c.best.value

@@ -16,6 +16,12 @@ Example (``calibration/ml-100k.toml``):
     denoise_top = 5                # the 5 best trials of every search ...
     denoise_seeds = 10             # ... re-evaluated with 10 fresh simulations each (0: off); presets from the
                                    # de-noised best, tables with mean ± sd
+    # [response]                   # the "algorithm_response" objective's protocol (issue 24; defaults shown):
+    # algorithms = ["Popular", "ItemKNN", "ImplicitMF"]
+    # metrics = ["recall", "ndcg"]
+    # n = 10
+    # test_fraction = 0.2          # per-user holdout, on the real and the simulated data alike
+    # max_users = 500              # evaluated users (a subsample; all users train the algorithms)
     statistics = "thesis"          # or "authors_code": the thesis authors' code's statistics and KL
                                    # (simrec.stats.authors_code: exact counts, unobserved items at 0,
                                    # 'auto' similarity bins on (-1, 1), eps = min count / 10)
@@ -36,13 +42,37 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from simrec.calibration.objective import DEFAULT_CALIBRATION_MAX_PAIRS, OBJECTIVES, THESIS_OBJECTIVES
+from simrec.calibration.objective import (
+    ALGORITHM_RESPONSE,
+    DEFAULT_CALIBRATION_MAX_PAIRS,
+    OBJECTIVES,
+    THESIS_OBJECTIVES,
+)
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
 from simrec.config.budget import BYTES_PER_PAIR, Budget, Need, Needs
+from simrec.config.cost import BYTES_PER_RATING, TRUE_PAIRS_PER_OBSERVED, Work, file_bytes
 from simrec.config.datasets import DatasetSpec
-from simrec.config.models import PREFERENCE_MODELS, THESIS_SAMPLERS, CellSpec, PreferenceTag, SamplerTag
+from simrec.config.models import THESIS_PREFERENCES, THESIS_SAMPLERS, CellSpec, PreferenceTag, RatingsSpec, SamplerTag
 
-__all__ = ["SweepSpec", "load_sweep_spec"]
+__all__ = ["SweepSpec", "ResponseSpec", "load_sweep_spec"]
+
+
+class ResponseSpec(Strict):
+    """The ``[response]`` table: the algorithm-response objective's protocol
+    (:class:`simrec.calibration.response.ResponseProtocol`)."""
+
+    algorithms: list[Literal["Popular", "ItemKNN", "ImplicitMF"]] = Field(
+        default_factory=lambda: ["Popular", "ItemKNN", "ImplicitMF"], min_length=2
+    )
+    metrics: list[Literal["recall", "ndcg"]] = Field(default_factory=lambda: ["recall", "ndcg"], min_length=1)
+    n: int = Field(default=10, ge=1)
+    test_fraction: float = Field(default=0.2, gt=0, lt=1)
+    max_users: int | None = Field(default=500, ge=1)
+
+    def build(self):
+        from simrec.calibration.response import ResponseProtocol
+
+        return ResponseProtocol(tuple(self.algorithms), tuple(self.metrics), self.n, self.test_fraction, self.max_users)
 
 
 class SweepSpec(Strict):
@@ -51,9 +81,9 @@ class SweepSpec(Strict):
     seed: int = Field(ge=0)
     n_calls: int = Field(default=150, ge=1)
     n_initial: int = Field(default=25, ge=1)
-    preferences: list[PreferenceTag] = Field(default_factory=lambda: list(PREFERENCE_MODELS.tags), min_length=1)
-    # the thesis's two samplers by default (not every registered one: a sampler added later, e.g. the
-    # preference-driven one, must not change what an existing sweep file calibrates)
+    # the thesis's cells by default (not every registered model: one added later, e.g. the latent-factor truths
+    # or the preference-driven sampler, must not change what an existing sweep file calibrates)
+    preferences: list[PreferenceTag] = Field(default_factory=lambda: list(THESIS_PREFERENCES), min_length=1)
     observations: list[SamplerTag] = Field(default_factory=lambda: list(THESIS_SAMPLERS), min_length=1)
     objectives: list[Literal[OBJECTIVES]] = Field(default_factory=lambda: list(THESIS_OBJECTIVES), min_length=1)  # type: ignore[valid-type]
     statistics: Literal["thesis", "authors_code"] = Field(
@@ -63,6 +93,10 @@ class SweepSpec(Strict):
     denoise_seeds: int = Field(default=10, ge=0, description="fresh simulations per re-evaluated trial (0: off)")
     max_pairs: int | None = Field(default=None, ge=1)
     stat_pairs: int = Field(default=1_000_000, ge=1)
+    response: ResponseSpec | None = None
+    ratings: RatingsSpec | None = Field(
+        default=None, description="rate the observed pairs (the dataset's scale and min_rating); searched too"
+    )
     dataset: list[DatasetSpec] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -70,14 +104,44 @@ class SweepSpec(Strict):
         if self.n_initial > self.n_calls:
             raise ValueError(f"`n_initial` ({self.n_initial}) must not exceed `n_calls` ({self.n_calls})")
         no_repeats(self, "preferences", "observations", "objectives")
+        if self.response is not None:
+            no_repeats(self.response, "algorithms", "metrics")
         names = [d.name for d in self.dataset]
         if len(set(names)) != len(names):
             raise ValueError(f"dataset names must be unique; got {names}")
         return self
 
+    def response_protocol(self):
+        """The algorithm-response protocol (the ``[response]`` table, or its defaults) when the objective is
+        searched, else None."""
+        if ALGORITHM_RESPONSE not in self.objectives:
+            return None
+        return (self.response or ResponseSpec()).build()
+
     def cells(self) -> list[CellSpec]:
         """The (preference, observation) cells in the spec's order."""
-        return [CellSpec(preference=p, observation=o) for p in self.preferences for o in self.observations]
+        return [
+            CellSpec(preference=p, observation=o, ratings=self.ratings)
+            for p in self.preferences
+            for o in self.observations
+        ]
+
+    def work(self, spec_path: str | Path, n_calls: int | None = None) -> Work:
+        """The sweep's work (:mod:`simrec.config.cost`): every search's trials (``n_calls``, default the spec's,
+        and the de-noising's ``denoise_top`` x ``denoise_seeds`` re-evaluations), each one simulation of
+        about :data:`~simrec.config.cost.TRUE_PAIRS_PER_OBSERVED` true pairs per rating of the dataset (its
+        ratings counted from the file's size, :func:`~simrec.config.cost.sizes_from_file`; at most
+        ``max_pairs``) and ``stat_pairs`` pairs per statistic; one task per search. The Gaussian process's own
+        fits are not counted (a few seconds per search of 150 calls)."""
+        trials = float((n_calls or self.n_calls) + self.denoise_top * self.denoise_seeds)
+        searches = float(len(self.cells()) * len(self.objectives))
+        limit = float(self.max_pairs or DEFAULT_CALIBRATION_MAX_PAIRS)
+        parts = []
+        for d in self.dataset:
+            ratings = file_bytes(d.resolve(spec_path)) / BYTES_PER_RATING
+            pairs = min(TRUE_PAIRS_PER_OBSERVED * ratings, limit) + self.stat_pairs
+            parts.append(Work(pairs=pairs * trials, tasks=1.0).times(searches))
+        return Work.total(parts)
 
     def memory_needs(self) -> Needs:
         """Task kinds (one GP search) and parent-side needs (:mod:`simrec.config.budget`)."""

@@ -25,11 +25,13 @@ objective), ``summary.md`` (the same as markdown tables),
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from simrec._io import write_bytes, write_csv, write_text
@@ -92,11 +94,16 @@ def load_targets(
         except (DatasetError, TypeError) as exc:
             raise DatasetLoadError(f"{spec_path}: dataset[{i}] ({ref.name}): {exc}") from None
         try:
-            targets.append(
-                CalibrationTarget.from_interactions(
-                    ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs, statistics=spec.statistics
-                )
+            target = CalibrationTarget.from_interactions(
+                ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs, statistics=spec.statistics
             )
+            protocol = spec.response_protocol()
+            if protocol is not None:  # the real data's response, its randomness from the sweep's seed
+                from simrec.calibration.response import algorithm_response
+
+                real = algorithm_response(inter, protocol, np.random.SeedSequence([spec.seed, i]))
+                target = dataclasses.replace(target, response=real)
+            targets.append(target)
         except ValueError as exc:
             raise DatasetLoadError(f"{spec_path}: dataset[{i}]: {exc}") from None
     return targets
@@ -282,7 +289,7 @@ def _write_presets(
     for c in results:
         if c.dataset != t.name or c.objective != preset_objective:
             continue
-        cell = CellSpec(preference=c.preference, observation=c.observation)
+        cell = CellSpec(preference=c.preference, observation=c.observation, ratings=sweep.spec.ratings)
         fit = {f"kl_{s}": float(v) for s, v in c.kls().items()}
         fit["average_loss"] = (
             float(sum(fit[f"kl_{s}"] / best[s] for s in STATISTICS) / len(STATISTICS))

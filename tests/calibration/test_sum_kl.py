@@ -49,8 +49,16 @@ def test_sum_kl_is_the_sum_of_the_four_kls_of_the_same_simulation():
 
 def test_names_seeds_and_default_objectives():
     # new objectives go at the end, so the seeds of the thesis's searches (OBJECTIVES.index) never move
-    assert OBJECTIVES[: len(THESIS_OBJECTIVES)] == THESIS_OBJECTIVES and OBJECTIVES[-1] == SUM_KL
-    assert [objective_column(o) for o in OBJECTIVES] == [*(f"kl_{s}" for s in STATISTICS), "average_loss", "sum_kl"]
+    assert OBJECTIVES[: len(THESIS_OBJECTIVES)] == THESIS_OBJECTIVES and OBJECTIVES[-2:] == (
+        SUM_KL,
+        "algorithm_response",
+    )
+    assert [objective_column(o) for o in OBJECTIVES] == [
+        *(f"kl_{s}" for s in STATISTICS),
+        "average_loss",
+        "sum_kl",
+        "algorithm_response",
+    ]
     spec = SweepSpec.model_validate(
         {"name": "x", "seed": 1, "dataset": [{"name": "d", "path": "d", "kind": "movielens"}]}
     )

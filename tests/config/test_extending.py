@@ -221,7 +221,8 @@ def test_toy_rules_and_key_paths_come_from_their_specs(toys, tmp_path):
     with pytest.raises(ScenarioError, match=r"world\[0\]\.preference\.width: must be <= the number of items \(90\)"):
         load_scenario(_write(tmp_path, SCENARIO.replace("width = 12", "width = 200")))
     with pytest.raises(
-        ScenarioError, match=r"does not match any of the expected tags: 'uniform', 'ibp', 'lda', 'band'"
+        ScenarioError,
+        match=r"does not match any of the expected tags: 'uniform', 'ibp', 'lda', 'hpf', 'factor', 'band'",
     ):
         load_scenario(_write(tmp_path, SCENARIO.replace('model = "band", width = 12', 'model = "bands"')))
 
@@ -242,11 +243,18 @@ def test_toy_cell_is_calibratable(toys):
     assert [d.name for d in cell.search_space(ref)] == ["width", "m_low", "pareto_alpha", "m_high"]
     pref, profile, sampler = cell.models({"width": 7.0, "m_low": 3.0, "pareto_alpha": 1.0, "m_high": 30.0}, ref)
     assert isinstance(pref, Band) and pref.width == 7 and sampler.exponent == -1.0
-    assert list(PREFERENCE_SPECS) == ["uniform", "ibp", "lda", "band"]  # appended: the thesis cells keep their seeds
+    assert list(PREFERENCE_SPECS) == [
+        "uniform",
+        "ibp",
+        "lda",
+        "hpf",
+        "factor",
+        "band",
+    ]  # appended: the thesis cells keep their seeds
 
 
 def test_the_unions_are_restored_after_the_test(tmp_path):
-    assert PREFERENCE_MODELS.tags == ("uniform", "ibp", "lda")
+    assert PREFERENCE_MODELS.tags == ("uniform", "ibp", "lda", "hpf", "factor")
     assert SAMPLER_MODELS.tags == ("uniform", "popularity", "preference")
     with pytest.raises(ScenarioError, match="Input tag 'band' found using 'model' does not match"):
         load_scenario(_write(tmp_path, SCENARIO))

@@ -79,7 +79,11 @@ def test_a_stress_source_world_takes_a_preset_path(exported, tmp_path):
         ("not toml", "presets/bad.toml", "preset file {tmp}/presets/bad.toml: not valid TOML"),
         ("scenario", "presets/scen.toml", "not a preset (needs [preference] and [observation] tables"),
         ("half", "presets/half.toml", "missing: observation, unexpected: none"),
-        (None, "nowhere/nothing", "unknown preset 'nowhere/nothing'; available: ciaodvd-5core/ibp-pop"),
+        (
+            None,
+            "nowhere/nothing",
+            "unknown preset 'nowhere/nothing'; available: ciaodvd-5core/factor-pref, ciaodvd-5core/hpf-pref, ciaodvd-5core/ibp-pop",
+        ),
     ],
 )
 def test_bad_presets_are_reported_with_file_key_and_rule(tmp_path, setup, preset, needle):

@@ -30,6 +30,15 @@ Pareto m_high ±20% of the largest profile             (0.8 s_hi, 1.2 s_hi), abo
 Pareto α      (0.1, 20)                               (0.1, 20), log scale
 ============  =====================================  =====================================
 
+The issue-24 models (no thesis range; spaces derived from the reference, ρ
+its density = s̄/I, σ_s the log-sd of its profile sizes): HPF K in [5, 100]
+(integer), a, c in [0.05, 3] and a', c' in [0.3, 10] (log), d' = 1 and b'
+solved from the truth density searched in [ρ, min(0.5, 20ρ)] (log);
+LatentFactor K in [2, 50] (integer), signal and pop_exponent in [0, 4], λ as
+Unif λ, activity_sd in [0.5 σ_s, 2 σ_s]; the preference sampler's a in
+[-0.5, 3], b in [0, 4], dislike_rate in [0, 1]; ratings' κ in [0.2, 5]
+(log) and σ in [0, 2], their scale and ``min_rating`` the dataset's.
+
 The Pareto α is searched as ``pareto_alpha`` (IBP has an ``alpha`` too).
 """
 
@@ -40,14 +49,18 @@ from simrec.config.models.base import (
     PopulationSpec,
     Sizes,
 )
+from simrec.config.models.factor import LatentFactorSpec
+from simrec.config.models.hpf import HPFSpec
 from simrec.config.models.ibp import IBPSpec
 from simrec.config.models.lda import LDASpec
 from simrec.config.models.preference_sampler import PreferenceSamplerSpec
 from simrec.config.models.profiles import BetaBinomialSpec, ParetoSpec
+from simrec.config.models.ratings import RatingsSpec
 from simrec.config.models.registry import (
     PREFERENCE_MODELS,
     PROFILE_MODELS,
     SAMPLER_MODELS,
+    THESIS_PREFERENCES,
     THESIS_SAMPLERS,
     PreferenceSpec,
     PreferenceTag,
@@ -72,15 +85,19 @@ __all__ = [
     "UniformSpec",
     "IBPSpec",
     "LDASpec",
+    "HPFSpec",
+    "LatentFactorSpec",
     "ParetoSpec",
     "BetaBinomialSpec",
     "UniformSamplerSpec",
     "PopularitySamplerSpec",
+    "PreferenceSamplerSpec",
+    "RatingsSpec",
     "PREFERENCE_MODELS",
+    "THESIS_PREFERENCES",
+    "THESIS_SAMPLERS",
     "PROFILE_MODELS",
     "SAMPLER_MODELS",
-    "THESIS_SAMPLERS",
-    "PreferenceSamplerSpec",
     "PREFERENCE_SPECS",
     "PreferenceSpec",
     "ProfileSpec",

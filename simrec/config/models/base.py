@@ -12,7 +12,7 @@ none of them names a model (``docs/design.md``, "Adding a model").
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, get_args
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
@@ -134,6 +134,18 @@ class BaseSamplerSpec(Strict):
     def memory_bytes(self, model: PreferenceModel, population: Sizes) -> float:
         """Bytes the sampler adds to one replicate beyond the truth's budget (0: it keeps a subset of the truth)."""
         return 0.0
+
+    @staticmethod
+    def search_space(ref: ReferenceShape) -> list[Dim]:
+        """The sampler's calibration dimensions (none for a sampler without parameters); their names must
+        differ from every preference model's and the profile's (prefix them, e.g. ``obs_pop_exponent``)."""
+        return []
+
+    @classmethod
+    def from_point(cls, point: dict[str, float], ref: ReferenceShape) -> BaseSamplerSpec:
+        """The spec at a point of :meth:`search_space` (default: the sampler at its defaults)."""
+        (tag,) = get_args(cls.model_fields["model"].annotation)
+        return cls.model_validate({"model": tag})
 
     @model_serializer(mode="wrap")
     def _bare_tag(self, handler: SerializerFunctionWrapHandler) -> Any:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from simrec.config.models.base import BasePreferenceSpec, BaseProfileSpec, BaseSamplerSpec
+from simrec.config.models.factor import LatentFactorSpec
+from simrec.config.models.hpf import HPFSpec
 from simrec.config.models.ibp import IBPSpec
 from simrec.config.models.lda import LDASpec
 from simrec.config.models.preference_sampler import PreferenceSamplerSpec
@@ -22,10 +24,11 @@ from simrec.config.models.uniform import UniformSpec
 from simrec.config.union import SpecUnion, TagOf
 
 __all__ = [
+    "THESIS_PREFERENCES",
+    "THESIS_SAMPLERS",
     "PREFERENCE_MODELS",
     "PROFILE_MODELS",
     "SAMPLER_MODELS",
-    "THESIS_SAMPLERS",
     "PreferenceSpec",
     "ProfileSpec",
     "SamplerSpec",
@@ -33,19 +36,23 @@ __all__ = [
     "SamplerTag",
 ]
 
-#: Preference models by their ``model`` tag: uniform, ibp, lda.
-PREFERENCE_MODELS: SpecUnion[BasePreferenceSpec] = SpecUnion("model", UniformSpec, IBPSpec, LDASpec)
+#: Preference models by their ``model`` tag: uniform, ibp, lda (the thesis's), hpf, factor (issue 24).
+PREFERENCE_MODELS: SpecUnion[BasePreferenceSpec] = SpecUnion(
+    "model", UniformSpec, IBPSpec, LDASpec, HPFSpec, LatentFactorSpec
+)
+#: The thesis's preference models and samplers (§3.1-3.2, its six cells): what calibration sweeps and
+#: assessments use when told nothing else, so that a model registered later (issue 24's latent-factor truths,
+#: the preference-driven sampler) changes no existing sweep or assessment.
+THESIS_PREFERENCES: tuple[str, ...] = ("uniform", "ibp", "lda")
+THESIS_SAMPLERS: tuple[str, ...] = ("uniform", "popularity")
 #: Profile-size models by their ``model`` tag: pareto, beta_binomial.
 PROFILE_MODELS: SpecUnion[BaseProfileSpec] = SpecUnion("model", ParetoSpec, BetaBinomialSpec)
-#: Observation samplers by their ``model`` tag (a bare tag is the sampler at its defaults): uniform, popularity,
-#: preference.
+#: Observation samplers by their ``model`` tag (a bare tag is the sampler at its defaults): uniform, popularity
+#: (the thesis's), preference (issue 24).
 SAMPLER_MODELS: SpecUnion[BaseSamplerSpec] = SpecUnion(
     "model", UniformSamplerSpec, PopularitySamplerSpec, PreferenceSamplerSpec, shorthand=True
 )
 
-#: The thesis's samplers (§3.2.2-3.2.3): what calibration sweeps and assessments use when told nothing else, so
-#: that a sampler registered later (the preference-driven one) changes no existing sweep or assessment.
-THESIS_SAMPLERS: tuple[str, ...] = ("uniform", "popularity")
 
 #: A ``preference`` table (the type of a field holding one).
 PreferenceSpec = Annotated[BasePreferenceSpec, PREFERENCE_MODELS]

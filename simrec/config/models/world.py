@@ -6,7 +6,8 @@ search space) is asked of its spec (:mod:`simrec.config.models.base`).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ModelWrapValidatorHandler, ValidationError, model_validator
 from pydantic_core import InitErrorDetails
@@ -14,8 +15,10 @@ from pydantic_core import InitErrorDetails
 from simrec.calibration.space import Dim, ReferenceShape
 from simrec.config.base import SafeName, Strict, check_safe_name
 from simrec.config.budget import BYTES_PER_ITEM, BYTES_PER_PAIR, BYTES_PER_SCORE, SCORE_BLOCK_USERS, Need
+from simrec.config.cost import Work
 from simrec.config.models.base import Sizes
 from simrec.config.models.profiles import ParetoSpec
+from simrec.config.models.ratings import RatingsSpec
 from simrec.config.models.registry import (
     PREFERENCE_MODELS,
     SAMPLER_MODELS,
@@ -27,22 +30,30 @@ from simrec.config.models.registry import (
 )
 from simrec.experiment import World
 
+if TYPE_CHECKING:
+    from simrec.config.recommenders import BaseRecommenderSpec
+
 __all__ = ["ObservationSpec", "WorldSpec", "CellSpec", "cell_name"]
 
 
 class ObservationSpec(Strict):
-    """Profile sizes and the sampler that picks the observed likes (uniform = MAR, popularity = MNAR)."""
+    """Profile sizes and the sampler that picks the observed pairs (uniform = MAR, popularity = MNAR, preference =
+    popularity and preference, with consumed dislikes); optionally ``ratings`` on the observed pairs (the sampler
+    is then wrapped in :class:`~simrec.observation.Rated`)."""
 
     sampler: SamplerSpec
     profile: ProfileSpec
+    ratings: RatingsSpec | None = None
 
     def build(self) -> tuple[Any, Any]:
         """``(profile_model, sampler)``."""
-        return self.profile.build(), self.sampler.build()
+        sampler = self.sampler.build()
+        return self.profile.build(), sampler if self.ratings is None else self.ratings.wrap(sampler)
 
     def problems(self, items: int, where: str, items_label: str) -> list[str]:
-        """Rules against the world's item count (``items``, named ``items_label``)."""
-        return self.profile.problems(items, f"{where}.profile", items_label)
+        """Rules against the world's item count (``items``, named ``items_label``) and the ratings' scale."""
+        out = self.profile.problems(items, f"{where}.profile", items_label)
+        return out + (self.ratings.problems(f"{where}.ratings") if self.ratings is not None else [])
 
 
 _INCOMPLETE = "a world needs `preset`, or both `preference` and `observation`"
@@ -91,7 +102,7 @@ class WorldSpec(Strict):
             return self.name
         if self.preset:
             return self.preset.replace("\\", "/").split("/")[-1].removesuffix(".toml")
-        return cell_name(self.preference.model, self.observation.sampler.model)
+        return cell_name(self.preference.model, self.observation.sampler.model, self.observation.ratings is not None)
 
     def item_count(self, population: Sizes) -> int:
         """The world's number of items (its preference model's, :meth:`BasePreferenceSpec.item_count
@@ -124,6 +135,14 @@ class WorldSpec(Strict):
         problems += self.observation.problems(items, f"{where}.observation", self.preference.item_count_label)
         return problems
 
+    def work(self, population: Sizes, recommenders: Sequence[BaseRecommenderSpec] = ()) -> Work:
+        """One replicate (:mod:`simrec.config.cost`): its expected true pairs, and each of ``recommenders``
+        scoring every user x expected item."""
+        model = self.preference.build(population)
+        items = float(model.expected_items())
+        users = float(population.n_users)
+        return Work.total([Work(pairs=float(model.expected_pairs())), *(r.work(users, items) for r in recommenders)])
+
     def memory_need(self, population: Sizes, where: str, *, n_lists: int, score_users: int) -> Need:
         """One replicate of the world (truth -> observe -> split -> ``n_lists`` lists per user; dense score
         blocks over ``score_users`` users if nonzero), :mod:`simrec.config.budget`'s costs."""
@@ -153,35 +172,45 @@ class WorldSpec(Strict):
         return World(name or self.label, self.preference.build(population), profile, sampler, max_pairs)
 
 
-def cell_name(preference: str, sampler: str) -> str:
+def cell_name(preference: str, sampler: str, rated: bool = False) -> str:
     """``"ibp-pop"`` for (``"ibp"``, ``"popularity"``), ``"lda-unif"`` for (``"lda"``, ``"uniform"``): the
-    preference model's tag and the sampler's :attr:`~simrec.config.models.base.BaseSamplerSpec.cell`."""
-    return f"{preference}-{SAMPLER_MODELS[sampler].cell}"
+    preference model's tag and the sampler's :attr:`~simrec.config.models.base.BaseSamplerSpec.cell`
+    (``"hpf-pref-rated"`` for a cell with ratings)."""
+    return f"{preference}-{SAMPLER_MODELS[sampler].cell}" + ("-rated" if rated else "")
 
 
 class CellSpec(Strict):
-    """A calibration cell: a preference model and a sampler (at its defaults), profile sizes truncated Pareto.
+    """A calibration cell: a preference model and a sampler, profile sizes truncated Pareto, optionally ratings.
 
     Implements what :class:`simrec.calibration.Objective` needs of a cell:
-    ``search_space(ref)`` and ``models(point, ref)``.
+    ``search_space(ref)`` and ``models(point, ref)``. A sampler with
+    parameters (the preference sampler) has them searched too
+    (:meth:`BaseSamplerSpec.search_space <simrec.config.models.base.BaseSamplerSpec.search_space>`);
+    ``ratings`` gives the dataset's rating scale and ``min_rating``, and adds
+    the ratings' shape and noise to the search (:class:`RatingsSpec`).
     """
 
     preference: PreferenceTag
     observation: SamplerTag
+    ratings: RatingsSpec | None = None
 
     @property
     def name(self) -> str:
-        return cell_name(self.preference, self.observation)
+        return cell_name(self.preference, self.observation, self.ratings is not None)
 
     def search_space(self, ref: ReferenceShape) -> list[Dim]:
-        """The cell's dimensions in a fixed order: the preference model's, then the profile's."""
-        return PREFERENCE_MODELS[self.preference].search_space(ref) + ParetoSpec.search_space(ref)
+        """The cell's dimensions in a fixed order: the preference model's, the profile's, the sampler's, then the
+        ratings' (the thesis's cells: the preference model's and the profile's)."""
+        dims = PREFERENCE_MODELS[self.preference].search_space(ref) + ParetoSpec.search_space(ref)
+        dims += SAMPLER_MODELS[self.observation].search_space(ref)
+        return dims + (RatingsSpec.search_space() if self.ratings is not None else [])
 
     def world_spec(self, point: dict[str, Any], ref: ReferenceShape, name: str | None = None) -> WorldSpec:
         """The world at a point of the search space (the spec a preset file holds)."""
         pref = PREFERENCE_MODELS[self.preference].from_point(point, ref)
-        sampler = SAMPLER_MODELS[self.observation].model_validate({"model": self.observation})
-        obs = ObservationSpec(sampler=sampler, profile=ParetoSpec.from_point(point))
+        sampler = SAMPLER_MODELS[self.observation].from_point(point, ref)
+        ratings = None if self.ratings is None else self.ratings.at_point(point)
+        obs = ObservationSpec(sampler=sampler, profile=ParetoSpec.from_point(point), ratings=ratings)
         return WorldSpec(name=name, preference=pref, observation=obs)
 
     def models(self, point: dict[str, Any], ref: ReferenceShape) -> tuple[Any, Any, Any]:

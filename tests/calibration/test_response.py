@@ -1,0 +1,160 @@
+"""The algorithm-response objective and the sim-to-real comparison (issue 24)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simrec.calibration import (
+    ALGORITHM_RESPONSE,
+    AlgorithmResponse,
+    CalibrationTarget,
+    Objective,
+    ResponseProtocol,
+    algorithm_response,
+    kendall_tau,
+    response_loss,
+    sim_to_real,
+)
+from simrec.config.models import CellSpec
+from simrec.preference import LatentFactor
+
+TWO = ResponseProtocol(algorithms=("Popular", "ItemKNN"), metrics=("recall",), n=5, max_users=40)
+
+
+def _response(protocol: ResponseProtocol, means: dict[str, float], n_users: int = 400, sd: float = 0.05, seed=0):
+    """Per-user values with the given means exactly (centred noise) for every metric."""
+    rng = np.random.default_rng(seed)
+    values = {}
+    for m in protocol.metrics:
+        for a in protocol.algorithms:
+            noise = rng.normal(0, sd, n_users)
+            values[(a, m)] = means[a] + noise - noise.mean()
+    return AlgorithmResponse(protocol, values)
+
+
+def test_kendall_tau_of_equal_and_reversed_orders():
+    assert kendall_tau([1, 2, 3], [10, 20, 30]) == pytest.approx(1.0)
+    assert kendall_tau([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    # one discordant pair of three: (2 - 1) / 3
+    assert kendall_tau([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
+    assert np.isnan(kendall_tau([1.0], [2.0]))
+
+
+def test_response_loss_is_relative_error_plus_half_one_minus_tau():
+    real = {("A", "recall"): 0.1, ("B", "recall"): 0.2, ("C", "recall"): 0.3}
+    assert response_loss(real, dict(real)) == {"response_loss": 0.0, "response_rel_error": 0.0, "response_tau": 1.0}
+    rev = {("A", "recall"): 0.3, ("B", "recall"): 0.2, ("C", "recall"): 0.1}
+    got = response_loss(real, rev)
+    rel = (2.0 + 0.0 + 2 / 3) / 3  # |0.3-0.1|/0.1, 0, |0.1-0.3|/0.3
+    assert got["response_tau"] == pytest.approx(-1.0)
+    assert got["response_rel_error"] == pytest.approx(rel)
+    assert got["response_loss"] == pytest.approx(rel + 1.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"algorithms": ("Popular",)}, "at least two distinct names"),
+        ({"algorithms": ("Popular", "SVD")}, "got \\['Popular', 'SVD'\\]"),
+        ({"metrics": ("precision",)}, "`metrics` must be names of"),
+        ({"test_fraction": 1.0}, "`test_fraction` must be in \\(0, 1\\); got 1.0"),
+        ({"max_users": 0}, "max_users"),
+    ],
+)
+def test_protocol_refuses_bad_values(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ResponseProtocol(**kwargs)
+
+
+def test_sim_to_real_intervals_ties_and_agreement():
+    p = ResponseProtocol(algorithms=("Popular", "ItemKNN", "ImplicitMF"), metrics=("recall",))
+    real = _response(p, {"Popular": 0.05, "ItemKNN": 0.10, "ImplicitMF": 0.1001})
+    # 3 replicates with ImplicitMF ahead of ItemKNN, 1 behind; Popular always last
+    sims = [
+        _response(p, {"Popular": 0.04, "ItemKNN": 0.09, "ImplicitMF": x}, seed=i + 1)
+        for i, x in enumerate([0.10, 0.11, 0.12, 0.08])
+    ]
+    res = sim_to_real(real, sims, "w")
+    row = res.table.set_index("algorithm").loc["ImplicitMF"]
+    assert row["real"] == pytest.approx(0.1001) and row["sim"] == pytest.approx(0.1025)
+    assert row["real_low"] < 0.1001 < row["real_high"]
+    half = 1.959963984540054 * 0.05 / np.sqrt(400)  # the normal interval's half width, sd ~ 0.05
+    assert row["real_high"] - row["real_low"] == pytest.approx(2 * half, rel=0.1)
+    reps = np.array([0.10, 0.11, 0.12, 0.08])
+    t_half = 3.182446305284263 * reps.std(ddof=1) / 2  # t(0.975, 3) * sd / sqrt(4)
+    assert row["sim_high"] - row["sim_low"] == pytest.approx(2 * t_half)
+    assert row["rel_error"] == pytest.approx((0.1025 - 0.1001) / 0.1001)
+    orders = res.orders.set_index(["a", "b"])
+    assert orders.loc[("Popular", "ItemKNN"), "real_order"] == "Popular < ItemKNN"
+    assert orders.loc[("Popular", "ItemKNN"), "agreement"] == 1.0
+    assert orders.loc[("ItemKNN", "ImplicitMF"), "real_order"] == "tie"  # a gap of 1e-4 within its interval
+    assert np.isnan(orders.loc[("ItemKNN", "ImplicitMF"), "agreement"])
+    # the real means order ImplicitMF > ItemKNN > Popular: replicates 0-2 reproduce it, replicate 3 does not
+    assert res.full_order_agreement["recall"] == pytest.approx(0.75)
+    assert res.disagrees() == []
+
+
+def test_sim_to_real_refuses_two_protocols():
+    real = _response(TWO, {"Popular": 0.1, "ItemKNN": 0.2})
+    other = _response(
+        ResponseProtocol(algorithms=("Popular", "ItemKNN"), metrics=("recall",), n=10), {"Popular": 0.1, "ItemKNN": 0.2}
+    )
+    with pytest.raises(ValueError, match="one protocol on both sides"):
+        sim_to_real(real, [other])
+
+
+def _small_data(seed=0):
+    model = LatentFactor(n_users=120, n_items=90, n_factors=4, signal=2.0, pop_exponent=1.0, lam=20.0)
+    return model.generate(np.random.default_rng(seed))
+
+
+@pytest.mark.slow  # LensKit's ItemKNN
+def test_algorithm_response_is_reproducible_and_paired():
+    data = _small_data()
+    a = algorithm_response(data, TWO, 5)
+    b = algorithm_response(data, TWO, 5)
+    for key in a.values:
+        np.testing.assert_array_equal(a.values[key], b.values[key])
+    assert len(a.values[("Popular", "recall")]) == len(a.values[("ItemKNN", "recall")]) == 40
+    assert all(0 <= v <= 1 for v in a.means().values())
+
+
+@pytest.mark.slow  # LensKit's ItemKNN
+def test_objective_algorithm_response_adds_the_response_loss_to_the_kls():
+    data = _small_data(1)
+    target = CalibrationTarget.from_interactions("small", data, rng=0, max_pairs=20_000)
+    cell = CellSpec(preference="factor", observation="preference")
+    with pytest.raises(ValueError, match="needs the target's `response`"):
+        Objective(target, cell, ALGORITHM_RESPONSE, stat_pairs=20_000)
+    import dataclasses
+
+    real = algorithm_response(data, TWO, 0)
+    obj = Objective(dataclasses.replace(target, response=real), cell, ALGORITHM_RESPONSE, stat_pairs=20_000)
+    point = {d.name: (d.low + d.high) / 2 for d in cell.search_space(target.shape)}
+    point["n_factors"] = 4
+    out = obj(point, np.random.SeedSequence(3))
+    assert out.refused is None
+    d = out.details
+    assert out.value == pytest.approx(d["sum_kl"] + d["response_loss"])
+    assert d["response_loss"] == pytest.approx(d["response_rel_error"] + (1 - d["response_tau"]) / 2)
+    assert {"sim_Popular_recall", "sim_ItemKNN_recall"} <= set(d)
+    again = obj(point, np.random.SeedSequence(3))
+    assert again.value == out.value  # deterministic in (params, seed)
+
+
+def test_a_sweep_names_the_response_protocol_only_for_its_objective():
+    from pydantic import ValidationError
+
+    from simrec.config.sweep import SweepSpec
+
+    base = {"name": "s", "seed": 1, "dataset": [{"name": "d", "path": "x"}]}
+    assert SweepSpec.model_validate({**base, "objectives": ["sum_kl"]}).response_protocol() is None
+    spec = SweepSpec.model_validate(
+        {**base, "objectives": ["algorithm_response"], "response": {"max_users": 50, "metrics": ["ndcg"]}}
+    )
+    assert spec.response_protocol() == ResponseProtocol(metrics=("ndcg",), max_users=50)
+    default = SweepSpec.model_validate({**base, "objectives": ["algorithm_response"]})
+    assert default.response_protocol() == ResponseProtocol(max_users=500)
+    with pytest.raises(ValidationError, match="response.algorithms.1"):
+        SweepSpec.model_validate({**base, "response": {"algorithms": ["Popular", "SVD"]}})
