@@ -162,7 +162,14 @@ def _main(
     provenance.begin_command(_ARGV["args"] if _ARGV["args"] is not None else [str(ctx.invoked_subcommand), "..."])
     shown = warnings.showwarning
 
-    def show_and_log(message, category, filename, lineno, file=None, line=None):  # Python's warnings, for run.log
+    def show_and_log(  # Python's warnings, for run.log
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
         _LOG["lines"].append(f"{category.__name__}: {message}")
         shown(message, category, filename, lineno, file, line)
 
@@ -192,7 +199,7 @@ def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str
     return Budget(limit, local_workers)
 
 
-def _announce(work, jobs: int, *, parallel: bool = True) -> None:
+def _announce(work: Any, jobs: int, *, parallel: bool = True) -> None:
     """Say on stderr how long a job expected to take over a minute should take (:mod:`simrec.config.cost`).
 
     Decision (issue 28): printed before any work starts, also with ``--quiet``
