@@ -193,7 +193,9 @@ def _backward_step(
 
     In single precision x and π_{t-1} are rescaled to a maximum of 1 (so
     λ_t ⊙ π_{t-1} cannot overflow float32) and the scales are applied to the
-    float64 results.
+    float64 results. Rows outside every block (A is 0 there: rows of a
+    column-restricted matrix, or of the single copy, without an entry) get
+    λ_t = w.
     """
     x, sx = _cast(x, dtype)
     pm = float(pi_prev.max()) if dtype is np.float32 else 1.0
@@ -201,7 +203,7 @@ def _backward_step(
     if w.ndim == 2:
         pis = pis[:, None]
     ws = w / sx
-    lam = np.empty_like(w)
+    lam = ws.copy()
     y = np.empty(w.shape, dtype=dtype)
     s = np.zeros((a.shape[1],) + w.shape[1:])
     for r0, r1, c0, c1, v in a.blocks:  # each block read once for both products
