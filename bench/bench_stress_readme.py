@@ -1,42 +1,49 @@
-"""Benchmark the README's "Stress-test your own ranks file" example (issue 13 target: <= 60 s on 2 cores).
+"""Benchmark the README's "Stress-test your own ranks file" example, whole process (issue 29 target: <= 10 s CPU serial).
 
 The example's 3-row ranks file (N = 20,720; 2 recommenders, 3 users),
 ``repeats = 100``, schemes binomial / hypergeometric / adaptive, n = 100,
-every default estimator, through ``run_stress_scenario`` (the code path of
-``simrec stress``, figures off). Two runs:
+every default estimator, run as the README says: ``simrec stress
+my-models.toml --out DIR [--jobs 2]`` in a fresh Python process (figures
+included; ``-q``), so the interpreter's start-up, every import, the tables and
+the figures are counted. Rows:
 
-* ``serial`` — in this process: wall time and this process's CPU time
-  (``process_time``), i.e. the total work;
-* ``processes`` — ``--jobs`` worker processes: wall time, and the CPU time of
-  every descendant process (utime + stime from /proc, polled twice a second,
-  the last value seen per process) plus this process's.
+* ``simrec stress`` with ``--jobs 1`` and ``--jobs 2`` (process workers);
+* the reference line, measured in the same run: the same command with the
+  repeat memo off (:mod:`simrec.stress.memo`), i.e. one set of fits per
+  repeat as before issue 29;
+* ``import simrec.cli``: the start-up floor of any ``simrec`` process
+  (interpreter and imports; ``main`` not called).
 
-On a machine shared with other jobs the wall time of the second run is
-inflated by the load (printed before and after); the CPU time is not, and
-CPU / jobs is the wall time the run needs on ``jobs`` idle cores when its
-tasks balance. The "before" line of the README comes from running this same
-script against the previous commit (``PYTHONPATH=<old checkout>``), with
-``--repeats 10`` and scaled (the per-repeat cost dominates).
+Wall seconds and CPU seconds (user + system) of the process *and all its
+descendants*: the larger of ``RUSAGE_CHILDREN`` (children that were waited
+for) and the sum over every descendant seen by polling ``/proc`` twice a
+second (the last value per process), since ``/usr/bin/time`` and
+``RUSAGE_CHILDREN`` miss workers that are not reaped by their parent (the
+forkserver's). The memo's hits and misses are printed for the serial run
+(distinct histograms = misses). The load (``os.getloadavg``, as ``uptime``
+prints it) is printed before and after each row.
 
 Usage::
 
-    python bench/bench_stress_readme.py            # 100 repeats, serial and --jobs 2
-    python bench/bench_stress_readme.py --repeats 10 --only serial
+    python bench/bench_stress_readme.py                 # 100 repeats: jobs 1, jobs 2, reference, start-up
+    python bench/bench_stress_readme.py --repeats 20 --skip jobs2
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
+import subprocess
+import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from simrec.config.stress import load_stress_scenario
-from simrec.studies import run_stress_scenario
-from simrec.tasks import make_backend
-
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 RANKS = "user,recommender,rank,n_candidates\nu1,MyModel,12,20720\nu2,MyModel,3,20720\nu1,Baseline,40,20720\n"
 SCENARIO = """kind = "stress"
 name = "my-models"
@@ -54,10 +61,11 @@ sizes = [100]
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-class _DescendantCPU:
-    """Polls /proc twice a second: utime + stime of every descendant of this process (last value per pid)."""
+class DescendantCPU:
+    """Polls /proc twice a second: utime + stime of ``root`` and every descendant of it (last value per pid)."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: int) -> None:
+        self.root = root
         self.seen: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -73,23 +81,22 @@ class _DescendantCPU:
                     continue
                 parent[int(d)] = int(fields[1])
                 cpu[int(d)] = (int(fields[11]) + int(fields[12])) / _TICK
-        frontier, kids = [os.getpid()], []
+        frontier, tree = [self.root], [self.root] if self.root in cpu else []
         while frontier:
             frontier = [p for p, pp in parent.items() if pp in frontier]
-            kids += frontier
-        for p in kids:
+            tree += frontier
+        for p in tree:
             self.seen[p] = max(self.seen.get(p, 0.0), cpu[p])
 
     def _run(self) -> None:
         while not self._stop.wait(0.5):
             self._poll()
 
-    def __enter__(self) -> _DescendantCPU:
+    def __enter__(self) -> DescendantCPU:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._poll()
         self._stop.set()
         self._thread.join()
 
@@ -98,33 +105,75 @@ def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def run(backend_name: str, jobs: int, repeats: int) -> tuple[float, float]:
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        (folder / "my_ranks.csv").write_text(RANKS)
-        (folder / "my-models.toml").write_text(SCENARIO.format(repeats=repeats))
-        sc, path = load_stress_scenario(str(folder / "my-models.toml"))
-        t0, c0 = time.perf_counter(), time.process_time()
-        with _DescendantCPU() as kids, make_backend(backend_name, jobs) as backend:
-            run_stress_scenario(sc, path, folder / "out", backend=backend, progress=False, figures=False)
-        wall = time.perf_counter() - t0
-        return wall, time.process_time() - c0 + sum(kids.seen.values())
+def whole_process(args: list[str]) -> tuple[float, float, str]:
+    """Wall and CPU seconds of ``python args`` and its descendants, and its stdout's last line."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, *args], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    with DescendantCPU(proc.pid) as kids:
+        out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}):\n{err}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    reaped = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    lines = out.strip().splitlines()
+    return wall, max(reaped, sum(kids.seen.values())), lines[-1] if lines else ""
+
+
+def child(argv: list[str], memo: bool) -> None:
+    """``simrec`` as its console script runs it, with the repeat memo on or off; prints the memo's counts."""
+    from simrec.cli import main
+    from simrec.stress.memo import REPEAT_MEMO
+
+    REPEAT_MEMO.enabled = memo
+    try:
+        main(argv)
+    except SystemExit as exc:
+        if exc.code:
+            raise
+    print(json.dumps({"hits": REPEAT_MEMO.hits, "misses": REPEAT_MEMO.misses}))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=100)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--only", choices=["serial", "processes"], default=None)
+    ap.add_argument("--skip", nargs="*", default=[], choices=["jobs2", "reference", "startup"])
+    ap.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    ap.add_argument("--no-memo", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    print(f"README ranks-file example, {args.repeats} repeats; load average {load()} (start)")
-    print(f"{'backend':<12} {'jobs':>4} {'wall s':>8} {'CPU s':>8} {'CPU/jobs s':>10}  load after")
-    runs = [("serial", 1), ("processes", args.jobs)]
-    for name, jobs in runs:
-        if args.only and name != args.only:
-            continue
-        wall, cpu = run(name, jobs, args.repeats)
-        print(f"{name:<12} {jobs:>4} {wall:>8.1f} {cpu:>8.1f} {cpu / jobs:>10.1f}  {load()}", flush=True)
+    if args.child is not None:
+        child(args.child, memo=not args.no_memo)
+        return
+    print(f"README ranks-file example (3 rows, N = 20,720, 3 schemes, n = 100), {args.repeats} repeats, whole process")
+    print(f"load average {load()} (start)")
+    head = f"{'run':<34} {'wall s':>7} {'CPU s':>7} {'CPU/rep ms':>10} {'memo hits/misses':>17}  load after"
+    print(head)
+    print("-" * len(head))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "my_ranks.csv").write_text(RANKS)
+        toml = folder / "my-models.toml"
+        toml.write_text(SCENARIO.format(repeats=args.repeats))
+        runs = [("simrec stress --jobs 1", "jobs1", 1, True), ("simrec stress --jobs 2", "jobs2", 2, True)]
+        runs.append(("reference: --jobs 1, memo off", "reference", 1, False))
+        for i, (label, key, jobs, memo) in enumerate(runs):
+            if key in args.skip:
+                continue
+            cmd = [__file__, *([] if memo else ["--no-memo"]), "--child", "stress", str(toml)]
+            cmd += ["--out", str(folder / f"out{i}"), "--jobs", str(jobs), "-q"]
+            wall, cpu, last = whole_process(cmd)
+            counts = json.loads(last)
+            memo_s = f"{counts['hits']}/{counts['misses']}" if memo and jobs == 1 else "-"
+            print(
+                f"{label:<34} {wall:>7.1f} {cpu:>7.1f} {1000 * cpu / args.repeats:>10.0f} {memo_s:>17}  {load()}",
+                flush=True,
+            )
+        if "startup" not in args.skip:
+            wall, cpu, _ = whole_process(["-c", "import simrec.cli"])
+            print(f"{'start-up floor: import simrec.cli':<34} {wall:>7.1f} {cpu:>7.1f} {'-':>10} {'-':>17}  {load()}")
 
 
 if __name__ == "__main__":

@@ -119,12 +119,14 @@ class PopularSpec(BaseRecommenderSpec):
 
 
 class RandomSpec(BaseRecommenderSpec):
-    """Random items."""
+    """Random items. ``name`` (default ``"Random"``): two Random recommenders with their own names are a pair
+    with no true difference by construction (the null of a ``[significance]`` study)."""
 
     kind: Literal["random"]
+    name: SafeName | None = None
 
     def build(self) -> RandomRecommender:
-        return RandomRecommender()
+        return RandomRecommender() if self.name is None else RandomRecommender(name=self.name)
 
 
 #: A LensKit parameter value: a TOML scalar, or a list of scalars.

@@ -54,6 +54,7 @@ from simrec.config.debias import DebiasSpec
 from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
+from simrec.config.significance import SignificanceSpec, significance_problems
 from simrec.experiment import Evaluation, World
 from simrec.metrics import METRICS, PapAtK
 
@@ -109,6 +110,8 @@ class Scenario(Strict):
     population: PopulationSpec
     world: list[WorldSpec] = Field(min_length=1)
     evaluation: EvaluationSpec
+    #: Paired tests against the truth (:mod:`simrec.config.significance`); None: no significance phase.
+    significance: SignificanceSpec | None = None
     #: The MNAR-correction harness (issue 25; :mod:`simrec.config.debias`); absent: not run.
     debias: DebiasSpec | None = None
 
@@ -183,6 +186,10 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
         problems.append(
             f"evaluation.pap_k: must be <= the number of items of every world (smallest: {items}); got {ev.pap_k}"
         )
+    if sc.significance is not None:
+        base = path.resolve().parent
+        names = [str(r.check(f"evaluation.recommenders[{j}]", base)[1]) for j, r in enumerate(ev.recommenders)]
+        problems += significance_problems(sc.significance, names, list(ev.metrics), items)
     return problems
 
 

@@ -34,6 +34,7 @@ items (tests compare with a literal user-wise implementation).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,13 +136,34 @@ class IBP:
         first = np.repeat(np.arange(U, dtype=np.int64), gen.poisson(self.new_item_rates()))
         n_items = len(first)
         weight = gen.beta(1.0 - self.sigma, first + self.c + self.sigma) if n_items else np.zeros(0)
-        # item-major (CSC): each item's first user, then every later user
+        # item-major: each item's first user, then every later user
         # independently with probability weight (bernoulli_subsets with
-        # include_first); int32 indices (scipy's CSC -> CSR pass then moves
-        # half the bytes, and the result needs no conversion)
+        # include_first), one column per item; stored user-major (CSR):
+        # sorted indices, int8 ones, unique (an item's likers are distinct)
         col_ptr, rows = bernoulli_subsets(U - first, weight, gen, offsets=first, include_first=True)
         idx = np.int32 if max(U, n_items, len(rows)) < 2**31 else np.int64
-        csc = sp.csc_array((np.ones(len(rows), dtype=np.int8), rows, col_ptr.astype(idx)), shape=(U, n_items))
-        csr = csc.tocsr()  # sorted indices, int8 ones; unique: an item's likers are distinct
-        csr.has_canonical_format = True
-        return Interactions(csr)
+        return Interactions(_item_major_to_csr(col_ptr, rows, U, n_items, idx))
+
+
+#: Pairs from which :meth:`IBP.generate` transposes with the compiled counting sort instead of scipy's
+#: ``tocsr`` (same arrays): below it, importing numba and loading the kernel (about 0.4 s) costs more than it
+#: saves (about 30 ns per pair; docs/design.md §9), unless numba is loaded already.
+_KERNEL_MIN_PAIRS = 1 << 23
+
+
+def _item_major_to_csr(col_ptr: np.ndarray, rows: np.ndarray, n_users: int, n_items: int, idx: type) -> sp.csr_array:
+    """The CSR array (int8 ones, ``idx`` indices) of the pattern given item by item (each item's users ascending).
+
+    A counting sort by user (:func:`simrec._transpose_kernel.pattern_to_csr`, indices only) for large
+    patterns; scipy's CSC -> CSR, which moves a data array too, for small ones. Both give the same arrays.
+    """
+    if len(rows) >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:
+        from simrec._transpose_kernel import pattern_to_csr
+
+        indptr, indices = pattern_to_csr(col_ptr, rows, n_users, idx)
+        csr = sp.csr_array((np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n_users, n_items))
+    else:
+        csc = sp.csc_array((np.ones(len(rows), dtype=np.int8), rows, col_ptr.astype(idx)), shape=(n_users, n_items))
+        csr = csc.tocsr()
+    csr.has_canonical_format = True
+    return csr

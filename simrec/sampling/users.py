@@ -29,11 +29,12 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy.special import ndtri
 
 from simrec._validation import check_choice, check_in_range, check_int
-from simrec.significance import bonferroni as significance_bonferroni
-from simrec.significance import paired_t_test, z_test_from_summary
+
+# simrec.significance and scipy.stats are imported inside the tests that use them: they import scipy.stats
+# (about 0.7 s CPU, docs/design.md §9), which every process importing simrec.sampling would pay otherwise.
 
 __all__ = [
     "SampleSize",
@@ -121,7 +122,7 @@ def bonferroni_z(confidence: float, n_comparisons: int) -> float:
     confidence = check_in_range("confidence", confidence, 0, 1, low_open=True, high_open=True)
     n_comparisons = check_int("n_comparisons", n_comparisons, low=1)
     alpha = (1 - confidence) / n_comparisons
-    return float(stats.norm.ppf(1 - alpha / 2))
+    return float(ndtri(1 - alpha / 2))  # scipy.stats.norm.ppf's own kernel, without importing scipy.stats
 
 
 def proportion_sample_size(
@@ -248,6 +249,8 @@ def proportion_z_test(
             "z-test undefined: both proportions are 0 or both are 1; returning NaN", RuntimeWarning, stacklevel=2
         )
         return HypothesisTest("two-proportion z", math.nan, math.nan, alternative, pa - pb)
+    from simrec.significance import z_test_from_summary  # imported late: see the module's imports
+
     res = z_test_from_summary(pa - pb, se, alternative=alternative)
     return HypothesisTest("two-proportion z", float(res.statistic), float(res.p_value), alternative, pa - pb)
 
@@ -303,9 +306,13 @@ def mean_t_test(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if paired:
+            from simrec.significance import paired_t_test  # imported late: see the module's imports
+
             res = paired_t_test(a, b, alternative=alternative)
             stat, p, name = float(res.statistic), float(res.p_value), "paired t"
         else:
+            from scipy import stats  # imported late: see the module's imports
+
             res = stats.ttest_ind(a, b, equal_var=equal_var, alternative=alternative)
             stat, p, name = float(res.statistic), float(res.pvalue), "Student t" if equal_var else "Welch t"
     if not math.isfinite(stat):
@@ -332,5 +339,7 @@ def bonferroni(p_values: object, *, alpha: float = 0.05) -> tuple[np.ndarray, np
         raise ValueError(f"`p_values` must be a non-empty 1-D array; got shape {p.shape}")
     if not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
         raise ValueError("`p_values` must be in [0, 1]")
+    from simrec.significance import bonferroni as significance_bonferroni  # imported late: see the module's imports
+
     res = significance_bonferroni(p, alpha=alpha)
     return res.adjusted, res.reject

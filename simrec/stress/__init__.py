@@ -2,7 +2,8 @@
 
 Global ranks of held-out items (:mod:`.sources`: a simulation, a real dataset
 or a user's ranks file) -> repeated sampled evaluation under several schemes
-and sizes with every estimator of :mod:`simrec.sampling` (:mod:`.harness`) ->
+and sizes with every estimator of :mod:`simrec.sampling` (:mod:`.harness`; repeats
+with the same sampled-rank histogram computed once per process, :mod:`.memo`) ->
 tidy tables (:mod:`.tables`), the total-error decomposition in simulations
 (:mod:`.decomposition`) and figures (:mod:`.figures`); the user-sampling
 experiment of Li's dissertation §2.7 (Tables 6-7) is :mod:`.user_sampling`. Stress scenarios
@@ -37,6 +38,7 @@ from simrec.stress.harness import (
     true_metric_values,
     untruncated_values,
 )
+from simrec.stress.memo import REPEAT_MEMO, RepeatMemo
 from simrec.stress.sources import (
     CANDIDATE_SETS,
     RANKS_FILE_COLUMNS,
@@ -82,6 +84,8 @@ from simrec.stress.user_sampling import (
 )
 
 __all__ = [
+    "REPEAT_MEMO",
+    "RepeatMemo",
     # sources
     "CANDIDATE_SETS",
     "check_candidates",

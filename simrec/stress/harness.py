@@ -86,6 +86,12 @@ Decisions
   users (few distinct sampled ranks) the EM fits run on the observed columns
   of P(r|R) only (:func:`simrec.sampling.mle`), so a repeat costs about the
   number of distinct sampled ranks times N, not n times N.
+* Repeats whose sampled ranks have the same histogram (adaptive: the same
+  counts of distinct (n_u, r_u) pairs) have the same estimates, fit records
+  and beta@P fit, to the bit: without intervals they are computed once per
+  process (:mod:`.memo`, keyed by the histogram and everything else the
+  estimates depend on), so with few users a task costs its distinct
+  histograms' fits, not one set per repeat.
 * No warm starts across repeats: with N > n the EM's limit depends on its
   start (the mixture is not identifiable) and 300 iterations do not reach it,
   so starting a repeat from the previous repeat's fit would change its
@@ -171,6 +177,7 @@ from simrec.sampling import (
     sample_ranks_hypergeometric,
     single_threaded_blas,
 )
+from simrec.stress.memo import REPEAT_MEMO
 from simrec.stress.sources import RecommenderRanks
 
 __all__ = [
@@ -556,8 +563,7 @@ def expected_sampled_metrics(
         if estimator is None or isinstance(estimator, Naive):
             table = metric_table(metrics, n)
         else:
-            sch = SamplingScheme.cached(estimator_items(ranks), n)
-            table = fixed_corrections(estimator, sch, metrics)
+            table = _fixed_table(estimator, estimator_items(ranks), n, tuple(metrics))
         acc = np.zeros(len(metrics))
         step = max(1, (1 << 21) // n)
         for t0 in range(0, theta.size, step):
@@ -565,6 +571,22 @@ def expected_sampled_metrics(
             acc += counts[t0 : t0 + step] @ (p @ table)
         out[i] = acc / ranks.n_users
     return out
+
+
+#: Per-process memo of :func:`_fixed_table` (recommenders of one source share N, n and the metrics).
+_FIXED_TABLES: dict[tuple, np.ndarray] = {}
+
+
+def _fixed_table(estimator: Estimator, n_items: int, n: int, metrics: tuple[RankMetric, ...]) -> np.ndarray:
+    """F̂ (n, J) of a data-independent correction (:func:`simrec.sampling.fixed_corrections`), once per process."""
+    key = (estimator, n_items, n, metrics)
+    if key not in _FIXED_TABLES:
+        if len(_FIXED_TABLES) >= 32:
+            _FIXED_TABLES.pop(next(iter(_FIXED_TABLES)))
+        table = np.array(fixed_corrections(estimator, SamplingScheme.cached(n_items, n), metrics))
+        table.setflags(write=False)
+        _FIXED_TABLES[key] = table
+    return _FIXED_TABLES[key]
 
 
 #: Per-process caches of :func:`~simrec.sampling.estimate_histograms` (data-independent F̂ such as CLS), one per
@@ -579,6 +601,50 @@ def _shared_cache(scheme: SamplingScheme, metrics: tuple[RankMetric, ...]) -> di
             _CACHES.pop(next(iter(_CACHES)))
         _CACHES[key] = {}
     return _CACHES[key]
+
+
+def _repeat_estimates(
+    estimators: tuple[Estimator, ...],
+    config: StressConfig,
+    h: np.ndarray,
+    sch: SamplingScheme,
+    groups: list[tuple[list[RankMetric], dict]],
+    fit_a: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float | None]:
+    """One repeat without intervals from its histogram ``h``: estimates (E, J), iterations, convergence, beta@P's a."""
+    fits = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
+    status = FitStatus.new(1, len(estimators))  # filled alike by both column groups
+    kw = {"max_iter": config.max_iter, "fits": fits, "status": status}
+    vals = np.concatenate(
+        [estimate_histograms(estimators, h[None, :], sch, g, cache=cache, **kw) for g, cache in groups], axis=2
+    )
+    return vals[0], status.n_iter[0], status.converged.all(axis=0), _beta_a(h, sch.n_items, sch.n) if fit_a else None
+
+
+def _beta_a(h: np.ndarray, N: int, n: int) -> float | None:
+    """beta@P's fitted a on the sampled ranks of histogram ``h``; None where it diverges (every rank is n)."""
+    try:
+        return float(fit_beta_mapping(np.repeat(np.arange(1, n + 1), h), N, n).a)
+    except ValueError:
+        return None
+
+
+def _pair_histogram(ad: AdaptiveRanks, N: int) -> bytes:
+    """The distinct (n_u, r_u) pairs of adaptive ranks and their counts, as bytes (what mle_adaptive depends on)."""
+    pairs, counts = np.unique(ad.sizes.astype(np.int64) * (N + 1) + ad.ranks, return_counts=True)
+    return pairs.tobytes() + counts.astype(np.int64).tobytes()
+
+
+def _adaptive_row(
+    ad: AdaptiveRanks, N: int, config: StressConfig, f_top: np.ndarray, untr_table: np.ndarray | None
+) -> tuple[np.ndarray, int, bool]:
+    """AdaptiveMLE's estimates (J,) of one repeat without intervals, its EM's iterations and convergence."""
+    d = mle_adaptive(ad.ranks, ad.sizes, N, replace=ad.replace, max_iter=config.max_iter)
+    pi = d.probabilities
+    row = pi[: config.k_max] @ f_top
+    if untr_table is not None:
+        row = np.concatenate([row, pi @ untr_table])
+    return row, d.n_iter, d.converged
 
 
 def rank_sampler(ranks: RecommenderRanks, scheme: str, n: int, gen: np.random.Generator) -> Callable[[], np.ndarray]:
@@ -658,7 +724,6 @@ def run_stress(
         metrics = config.rank_metrics()  # cutoff columns: first J_cut
         untr = config.untruncated_metrics()  # then the metrics without a cutoff
         families, ks = config.columns()
-        n_cut = len(metrics)
         f_top = metric_table(metrics, config.k_max) if metrics else np.zeros((config.k_max, 0))
         exact = np.concatenate(
             [
@@ -688,6 +753,7 @@ def run_stress(
             total = 0.0
             untr_table = metric_table(untr, N) if untr else None
             boot_gen = gen.spawn(1)[0] if config.n_boot else None
+            space = REPEAT_MEMO.namespace(("adaptive", N, first.replace, config.max_iter, tuple(metrics), tuple(untr)))
             for rep in range(config.repeats):
                 ad = first if rep == 0 else draw()
                 total += ad.sizes.mean()
@@ -708,12 +774,10 @@ def run_stress(
                     upper[rep, 0] = [e.upper for e in ests]
                     n_iter[rep, 0], converged[rep, 0] = ests[0].n_iter, ests[0].converged
                 else:
-                    d = mle_adaptive(ad.ranks, ad.sizes, N, replace=ad.replace, max_iter=config.max_iter)
-                    pi = d.probabilities
-                    est[rep, 0, :n_cut] = pi[: config.k_max] @ f_top
-                    if untr:
-                        est[rep, 0, n_cut:] = pi @ untr_table
-                    n_iter[rep, 0], converged[rep, 0] = d.n_iter, d.converged
+                    row, n_iter[rep, 0], converged[rep, 0] = REPEAT_MEMO.get_or_compute(
+                        space, _pair_histogram(ad, N), lambda ad=ad: _adaptive_row(ad, N, config, f_top, untr_table)
+                    )
+                    est[rep, 0] = row
                 if progress is not None:
                     progress(rep + 1)
             return StressResult(
@@ -754,33 +818,50 @@ def run_stress(
         beta_a: list[float] = []
         groups = [(g, _shared_cache(sch, tuple(g))) for g in (metrics, untr) if g]  # cutoff columns, then the rest
         boot_gen = gen.spawn(1)[0] if config.n_boot else None  # the draws of r stay those of n_boot = 0
+        fit_a = bool(beta and recall_cols.size)
+        space = (
+            REPEAT_MEMO.namespace(
+                (
+                    "fixed",
+                    N,
+                    n,
+                    sch.replace,
+                    sch.tail_cutoff,
+                    tuple(metrics),
+                    tuple(untr),
+                    objects,
+                    config.max_iter,
+                    fit_a,
+                )
+            )
+            if draws is None
+            else None
+        )
         for rep in range(config.repeats):
             r = draws[rep] if draws is not None else first if rep == 0 else draw()
             h = np.bincount(r - 1, minlength=n)
             hist_sum += h
-            fits = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
-            status = FitStatus.new(1 + config.n_boot, len(names))  # filled alike by both column groups
-            kw = {"max_iter": config.max_iter, "fits": fits, "status": status}
             if config.n_boot:  # the library's bootstrap (linearised for the fitted estimators), same numbers
+                status = FitStatus.new(1 + config.n_boot, len(names))  # filled alike by both column groups
+                kw = {"max_iter": config.max_iter, "fits": {} if len(groups) > 1 else None, "status": status}
                 boot = bootstrap_histograms(h, config.n_boot, boot_gen)
                 vals = np.concatenate(
                     [bootstrap_estimates(estimators, h, boot, sch, g, cache=cache, **kw) for g, cache in groups],
                     axis=2,
                 )
-            else:
-                vals = np.concatenate(
-                    [estimate_histograms(estimators, h[None, :], sch, g, cache=cache, **kw) for g, cache in groups],
-                    axis=2,
-                )
-            est[rep] = vals[0]
-            n_iter[rep], converged[rep] = status.n_iter[0], status.converged.all(axis=0)
-            if config.n_boot and M >= 2:  # one user: every replicate is that user, a zero-width interval; NaN
-                lower[rep], upper[rep] = percentile_interval(vals[1:], config.confidence)
-            if beta and recall_cols.size:
-                try:
-                    beta_a.append(float(fit_beta_mapping(r, N, n).a))
-                except ValueError:  # every sampled rank is n: a diverges
-                    pass
+                est[rep] = vals[0]
+                n_iter[rep], converged[rep] = status.n_iter[0], status.converged.all(axis=0)
+                if M >= 2:  # one user: every replicate is that user, a zero-width interval; NaN
+                    lower[rep], upper[rep] = percentile_interval(vals[1:], config.confidence)
+                a = _beta_a(h, N, n) if fit_a else None
+            else:  # the same histogram gives the same numbers: computed once per process (.memo)
+                compute = lambda h=h: _repeat_estimates(estimators, config, h, sch, groups, fit_a)  # noqa: E731
+                if space is None:  # priors pooled over this task's draws: nothing to share
+                    est[rep], n_iter[rep], converged[rep], a = compute()
+                else:
+                    est[rep], n_iter[rep], converged[rep], a = REPEAT_MEMO.get_or_compute(space, h.tobytes(), compute)
+            if a is not None:
+                beta_a.append(a)
             if progress is not None:
                 progress(rep + 1)
         if beta_a:

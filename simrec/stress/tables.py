@@ -62,6 +62,7 @@ from simrec.stress.harness import METRIC_FAMILIES, StressResult, _nan_mean_sd, e
 from simrec.stress.sources import RankSource
 
 __all__ = [
+    "SUMMARY_KS",
     "k_column",
     "ESTIMATE_COLUMNS",
     "estimate_table",
@@ -75,6 +76,9 @@ __all__ = [
     "mapping_error_table",
     "expected_table",
 ]
+
+#: Cutoffs of the summary tables (``summary.csv``, the user-sampling tests): the dissertation's table columns.
+SUMMARY_KS = (1, 5, 10, 20, 50)
 
 ESTIMATE_COLUMNS = [
     "recommender",

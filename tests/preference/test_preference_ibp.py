@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -154,3 +156,36 @@ def test_same_seed_same_matrix():
     a, b, c = m.generate(9), m.generate(9), m.generate(10)
     assert a.matrix.shape == b.matrix.shape and (a.matrix != b.matrix).nnz == 0
     assert a.matrix.shape != c.matrix.shape or (a.matrix != c.matrix).nnz > 0
+
+
+def test_compiled_transposition_equals_scipys(monkeypatch):
+    """Issue 29: large truths are stored by a counting sort of the pattern; the arrays equal scipy's CSC -> CSR."""
+    from simrec.preference import ibp
+
+    model = IBP(300, 8.0, 2.0, 0.3)
+    monkeypatch.setattr(ibp, "_KERNEL_MIN_PAIRS", 0)
+    kernel = model.generate(11).matrix
+    monkeypatch.setattr(ibp, "_KERNEL_MIN_PAIRS", 2**62)
+    monkeypatch.delitem(sys.modules, "numba", raising=False)  # as in a process that has not loaded numba
+    plain = model.generate(11).matrix
+    for a, b in ((kernel.indptr, plain.indptr), (kernel.indices, plain.indices), (kernel.data, plain.data)):
+        np.testing.assert_array_equal(a, b, strict=True)
+    assert kernel.shape == plain.shape and kernel.has_canonical_format
+
+
+def test_pattern_to_csr_matches_scipy_on_random_patterns():
+    import scipy.sparse as sp
+
+    from simrec._transpose_kernel import pattern_to_csr
+
+    rng = np.random.default_rng(3)
+    cases = ((1, 1, 1.0), (7, 0, 0.5), (0, 4, 0.5), (50, 30, 0.2), (200, 90, 0.05), (9000, 40, 0.02), (4096, 3, 0.5))
+    for n_rows, n_cols, density in cases:  # the last two: several buckets of 2**11 rows, one ending at n_rows
+        dense = rng.random((n_rows, n_cols)) < density
+        csc = sp.csc_array(dense.astype(np.int8))
+        for dtype in (np.int32, np.int64):
+            indptr, indices = pattern_to_csr(csc.indptr, csc.indices, n_rows, dtype)
+            want = sp.csr_array(dense.astype(np.int8))
+            assert indptr.dtype == dtype and indices.dtype == dtype
+            np.testing.assert_array_equal(indptr, want.indptr)
+            np.testing.assert_array_equal(indices, want.indices)

@@ -1,0 +1,317 @@
+"""Re-run the benches whose figures README.md and docs/design.md quote; print quoted vs measured (issue 29).
+
+Every timing or ratio the README quotes from a ``bench/`` script (and the
+measurements of docs/design.md §9 whose bench still measures both sides) is a
+:class:`Claim`: the document, the exact text that quotes it, the quoted value
+(or range), the bench that measures it and how to read the number off the
+bench's printed table. This script
+
+1. checks that every claim's text is still in its document (a claim whose
+   text changed is reported as ``stale``: update the registry below with the
+   document);
+2. runs each bench once, as a fresh process (``python bench/...``, the
+   arguments the document names), and prints its wall and CPU seconds (the
+   process and the children it waited for) with the load before and after;
+3. prints, per claim, the quoted value, the measured one and their ratio
+   (measured / quoted; for a quoted range, measured / the nearest end of it,
+   1.00 inside), flagging ``>25%`` where the figure does not repeat within
+   25 % (issue 29: such a figure is corrected).
+
+Run it on a quiet machine: with other jobs on the cores, wall times and (less
+so) CPU times inflate. Benches that need data (``../shared/data/ml-1m``),
+LensKit or Ray are skipped with their reason when these are missing.
+
+Not checked: figures quoted as history (a speed-up over code that is no
+longer in simrec, e.g. "about 700 s of CPU before ...", "from 31 s to 6 s",
+"4-7x faster"), timings of whole studies that no bench runs (the shipped
+scenarios' minutes), and the machine-dependent one-off measurements of
+docs/design.md §9 without a bench (BLAS threads, the GP step).
+
+Usage::
+
+    python bench/check_figures.py --list              # the claims, their texts checked, nothing run
+    python bench/check_figures.py                     # every bench (about 25 minutes on 2 idle cores)
+    python bench/check_figures.py --only stress_readme ml1m_process
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOLERANCE = 0.25
+_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+#: Bench key -> arguments after ``python`` (what the document says was run).
+BENCHES: dict[str, list[str]] = {
+    "stress_readme": ["bench/bench_stress_readme.py"],
+    "quickstart": ["bench/bench_quickstart.py"],
+    "backends": ["bench/bench_backends.py"],
+    "user_sampling": ["bench/bench_user_sampling.py"],
+    "user_sampling_estimators": ["bench/bench_user_sampling_estimators.py", "--repeats", "5", "--n-boot", "4"],
+    "estimators": ["bench/bench_estimators.py", "--bootstrap-only", "--fitted-boot", "5"],
+    "ml1m_process": ["bench/bench_ml1m_process.py"],
+    "fullrank": ["bench/bench_fullrank.py"],
+    "baseline_rankings": ["bench/bench_baseline_rankings.py"],
+    "stats": ["bench/bench_stats.py"],
+    "scale_worlds": ["bench/bench_scale.py", "--worlds", "hpf,factor", "--sizes", "ML-1M,ML-20M"],
+}
+
+Extract = Callable[[str], "float | None"]
+
+
+def numbers_after(line: str, end: int) -> list[float]:
+    """The numbers of ``line`` after position ``end`` (thousands separators dropped; ``1.74x`` gives 1.74)."""
+    return [float(m.group().replace(",", "")) for m in _NUMBER.finditer(line, end)]
+
+
+def row(label: str, k: int, after: str | None = None) -> Extract:
+    """The k-th number after the first match of regex ``label`` on a line (below the line matching ``after``)."""
+    pat, start = re.compile(label), re.compile(after) if after else None
+
+    def extract(out: str) -> float | None:
+        lines = out.splitlines()
+        if start is not None:
+            i = next((i for i, s in enumerate(lines) if start.search(s)), None)
+            if i is None:
+                return None
+            lines = lines[i + 1 :]
+        for s in lines:
+            m = pat.search(s)
+            if m:
+                nums = numbers_after(s, m.end())
+                return nums[k] if k < len(nums) else None
+        return None
+
+    return extract
+
+
+def ratio(a: Extract, b: Extract, scale: float = 1.0) -> Extract:
+    """``scale * a / b`` of two extracted numbers."""
+
+    def extract(out: str) -> float | None:
+        x, y = a(out), b(out)
+        return None if x is None or y is None or y == 0 else scale * x / y
+
+    return extract
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One quoted figure: where, what, the quoted value or range, and how its bench measures it."""
+
+    doc: str
+    quote: str  # text of the document (whitespace-normalised) that states the figure
+    what: str
+    quoted: tuple[float, float]  # (value, value) or a range (low, high)
+    unit: str
+    bench: str
+    measure: Extract
+
+
+def _q(x: float, y: float | None = None) -> tuple[float, float]:
+    return (x, x if y is None else y)
+
+
+_R = "README.md"
+_D = "docs/design.md"
+_QS = r"simrec run quickstart --jobs 2"
+_ML1M = r"simrec run ml1m-size --jobs 2"
+_USE = r"harness, all users"
+CLAIMS: tuple[Claim, ...] = (
+    # -- the README's ranks-file stress example (issue 29) ---------------------------------------------------------
+    Claim(_R, "12.6 s serially and 16.0 s with `--jobs 2`", "ranks-file example, --jobs 1, CPU", _q(12.6), "s",
+          "stress_readme", row(r"^simrec stress --jobs 1\b", 1)),
+    Claim(_R, "12.6 s serially and 16.0 s with `--jobs 2`", "ranks-file example, --jobs 2, CPU", _q(16.0), "s",
+          "stress_readme", row(r"^simrec stress --jobs 2\b", 1)),
+    Claim(_R, "against 79.3 s with every repeat fitted", "same, memo off (reference), CPU", _q(79.3), "s",
+          "stress_readme", row(r"^reference: --jobs 1, memo off", 1)),
+    # -- numba kernels' start-up ------------------------------------------------------------------------------------
+    Claim(_R, "about a second of start-up in each process that uses one", "AUC kernel start-up, CPU", _q(1.0), "s",
+          "quickstart", row(r"\+ first AUC: kernel start-up \(best of 3\)", 1)),
+    # -- task backends ----------------------------------------------------------------------------------------------
+    Claim(_R, "| serial | 0 | 0.002 ms | 6.3 s (1.00x) |", "serial: 12 tasks of 0.5 s, wall", _q(6.3), "s",
+          "backends", row(r"^serial \(\d+\)", 4)),
+    Claim(_R, "| processes, 2 workers | 0.3 s | 0.32 ms | 3.2 s (1.94x) |", "processes: start-up", _q(0.3), "s",
+          "backends", row(r"^processes \(\d+\)", 0)),
+    Claim(_R, "| processes, 2 workers | 0.3 s | 0.32 ms | 3.2 s (1.94x) |", "processes: overhead per task",
+          _q(0.32), "ms", "backends", row(r"^processes \(\d+\)", 3)),
+    Claim(_R, "| processes, 2 workers | 0.3 s | 0.32 ms | 3.2 s (1.94x) |", "processes: speed-up", _q(1.94), "x",
+          "backends", row(r"^processes \(\d+\)", 6)),
+    Claim(_R, "| local Ray, 2 CPUs | 7.1 s | 2.0 ms | 3.3 s (1.87x) |", "Ray: start-up", _q(7.1), "s", "backends",
+          row(r"^ray \(\d+\)", 0)),
+    Claim(_R, "| local Ray, 2 CPUs | 7.1 s | 2.0 ms | 3.3 s (1.87x) |", "Ray: overhead per task", _q(2.0), "ms",
+          "backends", row(r"^ray \(\d+\)", 3)),
+    Claim(_R, "| local Ray, 2 CPUs | 7.1 s | 2.0 ms | 3.3 s (1.87x) |", "Ray: speed-up", _q(1.87), "x", "backends",
+          row(r"^ray \(\d+\)", 6)),
+    Claim(_R, "took 10.7 s serially, 9.8 s on 2 processes and 18.3 s on a local Ray cluster",
+          "quickstart command, serial, wall", _q(10.7), "s", "backends", row(r"^--backend serial", 0, after=_QS)),
+    Claim(_R, "took 10.7 s serially, 9.8 s on 2 processes and 18.3 s on a local Ray cluster",
+          "quickstart command, 2 processes, wall", _q(9.8), "s", "backends", row(r"^--backend processes", 0, after=_QS)),
+    Claim(_R, "took 10.7 s serially, 9.8 s on 2 processes and 18.3 s on a local Ray cluster",
+          "quickstart command, Ray, wall", _q(18.3), "s", "backends", row(r"^--backend ray", 0, after=_QS)),
+    Claim(_R, "(`bench/ml1m-size.toml`) took 7.8 s, 7.6 s and 15.6 s", "ML-1M-sized run, serial, wall", _q(7.8), "s",
+          "backends", row(r"^--backend serial", 0, after=_ML1M)),
+    Claim(_R, "(`bench/ml1m-size.toml`) took 7.8 s, 7.6 s and 15.6 s", "ML-1M-sized run, 2 processes, wall", _q(7.6),
+          "s", "backends", row(r"^--backend processes", 0, after=_ML1M)),
+    Claim(_R, "(`bench/ml1m-size.toml`) took 7.8 s, 7.6 s and 15.6 s", "ML-1M-sized run, Ray, wall", _q(15.6), "s",
+          "backends", row(r"^--backend ray", 0, after=_ML1M)),
+    # -- user sampling ----------------------------------------------------------------------------------------------
+    Claim(_R, "10K users took 0.33 s CPU against 7.6 s for the dense per-user computation",
+          "100 samples of 10K users, CPU", _q(0.33), "s", "user_sampling", row(r"^\s*10,000 \| run_user_sampling", 1)),
+    Claim(_R, "10K users took 0.33 s CPU against 7.6 s for the dense per-user computation",
+          "same, dense per-user peer, CPU", _q(7.6), "s", "user_sampling", row(r"^\s*10,000 \| direct \(peer\)", 1)),
+    Claim(_R, "5 samples of 1K or 3K users took 2.5 s of CPU", "estimators on 1K users, CPU", _q(2.5), "s",
+          "user_sampling_estimators", row(r"^\s*1,000 \| \+ estimators\s+\|", 1)),
+    Claim(_R, "5 samples of 1K or 3K users took 2.5 s of CPU", "estimators on 3K users, CPU", _q(2.5), "s",
+          "user_sampling_estimators", row(r"^\s*3,000 \| \+ estimators\s+\|", 1)),
+    Claim(_R, "against 2.7 s for the stress tasks' 5 repeats on all users", "harness, all users (reference), CPU",
+          _q(2.7), "s", "user_sampling_estimators", row(_USE, 1)),
+    Claim(_R, "and 13.6-14.2 s with `n_boot = 4`", "with n_boot = 4 (1K users), CPU", _q(13.6, 14.2), "s",
+          "user_sampling_estimators", row(r"^\s*1,000 \| \+ estimators, n_boot = 4", 1)),
+    Claim(_R, "the exact part took 0.01 s", "exact part only (1K users), CPU", _q(0.01), "s",
+          "user_sampling_estimators", row(r"^\s*1,000 \| exact part only", 1)),
+    # -- the estimators' bootstrap (ratio to the point estimate, CPU) -----------------------------------------------
+    *(
+        Claim(_R, f"{name} {x}x", f"{name}: + 200 linearised bootstrap / point estimate", _q(float(x)), "x",
+              "estimators", row(rf"(?<![\w]){re.escape(name)}: \+ 200 linearised bootstrap", 3))
+        for name, x in (("MLE", "1.74"), ("WMLE", "1.72"), ("MES", "1.23"), ("MN_MLE", "1.69"))
+    ),
+    # -- LensKit and the floors ---------------------------------------------------------------------------------------
+    Claim(_R, "simrec 1.7 s, LensKit 27.2 s, 16x", "whole ML-1M process, simrec, CPU", _q(1.7), "s", "ml1m_process",
+          row(r"^simrec\s", 1)),
+    Claim(_R, "simrec 1.7 s, LensKit 27.2 s, 16x", "whole ML-1M process, LensKit (peer), CPU", _q(27.2), "s",
+          "ml1m_process", row(r"^LensKit \(the peer\)", 1)),
+    Claim(_R, "simrec 1.7 s, LensKit 27.2 s, 16x", "whole process, LensKit / simrec, CPU", _q(16), "x",
+          "ml1m_process", row(r"^LensKit / simrec \(target >= 10x\)", 1)),
+    Claim(_R, "the steps after the imports 47x", "steps after the imports, LensKit / simrec", _q(47), "x",
+          "ml1m_process", row(r"^steps after the imports", 2)),
+    Claim(_R, "5.2x LensKit's `RunAnalysis` on collections it has measured before", "full-ranking metrics, reused",
+          _q(5.2), "x", "fullrank", row(r"LensKit / simrec, reused inputs \(target >= 3x\):", 0)),
+    Claim(_R, "6.7x on its first measurement", "full-ranking metrics, fresh", _q(6.7), "x", "fullrank",
+          row(r"LensKit / simrec, fresh inputs:", 0)),
+    Claim(_R, "user): 0.65 s, 1.4x the plain-numpy floor with a random tie-break", "Popular full ranking, CPU",
+          _q(0.65), "s", "baseline_rankings", row(r"^simrec Popular\s", 1)),
+    Claim(_R, "user): 0.65 s, 1.4x the plain-numpy floor with a random tie-break", "Popular / floor with tie-break",
+          _q(1.4), "x", "baseline_rankings", row(r"^simrec Popular\s", 3)),
+    Claim(_R, "2.3x the floor without one (LensKit's order)", "Popular / floor without tie-break", _q(2.3), "x",
+          "baseline_rankings", row(r"^simrec Popular\s", 2)),
+    Claim(_R, "Random and Oracle 1.6x and 2.0x the floor with a tie-break", "Random / floor with tie-break", _q(1.6),
+          "x", "baseline_rankings", row(r"^simrec Random\s", 3)),
+    Claim(_R, "Random and Oracle 1.6x and 2.0x the floor with a tie-break", "Oracle / floor with tie-break", _q(2.0),
+          "x", "baseline_rankings", row(r"^simrec Oracle\s", 3)),
+    # -- docs/design.md §9 measurements whose bench measures both sides ----------------------------------------------
+    Claim(_D, "bit-packed popcount takes about 0.2-0.3 s per statistic", "similarity statistic (mean of 4), s",
+          _q(0.2, 0.3), "s", "stats", ratio(row(r"sum of the four", 0), lambda out: 4.0)),
+    Claim(_D, "against about 5 s (about 20x) for multiplying sparse rows", "row-multiply / popcount", _q(20), "x",
+          "stats", ratio(row(r"sum of the four", 1), row(r"sum of the four", 0))),
+    Claim(_D, "HPF truth (K = 20, 41M true pairs) took 12.7 s CPU", "HPF truth at ML-20M size, CPU", _q(12.7), "s",
+          "scale_worlds", row(r"^truth \(CPU s\)", 1, after=r"^hpf\b")),
+    Claim(_D, "(20M observed pairs) 18.9 s with a 1.6 GiB peak", "HPF truth + observation, CPU", _q(18.9), "s",
+          "scale_worlds", row(r"^total \(CPU s\)", 1, after=r"^hpf\b")),
+    Claim(_D, "(20M observed pairs) 18.9 s with a 1.6 GiB peak", "HPF peak RSS", _q(1.6), "GiB", "scale_worlds",
+          row(r"^peak RSS GiB", 1, after=r"^hpf\b")),
+    Claim(_D, "truth (K = 10, 30M true pairs, 3.7e9 weights) 31 s and 34.8 s, 1.4 GiB", "LatentFactor truth, CPU",
+          _q(31), "s", "scale_worlds", row(r"^truth \(CPU s\)", 1, after=r"^factor\b")),
+    Claim(_D, "truth (K = 10, 30M true pairs, 3.7e9 weights) 31 s and 34.8 s, 1.4 GiB",
+          "LatentFactor truth + observation, CPU", _q(34.8), "s", "scale_worlds",
+          row(r"^total \(CPU s\)", 1, after=r"^factor\b")),
+    Claim(_D, "truth (K = 10, 30M true pairs, 3.7e9 weights) 31 s and 34.8 s, 1.4 GiB", "LatentFactor peak RSS",
+          _q(1.4), "GiB", "scale_worlds", row(r"^peak RSS GiB", 1, after=r"^factor\b")),
+)  # fmt: skip
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def stale_claims(claims: tuple[Claim, ...] = CLAIMS) -> list[Claim]:
+    """Claims whose text is no longer in their document."""
+    docs = {d: _normalised((ROOT / d).read_text()) for d in {c.doc for c in claims}}
+    return [c for c in claims if _normalised(c.quote) not in docs[c.doc]]
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run_bench(key: str) -> tuple[str, float, float, str | None]:
+    """Output, wall and CPU seconds (the process and the children it waited for) of one bench; error or None."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    res = subprocess.run(
+        [sys.executable, *BENCHES[key]],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    error = None if res.returncode == 0 else (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[-1]
+    return res.stdout, wall, cpu, error
+
+
+def compare(measured: float, quoted: tuple[float, float]) -> float:
+    """measured / quoted (for a range: / its nearest end; 1 inside it)."""
+    lo, hi = quoted
+    ref = min(max(measured, lo), hi)
+    return measured / ref if ref else float("nan")
+
+
+def _fmt(q: tuple[float, float]) -> str:
+    return f"{q[0]:g}" if q[0] == q[1] else f"{q[0]:g}-{q[1]:g}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", choices=sorted(BENCHES), help="run these benches only")
+    ap.add_argument("--list", action="store_true", help="list the claims and check their texts; run nothing")
+    ap.add_argument("--tolerance", type=float, default=TOLERANCE, help="flag |ratio - 1| above this (0.25)")
+    args = ap.parse_args()
+    stale = stale_claims()
+    keys = [k for k in BENCHES if (args.only is None or k in args.only) and any(c.bench == k for c in CLAIMS)]
+    print(f"{len(CLAIMS)} quoted figures from {len(keys)} benches; load {_load()} (start), {os.cpu_count()} CPUs")
+    for c in stale:
+        print(f"STALE: {c.doc} no longer says {c.quote!r} ({c.what}): update bench/check_figures.py")
+    if args.list:
+        for c in CLAIMS:
+            print(f"  {c.bench:<26} {c.what:<48} {_fmt(c.quoted):>10} {c.unit:<3} {c.doc}")
+        return
+    results: list[tuple[Claim, float | None, str]] = []
+    print(f"\n{'bench':<26} {'wall s':>8} {'CPU s':>8}  load after   note")
+    for key in keys:
+        out, wall, cpu, error = run_bench(key)
+        print(f"{key:<26} {wall:8.1f} {cpu:8.1f}  {_load():<12} {error or ''}", flush=True)
+        for c in (c for c in CLAIMS if c.bench == key):
+            value = None if error else c.measure(out)
+            note = f"skipped: {error}" if error else ("not found in the output" if value is None else "")
+            results.append((c, value, note))
+    w = 52
+    print(f"\n{'claim':<{w}} {'quoted':>10} {'measured':>10} {'ratio':>7}  where")
+    flagged = 0
+    for c, value, note in results:
+        if value is None:
+            print(f"{c.what:<{w}} {_fmt(c.quoted):>10} {'-':>10} {'-':>7}  {c.doc}: {note}")
+            continue
+        r = compare(value, c.quoted)
+        bad = abs(r - 1) > args.tolerance
+        flagged += bad
+        flag = f"  >{args.tolerance:.0%}" if bad else ""
+        print(f"{c.what:<{w}} {_fmt(c.quoted):>10} {value:>10.3g} {r:>6.2f}x  {c.doc}{flag}")
+    print(f"\n{flagged} of {len(results)} figures off by more than {args.tolerance:.0%}; {len(stale)} stale texts")
+    print(f"load {_load()} (end)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Compiled kernel: the CSR structure of a 0/1 matrix given column by column (a counting sort by row).
+
+:class:`simrec.preference.IBP` draws its truth item by item (one column per
+item, each column's rows ascending); the interactions are stored by user
+(CSR). scipy's ``csc_array.tocsr()`` does this transposition with a data
+array beside the indices, a second scattered write per entry; the matrix here
+is a pattern (every stored value is 1), so the kernel moves indices only, and
+it scatters in cache-sized pieces: after the row counts (``indptr``), a first
+pass moves each entry (its column, and its row within a bucket of 2**11 rows)
+to its bucket's slice of the output, in column order; a second pass, bucket
+by bucket, writes each column at its row's next free slot within that slice
+(the scattered writes of one bucket stay in cache). Both passes are stable,
+so each row's columns come out ascending (canonical CSR, equal to scipy's).
+At ML-20M size (43M pairs) this took 0.7-0.9 s CPU against 1.9-2.0 s for
+scipy's ``tocsr`` and 1.0-1.3 s for a one-pass scatter (fresh processes, load
+16; docs/design.md §9). Extra memory: two bytes per entry and one bucket.
+
+numba, deterministic and single-threaded (integers only, exact). Compiled on
+first use and cached in the user's cache folder
+(:func:`simrec._cache.cached_njit`); importing this module imports numba, so
+callers import it where they use it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simrec._cache import cached_njit
+
+__all__ = ["pattern_to_csr"]
+
+
+#: Rows per bucket of the first pass (2**11: a bucket's slice of the output, a few hundred KB at ML-20M size,
+#: stays in cache while the second pass scatters into it).
+_SHIFT = 11
+
+
+@cached_njit(nogil=True)
+def _fill(col_ptr: np.ndarray, rows: np.ndarray, shift: int, indptr: np.ndarray, indices: np.ndarray) -> None:
+    n_rows = indptr.shape[0] - 1
+    nxt = np.zeros(n_rows + 1, dtype=np.int64)
+    for k in range(rows.shape[0]):
+        nxt[rows[k] + 1] += 1
+    for r in range(n_rows):
+        nxt[r + 1] += nxt[r]
+    for r in range(n_rows + 1):
+        indptr[r] = nxt[r]
+    if n_rows == 0:
+        return
+    # pass 1: entries to buckets of 2**shift consecutive rows, in column order (columns into ``indices``,
+    # each entry's row within its bucket into ``low``); a bucket's entries fill the slice its rows own
+    n_buckets = ((n_rows - 1) >> shift) + 1
+    start = np.empty(n_buckets + 1, dtype=np.int64)
+    for b in range(n_buckets + 1):
+        start[b] = nxt[min(b << shift, n_rows)]
+    fill = start[:-1].copy()
+    low = np.empty(rows.shape[0], dtype=np.uint16)
+    for c in range(col_ptr.shape[0] - 1):
+        for k in range(col_ptr[c], col_ptr[c + 1]):
+            r = rows[k]
+            b = r >> shift
+            j = fill[b]
+            indices[j] = c
+            low[j] = r - (b << shift)
+            fill[b] = j + 1
+    # pass 2: within each bucket's slice, each column to its row's next free slot (stable: columns ascending)
+    width = 0
+    for b in range(n_buckets):
+        width = max(width, start[b + 1] - start[b])
+    scratch = np.empty(width, dtype=indices.dtype)
+    for b in range(n_buckets):
+        lo, hi = start[b], start[b + 1]
+        scratch[: hi - lo] = indices[lo:hi]
+        base = b << shift
+        for k in range(lo, hi):
+            r = base + low[k]
+            j = nxt[r]
+            indices[j] = scratch[k - lo]
+            nxt[r] = j + 1
+
+
+def pattern_to_csr(col_ptr: np.ndarray, rows: np.ndarray, n_rows: int, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+    """CSR ``(indptr, indices)`` of the 0/1 matrix whose column c holds rows ``rows[col_ptr[c]:col_ptr[c+1]]``.
+
+    Parameters
+    ----------
+    col_ptr : ndarray of int, shape (n_cols + 1,)
+        Column pointers (CSC), non-decreasing from 0 to ``len(rows)``.
+    rows : ndarray of int, shape (nnz,)
+        Row of each entry, in [0, n_rows), distinct within a column (not
+        re-checked: the caller's construction guarantees it).
+    n_rows : int
+    dtype : numpy integer type
+        Of both outputs (e.g. int32 when n_rows, n_cols and nnz fit).
+
+    Returns
+    -------
+    indptr : ndarray of ``dtype``, shape (n_rows + 1,)
+    indices : ndarray of ``dtype``, shape (nnz,)
+        Each row's columns, ascending.
+    """
+    indptr = np.empty(n_rows + 1, dtype=dtype)
+    indices = np.empty(len(rows), dtype=dtype)
+    if n_rows >= 2**16 << _SHIFT:  # a row within its bucket must fit in uint16
+        raise ValueError(f"`n_rows` must be below {2**16 << _SHIFT}; got {n_rows}")
+    _fill(np.asarray(col_ptr), np.asarray(rows), _SHIFT, indptr, indices)
+    return indptr, indices
