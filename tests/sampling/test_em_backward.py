@@ -26,13 +26,13 @@ from simrec.sampling import (
     MSEOptimal,
     SamplingScheme,
     WeightedMLE,
+    _em,
     bootstrap_estimates,
     bootstrap_histograms,
     metric_table,
     ndcg,
     recall,
 )
-from simrec.sampling import _em
 from simrec.sampling.estimators import priors
 
 #: Every linearisable estimator (the fitted ones of bench/bench_bootstrap.py, BV at 1/M).
