@@ -17,6 +17,7 @@ import pytest
 from simrec.sampling import (
     MES,
     MES_AUTHORS_NOTEBOOK,
+    MES_PUBLISHED,
     MES_UNWEIGHTED,
     MLE,
     BiasVariance,
@@ -35,19 +36,14 @@ from simrec.sampling import (
 )
 from simrec.sampling.estimators import priors
 
-#: Every linearisable estimator (the fitted ones of bench/bench_bootstrap.py, BV at 1/M).
+#: Every linearisable estimator: the plug-ins of each fit, and MN and BV (gamma 0.1, 1/M) on each estimated prior.
 ESTIMATORS = [
     MLE(),
     MLE(epochs=100),
     WeightedMLE(10.0),
-    MES(),
-    MES(objective=MES_AUTHORS_NOTEBOOK),
-    MES(objective=MES_UNWEIGHTED),
-    MSEOptimal(MLEPrior()),
-    BiasVariance(0.1, MLEPrior()),
+    *(MES(objective=o) for o in (MES_PUBLISHED, MES_AUTHORS_NOTEBOOK, MES_UNWEIGHTED)),
+    *(e for prior in (MLEPrior(), MESPrior()) for e in (MSEOptimal(prior), BiasVariance(0.1, prior))),
     BiasVarianceInverseUsers(MLEPrior()),
-    MSEOptimal(MESPrior()),
-    BiasVariance(0.1, MESPrior()),
 ]
 
 #: The EM gradient in single precision is within this share of its largest entry of the double-precision
