@@ -32,6 +32,7 @@ without subnormal floats (:mod:`simrec.sampling._em`)::
     MN_MLE                  1.59        2.57          2.59          1.63x
     BV_MLE(gamma=0.1)       1.57        2.80          2.68          1.70x
     MN_MES                 15.13       14.38         14.19          0.94x
+    BV_MES(gamma=0.1)      15.04       16.05         14.62          0.97x
 
 (MES's published objective takes 10-15 s CPU per fit at this size, and its
 L-BFGS varies more between runs than the interval costs.) Before, at load
