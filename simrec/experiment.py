@@ -133,13 +133,20 @@ class Evaluation:
 
 @dataclass(frozen=True)
 class Replicate:
-    """What one replicate produced: the tidy rows and a few sizes."""
+    """What one replicate produced: the tidy rows, a few sizes and the per-user values they average."""
 
     results: pd.DataFrame
     info: dict[str, float] = field(default_factory=dict)
     #: Per recommender, the evaluated users it left without a list (or, with ranking metrics only, without a
     #: scored candidate): :mod:`simrec.recommenders.coverage`.
     unscored: dict[str, int] = field(default_factory=dict)
+    #: ``(recommender, metric, truth) -> ndarray (n_evaluated,)``: each evaluated user's value (NaN where
+    #: undefined), users in the order of :attr:`users`; ``results["value"]`` is its NaN-mean. What paired
+    #: significance tests read (:mod:`simrec.significance`, :mod:`simrec.studies.significance`); not written
+    #: to a run's shards.
+    per_user: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+    #: Rows (in the observed data) of the evaluated users, shape (n_evaluated,).
+    users: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
 
 def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interactions) -> sp.csr_array:
@@ -381,6 +388,7 @@ def run_replicate(
         if any(m.uses_gains for m in list_metrics):
             list_rel_sets["true"] = rec_rel.select_users(evaluated)
     rows: list[tuple] = []
+    per_user: dict[tuple[str, str, str], np.ndarray] = {}
     rec_rngs = data.recommender_rngs
     measured: dict[str, list[dict[str, np.ndarray]]] = {}
     unscored = {rec.name: 0 for rec in evaluation.recommenders}
@@ -430,6 +438,7 @@ def run_replicate(
         for m in (m.name for m in evaluation.metrics):
             for kind in rel_sets:
                 vals = values[m, kind]
+                per_user[rec.name, m, kind] = vals
                 ok = ~np.isnan(vals)
                 mean = float(vals[ok].mean()) if ok.any() else float("nan")
                 rows.append(
@@ -455,4 +464,4 @@ def run_replicate(
         "observed_pairs": obs.observed.n_pairs,
         "evaluated_users": int(len(evaluated)),
     }
-    return Replicate(frame, info, unscored)
+    return Replicate(frame, info, unscored, per_user, evaluated)

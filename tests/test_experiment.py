@@ -182,6 +182,19 @@ def test_replicate_is_reproducible_and_adding_a_recommender_keeps_the_others():
     pd.testing.assert_frame_equal(a, c[c["recommender"] != "Popular2"].reset_index(drop=True))
 
 
+def test_per_user_values_are_what_the_results_average():
+    """Replicate.per_user (issue 26): each evaluated user's value; the results' value is its NaN-mean and
+    n_evaluated / n_undefined count its defined / NaN entries, for every recommender x metric x truth."""
+    ev = Evaluation(recommenders=EVAL.recommenders, metrics=(Precision(), Recall(), NDCG(), AUC()), n=20)
+    rep = run_replicate(WORLDS[2], ev, 5)
+    assert len(rep.per_user) == len(rep.results)
+    for row in rep.results.itertuples():
+        v = rep.per_user[row.recommender, row.metric, row.truth]
+        assert v.shape == rep.users.shape
+        assert row.n_evaluated == int((~np.isnan(v)).sum()) and row.n_undefined == int(np.isnan(v).sum())
+        np.testing.assert_allclose(row.value, np.nanmean(v), rtol=1e-12)
+
+
 def test_evaluation_validates():
     with pytest.raises(TypeError, match="`metrics` must be simrec.metrics metric objects"):
         Evaluation(recommenders=(Popular(),), metrics=("precision",))

@@ -33,7 +33,15 @@ CELL_TIMEOUT = 300
 
 def test_notebooks_exist():
     names = {p.stem for p in NOTEBOOKS}
-    assert {"01-tour", "02-tian-thesis", "03-krichene-rendle", "04-li-jin", "05-li-dissertation"} <= names
+    assert {
+        "01-tour",
+        "02-tian-thesis",
+        "03-krichene-rendle",
+        "04-li-jin",
+        "05-li-dissertation",
+        "06-significance",
+        "07-yang",
+    } <= names
 
 
 @pytest.mark.slow

@@ -44,6 +44,11 @@ Example (``simrec/assessments/ml100k-assess.toml``, shipped: ``simrec assess ml1
     sizes = [50, 100, 500]    # sample sizes to choose among (the protocol's `negatives` is always included)
     repeats = 30
 
+    [correction]              # optional: advice on correcting the missing-data error (issue 25)
+    estimators = ["naive", "ips", "snips", "dr", "resampled_skew", "resampled_wtd_h", "stratified"]
+    max_rel_bias = 0.1        # a correction is acceptable when every algorithm's bias is within 10% ...
+    min_coverage = 0.85       # ... and its 95% interval covers the truth in 85% of the replicates
+
 Decisions (recorded here, where the keys are defined):
 
 * **Presets.** ``calibration.presets`` names shipped presets by dataset
@@ -66,6 +71,12 @@ Decisions (recorded here, where the keys are defined):
   user, so step 4 holds out one item per user (random, or the latest with
   ``split = "last"``) and covers the protocol's metrics that have a sampled
   estimator (recall, ndcg, average_precision) at K = N.
+* **Correction advice is opt-in.** With ``[correction]`` the calibrated
+  worlds' run also has a ``[debias]`` section (the protocol's metrics that are
+  linear in the relevance, at K = N; the listed estimators; the world's own
+  and Yang et al.'s fitted propensities) and the report advises which
+  correction to report (:mod:`simrec.assess.correction`). Without it the
+  worlds' run is unchanged, so an existing assessment folder still resumes.
 """
 
 from __future__ import annotations
@@ -90,7 +101,9 @@ from simrec.config.base import (
     read_toml,
 )
 from simrec.config.budget import Budget
+from simrec.config.cost import Work
 from simrec.config.datasets import DatasetSpec
+from simrec.config.debias import DebiasSpec
 from simrec.config.estimators import ESTIMATOR_FAMILIES, EstimatorsSpec
 from simrec.config.files import _presets_root, load_preset, shipped_name
 from simrec.config.models import PREFERENCE_MODELS, THESIS_SAMPLERS, PopulationSpec, WorldSpec, cell_name
@@ -99,6 +112,8 @@ from simrec.config.run import METRIC_NAMES, EvaluationSpec, Scenario, content_di
 from simrec.config.sources import DatasetSource
 from simrec.config.stress import MetricsSpec, SamplingSpec, StressScenario
 from simrec.config.sweep import SweepSpec
+from simrec.debias.harness import ESTIMATORS as DEBIAS_ESTIMATORS
+from simrec.debias.harness import LINEAR_METRICS
 from simrec.stress.harness import METRIC_FAMILIES, SCHEMES
 
 __all__ = [
@@ -107,10 +122,15 @@ __all__ = [
     "ProtocolSpec",
     "SimulationSpec",
     "AssessSamplingSpec",
+    "CorrectionSpec",
     "Assessment",
     "CalibratedCell",
     "CELLS",
     "load_assessment",
+    "QUICK_REPLICATES",
+    "QUICK_REPEATS",
+    "QUICK_BOOT",
+    "QUICK_CALLS",
     "resolve_assessment_path",
     "shipped_assessments",
 ]
@@ -191,6 +211,24 @@ class AssessSamplingSpec(Strict):
         return self
 
 
+class CorrectionSpec(Strict):
+    """``[correction]``: the MNAR corrections tried in the calibrated worlds and the advice's thresholds."""
+
+    estimators: list[Literal[tuple(DEBIAS_ESTIMATORS)]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["naive", "ips", "snips", "dr", "resampled_skew", "resampled_wtd_h", "stratified"],
+        min_length=1,
+    )
+    max_rel_bias: float = Field(default=0.1, gt=0)
+    min_coverage: float = Field(default=0.85, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _naive(self) -> CorrectionSpec:
+        no_repeats(self, "estimators")
+        if "naive" not in self.estimators:
+            raise ValueError("`estimators` must include 'naive' (the uncorrected number the advice compares with)")
+        return self
+
+
 class AssessmentSpec(Strict):
     """A validated assessment file (the parsed TOML)."""
 
@@ -203,9 +241,61 @@ class AssessmentSpec(Strict):
     protocol: ProtocolSpec
     simulation: SimulationSpec = Field(default_factory=SimulationSpec)
     sampling: AssessSamplingSpec = Field(default_factory=AssessSamplingSpec)
+    #: Advice on correcting the missing-data error (:mod:`simrec.assess.correction`); absent: not given.
+    correction: CorrectionSpec | None = None
 
     def digest(self) -> str:
         return content_digest(self)
+
+    def quick(self) -> AssessmentSpec:
+        """The quick size of this assessment (``simrec assess --quick``): the same dataset, protocol and
+        algorithms, with every size that only buys precision cut down.
+
+        Decision (issue 28): a first look (does the file run, what the answer looks like) should take under
+        2 minutes on a 2-core laptop (``ml100k-assess``: 39 s CPU measured serially; ``ml1m-assess``: about
+        2.2 min predicted with ``--jobs 2``, not measured: training LensKit on ML-1M dominates and is kept, as
+        the algorithms are the question), so ``--quick`` keeps what defines the question and shrinks the rest:
+        the best-fitting world only (``calibration.worlds = 1``), :data:`QUICK_REPLICATES` replicates,
+        :data:`QUICK_REPEATS` sampled-evaluation repeats at the protocol's own sample size only (the
+        smallest of ``sampling.sizes`` for a full-ranking protocol), at most :data:`QUICK_BOOT` bootstrap
+        replicates and, when the file calibrates, :data:`QUICK_CALLS` calls without de-noising. Its intervals
+        are wide and the report says so (fewer than 30 simulated evaluations); its name gets ``-quick``
+        (its own default folder, never resumed into the full size's).
+        """
+        negatives = self.protocol.negatives
+        sizes = [negatives] if negatives else [min(self.sampling.sizes)]
+        calls = min(self.calibration.n_calls, QUICK_CALLS)
+        return self.model_copy(
+            update={
+                "name": f"{self.name[:58]}-quick",  # still a safe name (<= 64 characters)
+                "description": f"{self.description} (quick size)" if self.description else "quick size",
+                "calibration": self.calibration.model_copy(
+                    update={
+                        "worlds": 1,
+                        "n_calls": calls,
+                        "n_initial": min(self.calibration.n_initial, calls),
+                        "denoise_seeds": 0,
+                    }
+                ),
+                "simulation": self.simulation.model_copy(
+                    update={"replicates": min(self.simulation.replicates, QUICK_REPLICATES)}
+                ),
+                "sampling": self.sampling.model_copy(
+                    update={
+                        "sizes": sizes,
+                        "repeats": min(self.sampling.repeats, QUICK_REPEATS),
+                        "n_boot": min(self.sampling.n_boot, QUICK_BOOT),
+                    }
+                ),
+            }
+        )
+
+
+#: ``--quick``'s sizes (:meth:`AssessmentSpec.quick`).
+QUICK_REPLICATES = 2
+QUICK_REPEATS = 5
+QUICK_BOOT = 5
+QUICK_CALLS = 10
 
 
 @dataclass(frozen=True)
@@ -262,6 +352,11 @@ class Assessment:
         neg = self.spec.protocol.negatives
         return sorted(set(self.spec.sampling.sizes) | ({neg} if neg else set()))
 
+    @property
+    def corrected_metrics(self) -> list[str]:
+        """The protocol's metrics linear in the relevance (the corrections' metrics), in the protocol's order."""
+        return [m for m in self.spec.protocol.metrics if m in LINEAR_METRICS]
+
     def best_cells(self, cells: tuple[CalibratedCell, ...] | None = None) -> tuple[CalibratedCell, ...]:
         """The ``calibration.worlds`` best-fitting cells (lowest :attr:`CalibratedCell.loss`; ties by cell order)."""
         cells = self.cells if cells is None else cells
@@ -285,6 +380,13 @@ class Assessment:
                 metrics=list(pr.metrics),
                 pap_k=pr.pap_k,
                 recommenders=list(pr.recommenders),
+            ),
+            debias=None
+            if sp.correction is None
+            else DebiasSpec(
+                metrics=self.corrected_metrics,
+                estimators=list(sp.correction.estimators),
+                propensities=["world", "fitted"],
             ),
         )
 
@@ -311,6 +413,18 @@ class Assessment:
             estimators=EstimatorsSpec(names=list(sa.estimators), n_boot=sa.n_boot, confidence=sa.confidence),
             metrics=MetricsSpec(names=self.sampled_metrics, k_max=pr.n, curve_k=pr.n, curve_sizes=curve),
         )
+
+    def work(self) -> Work:
+        """The assessment's work (:mod:`simrec.config.cost`): the calibration's sweep when no presets are named,
+        the run study in the best-fitting worlds (without presets: worlds of the dataset's size, its users x items
+        scored per replicate) and the sampled evaluation on the dataset (its sizes as loaded)."""
+        n_users, n_items = float(self.n_users), float(self.n_items)
+        stress = self.stress_scenario().work(n_candidates=n_items, n_users=n_users)
+        if self.cells is not None:
+            return self.run_scenario(self.best_cells()).work() + stress
+        per_world = Work.total(r.work(n_users, n_items) for r in self.spec.protocol.recommenders) + Work(tasks=1.0)
+        runs = per_world.times(float(self.spec.simulation.replicates * self.spec.calibration.worlds))
+        return self.sweep_spec().work(self.path) + runs + stress
 
     def sweep_spec(self) -> SweepSpec:
         """The calibration's sweep (when no presets are named): the six cells on the dataset, objective
@@ -430,7 +544,7 @@ def _dataset_sizes(spec: AssessmentSpec, data: Path, path: Path) -> tuple[int, i
     return int(inter.n_users), int(inter.n_items)
 
 
-def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> Assessment:
+def load_assessment(assessment: str | Path, *, budget: Budget | None = None, quick: bool = False) -> Assessment:
     """Read and validate an assessment file completely, before any work.
 
     Parameters
@@ -441,6 +555,8 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
         The memory the job may use (default: 75% of the machine's memory, one
         worker); the calibrated worlds, the sampled evaluation and a
         calibration are each checked against it (:mod:`simrec.config.budget`).
+    quick : bool, default False
+        Validate and return the file's quick size (:meth:`AssessmentSpec.quick`) instead.
 
     Raises
     ------
@@ -460,6 +576,8 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
         spec = AssessmentSpec.model_validate(raw)
     except ValidationError as exc:
         raise ScenarioError(format_validation(path, exc, "assessment")) from None
+    if quick:
+        spec = spec.quick()
     problems = recommender_problems(
         spec.protocol.recommenders, "protocol.recommenders", truth=False, base=path.resolve().parent
     )
@@ -467,6 +585,11 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
         problems.append(
             f"protocol.metrics: the sampled evaluation needs at least one of {', '.join(SAMPLED_METRICS)}; "
             f"got {spec.protocol.metrics}"
+        )
+    if spec.correction is not None and not any(m in LINEAR_METRICS for m in spec.protocol.metrics):
+        problems.append(
+            f"correction: the corrections need a metric linear in the relevance among the protocol's "
+            f"({', '.join(LINEAR_METRICS)}); got {spec.protocol.metrics}"
         )
     cells = None
     if spec.calibration.presets is not None:

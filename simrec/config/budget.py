@@ -154,14 +154,10 @@ def dataset_read_need(path: str | Path) -> Need:
     walked (issue 22: ``simrec ranks /`` walked the whole disk); a folder
     without a ratings file counts 0 and the loader refuses it.
     """
-    from simrec.datasets.movielens import MOVIELENS_RATING_FILES
+    from simrec.config.cost import file_bytes
 
     p = Path(path)
-    try:
-        files = [p / name for name in MOVIELENS_RATING_FILES] if p.is_dir() else [p]
-        size = float(max((f.stat().st_size for f in files if f.is_file()), default=0))
-    except OSError:  # unreadable: the reader reports it with its own message
-        size = 0.0
+    size = file_bytes(p)  # unreadable: 0, and the reader reports it with its own message
     return Need(f"reading the dataset {p} ({format_bytes(size)} of files)", "the dataset", BYTES_PER_FILE_BYTE * size)
 
 

@@ -24,6 +24,7 @@ from simrec._inputs import InputFileError, parse_toml
 from simrec._validation import quote
 from simrec.config.base import SafeName, ScenarioError, Strict, _fmt_loc
 from simrec.config.budget import IMPLICIT_MF_WORKSPACE, Need
+from simrec.config.cost import Work
 from simrec.config.union import SpecUnion
 from simrec.recommenders import (
     LENSKIT_SCORERS,
@@ -63,6 +64,14 @@ class BaseRecommenderSpec(Strict):
     kind: str
     #: Whether the recommender reads the true preferences (impossible on a real dataset: the oracles).
     needs_truth: ClassVar[bool] = False
+    #: Whether the recommender is trained on the data (its scores cost :data:`~simrec.config.cost.SECONDS_PER_MODEL_SCORE`
+    #: per user x item cell, training included; otherwise :data:`~simrec.config.cost.SECONDS_PER_SCORE`).
+    trained: ClassVar[bool] = False
+
+    def work(self, n_users: float, n_items: float) -> Work:
+        """Scoring and ranking ``n_users`` x ``n_items`` cells (:mod:`simrec.config.cost`)."""
+        cells = float(n_users) * float(n_items)
+        return Work(model_scores=cells) if self.trained else Work(scores=cells)
 
     @abstractmethod
     def build(self) -> Recommender:
@@ -119,12 +128,14 @@ class PopularSpec(BaseRecommenderSpec):
 
 
 class RandomSpec(BaseRecommenderSpec):
-    """Random items."""
+    """Random items. ``name`` (default ``"Random"``): two Random recommenders with their own names are a pair
+    with no true difference by construction (the null of a ``[significance]`` study)."""
 
     kind: Literal["random"]
+    name: SafeName | None = None
 
     def build(self) -> RandomRecommender:
-        return RandomRecommender()
+        return RandomRecommender() if self.name is None else RandomRecommender(name=self.name)
 
 
 #: A LensKit parameter value: a TOML scalar, or a list of scalars.
@@ -201,6 +212,7 @@ class LensKitSpec(BaseRecommenderSpec):
     """
 
     kind: Literal["lenskit"]
+    trained: ClassVar[bool] = True
     algorithm: Literal["item_knn", "implicit_mf", "user_knn", "popular", "item_cf"] | None = None
     scorer: str | None = None
     name: SafeName | None = None

@@ -50,10 +50,12 @@ from simrec.config.base import (
     read_toml,
 )
 from simrec.config.budget import BYTES_PER_ROW, BYTES_PER_TASK, Budget, Need, Needs
+from simrec.config.cost import Work
 from simrec.config.debias import DebiasSpec
 from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
+from simrec.config.significance import SignificanceSpec, significance_problems
 from simrec.experiment import Evaluation, World
 from simrec.metrics import METRICS, PapAtK
 
@@ -109,6 +111,8 @@ class Scenario(Strict):
     population: PopulationSpec
     world: list[WorldSpec] = Field(min_length=1)
     evaluation: EvaluationSpec
+    #: Paired tests against the truth (:mod:`simrec.config.significance`); None: no significance phase.
+    significance: SignificanceSpec | None = None
     #: The MNAR-correction harness (issue 25; :mod:`simrec.config.debias`); absent: not run.
     debias: DebiasSpec | None = None
 
@@ -121,6 +125,15 @@ class Scenario(Strict):
 
     def digest(self) -> str:
         return content_digest(self)
+
+    def work(self) -> Work:
+        """The run's work (:mod:`simrec.config.cost`): per world and replicate, its expected true pairs and
+        every recommender scoring its users x items; one task per replicate and world. The ``[debias]`` and
+        ``[significance]`` harnesses are not counted (not measured yet)."""
+        per_replicate = Work.total(
+            w.work(self.population, self.evaluation.recommenders) + Work(tasks=1.0) for w in self.world
+        )
+        return per_replicate.times(float(self.replicates))
 
     def memory_needs(self) -> Needs:
         """Task kinds (one per world: a replicate) and parent-side needs (:mod:`simrec.config.budget`)."""
@@ -142,6 +155,14 @@ class Scenario(Strict):
         if self.debias is not None:  # at most every estimator with every propensity kind
             d = self.debias
             rows += tasks * len(ev.recommenders) * len(d.metrics) * len(d.estimators) * len(d.propensities)
+            if d.sampled is not None:
+                rows += (
+                    tasks
+                    * len(ev.recommenders)
+                    * len(d.sampled.metrics)
+                    * len(d.sampled.estimators)
+                    * (1 + len(d.propensities))
+                )
         fixed = [
             Need(
                 f"{self.replicates} replicates x {len(self.world)} worlds: {tasks:.3g} tasks and {rows:.3g} result rows",
@@ -172,6 +193,13 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
                 problems.append(f"debias.propensities: {exc} (world[{i}])")
         if sc.debias.k is not None and sc.debias.k > sc.evaluation.n:
             problems.append(f"debias.k: must be <= evaluation.n ({sc.evaluation.n}); got {sc.debias.k}")
+        sampled = sc.debias.sampled
+        smallest = min(w.item_count(sc.population) for w in sc.world)
+        if sampled is not None and sampled.n > smallest:
+            problems.append(
+                f"debias.sampled.n: must be <= the number of items of every world (smallest: {smallest}); "
+                f"got {sampled.n}"
+            )
     items = min(w.item_count(sc.population) for w in sc.world)
     ev = sc.evaluation
     if ev.n > items:
@@ -183,6 +211,10 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
         problems.append(
             f"evaluation.pap_k: must be <= the number of items of every world (smallest: {items}); got {ev.pap_k}"
         )
+    if sc.significance is not None:
+        base = path.resolve().parent
+        names = [str(r.check(f"evaluation.recommenders[{j}]", base)[1]) for j, r in enumerate(ev.recommenders)]
+        problems += significance_problems(sc.significance, names, list(ev.metrics), items)
     return problems
 
 

@@ -24,6 +24,7 @@ from pydantic import Field
 from simrec._validation import quote
 from simrec.config.base import Strict
 from simrec.config.budget import Need
+from simrec.config.cost import Work
 from simrec.config.datasets import DatasetSpec
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import BaseRecommenderSpec, RecommenderSpec, recommender_problems
@@ -109,6 +110,10 @@ class BaseSourceSpec(Strict):
         """The kinds of task the source adds to a stress job (:mod:`simrec.config.budget`)."""
         return []
 
+    def work(self, n_users: float, n_items: float) -> Work:
+        """The work of computing the ranks (:mod:`simrec.config.cost`): nothing for a ranks file."""
+        return Work()
+
     def data_problems(self, data: Path, path: Path, sampling: SamplingPlan) -> tuple[list[str], RankSource | None]:
         """Problems of the source's data at ``data`` (``path``: the scenario file; ``sampling``: the scenario's
         schemes, sizes and largest cutoff), and a ranks file's content."""
@@ -140,6 +145,10 @@ class ScoredSourceSpec(BaseSourceSpec):
         truth), else those of recommenders that cannot rank among ``candidates``."""
         more = recommender_problems(self.recommenders, "source.recommenders", truth=self.has_truth, base=base)
         return more or _candidate_problems(self)
+
+    def work(self, n_users: float, n_items: float) -> Work:
+        """Every recommender scoring ``n_users`` x ``n_items`` (one task each; :mod:`simrec.config.cost`)."""
+        return Work.total(r.work(n_users, n_items) + Work(tasks=1.0) for r in self.recommenders)
 
     @abstractmethod
     def loo_data(self, data_path: Path | None, seed: np.random.SeedSequence, max_pairs: int | None) -> LooData:
@@ -184,6 +193,11 @@ class SimulationSource(ScoredSourceSpec):
         """One kind: a ranks task (a replicate of the world, dense score blocks over every user)."""
         need = self.world.memory_need(self.population, "source.world", n_lists=0, score_users=self.population.n_users)
         return [[need]]
+
+    def work(self, n_users: float, n_items: float) -> Work:
+        """A replicate of the world (in every ranks task) and the recommenders' scores."""
+        world = self.world.work(self.population).times(float(len(self.recommenders)))
+        return world + super().work(n_users, n_items)
 
     def loo_data(self, data_path: Path | None, seed: np.random.SeedSequence, max_pairs: int | None) -> LooData:
         world = self.world.build(self.population, name=self.world.name or "world", max_pairs=max_pairs)

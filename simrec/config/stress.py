@@ -33,6 +33,7 @@ dataset, ``$SIMREC_DATA/<name>`` is tried first.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -41,10 +42,11 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from simrec._validation import quote
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
 from simrec.config.budget import BYTES_PER_ROW, Budget, Need, Needs
+from simrec.config.cost import BYTES_PER_RANKS_ROW, Work, file_bytes, sizes_from_file
 from simrec.config.estimators import EstimatorsSpec
 from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.run import content_digest
-from simrec.config.sources import SamplingPlan, SourceSpec, size_problems, user_size_problems
+from simrec.config.sources import FileSource, SamplingPlan, SourceSpec, size_problems, user_size_problems
 from simrec.stress.harness import METRIC_FAMILIES, METRIC_NAMES, SCHEMES, StressConfig
 from simrec.stress.user_sampling import UserSamplingConfig
 
@@ -189,6 +191,51 @@ class StressScenario(Strict):
     def sampling_plan(self) -> SamplingPlan:
         """The schemes, sizes and largest cutoff the source's data is checked against."""
         return SamplingPlan(list(self.sampling.schemes), list(self.sampling.sizes), self.metrics.k_max)
+
+    def work(self, *, n_candidates: float, n_users: float, n_recommenders: int | None = None) -> Work:
+        """The job's work (:mod:`simrec.config.cost`): the source's ranks, then per recommender, scheme and
+        size one task drawing ``repeats`` x ``n_users`` x n negatives and fitting every estimator per repeat,
+        with ``n_boot`` bootstrap replicates per fit for intervals; user sampling fits once per size and
+        repeat.
+
+        ``n_candidates`` / ``n_users``: the candidates and evaluated users (a simulation's are known from the
+        spec; a dataset's or a ranks file's from the data); ``n_recommenders``: the ranks file's (default: the
+        source's recommenders).
+        """
+        known = self.source.sizes()
+        if known is not None:
+            n_candidates, n_users = float(known.n_items), float(known.n_users)
+        recs = n_recommenders if n_recommenders is not None else len(getattr(self.source, "recommenders", ()))
+        n_est = len(self.estimators.build())
+        n_boot = float(self.estimators.n_boot)
+        stress = Work()
+        for scheme in self.sampling.schemes:
+            for size in self.sampling.sizes:
+                n = min(float(size), n_candidates)
+                if scheme == "adaptive":  # draws grow until the rank is resolved, up to adaptive_n_max
+                    n = min(float(max(size, self.sampling.adaptive_n_max)), n_candidates) / 2.0
+                fits = float(self.repeats * n_est)
+                stress = stress + Work(
+                    draws=self.repeats * n_users * n, fits=fits, boots=fits * n_boot, tasks=1.0
+                ).times(float(recs))
+        if self.user_sampling is not None:
+            us = self.user_sampling
+            stress = stress + Work(fits=float(len(us.sizes) * (us.repeats or self.repeats) * recs))
+        return self.source.work(n_users, n_candidates) + stress
+
+    def estimated_work(self, scenario_path: str | Path) -> Work:
+        """:meth:`work` with the data's sizes estimated before reading it: a simulation's are known; a dataset's
+        from its ratings file (:func:`simrec.config.cost.sizes_from_file`); a ranks file's users from its size
+        (:data:`simrec.config.cost.BYTES_PER_RANKS_ROW` per row, one row per user and recommender)."""
+        known = self.source.sizes()
+        if known is not None:
+            return self.work(n_candidates=float(known.n_items), n_users=float(known.n_users))
+        data = self.data_path(scenario_path)
+        if isinstance(self.source, FileSource):
+            rows = file_bytes(data) / BYTES_PER_RANKS_ROW
+            return self.work(n_candidates=math.inf, n_users=rows, n_recommenders=1)
+        n_users, n_items = sizes_from_file(data)
+        return self.work(n_candidates=n_items, n_users=n_users)
 
     def memory_needs(self, *, n_candidates: float | None = None, n_users: float | None = None) -> Needs:
         """Task kinds (the source's, e.g. a simulation's ranks tasks; stress tasks) and parent-side needs.

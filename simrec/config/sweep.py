@@ -39,6 +39,7 @@ from pydantic import Field, ValidationError, model_validator
 from simrec.calibration.objective import DEFAULT_CALIBRATION_MAX_PAIRS, OBJECTIVES, THESIS_OBJECTIVES
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
 from simrec.config.budget import BYTES_PER_PAIR, Budget, Need, Needs
+from simrec.config.cost import BYTES_PER_RATING, TRUE_PAIRS_PER_OBSERVED, Work, file_bytes
 from simrec.config.datasets import DatasetSpec
 from simrec.config.models import PREFERENCE_MODELS, THESIS_SAMPLERS, CellSpec, PreferenceTag, SamplerTag
 
@@ -78,6 +79,23 @@ class SweepSpec(Strict):
     def cells(self) -> list[CellSpec]:
         """The (preference, observation) cells in the spec's order."""
         return [CellSpec(preference=p, observation=o) for p in self.preferences for o in self.observations]
+
+    def work(self, spec_path: str | Path, n_calls: int | None = None) -> Work:
+        """The sweep's work (:mod:`simrec.config.cost`): every search's trials (``n_calls``, default the spec's,
+        and the de-noising's ``denoise_top`` x ``denoise_seeds`` re-evaluations), each one simulation of
+        about :data:`~simrec.config.cost.TRUE_PAIRS_PER_OBSERVED` true pairs per rating of the dataset (its
+        ratings counted from the file's size, :func:`~simrec.config.cost.sizes_from_file`; at most
+        ``max_pairs``) and ``stat_pairs`` pairs per statistic; one task per search. The Gaussian process's own
+        fits are not counted (a few seconds per search of 150 calls)."""
+        trials = float((n_calls or self.n_calls) + self.denoise_top * self.denoise_seeds)
+        searches = float(len(self.cells()) * len(self.objectives))
+        limit = float(self.max_pairs or DEFAULT_CALIBRATION_MAX_PAIRS)
+        parts = []
+        for d in self.dataset:
+            ratings = file_bytes(d.resolve(spec_path)) / BYTES_PER_RATING
+            pairs = min(TRUE_PAIRS_PER_OBSERVED * ratings, limit) + self.stat_pairs
+            parts.append(Work(pairs=pairs * trials, tasks=1.0).times(searches))
+        return Work.total(parts)
 
     def memory_needs(self) -> Needs:
         """Task kinds (one GP search) and parent-side needs (:mod:`simrec.config.budget`)."""

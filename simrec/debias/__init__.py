@@ -25,7 +25,9 @@ true preferences. This package estimates the latter from the observed data:
   (:class:`MisspecifiedPropensity`);
 * the combination with sampled metrics (:mod:`.sampled`:
   :class:`WeightedSampledRanks`, SNIPS weights on top of the per-rank
-  corrections and the rank-distribution MLE of :mod:`simrec.sampling`);
+  corrections and the rank-distribution MLE of :mod:`simrec.sampling`; in
+  the harness, :mod:`.combined`: :class:`SampledDesign`, the
+  ``[debias.sampled]`` section);
 * the harness (:mod:`.harness`: :func:`debias_replicate`,
   :func:`summarize_debias`, :func:`order_accuracy`), run by ``simrec run``
   for a scenario with a ``[debias]`` section (:mod:`simrec.config.debias`).
@@ -46,6 +48,7 @@ Example
 
 from typing import TYPE_CHECKING
 
+from simrec.debias.combined import SAMPLED_ESTIMATORS, SAMPLED_METRICS, SampledDesign
 from simrec.debias.estimators import DR, IPS, SNDR, SNIPS, Naive
 from simrec.debias.harness import (
     DEBIAS_COLUMNS,
@@ -143,6 +146,9 @@ __all__ = [
     "presentation_frequency",
     # sampled metrics
     "WeightedSampledRanks",
+    "SampledDesign",
+    "SAMPLED_ESTIMATORS",
+    "SAMPLED_METRICS",
     # the harness
     "DebiasDesign",
     "debias_replicate",

@@ -24,7 +24,10 @@ values; simrec knows the true difference, so it can say how often a
   one-way variant :func:`tukey_hsd_independent` (scipy's).
 * **Effect sizes**: :func:`cohens_dz`, :func:`rank_biserial`.
 * **Against the truth**: :func:`truth_rates` — correct, type I, II and III
-  rates with Wilson intervals (:class:`TruthRates`).
+  rates with Wilson intervals (:class:`TruthRates`); :func:`truth_table` —
+  the same per group of a frame of replicates' outcomes, against each
+  group's true difference (what ``simrec run``'s ``[significance]`` phase
+  and ``simrec assess`` write, :mod:`simrec.studies.significance`).
 
 Every random test takes ``rng`` (seeded numpy Generator, int or
 SeedSequence); nothing seeds a global state. Undefined values are NaN with an
@@ -50,6 +53,7 @@ from simrec.significance.rates import Rate, TruthRates, truth_rates
 from simrec.significance.result import PairedTestResult
 from simrec.significance.sign import sign_test
 from simrec.significance.summary import SummaryTestResult, t_test_from_summary, z_test_from_summary
+from simrec.significance.truth_table import OUTCOME_COLUMNS, RATE_NAMES, truth_table
 from simrec.significance.ttest import paired_t_test
 from simrec.significance.tukey import AllPairsResult, tukey_hsd, tukey_hsd_independent
 from simrec.significance.wilcoxon import wilcoxon_test
@@ -93,5 +97,8 @@ __all__ = [
     "Rate",
     "TruthRates",
     "truth_rates",
+    "truth_table",
+    "OUTCOME_COLUMNS",
+    "RATE_NAMES",
     "UndefinedStatisticWarning",
 ]

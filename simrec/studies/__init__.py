@@ -7,8 +7,11 @@
 * :mod:`.ranks` — ``simrec ranks``: a ranks file from a dataset and trained recommenders.
 
 Each takes a validated spec (:mod:`simrec.config`), an output folder
-(:class:`simrec.rundir.RunDir`) and a task backend (:mod:`simrec.tasks`), and
-returns a typed outcome; :mod:`simrec.cli` is the only place that prints.
+(:class:`simrec.rundir.RunDir`) and a task backend (:mod:`simrec.tasks`), runs
+a short sequence of sharded phases over the spec (:mod:`.phases`: keyed
+tasks, resume from verified shards, progress, results in key order; the one
+place that runs tasks), and returns a typed outcome; :mod:`simrec.cli` is the
+only place that prints.
 
 The names below are re-exported lazily (PEP 562): ``from simrec.studies import
 run_scenario`` imports :mod:`.run` only, not the assessment's statistics

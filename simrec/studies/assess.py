@@ -12,13 +12,19 @@ holds the sub-runs of the studies it reuses, each resumable on its own:
 3. **worlds** — the user's algorithms under the user's protocol in those
    worlds, against observed and true relevance: :func:`simrec.studies.run_scenario`
    into ``worlds/``;
-4. **sampling** — the protocol on the real data, exact and sampled metrics,
+4. **significance** — per pair of the user's algorithms, how often a
+   significant paired test at the user's protocol is right in those worlds
+   (``significance.csv``, warnings where "significant and wrong" is likely:
+   :mod:`simrec.studies.assess_significance`);
+5. **sampling** — the protocol on the real data, exact and sampled metrics,
    every estimator: :func:`simrec.studies.run_stress_scenario` into
    ``sampling/``;
-5. **report** — ``errors.csv`` (missing-data, sampling and total error per
+6. **report** — ``errors.csv`` (missing-data, sampling and total error per
    algorithm x metric, :mod:`simrec.assess.errors`), ``ranking.csv``
    (:mod:`simrec.assess.ranking`), ``estimators.csv`` and ``advice.csv``
-   (:mod:`simrec.assess.advice`), ``headline.csv`` (values and the three
+   (:mod:`simrec.assess.advice`), with ``[correction]`` ``correction.csv`` and
+   ``correction_advice.csv`` (which missing-data correction to report,
+   :mod:`simrec.assess.correction`; also the report's check of it), ``headline.csv`` (values and the three
    errors side by side), ``bottom_line.json`` (the verdicts,
    :mod:`simrec.assess.bottom_line`), ``figures/*.png`` and ``report.html``
    (self-contained: the bottom line first, then the evidence;
@@ -41,6 +47,7 @@ from simrec._figures import drawing
 from simrec._io import atomic_write, write_json
 from simrec.assess.advice import best_estimators, recommend
 from simrec.assess.bottom_line import BottomLine, ReportFacts, bottom_line
+from simrec.assess.correction import correction_advice, correction_candidates, correction_finding
 from simrec.assess.errors import headline_table, metric_values, missing_data_errors, sampling_errors, total_errors
 from simrec.assess.figures import error_figure, estimator_figure, ranking_figure
 from simrec.assess.page import report_page
@@ -48,16 +55,22 @@ from simrec.assess.ranking import ranking_agreement
 from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
 from simrec.config.budget import Budget
+from simrec.config.run import Scenario
+from simrec.interactions import Interactions
 from simrec.rundir import RunDir
+from simrec.studies.assess_significance import assess_significance
 from simrec.studies.calibrate import DatasetLoadError, calibrate_sweep
-from simrec.studies.run import run_scenario
-from simrec.studies.stress import run_stress_scenario
+from simrec.studies.run import RunOutcome, run_scenario
+from simrec.studies.stress import StressOutcome, run_stress_scenario
 from simrec.tasks import Backend, SerialBackend
 
 __all__ = ["AssessOutcome", "run_assessment", "PHASES"]
 
 #: The phases announced through ``on_phase`` (in order).
-PHASES = ("dataset", "calibration", "worlds", "sampling", "report")
+PHASES = ("dataset", "calibration", "worlds", "significance", "sampling", "report")
+
+#: ``on_phase(phase, message)``.
+_Say = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,199 @@ def _worlds_table(cells: tuple[CalibratedCell, ...], chosen: tuple[CalibratedCel
     return pd.DataFrame(rows).sort_values("loss", kind="stable").reset_index(drop=True)
 
 
+@dataclass(frozen=True)
+class _Report:
+    """The report's tables (``errors.csv``, ``headline.csv``, ``ranking.csv``, ``estimators.csv``, ``advice.csv``)."""
+
+    errors: pd.DataFrame
+    headline: pd.DataFrame
+    ranking: pd.DataFrame
+    best: pd.DataFrame
+    advice: pd.DataFrame
+    bottom: BottomLine | None = None
+
+
+def _dataset_phase(rd: RunDir, assessment: Assessment) -> tuple[Interactions, pd.DataFrame]:
+    """Phase 1: the user's dataset, read once, and its description (``dataset.csv``)."""
+    from simrec.datasets import DatasetError, describe
+
+    spec = assessment.spec
+    try:
+        inter = spec.dataset.read(assessment.data_path)
+    except (DatasetError, TypeError) as exc:
+        raise DatasetLoadError(f"{assessment.path}: dataset ({spec.dataset.name}): {exc}") from None
+    summary = describe(inter, name=spec.dataset.name).to_dict()
+    flat = {k: v for k, v in summary.items() if not isinstance(v, dict)}
+    for part in ("activity", "popularity"):
+        flat.update({f"{part}_{k}": v for k, v in summary[part].items()})
+    dataset = pd.DataFrame({"statistic": list(flat), "value": [str(v) for v in flat.values()]})
+    rd.write_csv("dataset.csv", dataset)
+    return inter, dataset
+
+
+def _calibration_phase(
+    rd: RunDir, assessment: Assessment, inter: Interactions, backend: Backend, figures: bool, say: _Say
+) -> tuple[CalibratedCell, ...]:
+    """Phase 2: the six calibrated models, from the named presets or calibrated to the dataset into ``calibration/``."""
+    spec = assessment.spec
+    if assessment.cells is not None:
+        say("calibration", f"reusing presets {spec.calibration.presets!r}")
+        return assessment.cells
+    sweep = assessment.sweep_spec()
+    say(
+        "calibration",
+        f"calibrating the six models to {spec.dataset.name} ({sweep.n_calls} calls per "
+        f"search) into {rd.path('calibration')}",
+    )
+    result = calibrate_sweep(
+        sweep,
+        assessment.path,
+        rd.path("calibration"),
+        backend=backend,
+        figures=figures,
+        on_cell=lambda c: say("calibration", f"{c.cell} {c.objective}: best {c.best.value:.4g} ({c.n_trials} trials)"),
+        data=[inter],
+    )
+    return _cells_from_sweep(result.presets, spec.dataset.name)
+
+
+def _worlds_scenario(assessment: Assessment, chosen: tuple[CalibratedCell, ...], budget: Budget) -> Scenario:
+    """The run study's scenario in the ``chosen`` worlds.
+
+    Worlds from presets were validated and sized with the assessment
+    (:func:`~simrec.config.assess.load_assessment`); worlds chosen by this
+    run's calibration exist only now, so they are validated and sized here,
+    once, before any of their tasks runs.
+    """
+    scenario = assessment.run_scenario(chosen)
+    if assessment.cells is None:
+        from simrec.config.base import problems_error
+
+        problems = [p for i, w in enumerate(scenario.world) for p in w.problems(scenario.population, f"world[{i}]")]
+        if problems:
+            raise problems_error(assessment.path, problems, "assessment (calibrated worlds)")
+        budget.check(f"{assessment.path} (calibrated worlds)", scenario.memory_needs())
+    return scenario
+
+
+def _worlds_phase(
+    rd: RunDir, assessment: Assessment, chosen: tuple[CalibratedCell, ...], scenario: Scenario, say: _Say, sub: dict
+) -> RunOutcome:
+    """Phase 3: the user's algorithms and protocol in the ``chosen`` worlds (``simrec run`` into ``worlds/``)."""
+    say(
+        "worlds",
+        f"{len(chosen)} calibrated world(s) ({', '.join(c.cell for c in chosen)}) x "
+        f"{assessment.spec.simulation.replicates} replicate(s)",
+    )
+    return run_scenario(scenario, assessment.path, rd.path("worlds"), **sub)
+
+
+def _sampling_phase(rd: RunDir, assessment: Assessment, say: _Say, sub: dict) -> StressOutcome:
+    """Phase 4: the protocol on the real data, exact and sampled, every estimator (``simrec stress`` into
+    ``sampling/``)."""
+    sc = assessment.stress_scenario()
+    say(
+        "sampling",
+        f"sampled metrics on {assessment.spec.dataset.name}: {len(sc.sampling.schemes)} scheme(s) x "
+        f"sizes {sc.sampling.sizes} x {sc.repeats} repeats, every estimator",
+    )
+    return run_stress_scenario(sc, assessment.path, rd.path("sampling"), **sub)
+
+
+def _report_tables(
+    assessment: Assessment, run: RunOutcome, stress: StressOutcome, coverage: pd.DataFrame | None
+) -> _Report:
+    """Phase 5's tables: missing-data, sampling and total errors, the ranking's agreement, the estimators' advice."""
+    pr, sa = assessment.spec.protocol, assessment.spec.sampling
+    best = best_estimators(stress.estimates, coverage, k=pr.n, min_coverage=sa.min_coverage)
+    advice = recommend(best, assessment.sampled_metrics, max_rel_rmse=sa.max_rel_rmse)
+    missing = missing_data_errors(run.results, level=sa.confidence)
+    sampling = sampling_errors(stress.estimates, best, k=pr.n, n=pr.negatives or None, level=sa.confidence)
+    total = total_errors(missing, sampling, level=sa.confidence)
+    errors = pd.concat(
+        [
+            missing.assign(component="missing data"),
+            sampling.assign(component="sampling"),
+            total.assign(component="total"),
+        ],
+        ignore_index=True,
+    )
+    errors = errors[["recommender", "metric", "component", "source", "mean", "sd", "lower", "upper", "n"]]
+    ranking = ranking_agreement(run.results, level=sa.confidence)
+    return _Report(errors, headline_table(errors, metric_values(run.results)), ranking, best, advice)
+
+
+def _report_figures(
+    rd: RunDir, assessment: Assessment, t: _Report, stress: StressOutcome, failed: list[str]
+) -> dict[str, bytes]:
+    """The report's figures (``figures/*.png``), as PNG bytes for the page; a failure appended to ``failed``."""
+    pr, sa = assessment.spec.protocol, assessment.spec.sampling
+    pooled = t.errors[(t.errors["source"] == "all worlds") | (t.errors["component"] != "missing data")]
+    pngs: dict[str, bytes] = {}
+    for name, draw in (
+        ("errors", lambda: error_figure(pooled, pr.n)),
+        ("ranking", lambda: ranking_figure(t.ranking, pr.n)),
+        ("estimators", lambda: estimator_figure(t.best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)),
+    ):
+        with drawing(failed, f"report figure {name}"):
+            pngs[name] = draw()
+    for name, png in pngs.items():
+        atomic_write(rd.path(f"figures/{name}.png"), lambda p, b=png: p.write_bytes(b))
+    return pngs
+
+
+def _correction_checks(rd: RunDir, assessment: Assessment) -> dict:
+    """With ``[correction]``: ``correction.csv``, ``correction_advice.csv`` and the report's check of them."""
+    spec = assessment.spec.correction
+    if spec is None:
+        return {}
+    # the worlds' run had a [debias] section (Assessment.run_scenario)
+    candidates = correction_candidates(
+        pd.read_csv(rd.path("worlds") / "debias_summary.csv"), pd.read_csv(rd.path("worlds") / "debias_order.csv")
+    )
+    fix = correction_advice(candidates, max_rel_bias=spec.max_rel_bias, min_coverage=spec.min_coverage)
+    rd.write_csv("correction.csv", candidates)
+    rd.write_csv("correction_advice.csv", fix)
+    return {"missing_data_correction": correction_finding(fix, candidates, assessment.spec.protocol.n)}
+
+
+def _report_phase(
+    rd: RunDir,
+    assessment: Assessment,
+    chosen: tuple[CalibratedCell, ...],
+    run: RunOutcome,
+    stress: StressOutcome,
+    dataset: pd.DataFrame,
+    worlds: pd.DataFrame,
+    failed: list[str],
+) -> _Report:
+    """Phase 6: the tables, the bottom line, figures and ``report.html`` (a figure's failure appended to ``failed``)."""
+    coverage_path = rd.path("sampling") / "coverage.csv"
+    t = _report_tables(assessment, run, stress, pd.read_csv(coverage_path) if coverage_path.exists() else None)
+    facts = _report_facts(assessment, chosen, tuple(dict.fromkeys(run.results["recommender"])))
+    bottom = bottom_line(facts, t.headline, t.ranking, t.best, t.advice, _correction_checks(rd, assessment))
+    rd.write_csv("errors.csv", t.errors)
+    rd.write_csv("headline.csv", t.headline)
+    rd.write_csv("ranking.csv", t.ranking)
+    rd.write_csv("estimators.csv", t.best)
+    rd.write_csv("advice.csv", t.advice)
+    write_json(rd.path("bottom_line.json"), bottom.to_dict())  # the bottom line for machines (a data hook)
+    pngs = _report_figures(rd, assessment, t, stress, failed)
+    page = report_page(
+        bottom,
+        dataset=dataset,
+        worlds=worlds,
+        headline=t.headline,
+        errors=t.errors,
+        ranking=t.ranking,
+        best=t.best,
+        advice=t.advice,
+        pngs=pngs,
+    )
+    rd.write_text("report.html", page)
+    return _Report(t.errors, t.headline, t.ranking, t.best, t.advice, bottom)
+
+
 def run_assessment(
     assessment: Assessment,
     out: str | Path,
@@ -150,159 +356,31 @@ def run_assessment(
     backend = SerialBackend() if backend is None else backend
     budget = budget or Budget()
     say = on_phase or (lambda phase, message: None)
-    spec, pr = assessment.spec, assessment.spec.protocol
-    computed = reused = 0
-    warnings: list[str] = []
+    spec = assessment.spec
+    manifest = {
+        "seed": spec.seed,
+        "data": str(assessment.data_path),
+        "assessment_content": spec.model_dump(mode="json"),
+    }
     with RunDir.open(
-        out,
-        kind="assess",
-        name=spec.name,
-        digest=spec.digest(),
-        source=assessment.path,
-        manifest={
-            "seed": spec.seed,
-            "data": str(assessment.data_path),
-            "assessment_content": spec.model_dump(mode="json"),
-        },
+        out, kind="assess", name=spec.name, digest=spec.digest(), source=assessment.path, manifest=manifest
     ) as rd:
-        # 1. dataset
         say("dataset", f"describing {assessment.data_path}")
-        from simrec.datasets import DatasetError, describe
-
-        try:
-            inter = spec.dataset.read(assessment.data_path)
-        except (DatasetError, TypeError) as exc:
-            raise DatasetLoadError(f"{assessment.path}: dataset ({spec.dataset.name}): {exc}") from None
-        summary = describe(inter, name=spec.dataset.name).to_dict()
-        flat = {k: v for k, v in summary.items() if not isinstance(v, dict)}
-        for part in ("activity", "popularity"):
-            flat.update({f"{part}_{k}": v for k, v in summary[part].items()})
-        dataset = pd.DataFrame({"statistic": list(flat), "value": [str(v) for v in flat.values()]})
-        rd.write_csv("dataset.csv", dataset)
-
-        # 2. calibration
-        if assessment.cells is not None:
-            say("calibration", f"reusing presets {spec.calibration.presets!r}")
-            cells = assessment.cells
-        else:
-            sweep = assessment.sweep_spec()
-            say(
-                "calibration",
-                f"calibrating the six models to {spec.dataset.name} ({sweep.n_calls} calls per "
-                f"search) into {rd.path('calibration')}",
-            )
-            result = calibrate_sweep(
-                sweep,
-                assessment.path,
-                rd.path("calibration"),
-                backend=backend,
-                figures=figures,
-                on_cell=lambda c: say(
-                    "calibration", f"{c.cell} {c.objective}: best {c.best.value:.4g} ({c.n_trials} trials)"
-                ),
-            )
-            cells = _cells_from_sweep(result.presets, spec.dataset.name)
+        inter, dataset = _dataset_phase(rd, assessment)
+        cells = _calibration_phase(rd, assessment, inter, backend, figures, say)
         chosen = assessment.best_cells(cells)
         worlds = _worlds_table(cells, chosen)
         rd.write_csv("worlds.csv", worlds)
-        scenario = assessment.run_scenario(chosen)
-        if assessment.cells is None:  # worlds chosen by the calibration: validate and size them now
-            from simrec.config.base import problems_error
-
-            problems = [p for i, w in enumerate(scenario.world) for p in w.problems(scenario.population, f"world[{i}]")]
-            if problems:
-                raise problems_error(assessment.path, problems, "assessment (calibrated worlds)")
-            budget.check(f"{assessment.path} (calibrated worlds)", scenario.memory_needs())
-
-        # 3. the algorithms in the calibrated worlds
-        say(
-            "worlds",
-            f"{len(chosen)} calibrated world(s) ({', '.join(c.cell for c in chosen)}) x "
-            f"{spec.simulation.replicates} replicate(s)",
-        )
-        run = run_scenario(
-            scenario,
-            assessment.path,
-            rd.path("worlds"),
-            backend=backend,
-            progress=progress,
-            figures=figures,
-            max_pairs=budget.max_pairs,
-        )
-        computed, reused = computed + run.computed, reused + run.reused
-
-        # 4. the protocol on the real data, sampled and exact
-        stress_sc = assessment.stress_scenario()
-        say(
-            "sampling",
-            f"sampled metrics on {spec.dataset.name}: {len(stress_sc.sampling.schemes)} scheme(s) x "
-            f"sizes {stress_sc.sampling.sizes} x {stress_sc.repeats} repeats, every estimator",
-        )
-        stress = run_stress_scenario(
-            stress_sc,
-            assessment.path,
-            rd.path("sampling"),
-            backend=backend,
-            progress=progress,
-            figures=figures,
-            max_pairs=budget.max_pairs,
-        )
-        computed, reused = computed + stress.computed, reused + stress.reused
-        warnings += list(stress.warnings)
-
-        # 5. report
+        sub = {"backend": backend, "progress": progress, "figures": figures, "max_pairs": budget.max_pairs}
+        scenario = _worlds_scenario(assessment, chosen, budget)
+        run = _worlds_phase(rd, assessment, chosen, scenario, say, sub)
+        say("significance", "paired tests between the algorithms, against the worlds' truth")
+        sig = assess_significance(rd, assessment, scenario, backend, progress, budget.max_pairs)
+        stress = _sampling_phase(rd, assessment, say, sub)
         say("report", f"tables and report into {rd.path('report.html')}")
-        coverage_path = rd.path("sampling") / "coverage.csv"
-        coverage = pd.read_csv(coverage_path) if coverage_path.exists() else None
-        sa = spec.sampling
-        best = best_estimators(stress.estimates, coverage, k=pr.n, min_coverage=sa.min_coverage)
-        advice = recommend(best, assessment.sampled_metrics, max_rel_rmse=sa.max_rel_rmse)
-        missing = missing_data_errors(run.results, level=sa.confidence)
-        sampling = sampling_errors(stress.estimates, best, k=pr.n, n=pr.negatives or None, level=sa.confidence)
-        total = total_errors(missing, sampling, level=sa.confidence)
-        errors = pd.concat(
-            [
-                missing.assign(component="missing data"),
-                sampling.assign(component="sampling"),
-                total.assign(component="total"),
-            ],
-            ignore_index=True,
-        )
-        errors = errors[["recommender", "metric", "component", "source", "mean", "sd", "lower", "upper", "n"]]
-        ranking = ranking_agreement(run.results, level=sa.confidence)
-        headline = headline_table(errors, metric_values(run.results))
-        facts = _report_facts(assessment, chosen, tuple(dict.fromkeys(run.results["recommender"])))
-        bottom = bottom_line(facts, headline, ranking, best, advice)
-        rd.write_csv("errors.csv", errors)
-        rd.write_csv("headline.csv", headline)
-        rd.write_csv("ranking.csv", ranking)
-        rd.write_csv("estimators.csv", best)
-        rd.write_csv("advice.csv", advice)
-        write_json(rd.path("bottom_line.json"), bottom.to_dict())  # the bottom line for machines (a data hook)
-        pooled = errors[(errors["source"] == "all worlds") | (errors["component"] != "missing data")]
         failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
-        pngs: dict[str, bytes] = {}
-        for name, draw in (
-            ("errors", lambda: error_figure(pooled, pr.n)),
-            ("ranking", lambda: ranking_figure(ranking, pr.n)),
-            ("estimators", lambda: estimator_figure(best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)),
-        ):
-            with drawing(failed, f"report figure {name}"):
-                pngs[name] = draw()
-        for name, png in pngs.items():
-            atomic_write(rd.path(f"figures/{name}.png"), lambda p, b=png: p.write_bytes(b))
-        page = report_page(
-            bottom,
-            dataset=dataset,
-            worlds=worlds,
-            headline=headline,
-            errors=errors,
-            ranking=ranking,
-            best=best,
-            advice=advice,
-            pngs=pngs,
-        )
-        rd.write_text("report.html", page)
+        report = _report_phase(rd, assessment, chosen, run, stress, dataset, worlds, failed)
+        computed, reused = run.computed + stress.computed, run.reused + stress.reused
         seconds = time.perf_counter() - t0
         rd.complete(
             tasks_computed=computed,
@@ -313,16 +391,16 @@ def run_assessment(
         )
     return AssessOutcome(
         Path(out),
-        errors,
-        ranking,
-        advice,
+        report.errors,
+        report.ranking,
+        report.advice,
         worlds,
         computed,
         reused,
         seconds,
-        tuple(warnings),
+        (*sig.warnings, *stress.warnings),
         tuple(failed),
-        bottom_line=bottom,
+        bottom_line=report.bottom,
     )
 
 

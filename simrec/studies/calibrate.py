@@ -8,8 +8,8 @@ A sweep runs in two phases (Tian 2019, §3.4 and §4.1):
    dataset (phase 1 measures all four KLs at every trial) defines the relative
    losses, and every cell is calibrated again on the average relative loss.
 
-Each (dataset, cell, objective) search is one task on the :mod:`simrec.tasks`
-backend; its seed is ``task_seed(seed, dataset, preference, observation,
+Each (dataset, cell, objective) search is one task of a phase
+(:mod:`simrec.studies.phases`) on the :mod:`simrec.tasks` backend; its seed is ``task_seed(seed, dataset, preference, observation,
 objective)`` (indices into simrec's fixed lists of models and objectives, so a
 sweep over a subset gives each cell the same seed), and its trial log is its
 shard: a killed sweep resumes where it stopped and reproduces the trials of an
@@ -37,7 +37,6 @@ from simrec._random import task_seed
 from simrec.calibration import (
     AVERAGE_LOSS,
     OBJECTIVES,
-    THESIS_OBJECTIVES,
     CalibrationLogError,
     CalibrationTarget,
     CellResult,
@@ -53,13 +52,15 @@ from simrec.calibration import (
     summary_markdown,
     sweep_table,
 )
-from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, THESIS_SAMPLERS, CellSpec
+from simrec.config.models import PREFERENCE_MODELS, SAMPLER_MODELS, CellSpec
 from simrec.config.presets import preset_tables, write_preset
 from simrec.config.run import content_digest
 from simrec.config.sweep import SweepSpec
+from simrec.interactions import Interactions
 from simrec.rundir import RunDir, RunDirError, path_problem
 from simrec.stats import STATISTICS
-from simrec.tasks import Backend, SerialBackend, Task, run_tasks
+from simrec.studies.phases import KeyedTask, Phase, run_phase
+from simrec.tasks import Backend, SerialBackend
 
 __all__ = ["DatasetLoadError", "load_targets", "run_sweep", "calibrate_sweep", "export_presets"]
 
@@ -68,8 +69,14 @@ class DatasetLoadError(ValueError):
     """A dataset of a sweep spec cannot be loaded or calibrated against (the message names it)."""
 
 
-def load_targets(spec: SweepSpec, spec_path: Path) -> list[CalibrationTarget]:
+def load_targets(
+    spec: SweepSpec, spec_path: Path, data: Sequence[Interactions] | None = None
+) -> list[CalibrationTarget]:
     """Load every dataset of ``spec`` and reduce it to a calibration target (bins and statistics).
+
+    ``data``: the datasets' interactions, already read (in the order of
+    ``spec.dataset``; ``simrec assess`` reads its dataset once); default:
+    read here.
 
     Raises
     ------
@@ -81,7 +88,7 @@ def load_targets(spec: SweepSpec, spec_path: Path) -> list[CalibrationTarget]:
     targets = []
     for i, ref in enumerate(spec.dataset):
         try:
-            inter = ref.read(ref.resolve(spec_path))
+            inter = ref.read(ref.resolve(spec_path)) if data is None else data[i]
         except (DatasetError, TypeError) as exc:
             raise DatasetLoadError(f"{spec_path}: dataset[{i}] ({ref.name}): {exc}") from None
         try:
@@ -129,53 +136,25 @@ def _cells(results: list) -> list[CellResult]:
     return results
 
 
-def run_sweep(
-    targets: Sequence[CalibrationTarget],
-    out: str | Path,
-    *,
-    seed: int,
-    preferences: Sequence[str] | None = None,
-    observations: Sequence[str] | None = None,
-    objectives: Sequence[str] = THESIS_OBJECTIVES,
-    n_calls: int = 150,
-    n_initial: int = 25,
-    max_pairs: int | None = None,
-    stat_pairs: int = 1_000_000,
-    backend: Backend | None = None,
-    figures: bool = True,
-    on_cell: Callable[[CellResult], None] | None = None,
-    denoise_top: int = 5,
-    denoise_seeds: int = 0,
-) -> SweepResult:
-    """Run (or resume) a sweep; write trials, presets, tables and figures under ``out``.
+@dataclass(frozen=True)
+class _Sweep:
+    """A sweep's searches: the spec's datasets (as ``targets``), cells and objectives, under ``out``."""
 
-    ``preferences`` / ``observations``: the cells' preference models and
-    samplers by tag (default: every registered one,
-    :data:`~simrec.config.models.PREFERENCE_MODELS` and
-    :data:`~simrec.config.models.SAMPLER_MODELS`).
+    targets: Sequence[CalibrationTarget]
+    out: Path
+    spec: SweepSpec
 
-    ``denoise_seeds > 0`` re-evaluates the ``denoise_top`` best trials of every
-    search with that many fresh seeds (:func:`simrec.calibration.denoise`);
-    tables then give mean ± sd, the family's best KLs (the denominators of the
-    relative losses) are the lowest de-noised means of the single-statistic
-    searches, and presets come from the de-noised best. Default 0 here (off);
-    sweep files default to 10 seeds of the 5 best trials.
+    @property
+    def cells(self) -> list[CellSpec]:
+        return self.spec.cells()
 
-    ``average_loss`` cells need the single-statistic cells of their dataset
-    (phase 1) for the family's best KLs: the best KL of each statistic over
-    every trial logged under ``out`` for that dataset. Presets are written from
-    the ``average_loss`` cells (or, in a sweep without them, from the first
-    objective's cells). The caller holds the run directory (see :func:`calibrate_sweep`).
-    """
-    out = Path(out)
-    backend = SerialBackend() if backend is None else backend
-    extra = {} if max_pairs is None else {"max_pairs": max_pairs}
-    preferences = PREFERENCE_MODELS.tags if preferences is None else preferences
-    observations = THESIS_SAMPLERS if observations is None else observations
-    cells = [CellSpec(preference=p, observation=o) for p in preferences for o in observations]
-    all_cells = [CellSpec(preference=p, observation=o) for p in PREFERENCE_MODELS.tags for o in SAMPLER_MODELS.tags]
+    def objective(
+        self, t: CalibrationTarget, cell: CellSpec, obj: str, best: dict[str, float] | None = None
+    ) -> Objective:
+        extra = {} if self.spec.max_pairs is None else {"max_pairs": self.spec.max_pairs}
+        return Objective(t, cell, obj, best_kl=best, stat_pairs=self.spec.stat_pairs, **extra)
 
-    def cell_seed(d: int, cell: CellSpec, obj: str) -> int:
+    def seed(self, d: int, cell: CellSpec, obj: str) -> int:
         """Seed of a cell's search: fixed by the model and objective names, not the spec's list order."""
         key = (
             d,
@@ -183,122 +162,155 @@ def run_sweep(
             SAMPLER_MODELS.tags.index(cell.observation),
             OBJECTIVES.index(obj),
         )
-        return int(task_seed(seed, *key).generate_state(1)[0])
+        return int(task_seed(self.spec.seed, *key).generate_state(1)[0])
 
-    def log_of(t: CalibrationTarget, cell: CellSpec, obj: str) -> Path:
-        return out / t.name / "cells" / cell.name / obj / "trials.jsonl"
+    def log(self, t: CalibrationTarget, cell: CellSpec, obj: str) -> Path:
+        return self.out / t.name / "cells" / cell.name / obj / "trials.jsonl"
 
-    def tasks_for(objs: Sequence[str], best: dict[str, dict[str, float]] | None) -> list[Task]:
-        tasks = []
-        for d, t in enumerate(targets):
-            for cell in cells:
-                for obj in objs:
-                    objective = Objective(
-                        t, cell, obj, best_kl=None if best is None else best[t.name], stat_pairs=stat_pairs, **extra
-                    )
-                    s = cell_seed(d, cell, obj)
-                    tasks.append(
-                        Task(
-                            f"dataset {t.name}, cell {cell.name}, objective {obj}",
-                            s,
-                            (objective, s, n_calls, n_initial, log_of(t, cell, obj), denoise_top, denoise_seeds),
-                        )
-                    )
-        return tasks
+    def tasks(self, objectives: Sequence[str], best: dict[str, dict[str, float]] | None) -> list[KeyedTask]:
+        """One search per dataset x cell x objective (``best``: the family-best KLs of ``average_loss``)."""
+        return [
+            self._task(d, t, cell, obj, None if best is None else best[t.name])
+            for d, t in enumerate(self.targets)
+            for cell in self.cells
+            for obj in objectives
+        ]
 
-    single = [o for o in objectives if o != AVERAGE_LOSS]
-    _preflight(
-        targets,
-        cells,
-        single,
-        AVERAGE_LOSS in objectives,
-        log_of,
-        cell_seed,
-        n_calls=n_calls,
-        n_initial=n_initial,
-        stat_pairs=stat_pairs,
-        extra=extra,
-    )
-    results: list[CellResult] = []
-    record = (lambda _i, r: None if isinstance(r, _RefusedLog) else on_cell(r)) if on_cell else None
-    results += _cells(run_tasks(_cell_task, tasks_for(single, None), backend=backend, on_result=record))
+    def _task(self, d: int, t: CalibrationTarget, cell: CellSpec, obj: str, best: dict[str, float] | None) -> KeyedTask:
+        sp, seed, log = self.spec, self.seed(d, cell, obj), self.log(t, cell, obj)
+        payload = (
+            self.objective(t, cell, obj, best),
+            seed,
+            sp.n_calls,
+            sp.n_initial,
+            log,
+            sp.denoise_top,
+            sp.denoise_seeds,
+        )
+        return KeyedTask(
+            f"{d}__{cell.name}__{obj}", f"dataset {t.name}, cell {cell.name}, objective {obj}", seed, payload
+        )
 
-    family_best = {t.name: _family_best(t, results, all_cells, log_of, denoised=bool(denoise_seeds)) for t in targets}
+    def family_best(self, target: CalibrationTarget, results: Sequence[CellResult]) -> dict[str, float]:
+        """The family's best KL on each statistic: the denominators of the relative losses.
 
-    if AVERAGE_LOSS in objectives:
-        missing = {t.name: [s for s, v in family_best[t.name].items() if not math.isfinite(v)] for t in targets}
+        De-noised sweeps: the lowest de-noised mean over the single-statistic
+        searches of this sweep. Otherwise: the lowest single value of any trial
+        logged under the output folder for the dataset (every cell, every
+        single-statistic objective; each trial measures all four statistics).
+        """
+        if self.spec.denoise_seeds:
+            points = [p for c in results if c.dataset == target.name and c.objective in STATISTICS for p in c.denoised]
+            return {s: min((p.details_mean.get(s, math.inf) for p in points), default=math.inf) for s in STATISTICS}
+        best = {s: math.inf for s in STATISTICS}
+        for cell in (
+            CellSpec(preference=p, observation=o) for p in PREFERENCE_MODELS.tags for o in SAMPLER_MODELS.tags
+        ):
+            for obj in STATISTICS:
+                log = self.log(target, cell, obj)
+                for tr in read_log(log) if log.exists() else []:
+                    if tr.status == "ok":
+                        for s in STATISTICS:
+                            best[s] = min(best[s], tr.details.get(s, math.inf))
+        return best
+
+
+def run_sweep(
+    targets: Sequence[CalibrationTarget],
+    out: str | Path,
+    spec: SweepSpec,
+    *,
+    backend: Backend | None = None,
+    figures: bool = True,
+    on_cell: Callable[[CellResult], None] | None = None,
+) -> SweepResult:
+    """Run (or resume) the sweep ``spec`` on ``targets`` (its datasets, loaded: :func:`load_targets`) under ``out``.
+
+    Writes trials, presets, tables and figures. The searches run in two phases
+    over :func:`simrec.studies.phases.run_phase` (without shards: each search
+    resumes from its trial log): the single-statistic searches, then the
+    ``average_loss`` searches, which need the family's best KLs: the best KL
+    of each statistic over every trial logged under ``out`` for that dataset.
+    ``spec.denoise_seeds > 0`` re-evaluates the ``spec.denoise_top`` best
+    trials of every search with that many fresh seeds
+    (:func:`simrec.calibration.denoise`); tables then give mean ± sd, the
+    family's best KLs are the lowest de-noised means of the single-statistic
+    searches, and presets come from the de-noised best. Presets are written
+    from the ``average_loss`` cells (or, in a sweep without them, from the
+    first objective's cells). The caller holds the run directory (see
+    :func:`calibrate_sweep`); ``on_cell`` is called as each search finishes.
+    """
+    sweep = _Sweep(tuple(targets), Path(out), spec)
+    backend = SerialBackend() if backend is None else backend
+    single = [o for o in spec.objectives if o != AVERAGE_LOSS]
+    _preflight(sweep, single, AVERAGE_LOSS in spec.objectives)
+    phase = Phase(_cell_task, "searches")
+
+    def search(objectives: Sequence[str], best: dict[str, dict[str, float]] | None) -> list[CellResult]:
+        tasks = sweep.tasks(objectives, best)
+        record = (lambda _task, r: None if isinstance(r, _RefusedLog) else on_cell(r)) if on_cell else None
+        return _cells(
+            run_phase(phase, tasks, rd=None, backend=backend, title=spec.name, progress=False, on_result=record).values
+        )
+
+    results = search(single, None)
+    family_best = {t.name: sweep.family_best(t, results) for t in sweep.targets}
+    if AVERAGE_LOSS in spec.objectives:
+        missing = {t.name: [s for s, v in family_best[t.name].items() if not math.isfinite(v)] for t in sweep.targets}
         missing = {k: v for k, v in missing.items() if v}
         if missing:
             raise ValueError(
                 f"`average_loss` needs a finished calibration of every statistic first; missing: {missing}"
             )
-        results += _cells(
-            run_tasks(_cell_task, tasks_for([AVERAGE_LOSS], family_best), backend=backend, on_result=record)
-        )
-
+        results += search([AVERAGE_LOSS], family_best)
     table = sweep_table(results, family_best)
-    presets: dict[str, Path] = {}
-    for d, t in enumerate(targets):
-        sub = table[table["dataset"] == t.name]
-        _write_dataset_tables(out / t.name, sub, t.name)
-        preset_objective = AVERAGE_LOSS if AVERAGE_LOSS in objectives else objectives[0]
-        for c in results:
-            if c.dataset != t.name or c.objective != preset_objective:
-                continue
-            cell = CellSpec(preference=c.preference, observation=c.observation)
-            fit = {f"kl_{s}": float(v) for s, v in c.kls().items()}
-            best = family_best[t.name]
-            fit["average_loss"] = (
-                float(sum(fit[f"kl_{s}"] / best[s] for s in STATISTICS) / len(STATISTICS))
-                if all(0 < best[s] < math.inf for s in STATISTICS)
-                else math.nan
-            )
-            tables = preset_tables(cell, c.chosen.params, t.shape, t.name, fit)
-            how = (
-                f", de-noised: mean of {c.denoised[0].n} fresh simulations of its {len(c.denoised)} best trials"
-                if c.denoised
-                else ""
-            )
-            comment = (
-                f"simrec calibration preset {t.name}/{c.cell}: best of {c.n_trials} GP trials "
-                f"on objective {c.objective} (trial {c.chosen.index}{how})."
-            )
-            presets[f"{t.name}/{c.cell}"] = write_preset(out / t.name / "presets" / f"{c.cell}.toml", tables, comment)
-            if figures:
-                from simrec.calibration.figures import plot_cell
-
-                objective = Objective(t, cell, STATISTICS[0], stat_pairs=stat_pairs, **extra)
-                plot_cell(
-                    objective, c.chosen, cell_seed(d, cell, c.objective), out / t.name / "figures" / f"{c.cell}.png"
-                )
+    presets = {}
+    for d, t in enumerate(sweep.targets):
+        _write_dataset_tables(sweep.out / t.name, table[table["dataset"] == t.name], t.name)
+        presets.update(_write_presets(sweep, d, results, family_best[t.name], figures))
     return SweepResult(tuple(results), table, presets)
 
 
-def _family_best(
-    target: CalibrationTarget, results: Sequence[CellResult], all_cells: Sequence[CellSpec], log_of, *, denoised: bool
-) -> dict[str, float]:
-    """The family's best KL on each statistic: the denominators of the relative losses.
+def _write_presets(
+    sweep: _Sweep, d: int, results: Sequence[CellResult], best: dict[str, float], figures: bool
+) -> dict[str, Path]:
+    """Dataset ``d``'s presets (``average_loss`` cells, else the first objective's) and, with ``figures``, their
+    figures; ``"<dataset>/<cell>"`` -> preset file."""
+    t, objectives = sweep.targets[d], sweep.spec.objectives
+    preset_objective = AVERAGE_LOSS if AVERAGE_LOSS in objectives else objectives[0]
+    presets = {}
+    for c in results:
+        if c.dataset != t.name or c.objective != preset_objective:
+            continue
+        cell = CellSpec(preference=c.preference, observation=c.observation)
+        fit = {f"kl_{s}": float(v) for s, v in c.kls().items()}
+        fit["average_loss"] = (
+            float(sum(fit[f"kl_{s}"] / best[s] for s in STATISTICS) / len(STATISTICS))
+            if all(0 < best[s] < math.inf for s in STATISTICS)
+            else math.nan
+        )
+        tables = preset_tables(cell, c.chosen.params, t.shape, t.name, fit)
+        how = (
+            f", de-noised: mean of {c.denoised[0].n} fresh simulations of its {len(c.denoised)} best trials"
+            if c.denoised
+            else ""
+        )
+        comment = (
+            f"simrec calibration preset {t.name}/{c.cell}: best of {c.n_trials} GP trials "
+            f"on objective {c.objective} (trial {c.chosen.index}{how})."
+        )
+        presets[f"{t.name}/{c.cell}"] = write_preset(sweep.out / t.name / "presets" / f"{c.cell}.toml", tables, comment)
+        if figures:
+            from simrec.calibration.figures import plot_cell
 
-    De-noised sweeps: the lowest de-noised mean over the single-statistic
-    searches of this sweep. Otherwise: the lowest single value of any trial
-    logged under the output folder for the dataset (every cell, every
-    single-statistic objective; each trial measures all four statistics).
-    """
-    if denoised:
-        points = [p for c in results if c.dataset == target.name and c.objective in STATISTICS for p in c.denoised]
-        return {s: min((p.details_mean.get(s, math.inf) for p in points), default=math.inf) for s in STATISTICS}
-    best = {s: math.inf for s in STATISTICS}
-    for cell in all_cells:
-        for obj in STATISTICS:
-            log = log_of(target, cell, obj)
-            for tr in read_log(log) if log.exists() else []:
-                if tr.status == "ok":
-                    for s in STATISTICS:
-                        best[s] = min(best[s], tr.details.get(s, math.inf))
-    return best
+            objective = sweep.objective(t, cell, STATISTICS[0])
+            plot_cell(
+                objective, c.chosen, sweep.seed(d, cell, c.objective), sweep.out / t.name / "figures" / f"{c.cell}.png"
+            )
+    return presets
 
 
-def _preflight(targets, cells, single, average, log_of, cell_seed, *, n_calls, n_initial, stat_pairs, extra) -> None:
+def _preflight(sweep: _Sweep, single: Sequence[str], average: bool) -> None:
     """Check every trial log already in the folder before anything is written (issue 12).
 
     Refuses, with :class:`~simrec.calibration.CalibrationLogError`, a log of
@@ -307,33 +319,14 @@ def _preflight(targets, cells, single, average, log_of, cell_seed, *, n_calls, n
     family-best KLs those searches were computed with, so the folder would be
     left half-extended and then refused.
     """
-    shorter = []
-    for d, t in enumerate(targets):
-        for cell in cells:
-            for obj in single:
-                log = log_of(t, cell, obj)
-                if not log.exists():
-                    shorter.append((log, 0))
-                    continue
-                header = log_header(
-                    Objective(t, cell, obj, stat_pairs=stat_pairs, **extra),
-                    seed=cell_seed(d, cell, obj),
-                    n_initial=n_initial,
-                )
-                n_done = len(read_log(log, header))
-                read_denoise_log(log.with_name("denoise.jsonl"), header["digest"])
-                if n_done < n_calls:
-                    shorter.append((log, n_done))
-    for t in targets if average else ():  # their identity depends on phase 1; their records are checked now
-        for cell in cells:
-            log = log_of(t, cell, AVERAGE_LOSS)
-            if log.exists():
-                read_log(log)
-                read_denoise_log(log.with_name("denoise.jsonl"), None)
-    if not average or not shorter:
-        return
-    finished = [log_of(t, c, AVERAGE_LOSS) for t in targets for c in cells if log_of(t, c, AVERAGE_LOSS).exists()]
-    if finished:
+    n_calls = sweep.spec.n_calls
+    shorter = [(log, n_done) for log, n_done in _checked_single_logs(sweep, single) if n_done < n_calls]
+    averages = [sweep.log(t, c, AVERAGE_LOSS) for t in sweep.targets for c in sweep.cells] if average else []
+    finished = [log for log in averages if log.exists()]
+    for log in finished:  # their identity depends on phase 1; their records are checked now
+        read_log(log)
+        read_denoise_log(log.with_name("denoise.jsonl"), None)
+    if finished and shorter:
         log, n_done = shorter[0]
         raise CalibrationLogError(
             f"{finished[0].parents[2]}: this folder's average-loss searches were computed from the single-statistic "
@@ -341,6 +334,24 @@ def _preflight(targets, cells, single, average, log_of, cell_seed, *, n_calls, n
             "family-best KLs the average-loss logs depend on. Use a new --out folder, or the n_calls the folder was "
             "made with"
         )
+
+
+def _checked_single_logs(sweep: _Sweep, single: Sequence[str]) -> list[tuple[Path, int]]:
+    """Every single-statistic search's log and its number of trials (0 when missing), each checked against its search."""
+    logs = []
+    for d, t in enumerate(sweep.targets):
+        for cell in sweep.cells:
+            for obj in single:
+                log = sweep.log(t, cell, obj)
+                if not log.exists():
+                    logs.append((log, 0))
+                    continue
+                header = log_header(
+                    sweep.objective(t, cell, obj), seed=sweep.seed(d, cell, obj), n_initial=sweep.spec.n_initial
+                )
+                logs.append((log, len(read_log(log, header))))
+                read_denoise_log(log.with_name("denoise.jsonl"), header["digest"])
+    return logs
 
 
 def _write_dataset_tables(folder: Path, sub: pd.DataFrame, dataset: str) -> None:
@@ -363,17 +374,19 @@ def calibrate_sweep(
     backend: Backend | None = None,
     figures: bool = True,
     on_cell: Callable[[CellResult], None] | None = None,
+    data: Sequence[Interactions] | None = None,
 ) -> SweepResult:
     """``simrec calibrate``: load the spec's datasets, then :func:`run_sweep` in a locked run directory.
 
     ``n_calls`` overrides the spec's (``n_initial`` is capped at it); it is
     not part of the folder's identity, so a finished sweep can be extended.
+    ``data``: the datasets, already read (see :func:`load_targets`).
 
     Raises
     ------
     DatasetLoadError, simrec.rundir.RunDirError, simrec.calibration.CalibrationLogError, simrec.tasks.TaskError
     """
-    targets = load_targets(spec, spec_path)
+    targets = load_targets(spec, spec_path, data)
     calls = n_calls or spec.n_calls
     digest = content_digest(spec.model_copy(update={"n_calls": 0, "description": ""}))
     with RunDir.open(
@@ -384,23 +397,8 @@ def calibrate_sweep(
         source=spec_path,
         manifest={"seed": spec.seed, "n_calls": calls},
     ) as rd:
-        result = run_sweep(
-            targets,
-            out,
-            seed=spec.seed,
-            preferences=spec.preferences,
-            observations=spec.observations,
-            objectives=spec.objectives,
-            n_calls=calls,
-            n_initial=min(spec.n_initial, calls),
-            max_pairs=spec.max_pairs,
-            stat_pairs=spec.stat_pairs,
-            backend=backend,
-            figures=figures,
-            on_cell=on_cell,
-            denoise_top=spec.denoise_top,
-            denoise_seeds=spec.denoise_seeds,
-        )
+        swept = spec.model_copy(update={"n_calls": calls, "n_initial": min(spec.n_initial, calls)})
+        result = run_sweep(targets, out, swept, backend=backend, figures=figures, on_cell=on_cell)
         rd.complete(
             cells=len(result.cells),
             presets=sorted(result.presets),

@@ -1,8 +1,9 @@
 """``simrec run``: every (replicate, world) task of a scenario into a run directory.
 
-One task per (replicate r, world w) with seed ``task_seed(scenario.seed, r, w)``
-(:func:`simrec.experiment.run_replicate` generates its own data from it), run
-on any :mod:`simrec.tasks` backend. The run directory (:mod:`simrec.rundir`)
+One phase (:mod:`simrec.studies.phases`): one task per (replicate r, world
+w) with seed ``task_seed(scenario.seed, r, w)``
+(:func:`simrec.experiment.run_replicate` generates its own data from it), on
+any :mod:`simrec.tasks` backend. The run directory (:mod:`simrec.rundir`)
 holds
 
 * ``replicates/*.parquet`` — one shard per finished task (written as each
@@ -16,6 +17,9 @@ holds
   with Wilson intervals (thesis Table 3), when both are in the scenario (with
   a ``warning`` column, also in :attr:`RunOutcome.warnings`, when there are
   fewer than :data:`MIN_REPLICATES_TABLE3` replicates);
+* ``significance.csv`` (with a ``[significance]`` section) — paired tests
+  between recommenders judged against the truth, per world x protocol
+  (:mod:`simrec.studies.significance`; shards in ``significance/``);
 * with a ``[debias]`` section (:mod:`simrec.config.debias`), ``debias/*.parquet``
   shards and ``debias.parquet``, ``debias_summary.csv`` (bias, RMSE and
   interval coverage per world x recommender x metric x MNAR estimator x
@@ -40,7 +44,6 @@ from pathlib import Path
 import pandas as pd
 
 from simrec._figures import drawing
-from simrec._progress import progress_bar
 from simrec._random import task_seed
 from simrec.config.run import Scenario
 from simrec.debias.figures import plot_debias
@@ -50,7 +53,8 @@ from simrec.recommenders import Oracle, Popular
 from simrec.recommenders.coverage import unscored_note
 from simrec.report import pairwise_wins, plot_results, summarize
 from simrec.rundir import FRAMES, RunDir
-from simrec.tasks import Backend, SerialBackend, Task, run_tasks
+from simrec.studies.phases import KeyedTask, Phase, Phases, task_timings
+from simrec.tasks import Backend, SerialBackend
 
 __all__ = ["RunOutcome", "run_scenario"]
 
@@ -82,6 +86,8 @@ def _shard_key(replicate: int, w: int) -> str:
 def _run_task(
     task: tuple[World, Evaluation, object, int, DebiasDesign | None],
 ) -> tuple[pd.DataFrame, dict, float, pd.DataFrame | None]:
+    """One replicate of one world: its results (with each recommender's users without a list), sizes, seconds,
+    and with a ``[debias]`` design the MNAR-correction harness's rows on the same replicate."""
     world, evaluation, seed, replicate, design = task
     t0 = time.perf_counter()
     rep = run_replicate(world, evaluation, seed, replicate)  # type: ignore[arg-type]
@@ -127,6 +133,72 @@ def _in_scenario_order(
     )
     order = keys.sort_values(list(keys.columns), kind="stable").index
     return frame.loc[order].reset_index(drop=True)
+
+
+def _replicate_shard(result: tuple[pd.DataFrame, dict, float, pd.DataFrame | None]) -> pd.DataFrame:
+    """A task's shard: its results with the world's sizes as ``info_*`` columns."""
+    frame, info, _secs, _debias = result
+    return frame.assign(**{f"info_{k}": v for k, v in info.items()})
+
+
+def _keys(scenario: Scenario, worlds: list[World]) -> list[str]:
+    """The tasks' keys, replicate-major."""
+    return [_shard_key(r, w) for r in range(scenario.replicates) for w in range(len(worlds))]
+
+
+def _replicate_tasks(
+    scenario: Scenario, worlds: list[World], evaluation: Evaluation, design: DebiasDesign | None
+) -> list[KeyedTask]:
+    """One task per (replicate r, world w), replicate-major, seed ``task_seed(scenario.seed, r, w)``."""
+    tasks = []
+    for r in range(scenario.replicates):
+        for w, world in enumerate(worlds):
+            seed = task_seed(scenario.seed, r, w)
+            payload = (world, evaluation, seed, r, design)
+            tasks.append(KeyedTask(_shard_key(r, w), f"replicate {r}, world {world.name}", seed, payload))
+    return tasks
+
+
+def _table3(results: pd.DataFrame, evaluation: Evaluation, replicates: int) -> tuple[pd.DataFrame | None, str | None]:
+    """Thesis Table 3 (Oracle vs Popular, when both are evaluated) and its warning (too few replicates), or None."""
+    oracle = next((r.name for r in evaluation.recommenders if isinstance(r, Oracle)), None)
+    popular = next((r.name for r in evaluation.recommenders if isinstance(r, Popular)), None)
+    if oracle is None or popular is None:
+        return None, None
+    table3 = pairwise_wins(results, oracle, popular)
+    if replicates >= MIN_REPLICATES_TABLE3:
+        return table3, None
+    note = (
+        f"only {replicates} replicate(s): a share of fewer than {MIN_REPLICATES_TABLE3} "
+        "replicates says little (see the Wilson interval)"
+    )
+    return table3.assign(warning=note), f"table3.csv: {note}"
+
+
+def _mean_sizes(full: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Each world's data sizes (the tasks' ``info_*``), averaged over replicates."""
+    info_cols = [c for c in full.columns if c.startswith("info_")]
+    sizes = full.drop_duplicates(["replicate", "world"])[["world", *info_cols]].groupby("world").mean()
+    return {w: {k.removeprefix("info_"): float(v) for k, v in row.items()} for w, row in sizes.iterrows()}
+
+
+def _draw(
+    rd: RunDir, results: pd.DataFrame, n: int, backend: Backend, progress: bool, debias: pd.DataFrame | None
+) -> list[str]:
+    """The figures, with ``debias`` (the debias summary) its figures too (their failures, one line each)."""
+    failed: list[str] = []
+    if progress:  # the bar has ended; say what the last seconds are spent on
+        print(
+            f"drawing {2 * results['metric'].nunique()} figures into {rd.path('figures')} ...",
+            file=sys.stderr,
+            flush=True,
+        )
+    with drawing(failed, "figures"):
+        plot_results(results, rd.path("figures"), n=n, n_jobs=backend.n_workers)
+    if debias is not None:
+        with drawing(failed, "debias figures"):
+            plot_debias(debias, rd.path("figures"))
+    return failed
 
 
 def run_scenario(
@@ -181,95 +253,56 @@ def run_scenario(
             "scenario_content": scenario.model_dump(mode="json"),
         },
     ) as rd:
-        shards = rd.shards("replicates", FRAMES)
-        design = None if scenario.debias is None else scenario.debias.build()
-        debias_shards = None if design is None else rd.shards("debias", FRAMES)
-        warnings: list[str] = []
-        todo: list[Task] = []
-        keys: list[str] = []
-        reused = 0
-        all_keys = [_shard_key(r, w) for r in range(scenario.replicates) for w in range(len(worlds))]
-        done = shards.reusable(all_keys)
-        if debias_shards is not None:
-            done &= debias_shards.reusable(all_keys)
-        for r in range(scenario.replicates):
-            for w, world in enumerate(worlds):
-                key = _shard_key(r, w)
-                if key in done:
-                    reused += 1
-                    continue
-                seed = task_seed(scenario.seed, r, w)
-                todo.append(Task(f"replicate {r}, world {world.name}", seed, (world, evaluation, seed, r, design)))
-                keys.append(key)
-
         task_seconds: list[float] = []
-        with progress_bar(scenario.name, len(todo), "replicates", progress) as advance:
-
-            def record(i: int, res: tuple[pd.DataFrame, dict, float, pd.DataFrame | None]) -> None:
-                frame, info, secs, debias = res
-                if debias_shards is not None:  # first: a task counts as done once its replicate shard exists
-                    debias_shards.write(keys[i], debias)
-                shards.write(keys[i], frame.assign(**{f"info_{k}": v for k, v in info.items()}))
-                task_seconds.append(secs)
-                advance()
-
-            run_tasks(_run_task, todo, backend=backend, on_result=record)
-
-        full = pd.concat(
-            [shards.read(_shard_key(r, w)) for r in range(scenario.replicates) for w in range(len(worlds))],
-            ignore_index=True,
+        phases = Phases(rd, backend, scenario.name, progress)
+        design = None if scenario.debias is None else scenario.debias.build()
+        replicates = phases.run(
+            Phase(
+                _run_task,
+                "replicates",
+                "replicates",
+                FRAMES,
+                encode=_replicate_shard,
+                side=None if design is None else "debias",
+                side_encode=lambda res: res[3],
+            ),
+            _replicate_tasks(scenario, worlds, evaluation, design),
+            on_result=lambda _task, res: task_seconds.append(res[2]),
         )
+        if scenario.significance is not None:
+            # loaded only here: `simrec run` without the section loads neither scipy.stats nor the stress sources
+            from simrec.studies.significance import significance_phase
+
+            significance_phase(
+                phases, scenario.significance, worlds, evaluation, scenario.seed, scenario.replicates, rd
+            )
+        full = pd.concat(replicates.values, ignore_index=True)
         results = _in_scenario_order(full[RESULT_COLUMNS], names, recommenders, [m.name for m in evaluation.metrics])
         summary = summarize(results)
-        warnings += _unscored_notes(full, recommenders)
+        table3, note = _table3(results, evaluation, scenario.replicates)
+        warnings = _unscored_notes(full, recommenders) + ([] if note is None else [note])
         rd.write_parquet("results.parquet", results)
         rd.write_csv("summary.csv", summary)
-        oracle = next((r.name for r in evaluation.recommenders if isinstance(r, Oracle)), None)
-        popular = next((r.name for r in evaluation.recommenders if isinstance(r, Popular)), None)
-        if oracle is not None and popular is not None:
-            table3 = pairwise_wins(results, oracle, popular)
-            if scenario.replicates < MIN_REPLICATES_TABLE3:
-                note = (
-                    f"only {scenario.replicates} replicate(s): a share of fewer than {MIN_REPLICATES_TABLE3} "
-                    "replicates says little (see the Wilson interval)"
-                )
-                warnings.append(f"table3.csv: {note}")
-                table3 = table3.assign(warning=note)
+        if table3 is not None:
             rd.write_csv("table3.csv", table3)
-        if debias_shards is not None:
-            debias_rows = pd.concat([debias_shards.read(k) for k in all_keys], ignore_index=True)
+        debias_summary = None
+        if design is not None:
+            debias_shards = rd.shards("debias", FRAMES)
+            debias_rows = pd.concat([debias_shards.read(t) for t in _keys(scenario, worlds)], ignore_index=True)
             rd.write_parquet("debias.parquet", debias_rows)
             debias_summary = summarize_debias(debias_rows)
             rd.write_csv("debias_summary.csv", debias_summary)
             rd.write_csv("debias_order.csv", order_accuracy(debias_rows))
-        failed: list[str] = []
-        if figures:
-            if progress:  # the bar has ended; say what the last seconds are spent on
-                print(
-                    f"drawing {2 * results['metric'].nunique()} figures into {rd.path('figures')} ...",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            with drawing(failed, "figures"):
-                plot_results(results, rd.path("figures"), n=evaluation.n, n_jobs=backend.n_workers)
-            if debias_shards is not None:
-                with drawing(failed, "debias figures"):
-                    plot_debias(debias_summary, rd.path("figures"))
-        info_cols = [c for c in full.columns if c.startswith("info_")]
-        sizes = full.drop_duplicates(["replicate", "world"])[["world", *info_cols]].groupby("world").mean()
+        failed = _draw(rd, results, evaluation.n, backend, progress, debias_summary) if figures else []
         seconds = time.perf_counter() - t_start
         rd.complete(
-            tasks_computed=len(todo),
-            tasks_reused=reused,
-            timings={
-                "total_seconds": round(seconds, 3),
-                "task_seconds_mean": round(sum(task_seconds) / len(task_seconds), 3) if task_seconds else None,
-                "task_seconds_max": round(max(task_seconds), 3) if task_seconds else None,
-                "backend": backend.name,
-                "workers": backend.n_workers,
-            },
-            mean_sizes={w: {k.removeprefix("info_"): float(v) for k, v in row.items()} for w, row in sizes.iterrows()},
+            tasks_computed=phases.computed,
+            tasks_reused=phases.reused,
+            timings=task_timings(seconds, task_seconds, backend),
+            mean_sizes=_mean_sizes(full),
             **({"warnings": warnings} if warnings else {}),
             **({"figures_failed": failed} if failed else {}),
         )
-    return RunOutcome(Path(out), results, summary, len(todo), reused, seconds, tuple(warnings), tuple(failed))
+    return RunOutcome(
+        Path(out), results, summary, phases.computed, phases.reused, seconds, tuple(warnings), tuple(failed)
+    )

@@ -44,11 +44,12 @@ n_boot = 0
     code, stdout, stderr = invoke(["assess", str(spec), "--out", str(out), "--no-figures"])
     assert code == 0, stderr
     for phase in (
-        "[1/5] dataset",
-        "[2/5] calibration: reusing presets 'ml-100k'",
-        "[3/5] worlds",
-        "[4/5] sampling",
-        "[5/5] report",
+        "[1/6] dataset",
+        "[2/6] calibration: reusing presets 'ml-100k'",
+        "[3/6] worlds",
+        "[4/6] significance",
+        "[5/6] sampling",
+        "[6/6] report",
     ):
         assert phase in stderr
     assert "Bottom line" in stdout and "Is the observed ranking of your algorithms the true one?" in stdout
@@ -60,3 +61,31 @@ n_boot = 0
     assert worlds["used"].sum() == 1 and worlds.loc[worlds["used"], "cell"].item() == "lda-pop"
     dataset = pd.read_csv(out / "dataset.csv").set_index("statistic")["value"]
     assert (int(dataset["n_users"]), int(dataset["n_items"]), int(dataset["n_pairs"])) == (943, 1682, 100000)
+
+
+def test_the_quick_size_keeps_the_question_and_cuts_what_buys_precision(ml100k_path, monkeypatch):
+    from simrec.config.assess import QUICK_BOOT, QUICK_REPEATS, QUICK_REPLICATES, load_assessment
+
+    monkeypatch.setenv("SIMREC_DATA", str(ml100k_path.parent))
+    full, quick = load_assessment("ml100k-assess"), load_assessment("ml100k-assess", quick=True)
+    f, q = full.spec, quick.spec
+    assert q.name == "ml100k-assess-quick" and q.description.endswith("(quick size)")
+    assert q.dataset == f.dataset and q.protocol == f.protocol and q.seed == f.seed
+    assert q.calibration.worlds == 1 and q.calibration.presets == f.calibration.presets
+    assert q.simulation.replicates == QUICK_REPLICATES < f.simulation.replicates
+    assert q.sampling.sizes == [f.protocol.negatives] and quick.sample_sizes == [100]
+    assert q.sampling.repeats == QUICK_REPEATS and q.sampling.n_boot == min(f.sampling.n_boot, QUICK_BOOT)
+    assert q.sampling.estimators == f.sampling.estimators
+    assert quick.work().seconds() < full.work().seconds() / 4
+
+
+@pytest.mark.slow
+def test_the_quick_size_of_the_smallest_shipped_assessment_completes(tmp_path, ml100k_path, monkeypatch):
+    # the smallest shipped assessment (ml100k-assess) at its quick size, as the README says to run it
+    monkeypatch.setenv("SIMREC_DATA", str(ml100k_path.parent))
+    out = tmp_path / "out"
+    code, stdout, stderr = invoke(["assess", "ml100k-assess", "--quick", "--jobs", "2", "--out", str(out)])
+    assert code == 0, stderr
+    assert "Bottom line" in stdout and (out / "report.html").is_file()
+    worlds = pd.read_csv(out / "worlds.csv")
+    assert worlds["used"].sum() == 1

@@ -146,6 +146,7 @@ def test_folder_holds_the_tables_the_sub_runs_and_a_self_contained_page(tiny_ass
         "ranking.csv",
         "estimators.csv",
         "advice.csv",
+        "significance.csv",
         "report.html",
         "manifest.json",
         "figures/errors.png",

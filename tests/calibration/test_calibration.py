@@ -17,8 +17,10 @@ from simrec.calibration import (
     calibrate_cell,
     read_log,
 )
+from simrec.config.datasets import DatasetSpec
 from simrec.config.models import CellSpec
 from simrec.config.run import load_scenario
+from simrec.config.sweep import SweepSpec
 from simrec.observation import TruncatedPareto, UniformSampler, observe
 from simrec.preference import IBP, Uniform
 from simrec.studies import run_sweep
@@ -125,10 +127,18 @@ def test_cell_models_validate():
 def test_sweep_resumes_and_writes_presets_a_scenario_can_use(tmp_path, monkeypatch):
     ref = _reference(Uniform(n_users=200, n_items=300, lam=40.0))
     target = CalibrationTarget.from_interactions("toy", ref, rng=0, max_pairs=20_000)
-    kwargs = dict(
-        seed=5, preferences=["uniform", "ibp"], observations=["popularity"], n_calls=4, n_initial=3, stat_pairs=20_000
+    spec = SweepSpec(
+        name="toy",
+        seed=5,
+        preferences=["uniform", "ibp"],
+        observations=["popularity"],
+        n_calls=4,
+        n_initial=3,
+        stat_pairs=20_000,
+        denoise_seeds=0,
+        dataset=[DatasetSpec(name="toy", path="toy")],
     )
-    full = run_sweep([target], tmp_path / "a", figures=False, **kwargs)
+    full = run_sweep([target], tmp_path / "a", spec, figures=False)
 
     # interrupt a second sweep in the middle of its 7th trial, then resume
     import simrec.calibration.objective as objmod
@@ -144,9 +154,9 @@ def test_sweep_resumes_and_writes_presets_a_scenario_can_use(tmp_path, monkeypat
 
     monkeypatch.setattr(objmod.Objective, "__call__", flaky)
     with pytest.raises(KeyboardInterrupt):
-        run_sweep([target], tmp_path / "b", figures=False, **kwargs)
+        run_sweep([target], tmp_path / "b", spec, figures=False)
     monkeypatch.setattr(objmod.Objective, "__call__", real_call)
-    resumed = run_sweep([target], tmp_path / "b", figures=True, **kwargs)
+    resumed = run_sweep([target], tmp_path / "b", spec, figures=True)
 
     key = ["cell", "objective", "best_trial", "average_loss"]
     pd.testing.assert_frame_equal(full.table[key], resumed.table[key])

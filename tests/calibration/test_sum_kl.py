@@ -17,6 +17,7 @@ from simrec.calibration import (
     Objective,
     objective_column,
 )
+from simrec.config.datasets import DatasetSpec
 from simrec.config.models import CellSpec
 from simrec.config.sweep import SweepSpec
 from simrec.observation import TruncatedPareto, UniformSampler, observe
@@ -62,9 +63,8 @@ def test_names_seeds_and_default_objectives():
 
 def test_a_sum_kl_sweep_needs_no_single_statistic_searches_and_writes_presets(tmp_path):
     target = _target()
-    res = run_sweep(
-        [target],
-        tmp_path,
+    spec = SweepSpec(
+        name="toy",
         seed=5,
         preferences=["uniform"],
         observations=["uniform", "popularity"],
@@ -72,8 +72,10 @@ def test_a_sum_kl_sweep_needs_no_single_statistic_searches_and_writes_presets(tm
         n_calls=3,
         n_initial=2,
         stat_pairs=20_000,
-        figures=False,
+        denoise_seeds=0,
+        dataset=[DatasetSpec(name="toy", path="toy")],
     )
+    res = run_sweep([target], tmp_path, spec, figures=False)
     table = res.table
     assert list(table["objective"]) == [SUM_KL, SUM_KL]
     np.testing.assert_allclose(table[SUM_KL], table[[f"kl_{s}" for s in STATISTICS]].sum(axis=1), rtol=1e-12)

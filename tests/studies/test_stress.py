@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import time
 from pathlib import Path
 
 import numpy as np
@@ -292,26 +291,6 @@ curve_sizes = [100]
     pop = outcome.source.get("Popular")
     # popularity shares >= uniform shares for Popular (heavier items rank above)
     assert np.all(pop.popularity_shares >= (pop.ranks - 1) / (pop.n_candidates - 1) - 1e-12)
-
-
-def test_repeat_progress_counts_repeats_from_the_tasks_counter_files(tmp_path):
-    # each task writes its repeat count (throttled, the last one always); the parent's poller turns the
-    # counts into bar steps, and a finished task completes its share whatever its file said
-    steps: list[int] = []
-    keys = ["0__binomial__n100", "0__adaptive__n100"]
-    with stress_runner._RepeatProgress(tmp_path, keys, 5, steps.append) as prog:
-        counter = prog.counter(keys[0])
-        for done in range(1, 6):
-            counter(done)  # within 0.2 s: only the last write is forced
-        assert (tmp_path / f"{keys[0]}.txt").read_text() == "5"
-        time.sleep(1.2)  # the poller reads every 0.5 s
-        assert sum(steps) == 5
-        prog.finished(keys[1])
-        prog.finished(keys[0])  # already complete: no more steps
-    assert sum(steps) == 10
-    missing = stress_runner._RepeatCounter(tmp_path / "gone" / "x.txt", 3)
-    missing(3)  # a folder that does not exist here (remote worker): ignored
-    assert not (tmp_path / "gone").exists()
 
 
 def test_cli_stress_says_what_the_estimates_and_intervals_are(tmp_path):

@@ -6,7 +6,8 @@ search space) is asked of its spec (:mod:`simrec.config.models.base`).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ModelWrapValidatorHandler, ValidationError, model_validator
 from pydantic_core import InitErrorDetails
@@ -14,6 +15,7 @@ from pydantic_core import InitErrorDetails
 from simrec.calibration.space import Dim, ReferenceShape
 from simrec.config.base import SafeName, Strict, check_safe_name
 from simrec.config.budget import BYTES_PER_ITEM, BYTES_PER_PAIR, BYTES_PER_SCORE, SCORE_BLOCK_USERS, Need
+from simrec.config.cost import Work
 from simrec.config.models.base import Sizes
 from simrec.config.models.profiles import ParetoSpec
 from simrec.config.models.registry import (
@@ -26,6 +28,9 @@ from simrec.config.models.registry import (
     SamplerTag,
 )
 from simrec.experiment import World
+
+if TYPE_CHECKING:
+    from simrec.config.recommenders import BaseRecommenderSpec
 
 __all__ = ["ObservationSpec", "WorldSpec", "CellSpec", "cell_name"]
 
@@ -123,6 +128,14 @@ class WorldSpec(Strict):
         problems += self.preference.problems(population, f"{where}.preference", items)
         problems += self.observation.problems(items, f"{where}.observation", self.preference.item_count_label)
         return problems
+
+    def work(self, population: Sizes, recommenders: Sequence[BaseRecommenderSpec] = ()) -> Work:
+        """One replicate (:mod:`simrec.config.cost`): its expected true pairs, and each of ``recommenders``
+        scoring every user x expected item."""
+        model = self.preference.build(population)
+        items = float(model.expected_items())
+        users = float(population.n_users)
+        return Work.total([Work(pairs=float(model.expected_pairs())), *(r.work(users, items) for r in recommenders)])
 
     def memory_need(self, population: Sizes, where: str, *, n_lists: int, score_users: int) -> Need:
         """One replicate of the world (truth -> observe -> split -> ``n_lists`` lists per user; dense score

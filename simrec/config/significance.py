@@ -1,0 +1,134 @@
+"""The ``[significance]`` section of a run scenario: how often is "significantly better" right?
+
+With the section, ``simrec run`` adds a phase (:mod:`simrec.studies.significance`)
+that runs paired tests between recommenders on every replicate of every
+world, under each protocol, and compares each verdict with the world's true
+difference (``significance.csv``, :func:`simrec.significance.truth_table`).
+
+Example
+-------
+.. code-block:: toml
+
+    [significance]
+    tests = ["paired_t", "wilcoxon", "sign", "bootstrap_percentile", "permutation"]
+    protocols = ["full", "users", "sampled_naive", "sampled_corrected"]
+    pairs = [["oracle", "popular"], ["popular", "random"]]   # default: every pair
+    metrics = ["ndcg"]                                        # default: every metric
+    alpha = 0.05
+    users = 200          # user sample of the "users" protocol
+    negatives = 100      # sampled negatives of the "sampled_*" protocols
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, model_validator
+
+from simrec.config.base import Strict, no_repeats
+
+if TYPE_CHECKING:
+    from simrec.significance import PairedTest
+
+__all__ = ["SignificanceSpec", "PROTOCOLS", "TEST_NAMES", "LOO_METRICS", "significance_problems"]
+
+#: The protocols a significance study compares (``full``: every evaluated user, full ranking; ``users``: a
+#: random sample of ``users`` of them; ``sampled_naive`` / ``sampled_corrected``: leave-one-out with
+#: ``negatives`` sampled negatives, the metric on the sampled rank / Krichene & Rendle's BV correction).
+PROTOCOLS: tuple[str, ...] = ("full", "users", "sampled_naive", "sampled_corrected")
+
+#: The paired tests by name (the names of :data:`simrec.significance.PAIRED_TESTS`, kept here so that loading a
+#: scenario does not load scipy.stats; tests/config/test_significance_spec.py checks they agree).
+TEST_NAMES: tuple[str, ...] = ("paired_t", "wilcoxon", "sign", "bootstrap_percentile", "bootstrap_bca", "permutation")
+
+#: Scenario metrics with a leave-one-out rank function (:mod:`simrec.sampling.functions`) at K = N: the
+#: metrics the ``sampled_*`` protocols can measure.
+LOO_METRICS: tuple[str, ...] = ("precision", "recall", "ndcg", "reciprocal_rank", "average_precision", "hit")
+
+ProtocolName = Literal["full", "users", "sampled_naive", "sampled_corrected"]
+TestName = Literal["paired_t", "wilcoxon", "sign", "bootstrap_percentile", "bootstrap_bca", "permutation"]
+
+
+class SignificanceSpec(Strict):
+    """A validated ``[significance]`` section (defaults in the module docstring's example).
+
+    ``tolerance``: a true difference with ``|Δ| <= tolerance`` is no difference
+    (the table also counts as null a world whose true difference is within
+    its own ``confidence`` interval of 0; :func:`simrec.significance.truth_table`).
+    ``resamples``: the bootstrap and permutation tests' resamples. ``gamma``:
+    the BV correction's γ (Krichene & Rendle 2020, eq. 21) of ``sampled_corrected``.
+    """
+
+    tests: list[TestName] = Field(default_factory=lambda: list(TEST_NAMES), min_length=1)
+    protocols: list[ProtocolName] = Field(default_factory=lambda: list(PROTOCOLS), min_length=1)
+    pairs: list[list[str]] | None = None
+    metrics: list[str] | None = None
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    tolerance: float = Field(default=0.0, ge=0)
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    users: int = Field(default=200, ge=10, le=10_000_000)
+    negatives: int = Field(default=100, ge=2, le=1_000_000)
+    gamma: float = Field(default=0.1, ge=0, le=1)
+    resamples: int = Field(default=1000, ge=100, le=100_000)
+
+    @model_validator(mode="after")
+    def _shape(self) -> SignificanceSpec:
+        no_repeats(self, "tests", "protocols")
+        for i, p in enumerate(self.pairs or []):
+            if len(p) != 2 or p[0] == p[1]:
+                raise ValueError(f"`pairs[{i}]` must name two different recommenders; got {p!r}")
+        if self.metrics is not None:
+            no_repeats(self, "metrics")
+        return self
+
+    def paired_tests(self) -> tuple[PairedTest, ...]:
+        """The tests as configured objects, in the order given."""
+        from simrec.significance import PAIRED_TESTS, BootstrapBCa, BootstrapPercentile, Permutation
+
+        by_name: dict[str, PairedTest] = {t.name: t for t in PAIRED_TESTS}
+        by_name |= {
+            "bootstrap_percentile": BootstrapPercentile(self.resamples),
+            "bootstrap_bca": BootstrapBCa(self.resamples),
+            "permutation": Permutation(self.resamples),
+        }
+        return tuple(by_name[t] for t in self.tests)
+
+    def chosen_pairs(self, recommenders: list[str]) -> list[tuple[str, str]]:
+        """The pairs (A, B) tested: the given ones, else every pair in the scenario's order."""
+        if self.pairs is not None:
+            return [(a, b) for a, b in self.pairs]
+        return list(combinations(recommenders, 2))
+
+    def chosen_metrics(self, metrics: list[str]) -> list[str]:
+        return list(self.metrics) if self.metrics is not None else list(metrics)
+
+
+def significance_problems(spec: SignificanceSpec, recommenders: list[str], metrics: list[str], items: int) -> list[str]:
+    """The rules that need the rest of the scenario: names of pairs and metrics, sizes; one line each."""
+    problems = []
+    for i, pair in enumerate(spec.pairs or []):
+        for name in pair:
+            if name not in recommenders:
+                problems.append(
+                    f"significance.pairs[{i}]: {name!r} is not a recommender of the scenario; got one of {recommenders}"
+                )
+    for name in spec.metrics or []:
+        if name not in metrics:
+            problems.append(f"significance.metrics: {name!r} is not a metric of evaluation.metrics {metrics}")
+    sampled = [p for p in spec.protocols if p.startswith("sampled")]
+    if sampled:
+        bad = [m for m in spec.chosen_metrics(metrics) if m not in LOO_METRICS]
+        if bad:
+            problems.append(
+                f"significance.protocols: {sampled} need metrics with a leave-one-out rank function "
+                f"({', '.join(LOO_METRICS)}); got {bad} (set significance.metrics)"
+            )
+        if spec.negatives >= items - 1:
+            problems.append(
+                f"significance.negatives: must be < the number of items of every world minus 1 (smallest: {items}); "
+                f"got {spec.negatives}"
+            )
+    if len(recommenders) < 2 and spec.pairs is None:
+        problems.append(f"significance: needs at least two recommenders to compare; got {recommenders}")
+    return problems

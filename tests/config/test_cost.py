@@ -1,0 +1,114 @@
+"""The time estimate printed before a long job (issue 28): counting, formatting, and through ``simrec.cli.main``.
+
+The per-unit costs are monkeypatched so that the tiny jobs here are predicted
+long (or short) without running long; whether the measured costs predict real
+jobs within a factor of 2 is ``bench/bench_cost_model.py``'s table (not a
+timed test).
+"""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+import simrec.config.cost as cost
+from simrec.config.cost import Work, estimate_line, format_duration, wall_seconds
+from simrec.config.run import load_scenario
+from tests.cli_helpers import RUN_TOML, invoke
+
+
+def test_the_docstring_examples_run():
+    assert doctest.testmod(cost).failed == 0
+
+
+def test_work_adds_up_and_costs_each_unit_once(monkeypatch):
+    for name, value in [
+        ("SECONDS_PER_PAIR", 1.0),
+        ("SECONDS_PER_SCORE", 10.0),
+        ("SECONDS_PER_MODEL_SCORE", 100.0),
+        ("SECONDS_PER_DRAW", 1e3),
+        ("SECONDS_PER_FIT", 1e4),
+        ("SECONDS_PER_BOOT", 1e5),
+        ("SECONDS_PER_TASK", 1e6),
+    ]:
+        monkeypatch.setattr(cost, name, value)
+    w = Work(pairs=1, scores=2, model_scores=3) + Work(draws=4, fits=5, boots=6, tasks=7)
+    assert w.seconds() == 1 + 20 + 300 + 4e3 + 5e4 + 6e5 + 7e6
+    assert w.times(2).seconds() == 2 * w.seconds()
+    assert Work.total([w, w, Work()]) == w.times(2)
+
+
+def test_wall_time_divides_over_the_workers_the_cores_and_the_tasks_allow(monkeypatch):
+    monkeypatch.setattr(cost, "SECONDS_START", 0.0)
+    monkeypatch.setattr(cost, "SECONDS_PER_TASK", 10.0)
+    w = Work(tasks=6)
+    assert wall_seconds(w, 1, 2) == 60.0
+    assert wall_seconds(w, 2, 2) == 30.0
+    assert wall_seconds(w, 4, 2) == 30.0  # more workers than cores gain nothing
+    assert wall_seconds(Work(tasks=1), 2, 2) == 10.0  # one task runs on one worker
+
+
+def test_durations_are_said_in_the_unit_a_person_plans_with():
+    assert [format_duration(s) for s in (5, 89, 90, 725, 5399, 5400, 36000)] == [
+        "5 s",
+        "89 s",
+        "2 min",
+        "12 min",
+        "90 min",
+        "1.5 h",
+        "10 h",
+    ]
+
+
+def test_the_line_says_what_jobs_gain_only_when_there_are_cores_to_gain(monkeypatch):
+    monkeypatch.setattr(cost, "SECONDS_START", 0.0)
+    monkeypatch.setattr(cost, "SECONDS_PER_TASK", 60.0)
+    w = Work(tasks=12)
+    assert estimate_line(w, 1, n_cores=2).endswith("about 12 min on 1 of 2 cores; --jobs 2 about halves it")
+    assert estimate_line(w, 1, n_cores=4).endswith("on 1 of 4 cores; --jobs 4 would take about 3 min")
+    assert estimate_line(w, 2, n_cores=2).endswith("about 6 min on 2 cores (--jobs 2)")
+    assert estimate_line(w, 1, n_cores=1).endswith("about 12 min on one core")
+    assert estimate_line(w, 2, n_cores=2, parallel=False).endswith("about 12 min on one core")
+    assert estimate_line(Work(tasks=1), 1, n_cores=2) is None  # 60 s: not over a minute
+
+
+def test_a_run_counts_pairs_scores_and_tasks_per_world_and_replicate(tmp_path):
+    (tmp_path / "s.toml").write_text(RUN_TOML.replace("replicates = 1", "replicates = 3"))
+    sc, _ = load_scenario(tmp_path / "s.toml")
+    w = sc.work()
+    assert w.tasks == 3  # 3 replicates x 1 world
+    # uniform preference: about lam = 12 relevant items per user (its expected_pairs, 12.00007 per user)
+    assert w.pairs == pytest.approx(3 * 40 * 12.0, rel=1e-4)
+    assert w.scores == pytest.approx(3 * 2 * 40 * 60)  # Oracle and Popular score 40 users x 60 items
+    assert w.model_scores == 0 and w.fits == 0
+
+
+@pytest.mark.parametrize("long", [True, False])
+def test_the_estimate_is_printed_before_a_long_job_only(tmp_path, monkeypatch, long):
+    # the tiny run's counted work (80 pairs, 4,800 scores, 1 task) made to cost 10 min, or under a minute
+    monkeypatch.setattr(cost, "SECONDS_START", 0.0)
+    monkeypatch.setattr(cost, "SECONDS_PER_TASK", 600.0 if long else 30.0)
+    (tmp_path / "s.toml").write_text(RUN_TOML)
+    for quiet in (["--quiet"], []):
+        out = tmp_path / f"o{len(quiet)}"
+        code, _, err = invoke(["run", str(tmp_path / "s.toml"), "--out", str(out), "--no-figures", *quiet])
+        assert code == 0, err
+        if long:  # on stderr, also with --quiet, before the job (its first line here)
+            assert err.splitlines()[0].startswith("simrec: this job should take about 10 min on "), err
+        else:
+            assert "should take" not in err, err
+
+
+def test_a_stress_job_counts_draws_fits_and_bootstrap_replicates_per_task(tmp_path):
+    from simrec.config.stress import load_stress_scenario
+    from tests.cli_helpers import STRESS_FILE_TOML
+
+    (tmp_path / "s.toml").write_text(
+        STRESS_FILE_TOML.replace('names = ["naive", "MLE"]', 'names = ["naive", "MLE"]\nn_boot = 4')
+    )
+    sc, _ = load_stress_scenario(tmp_path / "s.toml", check_data=False)
+    w = sc.work(n_candidates=50.0, n_users=20.0, n_recommenders=2)
+    # 2 recommenders x 1 scheme x 1 size: 2 tasks of 3 repeats x 20 users x 10 negatives, 3 x 2 estimator fits
+    assert w.tasks == 2 and w.draws == 2 * 3 * 20 * 10 and w.fits == 2 * 3 * 2 and w.boots == 4 * w.fits
+    assert w.scores == w.model_scores == w.pairs == 0  # a ranks file: nothing to score

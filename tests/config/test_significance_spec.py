@@ -1,0 +1,30 @@
+"""The [significance] section's schema: test names agree with the library, tests built with their resamples."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from simrec.config.significance import PROTOCOLS, TEST_NAMES, SignificanceSpec
+from simrec.significance import PAIRED_TESTS
+
+
+def test_test_names_are_the_librarys():
+    assert TEST_NAMES == tuple(t.name for t in PAIRED_TESTS)
+    assert PROTOCOLS == ("full", "users", "sampled_naive", "sampled_corrected")
+
+
+def test_paired_tests_carry_the_resamples_and_pairs_default_to_every_pair():
+    spec = SignificanceSpec(tests=["permutation", "paired_t"], resamples=300)
+    tests = spec.paired_tests()
+    assert [t.name for t in tests] == ["permutation", "paired_t"] and tests[0].n_resamples == 300
+    assert spec.chosen_pairs(["A", "B", "C"]) == [("A", "B"), ("A", "C"), ("B", "C")]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"tests": ["paired_t", "paired_t"]}, {"alpha": 1.0}, {"gamma": 2.0}, {"users": 3}, {"pairs": [["A"]]}],
+)
+def test_bad_values_refused(bad):
+    with pytest.raises(ValidationError):
+        SignificanceSpec(**bad)

@@ -1,0 +1,123 @@
+"""``simrec run`` with a ``[significance]`` section: paired tests judged against the truth (issue 26).
+
+Through :func:`simrec.cli.main` (tests/cli_helpers.py): the table's rows and
+rates, a null pair (two Random recommenders: no true difference by
+construction), resume, identical tables serially and on 2 processes, and
+refusals before anything is created.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.cli_helpers import invoke
+
+SCENARIO = """
+name = "significance-test"
+seed = 11
+replicates = 6
+
+[population]
+n_users = 200
+n_items = 150
+
+[[world]]
+name = "ibp-pop"
+preference = {{ model = "ibp", alpha = 12.0, c = 2.0, sigma = 0.4 }}
+observation = {{ sampler = "popularity", profile = {{ model = "pareto", m_low = 4, alpha = 1.2, m_high = 40 }} }}
+
+[evaluation]
+n = 10
+metrics = ["precision", "ndcg"]
+recommenders = [{{ kind = "oracle" }}, {{ kind = "random" }}, {{ kind = "random", name = "random_b" }}]
+
+[significance]
+{section}
+"""
+
+SECTION = """
+tests = ["paired_t", "wilcoxon", "sign", "permutation"]
+metrics = ["ndcg"]
+users = 60
+negatives = 40
+resamples = 200
+"""
+
+
+def _scenario(tmp_path: Path, section: str = SECTION) -> Path:
+    p = tmp_path / "sc.toml"
+    p.write_text(textwrap.dedent(SCENARIO.format(section=section)))
+    return p
+
+
+def _run(sc: Path, out: Path, *more: str) -> tuple[int, str, str]:
+    return invoke(["run", str(sc), "--out", str(out), "--quiet", "--no-figures", *more])
+
+
+@pytest.mark.slow
+def test_significance_table_against_the_truth(tmp_path):
+    sc, out = _scenario(tmp_path), tmp_path / "out"
+    code, _, err = _run(sc, out)
+    assert code == 0, err
+    t = pd.read_csv(out / "significance.csv")
+    assert len(list((out / "significance").glob("*.parquet"))) == 6
+    # 4 protocols x 1 metric x 3 pairs x 4 tests
+    assert len(t) == 4 * 3 * 4
+    assert set(t["protocol"]) == {"full", "users", "sampled_naive", "sampled_corrected"}
+    assert (t["n_replicates"] == 6).all()
+    for name in ("significant", "correct", "type_i", "type_ii", "type_iii", "right_given_significant"):
+        ok = t[name].notna()
+        assert ((t.loc[ok, name] >= 0) & (t.loc[ok, name] <= 1)).all()
+        assert (t.loc[ok, f"{name}_low"] <= t.loc[ok, name] + 1e-12).all()
+        assert (t.loc[ok, name] <= t.loc[ok, f"{name}_high"] + 1e-12).all()
+    # Oracle is truly better than Random, and every test on every user says so, in the right direction
+    full = t[(t["protocol"] == "full") & (t["a"] == "Oracle") & (t["b"] == "Random")]
+    assert (full["truth"] == "A > B").all() and (full["correct"] == 1).all() and (full["type_iii"] == 0).all()
+    # two Random recommenders: no true difference; a type I rate, no correct rate
+    null = t[(t["a"] == "Random") & (t["b"] == "random_b")]
+    assert (null["truth"] == "no difference").all()
+    assert null["type_i"].notna().all() and null["correct"].isna().all()
+    # correct + type II + type III = 1 over the non-null rows
+    nn = t[t["truth"] != "no difference"]
+    np.testing.assert_allclose(nn["correct"] + nn["type_ii"] + nn["type_iii"], 1.0)
+    # resume: every task reused, the same table
+    code, _, err = _run(sc, out)
+    assert code == 0, err
+    pd.testing.assert_frame_equal(pd.read_csv(out / "significance.csv"), t)
+
+
+@pytest.mark.slow
+def test_significance_identical_on_two_processes(tmp_path):
+    sc = _scenario(tmp_path, SECTION.replace('["paired_t", "wilcoxon", "sign", "permutation"]', '["permutation"]'))
+    assert _run(sc, tmp_path / "serial")[0] == 0
+    code, _, err = _run(sc, tmp_path / "procs", "--jobs", "2")
+    assert code == 0, err
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "serial" / "significance.csv"), pd.read_csv(tmp_path / "procs" / "significance.csv")
+    )
+
+
+@pytest.mark.parametrize(
+    "section, needles",
+    [
+        ('pairs = [["Oracle", "nobody"]]', ["significance.pairs[0]", "'nobody'"]),
+        ('tests = ["t_test"]', ["significance.tests", "t_test"]),
+        ('metrics = ["auc"]', ["significance.metrics", "'auc'"]),
+        ("negatives = 100000", ["significance.negatives", "100000"]),
+        ('protocols = ["full"]\nusers = 5', ["significance.users", "5"]),
+        ('pairs = [["Oracle", "Oracle"]]', ["pairs[0]", "two different recommenders"]),
+    ],
+)
+def test_significance_section_refused_before_work(tmp_path, section, needles):
+    out = tmp_path / "out"
+    code, _, err = _run(_scenario(tmp_path, section), out)
+    assert code == 2, err
+    assert "Traceback" not in err and str(tmp_path / "sc.toml") in err
+    for needle in needles:
+        assert needle in err, err
+    assert not out.exists()
