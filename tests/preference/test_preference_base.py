@@ -131,13 +131,17 @@ def test_bernoulli_subsets_counts_are_binomial_on_long_rows():
     assert abs(low - (len(members) - low)) < 4 * np.sqrt(len(members))
 
 
+#: Rows of bernoulli_subsets for hypothesis: (population, probability, offset), edge probabilities included.
+_BERNOULLI_ROWS = st.lists(
+    st.tuples(st.integers(0, 60), st.sampled_from([0.0, 1.0, 0.5, 0.05, 1e-300, 0.999]), st.integers(0, 1000)),
+    min_size=0,
+    max_size=25,
+)
+
+
 @settings(max_examples=80, deadline=None)
 @given(
-    data=st.lists(
-        st.tuples(st.integers(0, 60), st.sampled_from([0.0, 1.0, 0.5, 0.05, 1e-300, 0.999]), st.integers(0, 1000)),
-        min_size=0,
-        max_size=25,
-    ),
+    data=_BERNOULLI_ROWS,
     first=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -169,11 +173,7 @@ def test_bernoulli_subsets_refuses_int32_overflow():
 
 @settings(max_examples=60, deadline=None)
 @given(
-    data=st.lists(
-        st.tuples(st.integers(0, 60), st.sampled_from([0.0, 1.0, 0.5, 0.05, 1e-300, 0.999]), st.integers(0, 1000)),
-        min_size=0,
-        max_size=25,
-    ),
+    data=_BERNOULLI_ROWS,
     first=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
     rounds=st.booleans(),
