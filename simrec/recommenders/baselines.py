@@ -10,6 +10,8 @@ n_users x n_items array), ``score`` builds dense scores block by block.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -146,6 +148,10 @@ def _permuted_into(
 _POPULAR_WINDOW = 4
 #: Cells (bytes) of one block of that bitmap.
 _WINDOW_CELLS = 1 << 22
+#: Training pairs from which Popular's window pass runs the compiled kernel
+#: (:mod:`simrec.recommenders._popular_kernel`) instead of the numpy bitmaps (same outputs): below it,
+#: importing numba and loading the kernel (about 0.4 s) costs more than it saves, unless numba is loaded already.
+_KERNEL_MIN_PAIRS = 1 << 23
 
 
 def _cut_levels(
@@ -213,6 +219,47 @@ def _popular_first_pass(
     bounds = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(lens, out=bounds[1:])
     width = min(window, n_pos)
+    if len(items) >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:
+        from simrec.recommenders._popular_kernel import popular_window_pass
+
+        slow, e_rows, e_pos = popular_window_pass(bounds, items, gpos, k, lvl_first, lvl_end, width, qstart, q)
+    else:
+        slow, e_rows, e_pos = _window_pass_blocks(bounds, items, gpos, k, lvl_first, lvl_end, width, qstart, q)
+    if len(slow):
+        sl = lens[slow]
+        srows = row_ids(sl)
+        excl = np.take(gpos, items[np.repeat(bounds[slow], sl) + rank_within_rows(srows, len(slow))])
+        keys = np.sort(srows * (n_pos + 1) + excl)
+        s_rows, s_pos = np.divmod(keys, n_pos + 1)
+        qr = row_ids(k[slow])
+        qj = rank_within_rows(qr, len(slow))
+        q[qstart[slow][qr] + qj] = nth_allowed(s_rows, s_pos, len(slow), qr, qj, n_pos + 1)
+        cs, ce = _cut_levels(q, qstart[slow + 1], k[slow], lvl_first, lvl_end)
+        at = (s_pos >= cs[s_rows]) & (s_pos < ce[s_rows])
+        keys = np.sort(np.concatenate((e_rows * (n_pos + 1) + e_pos, slow[s_rows[at]] * (n_pos + 1) + s_pos[at])))
+        e_rows, e_pos = np.divmod(keys, n_pos + 1)
+    return q, e_rows, e_pos
+
+
+def _window_pass_blocks(
+    bounds: np.ndarray,
+    items: np.ndarray,
+    gpos: np.ndarray,
+    k: np.ndarray,
+    lvl_first: np.ndarray,
+    lvl_end: np.ndarray,
+    width: int,
+    qstart: np.ndarray,
+    q: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The window pass of :func:`_popular_first_pass` in numpy, by blocks of users (a dense bitmap each).
+
+    The same outputs as :func:`simrec.recommenders._popular_kernel.popular_window_pass`
+    (its parameters and returns), which replaces it from ``_KERNEL_MIN_PAIRS``
+    training pairs on (or once numba is loaded).
+    """
+    n_users = len(k)
+    lens = np.diff(bounds)
     step = max(1, _WINDOW_CELLS // max(width, 1))
     col = np.arange(width)
     slow, e_rows, e_pos = [], [], []
@@ -238,20 +285,7 @@ def _popular_first_pass(
     slow = np.concatenate(slow) if slow else np.zeros(0, dtype=np.int64)
     e_rows = np.concatenate(e_rows) if e_rows else np.zeros(0, dtype=np.int64)
     e_pos = np.concatenate(e_pos) if e_pos else np.zeros(0, dtype=np.int64)
-    if len(slow):
-        sl = lens[slow]
-        srows = row_ids(sl)
-        excl = np.take(gpos, items[np.repeat(bounds[slow], sl) + rank_within_rows(srows, len(slow))])
-        keys = np.sort(srows * (n_pos + 1) + excl)
-        s_rows, s_pos = np.divmod(keys, n_pos + 1)
-        qr = row_ids(k[slow])
-        qj = rank_within_rows(qr, len(slow))
-        q[qstart[slow][qr] + qj] = nth_allowed(s_rows, s_pos, len(slow), qr, qj, n_pos + 1)
-        cs, ce = _cut_levels(q, qstart[slow + 1], k[slow], lvl_first, lvl_end)
-        at = (s_pos >= cs[s_rows]) & (s_pos < ce[s_rows])
-        keys = np.sort(np.concatenate((e_rows * (n_pos + 1) + e_pos, slow[s_rows[at]] * (n_pos + 1) + s_pos[at])))
-        e_rows, e_pos = np.divmod(keys, n_pos + 1)
-    return q, e_rows, e_pos
+    return slow, e_rows, e_pos
 
 
 def _popular_cuts(
