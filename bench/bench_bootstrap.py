@@ -17,6 +17,29 @@ median of ``--repeat`` runs on the same warm P(r|R), and the CPU ratio of 200
 to the point estimate. The point estimate is the reference line of its own
 row. ``uptime`` is printed before and after: quote figures with the load.
 
+Measured (2026-11-26, 2-core Intel Xeon shared by eight engineers: load
+average 17-22 during the run, so wall is 4-8x CPU; ratios are of CPU times
+in the same run), full size, after issue 29's single-precision backward pass
+without subnormal floats (:mod:`simrec.sampling._em`)::
+
+    estimator            point cpu   boot=2 cpu   boot=200 cpu   200/point
+    MLE                     1.38        2.48          2.36          1.71x
+    MLE[100 epochs]         0.43        0.88          0.84          1.97x
+    WMLE                    1.40        2.39          2.31          1.65x
+    MES                    14.46       13.29          9.26          0.64x
+    MES[notebook]           0.52        0.59          0.62          1.18x
+    MES[unweighted]         0.45        0.50          0.50          1.12x
+    MN_MLE                  1.59        2.57          2.59          1.63x
+    BV_MLE(gamma=0.1)       1.57        2.80          2.68          1.70x
+    MN_MES                 15.13       14.38         14.19          0.94x
+    BV_MES(gamma=0.1)      15.04       16.05         14.62          0.97x
+
+(MES's published objective takes 10-15 s CPU per fit at this size, and its
+L-BFGS varies more between runs than the interval costs.) Before, at load
+16-18, the backward pass alone cost 2.65-2.94 s CPU (float32 with the 1e-30
+tail, on BLAS's subnormal path) against 0.83-1.01 s now, and ``--quick``
+gave 3.6x (MLE), 4.7x (WMLE) and 5.7x (MN_MLE, BV_MLE).
+
 Run: ``python bench/bench_bootstrap.py`` (about 5 minutes idle),
 ``--quick`` (N = 3,000, M = 20,000, n = 101; seconds), ``--repeat 3``.
 """

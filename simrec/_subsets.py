@@ -24,6 +24,8 @@ depends on the other.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from simrec._sampling import pair_blocks
@@ -139,14 +141,7 @@ def _row_of(cum: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return np.searchsorted(cum, keys, side="right") - 1
 
 
-def _subsets_bitmap(
-    sizes: np.ndarray,
-    pops: np.ndarray,
-    cum: np.ndarray,
-    flip: np.ndarray,
-    targets: np.ndarray,
-    rng: np.random.Generator,
-) -> np.ndarray:
+def _subsets_bitmap(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
     n_rows = len(sizes)
     total = int(cum[-1])
     if total <= _BLOCK_CELLS:
@@ -189,14 +184,7 @@ def _counts_per_row(cum: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
     return np.diff(np.searchsorted(sorted_keys, cum))
 
 
-def _subsets_sort(
-    sizes: np.ndarray,
-    pops: np.ndarray,
-    cum: np.ndarray,
-    flip: np.ndarray,
-    targets: np.ndarray,
-    rng: np.random.Generator,
-) -> np.ndarray:
+def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
     n_rows = len(sizes)
     # The keys accepted so far, as one sorted run per round: a round's new keys
     # are checked against every run (binary searches, O(new log total)) and
@@ -261,6 +249,10 @@ def _subsets_sort(
 #: Draws per block of :func:`bernoulli_subsets`: its temporaries (a few arrays of
 #: 8 bytes a draw, 2 MiB each) stay in cache at every data size.
 _BERNOULLI_BLOCK = 1 << 18
+#: Draws from which :func:`bernoulli_subsets` adds up its gaps with the compiled kernel
+#: (:mod:`simrec._bernoulli_kernel`; the same members): below it, importing numba and loading the kernel
+#: (about 0.4 s) costs more than it saves, unless numba is loaded already.
+_KERNEL_MIN_DRAWS = 1 << 23
 #: Draws a row gets in a round: its expected members + ``_SD`` standard deviations + ``_EXTRA``.
 _SD, _EXTRA = 4.0, 6.0
 
@@ -353,12 +345,13 @@ def bernoulli_subsets(
     draw_ptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(draws, out=draw_ptr[1:])
     counts = np.zeros(n_rows, dtype=np.int64)
+    compiled = draw_ptr[-1] >= _KERNEL_MIN_DRAWS or "numba" in sys.modules
     out = np.empty(int(draw_ptr[-1]), dtype=np.int32)  # one round per row: at most its draws are members
     filled = 0
     for r0, r1 in pair_blocks(draw_ptr, _BERNOULLI_BLOCK):
         block = slice(r0, r1)
         c, members = _bernoulli_block(
-            pops[block], probs[block], scale[block], draws[block], offsets[block], include_first, rng
+            pops[block], probs[block], scale[block], draws[block], offsets[block], include_first, rng, compiled
         )
         counts[block] = c
         if filled + len(members) > len(out):  # only after extra rounds
@@ -370,15 +363,13 @@ def bernoulli_subsets(
 
 
 def _bernoulli_block(
-    pops: np.ndarray,
-    probs: np.ndarray,
-    scale: np.ndarray,
-    draws: np.ndarray,
-    offsets: np.ndarray,
-    include_first: bool,
-    rng: np.random.Generator,
+    pops, probs, scale, draws, offsets, include_first, rng, compiled: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`bernoulli_subsets` of one block of rows: (members per row, members row by row)."""
+    """:func:`bernoulli_subsets` of one block of rows: (members per row, members row by row).
+
+    ``compiled``: each round's gaps by :func:`simrec._bernoulli_kernel.gap_round`
+    (one pass, the same draws and members) instead of numpy's passes.
+    """
     n_rows = len(pops)
     last = np.full(n_rows, -1, dtype=np.int64)  # each row's last position so far
     live = np.flatnonzero(draws > 0)
@@ -388,6 +379,19 @@ def _bernoulli_block(
     first_round = include_first
     while len(live):
         g = rng.standard_exponential(int(sizes.sum()))
+        if compiled:
+            from simrec._bernoulli_kernel import gap_round
+
+            n_in, members = gap_round(g, live, sizes, scale, pops, last, offsets, cap, first_round)
+            first_round = False
+            rounds.append((live, n_in, members))
+            live = live[n_in == sizes]
+            if not len(live):
+                break
+            sizes = _round_draws(pops[live] - 1 - last[live], probs[live])
+            keep_going = sizes > 0
+            live, sizes = live[keep_going], sizes[keep_going]
+            continue
         g *= np.repeat(scale[live], sizes)
         np.fmin(g, cap, out=g)  # also NaN (0 * inf) -> cap
         np.floor(g, out=g)

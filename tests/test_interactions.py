@@ -120,3 +120,17 @@ def test_select_users_with_gains_and_preference_together():
     assert sub.gains.tolist() == [2, 5, 2, 5, 3, 1]
     np.testing.assert_allclose(sub.preference, [0.6, 0.7, 0.6, 0.7, 0.9, 0.3])
     assert sub.preference.dtype == np.float32 and sub.gains.dtype == g.gains.dtype
+
+
+def test_item_counts_by_slices_equal_one_bincount(monkeypatch):
+    """``item_counts`` counts by slices of ``_COUNT_BLOCK`` pairs: the same int64 counts as one bincount."""
+    import simrec.interactions as mod
+
+    rng = np.random.default_rng(4)
+    inter = Interactions.from_pairs(rng.integers(0, 50, 400), rng.integers(0, 30, 400), (50, 31))
+    want = np.bincount(inter.matrix.indices, minlength=31)
+    for block in (1, 3, 7, 1 << 21):
+        monkeypatch.setattr(mod, "_COUNT_BLOCK", block)
+        got = inter.item_counts()
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, want)

@@ -225,10 +225,14 @@ def test_membership_with_values_matches_brute_force(cells, monkeypatch):
     N=st.integers(1, 14),
     cells=st.sampled_from([1, 13, 40, 2**22]),
     repeat=st.booleans(),
+    kernel=st.booleans(),
 )
-def test_repeat_check_matches_brute_force(seed, n_items, N, cells, repeat):
-    """Both paths of the repeated-item check (bitmap for lists covering >= 1/4 of the items, row sort for
-    shorter ones), in blocks of one row up to all rows, against a set per row; padding is never a repeat."""
+def test_repeat_check_matches_brute_force(seed, n_items, N, cells, repeat, kernel):
+    """Every path of the repeated-item check (bitmap for lists covering >= 1/4 of the items, row sort for
+    shorter ones or the compiled row bitmap), in blocks of one row up to all rows, against a set per row;
+    padding is never a repeat."""
+    import sys
+
     rng = np.random.default_rng(seed)
     n_rows = int(rng.integers(1, 12))
     lists = rng.integers(0, n_items, (n_rows, N))
@@ -241,6 +245,9 @@ def test_repeat_check_matches_brute_force(seed, n_items, N, cells, repeat):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(common, "MEMBERSHIP_CELLS", cells)
         mp.setattr(common, "BLOCK_ELEMENTS", cells)
+        mp.setattr(common, "_KERNEL_MIN_ENTRIES", 0 if kernel else 1 << 62)
+        if not kernel:  # numba looks unloaded
+            mp.delitem(sys.modules, "numba", raising=False)
         assert common._repeats_in_rows(lists, n_items) is want
 
 
@@ -249,6 +256,9 @@ def test_repeat_check_on_padding_only(n_rows):
     # every list empty, no item at all (width 0: every user trained on the whole catalogue); found by hypothesis
     assert common._repeats_in_rows(np.full((n_rows, 2), -1), 0) is False
     assert common._repeats_in_rows(np.full((n_rows, 2), -1), 1) is False
+    from simrec.metrics._repeats_kernel import repeats_in_rows
+
+    assert repeats_in_rows(np.full((n_rows, 2), -1), 0) is False
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -310,13 +310,21 @@ def test_popular_breaks_ties_uniformly_per_user(path):
         assert close((B[:, 2:] == item).any(axis=1).mean(), 3 / 5, m)
 
 
+@pytest.mark.parametrize("kernel", [False, True])
 @pytest.mark.parametrize("world_name", ["random", "ties"])
-def test_popular_window_and_sparse_paths_give_the_same_lists(world_name, monkeypatch):
+def test_popular_window_and_sparse_paths_give_the_same_lists(world_name, kernel, monkeypatch):
     """Popular's first pass (a bitmap of the top ``_POPULAR_WINDOW * n``
-    positions, user blocks of ``_WINDOW_CELLS``) and its exact sparse fallback
-    are one function: the same lists, draw for draw, whether all, some or no
-    users fall back (lists or cut levels beyond the window), in one block or many."""
+    positions, user blocks of ``_WINDOW_CELLS``, or the compiled user-by-user
+    pass) and its exact sparse fallback are one function: the same lists, draw
+    for draw, whether all, some or no users fall back (lists or cut levels
+    beyond the window), in one block or many."""
+    import sys
+
     import simrec.recommenders.baselines as bl
+
+    if not kernel:  # the numpy blocks: numba looks unloaded
+        monkeypatch.delitem(sys.modules, "numba", raising=False)
+    monkeypatch.setattr(bl, "_KERNEL_MIN_PAIRS", 0 if kernel else 1 << 62)
 
     if world_name == "random":
         train, n = make_world(5)[0], 10  # 40 items: the default window holds them all
@@ -327,6 +335,40 @@ def test_popular_window_and_sparse_paths_give_the_same_lists(world_name, monkeyp
         monkeypatch.setattr(bl, "_POPULAR_WINDOW", window)
         monkeypatch.setattr(bl, "_WINDOW_CELLS", cells)
         np.testing.assert_array_equal(Popular().recommend(train, None, n, rng=3), want, err_msg=f"{window}, {cells}")
+
+
+@pytest.mark.parametrize("width", [0, 1, 3, 12, 40])
+def test_popular_window_kernel_equals_numpy_blocks(width):
+    """The compiled window pass gives the numpy blocks' slow users, cut-level training positions and
+    the fast users' list positions, on random training sets with many tied levels."""
+    from simrec.recommenders._popular_kernel import popular_window_pass
+    from simrec.recommenders.baselines import _window_pass_blocks
+
+    rng = np.random.default_rng(width)
+    n_users, n_items = 300, 40
+    lens = rng.integers(0, 30, n_users)
+    items = np.concatenate([np.sort(rng.choice(n_items, m, replace=False)) for m in lens]).astype(np.int32)
+    bounds = np.concatenate(([0], np.cumsum(lens)))
+    pop = np.bincount(items, minlength=n_items)
+    order = np.argsort(-pop, kind="stable")
+    gpos = np.empty(n_items, dtype=np.int64)
+    gpos[order] = np.arange(n_items)
+    spop = pop[order]
+    new = np.r_[True, spop[1:] != spop[:-1]]
+    lvl_first = np.maximum.accumulate(np.where(new, np.arange(n_items), 0))
+    level_id = np.cumsum(new) - 1
+    lvl_end = lvl_first + np.bincount(level_id)[level_id]
+    k = np.minimum(rng.integers(0, 8, n_users), n_items - lens)
+    qstart = np.concatenate(([0], np.cumsum(k)))
+    qa, qb = np.full(qstart[-1], -7), np.full(qstart[-1], -7)
+    a = popular_window_pass(bounds, items, gpos, k, lvl_first, lvl_end, width, qstart, qa)
+    b = _window_pass_blocks(bounds, items, gpos, k, lvl_first, lvl_end, width, qstart, qb)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    assert 0 < len(a[0]) < n_users or width in (0, 40)
+    fast = np.setdiff1d(np.arange(n_users), a[0])
+    at = np.concatenate([np.arange(qstart[u], qstart[u + 1]) for u in fast] + [np.zeros(0, dtype=int)])
+    np.testing.assert_array_equal(qa[at], qb[at])
 
 
 # -- ProbabilisticOracle ------------------------------------------------------------------

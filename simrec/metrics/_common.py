@@ -16,6 +16,7 @@ Conventions (docs/design.md, "The common currency", and §4):
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Iterator
 
@@ -98,6 +99,9 @@ def _repeats_in_rows(lists: np.ndarray, width: int) -> bool:
     * short lists (top-N): rows sorted block by block as int32 when the items
       fit (numpy's SIMD sort is several times faster on 32-bit than on 64-bit
       keys), then neighbours compared; the bitmap would cost O(cells) >> entries.
+      From ``_KERNEL_MIN_ENTRIES`` entries on (or once numba is loaded), the
+      compiled row-by-row bitmap of :mod:`simrec.metrics._repeats_kernel`
+      instead (O(entries), the same answer).
     """
     n_rows, N = lists.shape
     if N * _DENSE_LISTS >= width:
@@ -113,6 +117,10 @@ def _repeats_in_rows(lists: np.ndarray, width: int) -> bool:
             if np.count_nonzero(view) < np.count_nonzero(block >= 0):
                 return True
         return False
+    if lists.size >= _KERNEL_MIN_ENTRIES or "numba" in sys.modules:
+        from simrec.metrics._repeats_kernel import repeats_in_rows
+
+        return bool(repeats_in_rows(np.ascontiguousarray(lists, dtype=np.int64), int(width)))
     dtype = np.int32 if width <= np.iinfo(np.int32).max else np.int64
     for blk in user_blocks(n_rows, N):
         srt = np.sort(lists[blk].astype(dtype), axis=1)
@@ -123,6 +131,9 @@ def _repeats_in_rows(lists: np.ndarray, width: int) -> bool:
 
 #: Lists at least 1/_DENSE_LISTS of the item range long take the bitmap path of :func:`_repeats_in_rows`.
 _DENSE_LISTS = 4
+#: List entries from which :func:`_repeats_in_rows` checks short lists with the compiled kernel: below it,
+#: importing numba and loading the kernel (about 0.4 s) costs more than it saves, unless numba is loaded already.
+_KERNEL_MIN_ENTRIES = 1 << 23
 
 
 def _row_starts(n_rows: int, width: int) -> np.ndarray:

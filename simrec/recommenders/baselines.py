@@ -10,7 +10,7 @@ n_users x n_items array), ``score`` builds dense scores block by block.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,9 +38,6 @@ from simrec.recommenders._base import (
 )
 from simrec.recommenders.levels import TiedLevels
 
-#: A chunk of a per-user draw: (rows, rank within the row's draw, items), each shape (n,).
-Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]
-
 __all__ = ["Oracle", "ProbabilisticOracle", "Popular", "RandomRecommender"]
 
 
@@ -51,7 +48,7 @@ def _csr_rows(m: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     return row_ids(np.diff(m.indptr)), m.indices.astype(np.int64)
 
 
-def _random_relevant(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator) -> Iterator[Chunk]:
+def _random_relevant(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator):
     """Per user, ``t[u]`` items of its row of ``rel`` drawn uniformly without replacement, in random order.
 
     Yields chunks ``(rows, rank, items)`` (grouped rows, each entry's position
@@ -63,13 +60,7 @@ def _random_relevant(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator)
         yield rows, rank, rel.indices[np.take(rel.indptr, rows) + j]
 
 
-def _random_outside(
-    excluded: Callable[[np.ndarray], sp.csr_array],
-    k: np.ndarray,
-    allowed: np.ndarray,
-    n_items: int,
-    rng: np.random.Generator,
-) -> Iterator[Chunk]:
+def _random_outside(excluded, k: np.ndarray, allowed: np.ndarray, n_items: int, rng: np.random.Generator):
     """Per user, ``k[u]`` distinct items drawn uniformly among its ``allowed[u]`` non-excluded ones, in random order.
 
     ``excluded(users)`` gives the excluded items of the distinct, ascending
@@ -82,7 +73,7 @@ def _random_outside(
         yield rows, rank, _allowed_items(excluded(rows[head]), head, j, n_items)
 
 
-def _train_or_relevant(train: Interactions, rel: sp.csr_array) -> Callable[[np.ndarray], sp.csr_array]:
+def _train_or_relevant(train: Interactions, rel: sp.csr_array):
     """``excluded`` of :func:`_random_outside` for the union of training and relevant items (disjoint)."""
     return lambda users: sp.csr_array(train.matrix[users] + rel[users])  # scipy merges each row's sorted items
 
@@ -124,11 +115,7 @@ def _allowed_laid(excluded: sp.csr_array, n_items: int) -> np.ndarray:
 
 
 def _permuted_into(
-    out: np.ndarray,
-    sizes: np.ndarray,
-    candidates: Callable[[np.ndarray], np.ndarray],
-    rng: np.random.Generator,
-    offset: np.ndarray | None = None,
+    out: np.ndarray, sizes: np.ndarray, candidates, rng: np.random.Generator, offset: np.ndarray | None = None
 ) -> None:
     """Write every row's ``sizes[r]`` candidates in a uniformly random order to ``out[r, offset[r]:]`` (offset 0).
 
@@ -161,6 +148,10 @@ def _permuted_into(
 _POPULAR_WINDOW = 4
 #: Cells (bytes) of one block of that bitmap.
 _WINDOW_CELLS = 1 << 22
+#: Training pairs from which Popular's window pass runs the compiled kernel
+#: (:mod:`simrec.recommenders._popular_kernel`) instead of the numpy bitmaps (same outputs): below it,
+#: importing numba and loading the kernel (about 0.4 s) costs more than it saves, unless numba is loaded already.
+_KERNEL_MIN_PAIRS = 1 << 23
 
 
 def _cut_levels(
@@ -228,11 +219,50 @@ def _popular_first_pass(
     bounds = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(lens, out=bounds[1:])
     width = min(window, n_pos)
+    if len(items) >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:
+        from simrec.recommenders._popular_kernel import popular_window_pass
+
+        slow, e_rows, e_pos = popular_window_pass(bounds, items, gpos, k, lvl_first, lvl_end, width, qstart, q)
+    else:
+        slow, e_rows, e_pos = _window_pass_blocks(bounds, items, gpos, k, lvl_first, lvl_end, width, qstart, q)
+    if len(slow):
+        sl = lens[slow]
+        srows = row_ids(sl)
+        excl = np.take(gpos, items[np.repeat(bounds[slow], sl) + rank_within_rows(srows, len(slow))])
+        keys = np.sort(srows * (n_pos + 1) + excl)
+        s_rows, s_pos = np.divmod(keys, n_pos + 1)
+        qr = row_ids(k[slow])
+        qj = rank_within_rows(qr, len(slow))
+        q[qstart[slow][qr] + qj] = nth_allowed(s_rows, s_pos, len(slow), qr, qj, n_pos + 1)
+        cs, ce = _cut_levels(q, qstart[slow + 1], k[slow], lvl_first, lvl_end)
+        at = (s_pos >= cs[s_rows]) & (s_pos < ce[s_rows])
+        keys = np.sort(np.concatenate((e_rows * (n_pos + 1) + e_pos, slow[s_rows[at]] * (n_pos + 1) + s_pos[at])))
+        e_rows, e_pos = np.divmod(keys, n_pos + 1)
+    return q, e_rows, e_pos
+
+
+def _window_pass_blocks(
+    bounds: np.ndarray,
+    items: np.ndarray,
+    gpos: np.ndarray,
+    k: np.ndarray,
+    lvl_first: np.ndarray,
+    lvl_end: np.ndarray,
+    width: int,
+    qstart: np.ndarray,
+    q: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The window pass of :func:`_popular_first_pass` in numpy, by blocks of users (a dense bitmap each).
+
+    The same outputs as :func:`simrec.recommenders._popular_kernel.popular_window_pass`
+    (its parameters and returns), which replaces it from ``_KERNEL_MIN_PAIRS``
+    training pairs on (or once numba is loaded).
+    """
+    n_users = len(k)
+    lens = np.diff(bounds)
     step = max(1, _WINDOW_CELLS // max(width, 1))
     col = np.arange(width)
-    slow_parts: list[np.ndarray] = []
-    e_rows_parts: list[np.ndarray] = []
-    e_pos_parts: list[np.ndarray] = []
+    slow, e_rows, e_pos = [], [], []
     for u0 in range(0, n_users, step):
         u1 = min(u0 + step, n_users)
         seg = np.take(gpos, items[bounds[u0] : bounds[u1]])
@@ -249,26 +279,13 @@ def _popular_first_pass(
         cs, ce = _cut_levels(q, qstart[u0 + 1 : u1 + 1], np.where(ok, kb, 0), lvl_first, lvl_end)
         fast = ok & (ce <= width)
         r, c = np.nonzero(~allowed & (col >= cs[:, None]) & (col < ce[:, None]) & fast[:, None])
-        e_rows_parts.append(u0 + r)
-        e_pos_parts.append(c)
-        slow_parts.append(u0 + np.flatnonzero(~fast))
-    slow = np.concatenate(slow_parts) if slow_parts else np.zeros(0, dtype=np.int64)
-    e_rows = np.concatenate(e_rows_parts) if e_rows_parts else np.zeros(0, dtype=np.int64)
-    e_pos = np.concatenate(e_pos_parts) if e_pos_parts else np.zeros(0, dtype=np.int64)
-    if len(slow):
-        sl = lens[slow]
-        srows = row_ids(sl)
-        excl = np.take(gpos, items[np.repeat(bounds[slow], sl) + rank_within_rows(srows, len(slow))])
-        keys = np.sort(srows * (n_pos + 1) + excl)
-        s_rows, s_pos = np.divmod(keys, n_pos + 1)
-        qr = row_ids(k[slow])
-        qj = rank_within_rows(qr, len(slow))
-        q[qstart[slow][qr] + qj] = nth_allowed(s_rows, s_pos, len(slow), qr, qj, n_pos + 1)
-        cs, ce = _cut_levels(q, qstart[slow + 1], k[slow], lvl_first, lvl_end)
-        at = (s_pos >= cs[s_rows]) & (s_pos < ce[s_rows])
-        keys = np.sort(np.concatenate((e_rows * (n_pos + 1) + e_pos, slow[s_rows[at]] * (n_pos + 1) + s_pos[at])))
-        e_rows, e_pos = np.divmod(keys, n_pos + 1)
-    return q, e_rows, e_pos
+        e_rows.append(u0 + r)
+        e_pos.append(c)
+        slow.append(u0 + np.flatnonzero(~fast))
+    slow = np.concatenate(slow) if slow else np.zeros(0, dtype=np.int64)
+    e_rows = np.concatenate(e_rows) if e_rows else np.zeros(0, dtype=np.int64)
+    e_pos = np.concatenate(e_pos) if e_pos else np.zeros(0, dtype=np.int64)
+    return slow, e_rows, e_pos
 
 
 def _popular_cuts(
@@ -810,9 +827,8 @@ class Oracle:
 
         Gains are read only by ``ties="item_id"`` (see the class notes).
         """
-        if self.ties == "item_id" and isinstance(relevant, Interactions) and relevant.gains is not None:
-            return check_relevant(relevant.gain_matrix(), train, required=True), True
-        return check_relevant(relevant, train, required=True), False
+        graded = self.ties == "item_id" and isinstance(relevant, Interactions) and relevant.gains is not None
+        return check_relevant(relevant.gain_matrix() if graded else relevant, train, required=True), graded
 
     def _recommend_by_item_id(
         self, train: Interactions, rel: sp.csr_array, n: int, gains: np.ndarray | None = None

@@ -40,19 +40,34 @@ iterations, and the adjoint does not decay along the slow directions
 (measured at N = 20,720, n = 501: keeping only the last 200 of 300 backward
 steps leaves a 20% error), so the backward pass is not truncated, and the
 implicit-function gradient at a fixed point would describe another
-estimator.
+estimator. It does not even exist there in practice (issue 29, measured at
+N = 3,000, n = 101, M = 20,000, capped at 300): the adjoint iterated at the
+capped π̂ (the Neumann series of the implicit-function system) grows without
+settling, differing from the as-run gradient by 64%, 157% and 352% of its
+largest entry after 1,000, 3,000 and 10,000 steps, with an NDCG@10 interval
+1.4, 1.8 and 2.7 times as wide; the as-run derivative is the default and
+no implicit-function variant is offered.
 
 Decision: the two products with A of a backward step run in **single
-precision** (a float32 copy of the banded P(r|R), cached per matrix; vectors
-rescaled to a maximum of 1 with entries below 1e-30 of it set to 0, so no
-subnormal number enters BLAS) and are accumulated in double precision. This
-halves the memory the backward pass streams (17 MB instead of 34 MB at
-N = 20,720, n = 501: within the L3 cache) and makes it about 0.7 of a
-forward EM fit, so an interval costs under 2 fits. Rounding does not
-compound along the steps: the single-precision gradient agrees with the
-double-precision one to a relative 1e-5 (tested, ``dtype=np.float64`` is
-the reference) and with central differences of the EM to 1e-5; the
-bootstrap replicates move by about 1e-8 of their spread.
+precision** on a float32 copy of the banded P(r|R) (cached per matrix) and
+are accumulated in double precision. The copy keeps the entries of at least
+:data:`_SINGLE_CUTOFF` = 1e-12 of their row's largest (each block's column
+window narrowed to them: 66% of the stored entries at N = 20,720, n = 501),
+and the vectors are rescaled to a maximum of 1 with entries below
+:data:`_SINGLE_FLOOR` = 1e-20 of it set to 0, so that no product of a stored
+entry and a vector entry is a subnormal float32 (issue 29: with the double
+copy's 1e-30 tail, columns summing only tail terms ran BLAS's subnormal
+path, and a backward step cost 2.5 times its cost on normal numbers). A
+dropped entry is below 1e-12 of its row's largest term, five orders of
+magnitude under the float32 rounding (6e-8) the products already carry.
+Rounding does not compound along the steps: the single-precision gradient
+agrees with the double-precision one to a relative 1e-5 (tested,
+``dtype=np.float64`` is the reference; 6e-8 measured at N = 20,720,
+n = 501, M = 136,677, as before the cut) and with central differences of
+the EM to 1e-5; the bootstrap replicates move by about 1e-8 of their
+spread. The backward pass then costs about 0.6 of a forward EM fit at
+N = 20,720, n = 501 (bench/bench_bootstrap.py), so an interval costs under
+2 fits.
 """
 
 from __future__ import annotations
@@ -126,23 +141,42 @@ def em(
 
 
 #: Entries below this share of a vector's largest are set to 0 before the cast to single precision
-#: (no subnormal floats in BLAS; their contribution is far below float32 rounding).
-_SINGLE_FLOOR = 1e-30
+#: (with :data:`_SINGLE_CUTOFF`: no product in BLAS is a subnormal float32; their contribution is far
+#: below float32 rounding).
+_SINGLE_FLOOR = 1e-20
+
+#: The single-precision copy of P(r|R) keeps the entries of at least this share of their row's largest.
+_SINGLE_CUTOFF = 1e-12
 
 _SINGLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _single_matrix(a: BlockMatrix) -> BlockMatrix:
-    """A float32 copy of ``a`` (cached while ``a`` lives)."""
+    """A float32 copy of ``a`` without its entries below :data:`_SINGLE_CUTOFF` of their row's largest (cached while ``a`` lives).
+
+    Each block's column window is narrowed to the columns holding a kept
+    entry; dropped entries inside it are 0. Only the backward (and forward)
+    passes of the derivative use it; the EM itself runs on ``a``.
+    """
     out = _SINGLE.get(a)
     if out is None:
-        out = BlockMatrix(a.shape, tuple((r0, r1, c0, c1, v.astype(np.float32)) for r0, r1, c0, c1, v in a.blocks))
+        blocks = []
+        for r0, r1, c0, c1, v in a.blocks:
+            keep = v >= _SINGLE_CUTOFF * v.max(axis=1, keepdims=True)
+            keep &= v > 0
+            cols = np.flatnonzero(keep.any(axis=0))
+            if not cols.size:
+                continue
+            lo, hi = int(cols[0]), int(cols[-1]) + 1
+            vals = np.where(keep[:, lo:hi], v[:, lo:hi], 0.0).astype(np.float32)
+            blocks.append((r0, r1, c0 + lo, c0 + hi, vals))
+        out = BlockMatrix(a.shape, tuple(blocks))
         _SINGLE[a] = out
     return out
 
 
 def _cast(y: np.ndarray, dtype: type) -> tuple[np.ndarray, np.ndarray | float]:
-    """``y`` in ``dtype`` and the scale it was divided by (single precision: max 1, entries < 1e-30 set to 0)."""
+    """``y`` in ``dtype`` and the scale it was divided by (single precision: max 1, entries below :data:`_SINGLE_FLOOR` set to 0)."""
     if dtype is np.float64:
         return y, 1.0
     scale = np.abs(y).max(axis=0)
@@ -159,7 +193,9 @@ def _backward_step(
 
     In single precision x and π_{t-1} are rescaled to a maximum of 1 (so
     λ_t ⊙ π_{t-1} cannot overflow float32) and the scales are applied to the
-    float64 results.
+    float64 results. Rows outside every block (A is 0 there: rows of a
+    column-restricted matrix, or of the single copy, without an entry) get
+    λ_t = w.
     """
     x, sx = _cast(x, dtype)
     pm = float(pi_prev.max()) if dtype is np.float32 else 1.0
@@ -167,8 +203,8 @@ def _backward_step(
     if w.ndim == 2:
         pis = pis[:, None]
     ws = w / sx
-    lam = np.empty_like(w)
-    y: np.ndarray = np.empty(w.shape, dtype=dtype)
+    lam = ws.copy()
+    y = np.empty(w.shape, dtype=dtype)
     s = np.zeros((a.shape[1],) + w.shape[1:])
     for r0, r1, c0, c1, v in a.blocks:  # each block read once for both products
         np.subtract(ws[r0:r1], v @ x[c0:c1], out=lam[r0:r1])

@@ -131,13 +131,17 @@ def test_bernoulli_subsets_counts_are_binomial_on_long_rows():
     assert abs(low - (len(members) - low)) < 4 * np.sqrt(len(members))
 
 
+#: Rows of bernoulli_subsets for hypothesis: (population, probability, offset), edge probabilities included.
+_BERNOULLI_ROWS = st.lists(
+    st.tuples(st.integers(0, 60), st.sampled_from([0.0, 1.0, 0.5, 0.05, 1e-300, 0.999]), st.integers(0, 1000)),
+    min_size=0,
+    max_size=25,
+)
+
+
 @settings(max_examples=80, deadline=None)
 @given(
-    data=st.lists(
-        st.tuples(st.integers(0, 60), st.sampled_from([0.0, 1.0, 0.5, 0.05, 1e-300, 0.999]), st.integers(0, 1000)),
-        min_size=0,
-        max_size=25,
-    ),
+    data=_BERNOULLI_ROWS,
     first=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -165,3 +169,35 @@ def test_bernoulli_subsets_invariants(data, first, seed):
 def test_bernoulli_subsets_refuses_int32_overflow():
     with pytest.raises(ValueError, match=r"`offsets \+ pops` must be below 2\*\*31"):
         base.bernoulli_subsets(np.array([10]), np.array([0.5]), np.random.default_rng(0), offsets=np.array([2**31 - 5]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=_BERNOULLI_ROWS,
+    first=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+    rounds=st.booleans(),
+)
+def test_bernoulli_subsets_compiled_gaps_equal_numpy(data, first, seed, rounds):
+    """The compiled gap rounds (:mod:`simrec._bernoulli_kernel`) give numpy's members, draw for draw, also over
+    many rounds and blocks."""
+    import sys
+
+    pops = np.array([d[0] for d in data], dtype=np.int64)
+    probs = np.array([d[1] for d in data])
+    offsets = np.array([d[2] for d in data], dtype=np.int64)
+    out = []
+    for compiled in (False, True):
+        with pytest.MonkeyPatch.context() as mp:
+            if rounds:  # one gap per row per round, 16 draws per block
+                mp.setattr(base, "_SD", 0.0)
+                mp.setattr(base, "_EXTRA", 1.0)
+                mp.setattr(base, "_BERNOULLI_BLOCK", 16)
+            if not compiled:  # numba looks unloaded
+                mp.delitem(sys.modules, "numba", raising=False)
+            mp.setattr(base, "_KERNEL_MIN_DRAWS", 0 if compiled else 1 << 62)
+            gen = np.random.default_rng(seed)
+            out.append(base.bernoulli_subsets(pops, probs, gen, offsets=offsets, include_first=first))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
