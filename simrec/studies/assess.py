@@ -49,6 +49,7 @@ from simrec.assess.errors import headline_table, metric_values, missing_data_err
 from simrec.assess.figures import error_figure, estimator_figure, ranking_figure
 from simrec.assess.page import report_page
 from simrec.assess.ranking import ranking_agreement
+from simrec.assess.significance import significance_finding
 from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
 from simrec.config.budget import Budget
@@ -273,12 +274,17 @@ def _report_phase(
     dataset: pd.DataFrame,
     worlds: pd.DataFrame,
     failed: list[str],
+    significance: pd.DataFrame,
 ) -> _Report:
-    """Phase 6: the tables, the bottom line, figures and ``report.html`` (a figure's failure appended to ``failed``)."""
+    """Phase 6: the tables, the bottom line, figures and ``report.html`` (a figure's failure appended to ``failed``).
+
+    ``significance`` is ``significance.csv`` (its finding is the bottom line's ``significance`` check).
+    """
     coverage_path = rd.path("sampling") / "coverage.csv"
     t = _report_tables(assessment, run, stress, pd.read_csv(coverage_path) if coverage_path.exists() else None)
     facts = _report_facts(assessment, chosen, tuple(dict.fromkeys(run.results["recommender"])))
-    bottom = bottom_line(facts, t.headline, t.ranking, t.best, t.advice)
+    checks = {"significance": significance_finding(significance, facts.n)}
+    bottom = bottom_line(facts, t.headline, t.ranking, t.best, t.advice, checks)
     rd.write_csv("errors.csv", t.errors)
     rd.write_csv("headline.csv", t.headline)
     rd.write_csv("ranking.csv", t.ranking)
@@ -361,7 +367,7 @@ def run_assessment(
         stress = _sampling_phase(rd, assessment, say, sub)
         say("report", f"tables and report into {rd.path('report.html')}")
         failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
-        report = _report_phase(rd, assessment, chosen, run, stress, dataset, worlds, failed)
+        report = _report_phase(rd, assessment, chosen, run, stress, dataset, worlds, failed, sig.table)
         computed, reused = run.computed + stress.computed, run.reused + stress.reused
         seconds = time.perf_counter() - t0
         rd.complete(
