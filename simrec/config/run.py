@@ -55,6 +55,7 @@ from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.config.significance import SignificanceSpec, significance_problems
+from simrec.debias.propensity import WorldPropensity
 from simrec.experiment import Evaluation, World
 from simrec.metrics import METRICS, PapAtK
 
@@ -190,6 +191,14 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
         base = path.resolve().parent
         names = [str(r.check(f"evaluation.recommenders[{j}]", base)[1]) for j, r in enumerate(ev.recommenders)]
         problems += significance_problems(sc.significance, names, list(ev.metrics), items)
+        if "full_ips" in sc.significance.protocols:
+            for i, world in enumerate(sc.worlds()):
+                try:
+                    WorldPropensity(world.sampler)
+                except TypeError as exc:
+                    problems.append(
+                        f"significance.protocols: 'full_ips' needs the world's propensities: {exc} (world[{i}])"
+                    )
     return problems
 
 
