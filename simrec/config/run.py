@@ -153,6 +153,13 @@ class Scenario(Strict):
                 BYTES_PER_TASK * tasks + BYTES_PER_ROW * rows,
             )
         ]
+        if self.significance is not None:  # a second phase: one task per replicate x world, its replicate regenerated
+            names = [str(j) for j in range(len(ev.recommenders))]  # only their number counts
+            task, parent = self.significance.memory_needs(
+                n_users=self.population.n_users, recommenders=names, metrics=list(ev.metrics), tasks=tasks
+            )
+            kinds += [[*kind, task] for kind in kinds[: len(self.world)]]
+            fixed.append(parent)
         return kinds, fixed
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, model_validator
 
 from simrec.config.base import Strict, no_repeats
+from simrec.config.budget import BYTES_PER_ROW, SIGNIFICANCE_TEST_BYTES, Need
 
 if TYPE_CHECKING:
     from simrec.significance import PairedTest
@@ -119,6 +120,32 @@ class SignificanceSpec(Strict):
 
     def chosen_metrics(self, metrics: list[str]) -> list[str]:
         return list(self.metrics) if self.metrics is not None else list(metrics)
+
+    def memory_needs(self, *, n_users: int, recommenders: list[str], metrics: list[str], tasks: float) -> list[Need]:
+        """The phase's needs beyond its world's replicate: [per task, parent] (:mod:`simrec.config.budget`).
+
+        A task regenerates its replicate (counted by the caller with the world's
+        need) and holds, at most, every recommender x metric x truth's per-user
+        values of the run's replicate and the two values of every protocol x
+        metric x pair, 8 B per user each, plus the tests' resampling chunks
+        (:data:`~simrec.config.budget.SIGNIFICANCE_TEST_BYTES`). The parent
+        holds one outcome row per task x protocol x metric x pair x test.
+        """
+        pairs, chosen = len(self.chosen_pairs(recommenders)), len(self.chosen_metrics(metrics))
+        arrays = len(recommenders) * len(metrics) * 2 + len(self.protocols) * chosen * pairs * 2
+        rows = tasks * len(self.protocols) * chosen * pairs * len(self.tests)
+        return [
+            Need(
+                f"significance: {arrays} per-user arrays of {n_users:.3g} users and the tests' resampling chunks",
+                "population.n_users, significance.pairs, significance.metrics, significance.protocols",
+                8.0 * n_users * arrays + SIGNIFICANCE_TEST_BYTES,
+            ),
+            Need(
+                f"significance: {rows:.3g} outcome rows",
+                "replicates, significance.tests, significance.pairs, significance.protocols",
+                BYTES_PER_ROW * rows,
+            ),
+        ]
 
 
 def significance_problems(spec: SignificanceSpec, recommenders: list[str], metrics: list[str], items: int) -> list[str]:

@@ -182,3 +182,29 @@ def test_full_ips_needs_metrics_linear_in_the_relevance(tmp_path):
     assert code == 2, err
     assert "significance.protocols: 'full_ips' needs metrics linear in the relevance" in err
     assert "['reciprocal_rank']" in err and "Traceback" not in err and not out.exists()
+
+
+def test_the_memory_estimate_counts_the_significance_phase(tmp_path):
+    """The phase's task (its replicate regenerated, the per-user arrays, the tests' 32 MiB of resampling chunks)
+    is a kind of task of its own: a limit the run alone fits is refused with the section, naming it."""
+    from simrec.config.budget import SIGNIFICANCE_TEST_BYTES, WORKER_BASE, Budget
+    from simrec.config.run import load_scenario
+
+    with_section = _scenario(tmp_path)
+    plain = tmp_path / "plain.toml"
+    plain.write_text(with_section.read_text().split("[significance]")[0])
+    big = Budget(max_memory=2**40)
+    sc, _ = load_scenario(with_section, budget=big)
+    kinds, fixed = sc.memory_needs()
+    world, task = kinds[1]
+    assert world == kinds[0][0]  # the replicate, regenerated
+    # run: 3 recommenders x 2 metrics x 2 truths; the cases: 4 protocols x 1 metric x 3 pairs x 2 recommenders
+    assert task.bytes == 8.0 * 200 * (3 * 2 * 2 + 4 * 1 * 3 * 2) + SIGNIFICANCE_TEST_BYTES
+    assert fixed[1].bytes == 200 * 6 * 4 * 1 * 3 * 4  # BYTES_PER_ROW x tasks x protocols x metrics x pairs x tests
+    limit = WORKER_BASE + 16 * 2**20
+    Budget(max_memory=limit).check(plain, load_scenario(plain, budget=big)[0].memory_needs())  # fits without
+    out = tmp_path / "out"
+    code, _, err = _run(with_section, out, "--max-memory", str(limit))
+    assert code == 2 and not out.exists()
+    assert "too large for the memory limit" in err and "significance: 36 per-user arrays of 200 users" in err
+    assert "change population.n_users, significance.pairs, significance.metrics, significance.protocols" in err
