@@ -234,9 +234,13 @@ def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: in
         f"{path}: too large for the memory limit of {format_bytes(max_memory)} (--max-memory):",
         f"  about {format_bytes(peak)} at peak with {workers} worker{'s' if workers > 1 else ''}; the largest parts:",
     ]
-    for need, b in parts[:3]:
-        if b < 0.01 * peak:
+    listed = []  # a need shared by several kinds of task (a world's replicate: run and significance) once
+    for need, b in parts:
+        if need.what in listed:
+            continue
+        if len(listed) == 3 or b < 0.01 * peak:
             break
+        listed.append(need.what)
         lines.append(f"  {need.what} -> {format_bytes(b)}; change {need.keys}")
     lines.append(
         f"  lower these{' (or --jobs)' if jobs_option else ''}, or raise --max-memory (e.g. --max-memory 64G) if the machine has the "

@@ -195,7 +195,8 @@ def _worlds_scenario(assessment: Assessment, chosen: tuple[CalibratedCell, ...],
         problems = [p for i, w in enumerate(scenario.world) for p in w.problems(scenario.population, f"world[{i}]")]
         if problems:
             raise problems_error(assessment.path, problems, "assessment (calibrated worlds)")
-        budget.check(f"{assessment.path} (calibrated worlds)", scenario.memory_needs())
+        with_significance = scenario.model_copy(update={"significance": assessment.significance_spec()})
+        budget.check(f"{assessment.path} (calibrated worlds)", with_significance.memory_needs())
     return scenario
 
 

@@ -27,9 +27,8 @@ import numpy as np
 import pandas as pd
 
 from simrec.assess.significance import LIKELY_WRONG, likely_wrong
-from simrec.config.assess import Assessment
+from simrec.config.assess import ASSESS_TESTS, Assessment
 from simrec.config.run import Scenario
-from simrec.config.significance import LOO_METRICS, SignificanceSpec
 from simrec.report import wilson_interval
 from simrec.rundir import RunDir
 from simrec.studies.phases import Phases
@@ -38,9 +37,6 @@ from simrec.tasks import Backend
 
 __all__ = ["AssessSignificance", "assess_significance", "likely_wrong_notes", "LIKELY_WRONG", "ASSESS_TESTS"]
 
-#: The tests assess reports.
-ASSESS_TESTS = ("paired_t", "wilcoxon")
-
 
 @dataclass(frozen=True)
 class AssessSignificance:
@@ -48,22 +44,6 @@ class AssessSignificance:
 
     table: pd.DataFrame
     warnings: tuple[str, ...]
-
-
-def _spec(assessment: Assessment, scenario: Scenario) -> SignificanceSpec | None:
-    """The user's protocol as a significance section (None: fewer than two algorithms or no testable metric)."""
-    pr = assessment.spec.protocol
-    if len(scenario.evaluation.recommenders) < 2:
-        return None
-    metrics = list(scenario.evaluation.metrics)
-    if pr.negatives:
-        metrics = [m for m in metrics if m in LOO_METRICS]
-        if not metrics:
-            return None
-        return SignificanceSpec(
-            tests=list(ASSESS_TESTS), protocols=["sampled_naive"], metrics=metrics, negatives=pr.negatives
-        )
-    return SignificanceSpec(tests=list(ASSESS_TESTS), protocols=["full"], metrics=metrics)
 
 
 def _pooled(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
@@ -98,7 +78,7 @@ def assess_significance(
     backend, progress, max_pairs
         As for the worlds' run.
     """
-    spec = _spec(assessment, scenario)
+    spec = assessment.significance_spec()
     if spec is None:
         return AssessSignificance(pd.DataFrame(), ())
     phases = Phases(rd, backend, f"{assessment.spec.name} significance", progress)

@@ -137,3 +137,24 @@ def test_no_warning_when_significant_results_are_right_and_none_without_a_table(
     never = significance_finding(_table({("Random", "random_b"): (0, 0)}), n=10)
     assert never is not None and never.verdict == "ok" and "no paired test was significant" in never.summary
     assert significance_finding(pd.DataFrame(), n=10) is None
+
+
+def test_the_assessments_memory_check_counts_the_significance_step(tmp_path, tiny_data):
+    """The calibrated worlds' check includes the significance step (its tests' resampling chunks, 32 MiB): a
+    limit the worlds' run alone fits is refused, through simrec.cli.main, naming the step, before any folder."""
+    from simrec.config.assess import load_assessment
+    from simrec.config.budget import SIGNIFICANCE_TEST_BYTES, WORKER_BASE, Budget, check_memory
+
+    spec = tmp_path / "a.toml"
+    spec.write_text(assessment_toml(tiny_data))
+    a = load_assessment(spec, budget=Budget(max_memory=2**40))
+    s = a.significance_spec()
+    assert s is not None and s.protocols == ["sampled_naive"] and s.tests == ["paired_t", "wilcoxon"]
+    run = a.run_scenario(a.best_cells())
+    alone = check_memory(spec, run.memory_needs(), workers=1, max_memory=2**40)
+    limit = int(alone + SIGNIFICANCE_TEST_BYTES / 2)
+    assert limit > WORKER_BASE
+    out = tmp_path / "out"
+    code, _, err = invoke(["assess", str(spec), "--out", str(out), "--max-memory", str(limit)])
+    assert code == 2 and not out.exists(), err
+    assert "(calibrated worlds): too large for the memory limit" in err and "significance: " in err
