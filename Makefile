@@ -2,6 +2,7 @@
 #   make run    install into .venv and run the main job (simrec run quickstart)
 #   make test   install into .venv and run the test suite (python -m pytest; slow tests excluded)
 #   make test-all  the whole suite, slow tests included (CI runs both)
+#   make docs   install the docs extra and build the site into docs/_build/html (warnings are errors)
 #   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/; ruff format --check
 # PyTorch (needed by LensKit) is installed first, pinned to the CPU build
 # torch==2.13.0, so pip does not resolve a multi-GB CUDA build.
@@ -12,7 +13,7 @@ BIN     = $(VENV)/bin
 OUT    ?= runs/quickstart
 PYTEST_ARGS ?=
 
-.PHONY: install run test test-all lint clean
+.PHONY: install run test test-all lint docs clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,9 +35,20 @@ test-all: install
 	@$(BIN)/python -m pytest -m "slow or not slow" $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; fi; exit $$rc
 
+$(BIN)/.docs-installed: $(BIN)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $@
+
+# -E: every page re-read (an incremental build would not repeat an unchanged page's warnings);
+# -W: every warning fails the build; -n: so does every cross-reference that does not resolve;
+# --keep-going: all of them are listed before it fails.
+docs: $(BIN)/.docs-installed
+	$(BIN)/python -m sphinx -b html -E -W --keep-going -n -q docs docs/_build/html
+	@echo "docs/_build/html/index.html"
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache docs/_build docs/api/generated

@@ -1,4 +1,4 @@
-"""Benchmark the README's "Stress-test your own ranks file" example, whole process (issue 29 target: <= 10 s CPU serial).
+"""Benchmark the "Stress-test your own ranks file" example (docs/howto/ranks.md; first in the README), whole process (issue 29 target: <= 10 s CPU serial).
 
 The example's 3-row ranks file (N = 20,720; 2 recommenders, 3 users),
 ``repeats = 100``, schemes binomial / hypergeometric / adaptive, n = 100,

@@ -1,6 +1,6 @@
-"""Re-run the benches whose figures README.md and docs/design.md quote; print quoted vs measured (issue 29).
+"""Re-run the benches whose figures the documentation (docs/) quotes; print quoted vs measured (issue 29).
 
-Every timing or ratio the README quotes from a ``bench/`` script (and the
+Every timing or ratio the docs pages quote from a ``bench/`` script (and the
 measurements of docs/design.md §9 whose bench still measures both sides) is a
 :class:`Claim`: the document, the exact text that quotes it, the quoted value
 (or range), the bench that measures it and how to read the number off the
@@ -122,92 +122,97 @@ def _q(x: float, y: float | None = None) -> tuple[float, float]:
     return (x, x if y is None else y)
 
 
-_R = "README.md"
+_RANKS = "docs/howto/ranks.md"
+_START = "docs/getting-started.md"
+_PAR = "docs/howto/parallel.md"
+_STRESS = "docs/howto/stress.md"
+_LIB = "docs/howto/library.md"
+_TEST = "docs/testing.md"
 _D = "docs/design.md"
 _QS = r"simrec run quickstart --jobs 2"
 _ML1M = r"simrec run ml1m-size --jobs 2"
 _USE = r"harness, all users"
 CLAIMS: tuple[Claim, ...] = (
-    # -- the README's ranks-file stress example (issue 29) ---------------------------------------------------------
-    Claim(_R, "12.6 s serially and 16.0 s with `--jobs 2`", "ranks-file example, --jobs 1, CPU", _q(12.6), "s",
+    # -- the ranks-file stress example of docs/howto/ranks.md (issue 29) ---------------------------------------------
+    Claim(_RANKS, "12.6 s serially and 16.0 s with `--jobs 2`", "ranks-file example, --jobs 1, CPU", _q(12.6), "s",
           "stress_readme", row(r"^simrec stress --jobs 1\b", 1)),
-    Claim(_R, "12.6 s serially and 16.0 s with `--jobs 2`", "ranks-file example, --jobs 2, CPU", _q(16.0), "s",
+    Claim(_RANKS, "12.6 s serially and 16.0 s with `--jobs 2`", "ranks-file example, --jobs 2, CPU", _q(16.0), "s",
           "stress_readme", row(r"^simrec stress --jobs 2\b", 1)),
-    Claim(_R, "against 79.3 s with every repeat fitted", "same, memo off (reference), CPU", _q(79.3), "s",
+    Claim(_RANKS, "against 79.3 s with every repeat fitted", "same, memo off (reference), CPU", _q(79.3), "s",
           "stress_readme", row(r"^reference: --jobs 1, memo off", 1)),
     # -- numba kernels' start-up ------------------------------------------------------------------------------------
-    Claim(_R, "about a second of start-up in each process that uses one", "AUC kernel start-up, CPU", _q(1.0), "s",
+    Claim(_START, "about a second of start-up in each process that uses one", "AUC kernel start-up, CPU", _q(1.0), "s",
           "quickstart", row(r"\+ first AUC: kernel start-up \(best of 3\)", 1)),
     # -- task backends ----------------------------------------------------------------------------------------------
-    Claim(_R, "| serial | 0 | 0.002 ms | 6.3 s (1.00x) |", "serial: 12 tasks of 0.5 s, wall", _q(6.3), "s",
+    Claim(_PAR, "| serial | 0 | 0.002 ms | 6.3 s (1.00x) |", "serial: 12 tasks of 0.5 s, wall", _q(6.3), "s",
           "backends", row(r"^serial \(\d+\)", 4)),
-    Claim(_R, "| processes, 2 workers | 0.3 s | 0.32 ms | 3.2 s (1.94x) |", "processes: start-up", _q(0.3), "s",
+    Claim(_PAR, "| processes, 2 workers | 0.3 s | 0.32 ms | 3.2 s (1.94x) |", "processes: start-up", _q(0.3), "s",
           "backends", row(r"^processes \(\d+\)", 0)),
-    Claim(_R, "| processes, 2 workers | 0.3 s | 0.32 ms | 3.2 s (1.94x) |", "processes: overhead per task",
+    Claim(_PAR, "| processes, 2 workers | 0.3 s | 0.32 ms | 3.2 s (1.94x) |", "processes: overhead per task",
           _q(0.32), "ms", "backends", row(r"^processes \(\d+\)", 3)),
-    Claim(_R, "| processes, 2 workers | 0.3 s | 0.32 ms | 3.2 s (1.94x) |", "processes: speed-up", _q(1.94), "x",
+    Claim(_PAR, "| processes, 2 workers | 0.3 s | 0.32 ms | 3.2 s (1.94x) |", "processes: speed-up", _q(1.94), "x",
           "backends", row(r"^processes \(\d+\)", 6)),
-    Claim(_R, "| local Ray, 2 CPUs | 7.1 s | 2.0 ms | 3.3 s (1.87x) |", "Ray: start-up", _q(7.1), "s", "backends",
+    Claim(_PAR, "| local Ray, 2 CPUs | 7.1 s | 2.0 ms | 3.3 s (1.87x) |", "Ray: start-up", _q(7.1), "s", "backends",
           row(r"^ray \(\d+\)", 0)),
-    Claim(_R, "| local Ray, 2 CPUs | 7.1 s | 2.0 ms | 3.3 s (1.87x) |", "Ray: overhead per task", _q(2.0), "ms",
+    Claim(_PAR, "| local Ray, 2 CPUs | 7.1 s | 2.0 ms | 3.3 s (1.87x) |", "Ray: overhead per task", _q(2.0), "ms",
           "backends", row(r"^ray \(\d+\)", 3)),
-    Claim(_R, "| local Ray, 2 CPUs | 7.1 s | 2.0 ms | 3.3 s (1.87x) |", "Ray: speed-up", _q(1.87), "x", "backends",
+    Claim(_PAR, "| local Ray, 2 CPUs | 7.1 s | 2.0 ms | 3.3 s (1.87x) |", "Ray: speed-up", _q(1.87), "x", "backends",
           row(r"^ray \(\d+\)", 6)),
-    Claim(_R, "took 10.7 s serially, 9.8 s on 2 processes and 18.3 s on a local Ray cluster",
+    Claim(_PAR, "took 10.7 s serially, 9.8 s on 2 processes and 18.3 s on a local Ray cluster",
           "quickstart command, serial, wall", _q(10.7), "s", "backends", row(r"^--backend serial", 0, after=_QS)),
-    Claim(_R, "took 10.7 s serially, 9.8 s on 2 processes and 18.3 s on a local Ray cluster",
+    Claim(_PAR, "took 10.7 s serially, 9.8 s on 2 processes and 18.3 s on a local Ray cluster",
           "quickstart command, 2 processes, wall", _q(9.8), "s", "backends", row(r"^--backend processes", 0, after=_QS)),
-    Claim(_R, "took 10.7 s serially, 9.8 s on 2 processes and 18.3 s on a local Ray cluster",
+    Claim(_PAR, "took 10.7 s serially, 9.8 s on 2 processes and 18.3 s on a local Ray cluster",
           "quickstart command, Ray, wall", _q(18.3), "s", "backends", row(r"^--backend ray", 0, after=_QS)),
-    Claim(_R, "(`bench/ml1m-size.toml`) took 7.8 s, 7.6 s and 15.6 s", "ML-1M-sized run, serial, wall", _q(7.8), "s",
+    Claim(_PAR, "(`bench/ml1m-size.toml`) took 7.8 s, 7.6 s and 15.6 s", "ML-1M-sized run, serial, wall", _q(7.8), "s",
           "backends", row(r"^--backend serial", 0, after=_ML1M)),
-    Claim(_R, "(`bench/ml1m-size.toml`) took 7.8 s, 7.6 s and 15.6 s", "ML-1M-sized run, 2 processes, wall", _q(7.6),
+    Claim(_PAR, "(`bench/ml1m-size.toml`) took 7.8 s, 7.6 s and 15.6 s", "ML-1M-sized run, 2 processes, wall", _q(7.6),
           "s", "backends", row(r"^--backend processes", 0, after=_ML1M)),
-    Claim(_R, "(`bench/ml1m-size.toml`) took 7.8 s, 7.6 s and 15.6 s", "ML-1M-sized run, Ray, wall", _q(15.6), "s",
+    Claim(_PAR, "(`bench/ml1m-size.toml`) took 7.8 s, 7.6 s and 15.6 s", "ML-1M-sized run, Ray, wall", _q(15.6), "s",
           "backends", row(r"^--backend ray", 0, after=_ML1M)),
     # -- user sampling ----------------------------------------------------------------------------------------------
-    Claim(_R, "10K users took 0.33 s CPU against 7.6 s for the dense per-user computation",
+    Claim(_STRESS, "10K users took 0.33 s CPU against 7.6 s for the dense per-user computation",
           "100 samples of 10K users, CPU", _q(0.33), "s", "user_sampling", row(r"^\s*10,000 \| run_user_sampling", 1)),
-    Claim(_R, "10K users took 0.33 s CPU against 7.6 s for the dense per-user computation",
+    Claim(_STRESS, "10K users took 0.33 s CPU against 7.6 s for the dense per-user computation",
           "same, dense per-user peer, CPU", _q(7.6), "s", "user_sampling", row(r"^\s*10,000 \| direct \(peer\)", 1)),
-    Claim(_R, "5 samples of 1K or 3K users took 2.5 s of CPU", "estimators on 1K users, CPU", _q(2.5), "s",
+    Claim(_STRESS, "5 samples of 1K or 3K users took 2.5 s of CPU", "estimators on 1K users, CPU", _q(2.5), "s",
           "user_sampling_estimators", row(r"^\s*1,000 \| \+ estimators\s+\|", 1)),
-    Claim(_R, "5 samples of 1K or 3K users took 2.5 s of CPU", "estimators on 3K users, CPU", _q(2.5), "s",
+    Claim(_STRESS, "5 samples of 1K or 3K users took 2.5 s of CPU", "estimators on 3K users, CPU", _q(2.5), "s",
           "user_sampling_estimators", row(r"^\s*3,000 \| \+ estimators\s+\|", 1)),
-    Claim(_R, "against 2.7 s for the stress tasks' 5 repeats on all users", "harness, all users (reference), CPU",
+    Claim(_STRESS, "against 2.7 s for the stress tasks' 5 repeats on all users", "harness, all users (reference), CPU",
           _q(2.7), "s", "user_sampling_estimators", row(_USE, 1)),
-    Claim(_R, "and 13.6-14.2 s with `n_boot = 4`", "with n_boot = 4 (1K users), CPU", _q(13.6, 14.2), "s",
+    Claim(_STRESS, "and 13.6-14.2 s with `n_boot = 4`", "with n_boot = 4 (1K users), CPU", _q(13.6, 14.2), "s",
           "user_sampling_estimators", row(r"^\s*1,000 \| \+ estimators, n_boot = 4", 1)),
-    Claim(_R, "the exact part took 0.01 s", "exact part only (1K users), CPU", _q(0.01), "s",
+    Claim(_STRESS, "the exact part took 0.01 s", "exact part only (1K users), CPU", _q(0.01), "s",
           "user_sampling_estimators", row(r"^\s*1,000 \| exact part only", 1)),
     # -- the estimators' bootstrap (ratio to the point estimate, CPU) -----------------------------------------------
     *(
-        Claim(_R, f"{name} {x}x", f"{name}: + 200 linearised bootstrap / point estimate", _q(float(x)), "x",
+        Claim(_LIB, f"{name} {x}x", f"{name}: + 200 linearised bootstrap / point estimate", _q(float(x)), "x",
               "estimators", row(rf"(?<![\w]){re.escape(name)}: \+ 200 linearised bootstrap", 3))
         for name, x in (("MLE", "1.74"), ("WMLE", "1.72"), ("MES", "1.23"), ("MN_MLE", "1.69"))
     ),
     # -- LensKit and the floors ---------------------------------------------------------------------------------------
-    Claim(_R, "simrec 1.7 s, LensKit 27.2 s, 16x", "whole ML-1M process, simrec, CPU", _q(1.7), "s", "ml1m_process",
+    Claim(_TEST, "simrec 1.7 s, LensKit 27.2 s, 16x", "whole ML-1M process, simrec, CPU", _q(1.7), "s", "ml1m_process",
           row(r"^simrec\s", 1)),
-    Claim(_R, "simrec 1.7 s, LensKit 27.2 s, 16x", "whole ML-1M process, LensKit (peer), CPU", _q(27.2), "s",
+    Claim(_TEST, "simrec 1.7 s, LensKit 27.2 s, 16x", "whole ML-1M process, LensKit (peer), CPU", _q(27.2), "s",
           "ml1m_process", row(r"^LensKit \(the peer\)", 1)),
-    Claim(_R, "simrec 1.7 s, LensKit 27.2 s, 16x", "whole process, LensKit / simrec, CPU", _q(16), "x",
+    Claim(_TEST, "simrec 1.7 s, LensKit 27.2 s, 16x", "whole process, LensKit / simrec, CPU", _q(16), "x",
           "ml1m_process", row(r"^LensKit / simrec \(target >= 10x\)", 1)),
-    Claim(_R, "the steps after the imports 47x", "steps after the imports, LensKit / simrec", _q(47), "x",
+    Claim(_TEST, "the steps after the imports 47x", "steps after the imports, LensKit / simrec", _q(47), "x",
           "ml1m_process", row(r"^steps after the imports", 2)),
-    Claim(_R, "5.2x LensKit's `RunAnalysis` on collections it has measured before", "full-ranking metrics, reused",
+    Claim(_TEST, "5.2x LensKit's `RunAnalysis` on collections it has measured before", "full-ranking metrics, reused",
           _q(5.2), "x", "fullrank", row(r"LensKit / simrec, reused inputs \(target >= 3x\):", 0)),
-    Claim(_R, "6.7x on its first measurement", "full-ranking metrics, fresh", _q(6.7), "x", "fullrank",
+    Claim(_TEST, "6.7x on its first measurement", "full-ranking metrics, fresh", _q(6.7), "x", "fullrank",
           row(r"LensKit / simrec, fresh inputs:", 0)),
-    Claim(_R, "user): 0.65 s, 1.4x the plain-numpy floor with a random tie-break", "Popular full ranking, CPU",
+    Claim(_TEST, "user): 0.65 s, 1.4x the plain-numpy floor with a random tie-break", "Popular full ranking, CPU",
           _q(0.65), "s", "baseline_rankings", row(r"^simrec Popular\s", 1)),
-    Claim(_R, "user): 0.65 s, 1.4x the plain-numpy floor with a random tie-break", "Popular / floor with tie-break",
+    Claim(_TEST, "user): 0.65 s, 1.4x the plain-numpy floor with a random tie-break", "Popular / floor with tie-break",
           _q(1.4), "x", "baseline_rankings", row(r"^simrec Popular\s", 3)),
-    Claim(_R, "2.3x the floor without one (LensKit's order)", "Popular / floor without tie-break", _q(2.3), "x",
+    Claim(_TEST, "2.3x the floor without one (LensKit's order)", "Popular / floor without tie-break", _q(2.3), "x",
           "baseline_rankings", row(r"^simrec Popular\s", 2)),
-    Claim(_R, "Random and Oracle 1.6x and 2.0x the floor with a tie-break", "Random / floor with tie-break", _q(1.6),
+    Claim(_TEST, "Random and Oracle 1.6x and 2.0x the floor with a tie-break", "Random / floor with tie-break", _q(1.6),
           "x", "baseline_rankings", row(r"^simrec Random\s", 3)),
-    Claim(_R, "Random and Oracle 1.6x and 2.0x the floor with a tie-break", "Oracle / floor with tie-break", _q(2.0),
+    Claim(_TEST, "Random and Oracle 1.6x and 2.0x the floor with a tie-break", "Oracle / floor with tie-break", _q(2.0),
           "x", "baseline_rankings", row(r"^simrec Oracle\s", 3)),
     # -- docs/design.md §9 measurements whose bench measures both sides ----------------------------------------------
     Claim(_D, "bit-packed popcount takes about 0.2-0.3 s per statistic", "similarity statistic (mean of 4), s",

@@ -21,11 +21,23 @@ code 1; failed tasks exit 1 after every other task's result was kept (one
 line per failed task, the advice on the last); Ctrl-C
 exits 130 after saying how to resume. No traceback reaches the user unless
 ``--debug`` is given (an unexpected error says to re-run with it).
+
+``run.log`` (issue 28): the four jobs append to their ``--out`` folder's
+``run.log`` what the command printed — warnings (simrec's and Python's), the
+phase lines, the summary tables and lines, the error that stopped it — under
+a header with the command line, the start and end times, simrec's version and
+commit, and the exit code. Progress bars are not logged (they are redrawn, not
+printed), and with ``--quiet`` only warnings and errors are. A refused job
+(exit code 2) writes nothing, so neither a folder it did not open as its run
+folder nor one it refused after opening (a shard that cannot be used) gets a
+log; ``simrec ranks`` writes one file, not a folder, and keeps no log.
 """
 
 from __future__ import annotations
 
 import sys
+import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -87,25 +99,38 @@ _MaxMemory = Annotated[
 _NoFigures = Annotated[bool, typer.Option("--no-figures", metavar="", help="Skip the figures.")]
 
 
+#: What the running command printed (for its run folder's ``run.log``), when it started, and its context.
+_LOG: dict = {"lines": [], "started": None, "ctx": None}
+
+
+def _say(message: str = "", err: bool = False) -> None:
+    """Print a line (as ``typer.echo``) and keep it for ``run.log``."""
+    typer.echo(message, err=err)
+    _LOG["lines"].append(message)
+
+
 def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"simrec: error: {message}", err=True)
+    _say(f"simrec: error: {message}", err=True)
     raise typer.Exit(code=code)
 
 
 def _version(value: bool) -> None:
     if value:
-        import simrec
+        from .provenance import version_text
 
-        typer.echo(f"simrec {simrec.__version__}")
+        typer.echo(version_text())
         raise typer.Exit()
 
 
 #: Set by ``--debug``: tracebacks instead of one-line messages.
 _DEBUG = {"on": False}
+#: The arguments :func:`main` was given (None when the app is called otherwise, e.g. by a test runner).
+_ARGV: dict[str, list[str] | None] = {"args": None}
 
 
 @app.callback()
 def _main(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, metavar="", help="Print the version and exit."),
@@ -115,7 +140,24 @@ def _main(
     ] = False,
 ) -> None:
     """simrec: how wrong are offline recommender evaluations? Simulate, calibrate, measure."""
+    from . import provenance
+
     _DEBUG["on"] = debug
+    _LOG.update(lines=[], started=time.time(), ctx=ctx)
+    provenance.begin_command(_ARGV["args"] if _ARGV["args"] is not None else [str(ctx.invoked_subcommand), "..."])
+    shown = warnings.showwarning
+
+    def show_and_log(message, category, filename, lineno, file=None, line=None):  # Python's warnings, for run.log
+        _LOG["lines"].append(f"{category.__name__}: {message}")
+        shown(message, category, filename, lineno, file, line)
+
+    def close() -> None:
+        warnings.showwarning = shown
+        _LOG["ctx"] = None
+        provenance.end_command()
+
+    warnings.showwarning = show_and_log
+    ctx.call_on_close(close)  # runs last: the callbacks a job adds (its run.log) run first
 
 
 def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str | None):
@@ -159,6 +201,8 @@ def _job(out: Path) -> Iterator[None]:
 
     if problem := path_problem(out):
         _fail(problem)
+    if _LOG["ctx"] is not None:  # after the command's last line, however it ends
+        _LOG["ctx"].call_on_close(lambda: _write_run_log(out))
     try:
         yield
     except _input_errors() as exc:
@@ -187,6 +231,49 @@ def _job(out: Path) -> Iterator[None]:
         if _DEBUG["on"]:
             raise
         _fail(os_error_message(exc, out), code=1)
+
+
+def _write_run_log(out: Path) -> None:
+    """Append what this command printed to ``out/run.log`` if the job opened ``out`` as its run folder.
+
+    Called as the command's context closes, so the exception that ends it (if
+    any) is the one being handled: its exit code is logged. A job refused
+    with exit code 2 (bad input found after the folder was opened, e.g. a
+    shard that cannot be used) logs nothing: a refused job leaves the folder
+    as it was. Best effort: a disk that cannot take the log does not change
+    the command's outcome.
+    """
+    from . import provenance
+
+    try:
+        folder = Path(out).resolve()
+    except OSError:
+        return
+    if folder not in provenance.run_folders():
+        return
+    exc = sys.exc_info()[1]
+    lines = list(_LOG["lines"])
+    code = 0 if exc is None else getattr(exc, "exit_code", None)
+    if code == 2:  # the job was refused (bad input, a shard that cannot be used): the folder stays as it was
+        return
+    if code is None:  # not an exit: what main() reports as an internal error or an interruption
+        code = 130 if isinstance(exc, KeyboardInterrupt) else 1
+        lines.append(f"simrec: internal error: {type(exc).__name__}: {exc}")
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    commit = provenance.git_commit()
+    versions = provenance.package_versions()
+    head = [
+        f"== {provenance.command_line()}",
+        f"started {time.strftime(stamp, time.gmtime(_LOG['started'] or time.time()))}, "
+        f"ended {time.strftime(stamp, time.gmtime())}, exit code {code}",
+        f"simrec {versions['simrec']}"
+        + (f", commit {commit.sha}{' (modified)' if commit.modified else ''}" if commit else ""),
+    ]
+    try:
+        with open(folder / "run.log", "a", encoding="utf-8") as fh:
+            fh.write("\n".join(head + lines) + "\n\n")
+    except OSError:
+        pass
 
 
 #: The errors about the user's input that a job reports in one line (exit 2), by module and name.
@@ -266,7 +353,7 @@ def _figures_failed(outcome) -> None:
 def _print_warnings(warnings: tuple[str, ...]) -> None:
     """Warnings about what the results can mean (also in the tables), on stderr, even with --quiet."""
     for w in warnings:
-        typer.echo(f"simrec: warning: {w}", err=True)
+        _say(f"simrec: warning: {w}", err=True)
 
 
 def _print_run_summary(outcome, n: int) -> None:
@@ -279,7 +366,7 @@ def _print_run_summary(outcome, n: int) -> None:
 
     from .labels import column_label, metric_label, world_label
 
-    console = Console(width=max(100, Console().width))
+    console = Console(width=max(100, Console().width), record=True)
     s = outcome.summary
     err = s[s["kind"] == "error"]
     metrics = list(dict.fromkeys(outcome.results["metric"]))
@@ -301,6 +388,7 @@ def _print_run_summary(outcome, n: int) -> None:
     console.print(
         f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"
     )
+    _LOG["lines"].append(console.export_text().rstrip("\n"))
 
 
 @app.command()
@@ -403,7 +491,7 @@ def _print_stress_summary(outcome) -> None:
     from rich.table import Table
 
     frame, k = _stress_summary_frame(outcome)
-    console = Console(width=max(110, Console().width))
+    console = Console(width=max(110, Console().width), record=True)
     table = Table(
         title=f"Mean |relative error| at K = {k} over recommenders, and share of repeats picking the exact winner",
         title_justify="left",
@@ -420,6 +508,7 @@ def _print_stress_summary(outcome) -> None:
     console.print(
         f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"
     )
+    _LOG["lines"].append(console.export_text().rstrip("\n"))
 
 
 @app.command()
@@ -676,13 +765,13 @@ def calibrate(
             searched = _search_note(cell)
             if cell.denoised:
                 p = cell.denoised[0]
-                typer.echo(
+                _say(
                     f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: de-noised best {p.mean:.4g} ± "
                     f"{p.sd:.2g} over {p.n} fresh simulations (trial {p.trial}); best single value "
                     f"{cell.best.value:.4g}, {searched}"
                 )
             else:
-                typer.echo(
+                _say(
                     f"[{done['n']}] {cell.dataset} {cell.cell} {cell.objective}: best {cell.best.value:.4g} {searched}"
                 )
 
@@ -703,8 +792,8 @@ def calibrate(
                 _fail(f"{os_error_line(exc, export_presets, '--export-presets')}; the presets are in {out}", code=1)
     if not quiet:
         cols = ["dataset", "cell", "objective", "average_loss"]
-        typer.echo(result.table[cols].to_string(index=False))
-        typer.echo(f"presets: {', '.join(sorted(result.presets))} -> {out}")
+        _say(result.table[cols].to_string(index=False))
+        _say(f"presets: {', '.join(sorted(result.presets))} -> {out}")
 
 
 def count_trials(out: Path) -> int:
@@ -818,7 +907,7 @@ def assess(
 
     def on_phase(phase: str, message: str) -> None:
         if not quiet:
-            typer.echo(f"[{PHASES.index(phase) + 1}/{len(PHASES)}] {phase}: {message}", err=True)
+            _say(f"[{PHASES.index(phase) + 1}/{len(PHASES)}] {phase}: {message}", err=True)
 
     from .calibration import CalibrationLogError
     from .studies import DatasetLoadError
@@ -834,7 +923,7 @@ def assess(
             _fail(f"{spec.path}: {exc}")
     _print_warnings(outcome.warnings)
     if not quiet:
-        print_assessment(outcome, typer.echo)
+        print_assessment(outcome, _say)
     _figures_failed(outcome)
 
 
@@ -934,6 +1023,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args
     configure_matplotlib()  # matplotlib's cache and config in simrec's cache folder, not among HOME's dotfiles
+    _ARGV["args"] = args
     try:
         code = app(args=args, prog_name="simrec", standalone_mode=False)
     except typer.Abort:
@@ -957,6 +1047,8 @@ def main(argv: list[str] | None = None) -> None:
             err=True,
         )
         code = 1
+    finally:
+        _ARGV["args"] = None
     sys.exit(code if isinstance(code, int) else 0)
 
 

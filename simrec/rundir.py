@@ -3,12 +3,16 @@
 A run directory holds a job's outputs and everything needed to resume it:
 
 * ``manifest.json`` — the job's kind, name, content digest, seed, package
-  versions, the version of simrec's random draws
+  versions, the git commit simrec runs from and the command line
+  (:mod:`simrec.provenance`), the version of simrec's random draws
   (:data:`simrec._random.DRAWS_VERSION`), status (``running``,
   ``complete``, or ``failed`` / ``interrupted`` with the error when the job
   stopped on one: :meth:`RunDir.end`) and timings;
 * ``scenario.toml`` — a copy of the file that was run (read once, with the
   checks it was validated with: a regular file within the TOML size limit);
+* ``run.log`` — what each ``simrec`` command that ran into the folder printed
+  (appended by :mod:`simrec.cli`: warnings, phase and summary lines, the
+  error that stopped it, its exit code; not the progress bars);
 * per-task shards, written atomically as each task finishes (:class:`~simrec.shards.Shards`),
   so an interrupted job keeps its work and re-running resumes from them; each
   records its task and job and a digest of its content, and is verified
@@ -46,10 +50,8 @@ import errno
 import fcntl
 import json
 import os
-import platform
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,7 @@ from simrec._inputs import InputFileError, read_input
 from simrec._io import write_bytes, write_csv, write_json, write_parquet, write_text
 from simrec._random import DRAWS_VERSION
 from simrec._usercode import describe
+from simrec.provenance import command_line, git_commit, note_run_folder, package_versions
 from simrec.shards import ARRAYS, FRAMES, Codec, ShardError, Shards
 
 __all__ = [
@@ -182,17 +185,6 @@ def path_problem(path: str | os.PathLike, option: str = "--out", *, folder: bool
     return None
 
 
-def package_versions() -> dict[str, str]:
-    """Versions of Python and the packages that determine a run's numbers (for manifests)."""
-    out = {"python": platform.python_version()}
-    for pkg in ("simrec", "numpy", "scipy", "pandas", "lenskit", "scikit-optimize", "torch"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
-
-
 #: Entries every simrec manifest has, as text (``kind`` may be missing: then the job's own kind).
 _MANIFEST_KEYS = ("digest",)
 
@@ -290,9 +282,17 @@ def _check_folder(out: Path, kind: str, digest: str) -> None:
         )
 
 
+def _commit_entries() -> dict[str, Any]:
+    """``commit`` (the git commit simrec runs from, or None) and, from a clone, ``commit_modified``."""
+    commit = git_commit()
+    if commit is None:
+        return {"commit": None}
+    return {"commit": commit.sha, "commit_modified": commit.modified}
+
+
 @dataclass
 class RunDir:
-    """An opened (checked, locked) run directory; use :meth:`open` as a context manager."""
+    """An opened (checked, locked) run directory; use :meth:`RunDir.open` as a context manager."""
 
     out: Path
     manifest: dict[str, Any]
@@ -363,6 +363,8 @@ class RunDir:
                 **(manifest or {}),
                 "draws": DRAWS_VERSION,
                 "versions": package_versions(),
+                **_commit_entries(),
+                "command": command_line(),
                 "status": "running",
             },
         )
@@ -383,6 +385,7 @@ class RunDir:
         except BaseException:
             rd.close()
             raise
+        note_run_folder(out)
         return rd
 
     def _lock(self) -> None:
@@ -478,7 +481,7 @@ class RunDir:
 
     def complete(self, **updates: Any) -> None:
         """Mark the job complete in the manifest, with ``updates`` (counts, timings, sizes)."""
-        self.manifest.update(status="complete", **updates)
+        self.manifest.update(status="complete", versions=package_versions(), **updates)  # + Ray, if the job used it
         write_json(self.out / "manifest.json", self.manifest)
 
     def files(self, subfolder: str, pattern: str) -> Iterator[Path]:

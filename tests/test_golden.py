@@ -177,7 +177,7 @@ def snapshot(out: Path) -> dict[str, object]:
     Tables (CSV, top-level Parquet) become DataFrames; trial logs lists of
     records without ``seconds``; TOML files dicts; other files text.
     """
-    skip = {"manifest.json", "scenario.toml"}
+    skip = {"manifest.json", "scenario.toml", "run.log"}  # provenance and log: times, paths, the command line
     files: dict[str, object] = {}
     for p in sorted(out.rglob("*")):
         rel = p.relative_to(out).as_posix()

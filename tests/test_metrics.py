@@ -646,3 +646,27 @@ def test_precision_empty_relevance_is_nan_here_zero_in_lenskit():
     assert lenskit_values(lists, rel, Precision())[0] == 0.0
     with pytest.warns(UndefinedMetricWarning):
         assert np.isnan(precision(lists, rel)[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 30), st.integers(0, 40), st.integers(0, 2**31 - 1))
+def test_relevant_positions_match_a_lookup_pair_by_pair(n_users, n_items, width, seed):
+    # every relevant pair's 1-based position in its user's list (0 if absent), checked pair by pair against
+    # list.index; lists shorter than the catalogue take the membership-bitmap path, full rankings the long path
+    from simrec.metrics import relevant_positions
+
+    rng = np.random.default_rng(seed)
+    width = min(width, n_items)
+    lists = np.full((n_users, width), -1, dtype=np.int64)
+    for u in range(n_users):
+        k = int(rng.integers(0, width + 1))
+        lists[u, :k] = rng.permutation(n_items)[:k]
+    rel = sp.csr_array((rng.random((n_users, n_items)) < 0.3).astype(np.int8))
+    position, length = relevant_positions(lists, rel)
+    assert np.array_equal(length, (lists >= 0).sum(axis=1))
+    k = 0
+    for u in range(n_users):
+        row = list(lists[u])
+        for i in rel.indices[rel.indptr[u] : rel.indptr[u + 1]]:
+            assert position[k] == (row.index(i) + 1 if i in row else 0)
+            k += 1

@@ -40,6 +40,7 @@ def test_notebooks_exist():
         "04-li-jin",
         "05-li-dissertation",
         "06-significance",
+        "07-yang",
     } <= names
 
 

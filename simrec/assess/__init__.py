@@ -16,6 +16,7 @@ The phases themselves (over the run, stress and calibrate studies, in one resuma
 
 from simrec.assess.advice import EXCLUDED_ESTIMATORS, best_estimators, recommend
 from simrec.assess.bottom_line import BottomLine, Finding, ReportFacts, bottom_line
+from simrec.assess.correction import correction_advice, correction_candidates, correction_finding
 from simrec.assess.errors import (
     ERROR_COLUMNS,
     HEADLINE_COLUMNS,
@@ -35,6 +36,9 @@ __all__ = [
     "EXCLUDED_ESTIMATORS",
     "best_estimators",
     "recommend",
+    "correction_candidates",
+    "correction_advice",
+    "correction_finding",
     "ERROR_COLUMNS",
     "missing_data_errors",
     "sampling_errors",

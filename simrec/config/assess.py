@@ -44,6 +44,11 @@ Example (``simrec/assessments/ml100k-assess.toml``, shipped: ``simrec assess ml1
     sizes = [50, 100, 500]    # sample sizes to choose among (the protocol's `negatives` is always included)
     repeats = 30
 
+    [correction]              # optional: advice on correcting the missing-data error (issue 25)
+    estimators = ["naive", "ips", "snips", "dr", "resampled_skew", "resampled_wtd_h", "stratified"]
+    max_rel_bias = 0.1        # a correction is acceptable when every algorithm's bias is within 10% ...
+    min_coverage = 0.85       # ... and its 95% interval covers the truth in 85% of the replicates
+
 Decisions (recorded here, where the keys are defined):
 
 * **Presets.** ``calibration.presets`` names shipped presets by dataset
@@ -66,6 +71,12 @@ Decisions (recorded here, where the keys are defined):
   user, so step 4 holds out one item per user (random, or the latest with
   ``split = "last"``) and covers the protocol's metrics that have a sampled
   estimator (recall, ndcg, average_precision) at K = N.
+* **Correction advice is opt-in.** With ``[correction]`` the calibrated
+  worlds' run also has a ``[debias]`` section (the protocol's metrics that are
+  linear in the relevance, at K = N; the listed estimators; the world's own
+  and Yang et al.'s fitted propensities) and the report advises which
+  correction to report (:mod:`simrec.assess.correction`). Without it the
+  worlds' run is unchanged, so an existing assessment folder still resumes.
 """
 
 from __future__ import annotations
@@ -91,6 +102,7 @@ from simrec.config.base import (
 )
 from simrec.config.budget import Budget
 from simrec.config.datasets import DatasetSpec
+from simrec.config.debias import DebiasSpec
 from simrec.config.estimators import ESTIMATOR_FAMILIES, EstimatorsSpec
 from simrec.config.files import _presets_root, load_preset, shipped_name
 from simrec.config.models import PREFERENCE_MODELS, THESIS_SAMPLERS, PopulationSpec, WorldSpec, cell_name
@@ -100,6 +112,8 @@ from simrec.config.significance import LOO_METRICS, SignificanceSpec
 from simrec.config.sources import DatasetSource
 from simrec.config.stress import MetricsSpec, SamplingSpec, StressScenario
 from simrec.config.sweep import SweepSpec
+from simrec.debias.harness import ESTIMATORS as DEBIAS_ESTIMATORS
+from simrec.debias.harness import LINEAR_METRICS
 from simrec.stress.harness import METRIC_FAMILIES, SCHEMES
 
 __all__ = [
@@ -108,6 +122,7 @@ __all__ = [
     "ProtocolSpec",
     "SimulationSpec",
     "AssessSamplingSpec",
+    "CorrectionSpec",
     "Assessment",
     "CalibratedCell",
     "CELLS",
@@ -196,6 +211,24 @@ class AssessSamplingSpec(Strict):
         return self
 
 
+class CorrectionSpec(Strict):
+    """``[correction]``: the MNAR corrections tried in the calibrated worlds and the advice's thresholds."""
+
+    estimators: list[Literal[tuple(DEBIAS_ESTIMATORS)]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["naive", "ips", "snips", "dr", "resampled_skew", "resampled_wtd_h", "stratified"],
+        min_length=1,
+    )
+    max_rel_bias: float = Field(default=0.1, gt=0)
+    min_coverage: float = Field(default=0.85, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _naive(self) -> CorrectionSpec:
+        no_repeats(self, "estimators")
+        if "naive" not in self.estimators:
+            raise ValueError("`estimators` must include 'naive' (the uncorrected number the advice compares with)")
+        return self
+
+
 class AssessmentSpec(Strict):
     """A validated assessment file (the parsed TOML)."""
 
@@ -208,6 +241,8 @@ class AssessmentSpec(Strict):
     protocol: ProtocolSpec
     simulation: SimulationSpec = Field(default_factory=SimulationSpec)
     sampling: AssessSamplingSpec = Field(default_factory=AssessSamplingSpec)
+    #: Advice on correcting the missing-data error (:mod:`simrec.assess.correction`); absent: not given.
+    correction: CorrectionSpec | None = None
 
     def digest(self) -> str:
         return content_digest(self)
@@ -267,6 +302,11 @@ class Assessment:
         neg = self.spec.protocol.negatives
         return sorted(set(self.spec.sampling.sizes) | ({neg} if neg else set()))
 
+    @property
+    def corrected_metrics(self) -> list[str]:
+        """The protocol's metrics linear in the relevance (the corrections' metrics), in the protocol's order."""
+        return [m for m in self.spec.protocol.metrics if m in LINEAR_METRICS]
+
     def best_cells(self, cells: tuple[CalibratedCell, ...] | None = None) -> tuple[CalibratedCell, ...]:
         """The ``calibration.worlds`` best-fitting cells (lowest :attr:`CalibratedCell.loss`; ties by cell order)."""
         cells = self.cells if cells is None else cells
@@ -290,6 +330,13 @@ class Assessment:
                 metrics=list(pr.metrics),
                 pap_k=pr.pap_k,
                 recommenders=list(pr.recommenders),
+            ),
+            debias=None
+            if sp.correction is None
+            else DebiasSpec(
+                metrics=self.corrected_metrics,
+                estimators=list(sp.correction.estimators),
+                propensities=["world", "fitted"],
             ),
         )
 
@@ -492,6 +539,11 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None) -> 
         problems.append(
             f"protocol.metrics: the sampled evaluation needs at least one of {', '.join(SAMPLED_METRICS)}; "
             f"got {spec.protocol.metrics}"
+        )
+    if spec.correction is not None and not any(m in LINEAR_METRICS for m in spec.protocol.metrics):
+        problems.append(
+            f"correction: the corrections need a metric linear in the relevance among the protocol's "
+            f"({', '.join(LINEAR_METRICS)}); got {spec.protocol.metrics}"
         )
     cells = None
     if spec.calibration.presets is not None:

@@ -146,6 +146,14 @@ class Scenario(Strict):
         if self.debias is not None:  # at most every estimator with every propensity kind
             d = self.debias
             rows += tasks * len(ev.recommenders) * len(d.metrics) * len(d.estimators) * len(d.propensities)
+            if d.sampled is not None:
+                rows += (
+                    tasks
+                    * len(ev.recommenders)
+                    * len(d.sampled.metrics)
+                    * len(d.sampled.estimators)
+                    * (1 + len(d.propensities))
+                )
         fixed = [
             Need(
                 f"{self.replicates} replicates x {len(self.world)} worlds: {tasks:.3g} tasks and {rows:.3g} result rows",
@@ -183,6 +191,13 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
                 problems.append(f"debias.propensities: {exc} (world[{i}])")
         if sc.debias.k is not None and sc.debias.k > sc.evaluation.n:
             problems.append(f"debias.k: must be <= evaluation.n ({sc.evaluation.n}); got {sc.debias.k}")
+        sampled = sc.debias.sampled
+        smallest = min(w.item_count(sc.population) for w in sc.world)
+        if sampled is not None and sampled.n > smallest:
+            problems.append(
+                f"debias.sampled.n: must be <= the number of items of every world (smallest: {smallest}); "
+                f"got {sampled.n}"
+            )
     items = min(w.item_count(sc.population) for w in sc.world)
     ev = sc.evaluation
     if ev.n > items:

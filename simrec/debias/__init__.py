@@ -25,7 +25,9 @@ true preferences. This package estimates the latter from the observed data:
   (:class:`MisspecifiedPropensity`);
 * the combination with sampled metrics (:mod:`.sampled`:
   :class:`WeightedSampledRanks`, SNIPS weights on top of the per-rank
-  corrections and the rank-distribution MLE of :mod:`simrec.sampling`);
+  corrections and the rank-distribution MLE of :mod:`simrec.sampling`; in
+  the harness, :mod:`.combined`: :class:`SampledDesign`, the
+  ``[debias.sampled]`` section);
 * per-user IPS values beside the per-user truth, for paired tests
   (:mod:`.per_user`: :func:`ips_per_user`);
 * the harness (:mod:`.harness`: :func:`debias_replicate`,
@@ -48,6 +50,7 @@ Example
 
 from typing import TYPE_CHECKING
 
+from simrec.debias.combined import SAMPLED_ESTIMATORS, SAMPLED_METRICS, SampledDesign
 from simrec.debias.estimators import DR, IPS, SNDR, SNIPS, Naive
 from simrec.debias.harness import (
     DEBIAS_COLUMNS,
@@ -148,6 +151,9 @@ __all__ = [
     "presentation_frequency",
     # sampled metrics
     "WeightedSampledRanks",
+    "SampledDesign",
+    "SAMPLED_ESTIMATORS",
+    "SAMPLED_METRICS",
     # the harness
     "DebiasDesign",
     "debias_replicate",

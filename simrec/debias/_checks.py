@@ -32,20 +32,20 @@ def check_propensity(propensity: object, n_pairs: int) -> np.ndarray:
     p = np.asarray(getattr(propensity, "values", propensity), dtype=np.float64)
     if p.shape != (n_pairs,):
         raise ValueError(f"`propensity` must have shape ({n_pairs},) (one per test pair); got {p.shape}")
-    given = p[~np.isnan(p)]
-    if len(given) and not (np.isfinite(given).all() and given.min() > 0 and given.max() <= 1):
-        raise ValueError(
-            f"`propensity` must be in (0, 1] (NaN: pair left out); got range [{given.min()}, {given.max()}]"
-        )
+    if not len(p):
+        return p
+    lo, hi = float(p.min()), float(p.max())  # NaN if some pair is left out: then the slower NaN-aware range
+    if np.isnan(lo) or np.isnan(hi):
+        given = p[~np.isnan(p)]
+        lo, hi = (float(given.min()), float(given.max())) if len(given) else (0.5, 0.5)
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo > 0 and hi <= 1):
+        raise ValueError(f"`propensity` must be in (0, 1] (NaN: pair left out); got range [{lo}, {hi}]")
     return p
 
 
 def inverse_weights(p: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """:math:`y_{ui}/p_{ui}` per test pair, 0 where the propensity is NaN (the pair is left out)."""
-    w = np.zeros(len(p))
-    ok = ~np.isnan(p)
-    w[ok] = labels[ok] / p[ok]
-    return w
+    return np.divide(labels, p, out=np.zeros(len(p)), where=~np.isnan(p))
 
 
 def checked_inputs(ranked: object, metric: object, propensity: object) -> tuple[RankedTest, LinearMetric, np.ndarray]:

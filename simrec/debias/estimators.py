@@ -76,7 +76,12 @@ _NO_TEST = "no observed relevant test pair"
 
 
 class Imputation(Protocol):
-    """An imputation model (:mod:`simrec.debias.imputation`)."""
+    """An imputation model (:mod:`simrec.debias.imputation`).
+
+    ``at(rows, items)`` broadcasts its two index arrays together (the DR
+    estimator asks for a block of lists at once: rows of shape (n, 1), items
+    (n, K)).
+    """
 
     def fitted(self, train: sp.csr_array | None) -> Imputation: ...
 
@@ -91,7 +96,15 @@ def _gains(ranked: RankedTest, metric: LinearMetric) -> tuple[np.ndarray, int]:
 
 
 def _per_user(ranked: RankedTest, values: np.ndarray) -> np.ndarray:
-    return np.bincount(ranked.rows, weights=values, minlength=ranked.n_users).astype(np.float64, copy=False)
+    """Per-user sums of per-pair ``values`` (pairs row by row): one ``np.add.reduceat`` over the CSR rows.
+
+    A third of ``np.bincount``'s time at ML-1M size; the values are padded
+    with a 0 so every row start is a valid index, and empty rows are set to 0.
+    """
+    ptr = ranked.test.indptr
+    out = np.add.reduceat(np.append(np.asarray(values, dtype=np.float64), 0.0), ptr[:-1])
+    out[ptr[1:] == ptr[:-1]] = 0.0
+    return out
 
 
 def _known_n(ranked: RankedTest, metric: LinearMetric, estimator: str) -> np.ndarray | None:
@@ -154,12 +167,17 @@ def stratum_values(ranked: RankedTest, metric: LinearMetric, stratum: np.ndarray
     ``ranked.subset(stratum == s)`` (tested), without building the subsets.
     """
     gain, K = _gains(ranked, metric)
-    y = ranked.label_values()
-    on = stratum >= 0
     U = ranked.n_users
-    key = stratum[on] * U + ranked.rows[on]
-    num = np.bincount(key, weights=(gain * y)[on], minlength=n_strata * U)
-    n = np.bincount(key, weights=y[on], minlength=n_strata * U)
+    on = stratum >= 0
+    every = bool(on.all())
+    key = stratum * U + ranked.rows if every else stratum[on] * U + ranked.rows[on]
+    if ranked.labels is None:  # implicit feedback: y = 1, no products
+        num = np.bincount(key, weights=gain if every else gain[on], minlength=n_strata * U)
+        n = np.bincount(key, minlength=n_strata * U).astype(np.float64)
+    else:
+        y = ranked.labels
+        num = np.bincount(key, weights=(gain * y) if every else (gain * y)[on], minlength=n_strata * U)
+        n = np.bincount(key, weights=y if every else y[on], minlength=n_strata * U)
     g = metric.normaliser(n, np.tile(ranked.length, n_strata), K)
     ok = (n > 0) & (g > 0)
     value = np.divide(num, g, out=np.zeros(len(num)), where=ok)
@@ -288,7 +306,7 @@ def _dr_parts(
             f"`imputation` must be an imputation model (fitted, at, candidate_sums; simrec.debias.ItemRate); "
             f"got {type(imputation).__name__}"
         )
-    imputation = imputation.fitted(ranked.train)
+    imputation, candidate_sums = ranked.imputed(imputation)  # fitted once per recommender's test pairs
     gain, K = _gains(ranked, metric)
     y = ranked.label_values()
     y_hat = np.asarray(imputation.at(ranked.rows, ranked.items), dtype=np.float64)
@@ -297,15 +315,14 @@ def _dr_parts(
     # the imputed gains of the list entries: sum_j c_u(j) y_hat(u, L_uj), by blocks of users
     lists = ranked.lists[:, :K]
     step = max(1, _DR_BLOCK // max(K, 1))
-    cols = np.arange(1, K + 1)
+    positions = np.arange(1, K + 1)[None, :]  # gains broadcast over a block: (1, K) positions x (n, 1) lengths
     for u0 in range(0, ranked.n_users, step):
         blk = lists[u0 : u0 + step]
-        rows, pos = np.nonzero(blk >= 0)
-        c = metric.gain(cols[pos], ranked.length[u0 + rows], K)
-        numerator[u0 : u0 + len(blk)] += np.bincount(
-            rows, weights=c * imputation.at(u0 + rows, blk[rows, pos]), minlength=len(blk)
-        )
-    n_hat = imputation.candidate_sums(ranked.train, ranked.n_users, ranked.n_items) + _per_user(ranked, resid)
+        real = blk >= 0  # padding: imputed at item 0, then masked (no nonzero over the block)
+        c = metric.gain(positions, ranked.length[u0 : u0 + len(blk), None], K)
+        v = np.asarray(imputation.at(np.arange(u0, u0 + len(blk))[:, None], np.where(real, blk, 0)), dtype=np.float64)
+        numerator[u0 : u0 + len(blk)] += np.einsum("ij,ij->i", np.broadcast_to(c, blk.shape), v * real)
+    n_hat = candidate_sums + _per_user(ranked, resid)
     return ranked, metric, numerator, n_hat, K
 
 

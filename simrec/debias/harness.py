@@ -61,6 +61,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from simrec._random import as_generator
+from simrec.debias.combined import SampledDesign, pair_global_ranks, sampled_rows
 from simrec.debias.estimators import DR, IPS, SNDR, SNIPS, Naive
 from simrec.debias.imputation import TrainPopularity
 from simrec.debias.metrics import DCG, NDCG, Hits, LinearMetric, MeanDCG, Precision, Recall, RecallTruncated
@@ -108,6 +109,8 @@ DEBIAS_COLUMNS = [
 
 #: The seed child (of a replicate's seed) that the harness's own draws come from.
 DEBIAS_STREAM = 1 << 20
+#: The seed child of the combined rows' draws (scores' tie-breaks, sampled ranks): the other rows' draws stay as they were.
+SAMPLED_STREAM = DEBIAS_STREAM + 1
 
 
 def _misspecified_uniform(world: World) -> MisspecifiedPropensity:
@@ -138,12 +141,15 @@ class DebiasDesign:
         Names of :data:`PROPENSITY_KINDS`.
     level : float, default 0.95
         The intervals' nominal coverage.
+    sampled : SampledDesign, optional
+        Also the MNAR corrections on sampled ranks (:mod:`simrec.debias.combined`); None: not run.
     """
 
     metrics: tuple[LinearMetric, ...]
     estimators: tuple[Any, ...]
     propensities: tuple[str, ...] = ("world", "fitted")
     level: float = 0.95
+    sampled: SampledDesign | None = None
 
     def __post_init__(self) -> None:
         if not self.metrics or not all(isinstance(m, LinearMetric) for m in self.metrics):
@@ -156,6 +162,8 @@ class DebiasDesign:
             raise ValueError(f"`propensities` must be among {', '.join(PROPENSITY_KINDS)}; got {unknown}")
         if not 0 < self.level < 1:
             raise ValueError(f"`level` must be in (0, 1); got {self.level}")
+        if self.sampled is not None and not isinstance(self.sampled, SampledDesign):
+            raise TypeError(f"`sampled` must be a SampledDesign or None; got {type(self.sampled).__name__}")
 
     def kinds_for(self, world: World) -> dict[str, Any]:
         """The propensity kind objects for ``world`` (TypeError naming the kind where one does not apply)."""
@@ -254,8 +262,8 @@ def debias_replicate(
     kinds = design.kinds_for(world)
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     o = observed_replicate(world, evaluation, kinds, root)
-    train, test, true_rel, n_rel, lists, props, gen = (
-        o.train, o.test, o.true_rel, o.n_relevant, o.lists, o.propensities, o.rng
+    data, train, test, true_rel, n_rel, lists, props, gen = (
+        o.data, o.train, o.test, o.true_rel, o.n_relevant, o.lists, o.propensities, o.rng
     )  # fmt: skip
     z = NormalDist().inv_cdf(0.5 + design.level / 2)
     rows: list[tuple] = []
@@ -275,7 +283,27 @@ def debias_replicate(
                             (replicate, world.name, rec.name, metric.label, e.estimator, kind)
                             + (e.value, lo, hi, truth, e.n_users)
                         )
+        if design.sampled is not None:
+            rows += _combined(world, evaluation, design.sampled, data, root, train, test, true_rel, props, z, replicate)
     return pd.DataFrame(rows, columns=DEBIAS_COLUMNS)
+
+
+def _combined(world, evaluation, sampled, data, root, train, test, true_rel, props, z, replicate) -> list[tuple]:
+    """The rows of the MNAR corrections on sampled ranks (:mod:`simrec.debias.combined`), one stream of draws."""
+    gen = as_generator(np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (SAMPLED_STREAM,)))
+    ev = data.evaluated
+    k = evaluation.n if sampled.k is None else sampled.k
+    out = []
+    for rec in evaluation.recommenders:
+
+        def scores(rows: np.ndarray, rec=rec) -> np.ndarray:
+            return rec.score(data.split.train, data.true_rel, gen, users=ev[rows])
+
+        test_ranks = pair_global_ranks(scores, train, test, gen)
+        true_ranks = pair_global_ranks(scores, train, true_rel, gen)
+        for r in sampled_rows(sampled, k, test, true_rel, train, test_ranks, true_ranks, props, gen, z):
+            out.append((replicate, world.name, rec.name) + r)
+    return out
 
 
 _CELL = ["world", "recommender", "metric", "estimator", "propensity"]

@@ -108,7 +108,8 @@ class ConstantImputation:
         return self
 
     def at(self, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
-        return np.full(len(rows), self.value)
+        """:math:`c` at the pairs (``rows`` and ``items`` broadcast together), float64."""
+        return np.full(np.broadcast(rows, items).shape, self.value)
 
     def candidate_sums(self, train: sp.csr_array | None, n_users: int, n_items: int) -> np.ndarray:
         n_cand = np.full(n_users, float(n_items))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,6 +35,8 @@ def as_pairs(matrix: object, name: str, shape: tuple[int, int] | None = None) ->
         raise ValueError(f"`{name}` must be 2-d; got {m.ndim} dimensions")
     if shape is not None and m.shape != shape:
         raise ValueError(f"`{name}` must have shape {shape}; got {m.shape}")
+    if m.has_canonical_format and (not m.nnz or (m.data.min() == 1 and m.data.max() == 1)):
+        return m  # already canonical and binary: two passes over the data, no copy
     if not m.has_canonical_format or (m.nnz and bool((m.data == 0).any())):
         m = m.copy()
         m.sum_duplicates()
@@ -108,6 +111,29 @@ class RankedTest:
     def label_values(self) -> np.ndarray:
         """:math:`y_{ui}` of every test pair, float64 (ones without labels)."""
         return np.ones(self.test.nnz) if self.labels is None else self.labels
+
+    def imputed(self, imputation: Any) -> tuple[Any, np.ndarray]:
+        """``imputation`` fitted on :attr:`train` and its per-user candidate sums, once per imputation model.
+
+        The two parts of the doubly robust estimators that depend only on the
+        training pairs (:func:`~simrec.debias.estimators.DR`): computed on the
+        first call and kept for later calls with an equal (hashable) model, so
+        a harness running DR and SNDR with several propensity kinds on one
+        recommender's test pairs fits once. An unhashable model is not kept.
+        """
+        try:
+            keep = hash(imputation) is not None
+        except TypeError:
+            keep = False
+        cache = self.__dict__.setdefault("_imputed", {})  # frozen: the cache lives beside the fields
+        if keep and imputation in cache:
+            return cache[imputation]
+        fitted = imputation.fitted(self.train)
+        sums = np.asarray(fitted.candidate_sums(self.train, self.n_users, self.n_items), dtype=np.float64)
+        sums.setflags(write=False)
+        if keep:
+            cache[imputation] = (fitted, sums)
+        return fitted, sums
 
     def is_full_ranking(self) -> bool:
         """Does every list rank all of its user's candidates (every item not in ``train``)?"""

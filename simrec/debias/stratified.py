@@ -66,13 +66,18 @@ def propensity_strata(propensity: np.ndarray, n_strata: int) -> tuple[np.ndarray
     """
     n_strata = check_int("n_strata", n_strata, low=1)
     p = np.asarray(propensity, dtype=np.float64)
-    ok = ~np.isnan(p)
-    stratum = np.full(len(p), -1, dtype=np.int64)
-    if not ok.any():
-        return stratum, np.full(n_strata + 1, np.nan)
-    lo, hi = float(p[ok].min()), float(p[ok].max())
+    lo, hi = (float(p.min()), float(p.max())) if len(p) else (np.nan, np.nan)
+    nan = None
+    if np.isnan(lo) or np.isnan(hi):  # NaN present (or no pair): the slower NaN-aware path
+        nan = np.isnan(p)
+        if nan.all():
+            return np.full(len(p), -1, dtype=np.int64), np.full(n_strata + 1, np.nan)
+        lo, hi = float(p[~nan].min()), float(p[~nan].max())
     edges = np.linspace(lo, hi, n_strata + 1)
-    stratum[ok] = np.clip(np.searchsorted(edges[1:-1], p[ok], side="left"), 0, n_strata - 1)
+    # searchsorted puts NaN after every edge: stratum n_strata - 1 until the NaN pairs are marked -1
+    stratum = np.minimum(np.searchsorted(edges[1:-1], p, side="left"), n_strata - 1).astype(np.int64, copy=False)
+    if nan is not None:
+        stratum[nan] = -1
     return stratum, edges
 
 
@@ -108,8 +113,10 @@ class Stratified:
     ) -> Estimation:
         ranked, metric, p = checked_inputs(ranked, metric, propensity)
         stratum, edges = propensity_strata(p, self.n_strata)
-        sizes = np.bincount(stratum[stratum >= 0], minlength=self.n_strata)
-        inv = np.bincount(stratum[stratum >= 0], weights=1.0 / p[stratum >= 0], minlength=self.n_strata)
+        on = stratum >= 0
+        s_on, p_on = (stratum, p) if on.all() else (stratum[on], p[on])
+        sizes = np.bincount(s_on, minlength=self.n_strata)
+        inv = np.bincount(s_on, weights=1.0 / p_on, minlength=self.n_strata)
         mass_of, name = _WEIGHTINGS[self.weighting]
         mass = mass_of(sizes, inv)
         values = _stratum_values(ranked, metric, stratum, self.n_strata)
@@ -118,5 +125,8 @@ class Stratified:
         total = weights.sum()
         weights = weights / total if total > 0 else weights
         value = float(weights[defined] @ values[defined]) if total > 0 else float("nan")
-        n_users = int(np.count_nonzero(np.bincount(ranked.rows[stratum >= 0], minlength=ranked.n_users)))
+        if on.all():  # every pair counted: the users with a test pair
+            n_users = int(np.count_nonzero(np.diff(ranked.test.indptr)))
+        else:
+            n_users = int(np.count_nonzero(np.bincount(ranked.rows[on], minlength=ranked.n_users)))
         return Estimation(name, metric.label, value, None, n_users, 0, Strata(edges, sizes, values, weights))

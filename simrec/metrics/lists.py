@@ -573,14 +573,18 @@ def relevant_positions(lists: np.ndarray, relevant: Relevance) -> tuple[np.ndarr
     """
     arr = np.asarray(lists)
     rel = as_relevance(relevant, arr.shape[0] if arr.ndim == 2 else None)
-    if is_long(arr, rel.shape[1]):
-        length, rows, cols = long_list_hits(arr, rel)
-    else:
+    if not is_long(arr, rel.shape[1]):
         arr = check_lists(lists, rel.shape[1])
         if arr.shape[0] != rel.shape[0]:
             raise ValueError(f"`lists` must have {rel.shape[0]} rows (one per user); got {arr.shape[0]}")
-        rows, cols = np.nonzero(membership(arr, rel))
-        length = (arr >= 0).sum(axis=1).astype(np.int64)
+        # the bitmap holds each relevant pair's 1-based index, so a list cell reads its pair directly (no key search)
+        index = membership(arr, rel, values=np.arange(1, rel.nnz + 1, dtype=np.min_scalar_type(rel.nnz)))
+        flat = index.ravel()
+        hit = np.flatnonzero(flat)
+        position = np.zeros(rel.nnz, dtype=np.int64)
+        position[flat[hit].astype(np.int64) - 1] = hit % max(arr.shape[1], 1) + 1
+        return position, (arr >= 0).sum(axis=1).astype(np.int64)
+    length, rows, cols = long_list_hits(arr, rel)
     n_items = rel.shape[1]
     keys = row_ids(np.diff(rel.indptr)) * n_items + rel.indices  # sorted: canonical rows
     at = np.searchsorted(keys, rows.astype(np.int64) * n_items + arr[rows, cols])

@@ -66,7 +66,7 @@ class RankingMetric:
 
     name: ClassVar[str]
     needs_scores: ClassVar[bool] = True
-    #: Whether :meth:`per_user_ranked` exists: the metric needs only the relevant items' mid-ranks.
+    #: Whether :meth:`AUC.per_user_ranked` exists: the metric needs only the relevant items' mid-ranks.
     from_ranks: ClassVar[bool] = False
 
     def per_user_many(self, scores: np.ndarray, relevants: Sequence) -> list[np.ndarray]:

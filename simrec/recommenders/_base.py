@@ -100,7 +100,7 @@ def top_n(scores: np.ndarray, n: int) -> np.ndarray:
     Notes
     -----
     ``np.argpartition`` then a sort of the n selected, per block of users
-    (:data:`BLOCK_ELEMENTS`), so a large matrix is handled without large
+    (:data:`~simrec.recommenders._base.BLOCK_ELEMENTS`), so a large matrix is handled without large
     temporaries. Ties are returned in an unspecified order: recommenders break
     them in their scores.
     """

@@ -82,7 +82,7 @@ class Estimate:
         (EM of MLE, WMLE, the MLE prior and adaptive MLE; L-BFGS of MES and
         the MES prior; beta@P's fixed point) met its tolerance before its
         iteration cap. True for the closed-form estimators. A fit stopped at
-        the cap warns (:class:`~.fitted.ConvergenceWarning`).
+        the cap warns (:class:`~simrec.sampling.ConvergenceWarning`).
     n_iter : int
         Iterations run by the point estimate's fit (0 for the closed-form
         estimators: naive, rank estimate, LS, CLS, BV and MN with the uniform

@@ -88,7 +88,7 @@ __all__ = [
 
 
 class Estimator(abc.ABC):
-    """An estimator of a global metric from sampled ranks; :attr:`name` labels it in tables.
+    """An estimator of a global metric from sampled ranks; :attr:`Estimator.name` labels it in tables.
 
     Fitted with :meth:`fit` (the one call shape). Its subclasses carry their
     own fitting behaviour, which the engine (:func:`estimate_histograms`,

@@ -14,7 +14,7 @@ __all__ = ["StatisticBins", "log_count_edges"]
 
 
 def log_count_edges(max_count: int, n_bins: int) -> np.ndarray:
-    """Integer, roughly log-spaced bin edges covering counts ``1 .. max_count``.
+    """Integer, roughly log-spaced bin edges covering the counts 1 to ``max_count``.
 
     ``edges = unique(round(geomspace(1, max_count + 1, n_bins + 1)))``, so small
     counts get one bin each and large counts share wider bins; bin ``b`` holds

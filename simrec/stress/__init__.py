@@ -13,10 +13,11 @@ SCENARIO --out DIR`` (:mod:`simrec.studies.stress`).
 Example
 -------
 >>> import numpy as np
+>>> from simrec.sampling import MLE, Naive
 >>> from simrec.stress import RecommenderRanks, StressConfig, run_stress, estimate_table
 >>> R = np.random.default_rng(0).integers(1, 2001, size=500)
 >>> ranks = RecommenderRanks("A", R, np.full(500, 2000), np.arange(500))
->>> res = run_stress(ranks, "binomial", 100, StressConfig(repeats=5, estimators=("naive", "MLE")), rng=1)
+>>> res = run_stress(ranks, "binomial", 100, StressConfig(repeats=5, estimators=(Naive(), MLE())), rng=1)
 >>> table = estimate_table([res])
 """
 
@@ -54,6 +55,8 @@ from simrec.stress.sources import (
     simulate_loo_data,
 )
 from simrec.stress.tables import (
+    COVERAGE_COLUMNS,
+    ESTIMATE_COLUMNS,
     coverage_table,
     estimate_table,
     expected_table,
@@ -116,6 +119,8 @@ __all__ = [
     "run_stress",
     "rank_sampler",
     # tables
+    "ESTIMATE_COLUMNS",
+    "COVERAGE_COLUMNS",
     "estimate_table",
     "coverage_table",
     "fitted_a_table",

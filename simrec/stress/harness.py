@@ -538,10 +538,10 @@ def _nan_mean_sd(x: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, 
 def expected_sampled_metrics(
     ranks: RecommenderRanks, metrics: list[RankMetric], sizes: tuple[int, ...], estimator: Estimator | None = None
 ) -> np.ndarray:
-    """E[sampled metric], naive or corrected, under uniform sampling with replacement, for each n in ``sizes``.
+    r"""E[sampled metric], naive or corrected, under uniform sampling with replacement, for each n in ``sizes``.
 
-    .. math:: E\\Big[\frac1M \\sum_u \\hat F(r_u)\\Big] = \frac1M \\sum_u \\sum_{k=0}^{n-1}
-              \binom{n-1}{k} θ_u^k (1-θ_u)^{n-1-k} \\hat F(k+1),\\quad θ_u = \frac{R_u - 1}{N_u - 1}
+    .. math:: E\Big[\frac1M \sum_u \hat F(r_u)\Big] = \frac1M \sum_u \sum_{k=0}^{n-1}
+              \binom{n-1}{k} θ_u^k (1-θ_u)^{n-1-k} \hat F(k+1),\quad θ_u = \frac{R_u - 1}{N_u - 1}
 
     exactly (K&R Figure 6: the sampled metric as a function of the sample
     size; with n = N_u the naive one is the exact metric). F̂ = F on n items

@@ -207,10 +207,10 @@ COVERAGE_COLUMNS = [
 
 
 def coverage_table(results: Sequence[StressResult]) -> pd.DataFrame:
-    """Interval coverage of the exact metric and bias of every estimator, one row per cell.
+    r"""Interval coverage of the exact metric and bias of every estimator, one row per cell.
 
-    .. math:: \\mathrm{coverage} = \frac{1}{\\#\\{i\\}} \\#\\{i : L_i \\le T \\le U_i\\},
-              \\qquad \\mathrm{bias} = \bar{T̂} - T
+    .. math:: \mathrm{coverage} = \frac{1}{\#\{i\}} \#\{i : L_i \le T \le U_i\},
+              \qquad \mathrm{bias} = \bar{T̂} - T
 
     over the repeats i with a finite interval [L_i, U_i] (``n_repeats``);
     ``nominal`` is the intervals' level. A coverage far below ``nominal``
@@ -416,9 +416,9 @@ def hit_ratio_table(results: Sequence[StressResult]) -> pd.DataFrame:
 
 
 def relative_error_table(estimates: pd.DataFrame) -> pd.DataFrame:
-    """The dissertation's Tables 3-4: |relative error| averaged over K, ± its sd over K, in %.
+    r"""The dissertation's Tables 3-4: |relative error| averaged over K, ± its sd over K, in %.
 
-    .. math:: \\overline{e} = \frac{1}{|K|} \\sum_K \frac{|\bar T̂_K - T_K|}{T_K} \times 100
+    .. math:: \overline{e} = \frac{1}{|K|} \sum_K \frac{|\bar T̂_K - T_K|}{T_K} \times 100
 
     over the cutoffs in ``estimates`` (K = 1..k_max; cells whose exact metric
     is 0 are left out, as their relative error is undefined). A metric

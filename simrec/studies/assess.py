@@ -22,7 +22,9 @@ holds the sub-runs of the studies it reuses, each resumable on its own:
 6. **report** — ``errors.csv`` (missing-data, sampling and total error per
    algorithm x metric, :mod:`simrec.assess.errors`), ``ranking.csv``
    (:mod:`simrec.assess.ranking`), ``estimators.csv`` and ``advice.csv``
-   (:mod:`simrec.assess.advice`), ``headline.csv`` (values and the three
+   (:mod:`simrec.assess.advice`), with ``[correction]`` ``correction.csv`` and
+   ``correction_advice.csv`` (which missing-data correction to report,
+   :mod:`simrec.assess.correction`; also the report's check of it), ``headline.csv`` (values and the three
    errors side by side), ``bottom_line.json`` (the verdicts,
    :mod:`simrec.assess.bottom_line`), ``figures/*.png`` and ``report.html``
    (self-contained: the bottom line first, then the evidence;
@@ -45,6 +47,7 @@ from simrec._figures import drawing
 from simrec._io import atomic_write, write_json
 from simrec.assess.advice import best_estimators, recommend
 from simrec.assess.bottom_line import BottomLine, ReportFacts, bottom_line
+from simrec.assess.correction import correction_advice, correction_candidates, correction_finding
 from simrec.assess.errors import headline_table, metric_values, missing_data_errors, sampling_errors, total_errors
 from simrec.assess.figures import error_figure, estimator_figure, ranking_figure
 from simrec.assess.page import report_page
@@ -266,6 +269,21 @@ def _report_figures(
     return pngs
 
 
+def _correction_checks(rd: RunDir, assessment: Assessment) -> dict:
+    """With ``[correction]``: ``correction.csv``, ``correction_advice.csv`` and the report's check of them."""
+    spec = assessment.spec.correction
+    if spec is None:
+        return {}
+    # the worlds' run had a [debias] section (Assessment.run_scenario)
+    candidates = correction_candidates(
+        pd.read_csv(rd.path("worlds") / "debias_summary.csv"), pd.read_csv(rd.path("worlds") / "debias_order.csv")
+    )
+    fix = correction_advice(candidates, max_rel_bias=spec.max_rel_bias, min_coverage=spec.min_coverage)
+    rd.write_csv("correction.csv", candidates)
+    rd.write_csv("correction_advice.csv", fix)
+    return {"missing_data_correction": correction_finding(fix, candidates, assessment.spec.protocol.n)}
+
+
 def _report_phase(
     rd: RunDir,
     assessment: Assessment,
@@ -284,7 +302,7 @@ def _report_phase(
     coverage_path = rd.path("sampling") / "coverage.csv"
     t = _report_tables(assessment, run, stress, pd.read_csv(coverage_path) if coverage_path.exists() else None)
     facts = _report_facts(assessment, chosen, tuple(dict.fromkeys(run.results["recommender"])))
-    checks = {"significance": significance_finding(significance, facts.n)}
+    checks = {"significance": significance_finding(significance, facts.n), **_correction_checks(rd, assessment)}
     bottom = bottom_line(facts, t.headline, t.ranking, t.best, t.advice, checks)
     rd.write_csv("errors.csv", t.errors)
     rd.write_csv("headline.csv", t.headline)

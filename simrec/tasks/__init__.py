@@ -25,8 +25,8 @@ Backends (:func:`make_backend` builds one from the command-line options)
     authentication): :mod:`simrec.tasks.ray_backend`.
 
 Their start-up and overhead per task are measured by
-``bench/bench_backends.py`` (the README's "Running on several processes or a
-Ray cluster" has the table): a local Ray cluster pays off for longer tasks or
+``bench/bench_backends.py`` (the page "Running on several processes or a
+Ray cluster", docs/howto/parallel.md, has the table): a local Ray cluster pays off for longer tasks or
 for more CPUs than one machine has.
 
 A backend is a context manager, starts lazily (on the first

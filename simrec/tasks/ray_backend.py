@@ -23,7 +23,7 @@ authentication token in the environment, not in ``~/.ray``
 
 A local cluster costs seconds to start and milliseconds per task (more than
 the ``processes`` backend; ``bench/bench_backends.py`` measures both, and the
-README's "Running on several processes or a Ray cluster" gives its table):
+page "Running on several processes or a Ray cluster", docs/howto/parallel.md, gives its table):
 Ray pays off for longer tasks or for more CPUs than one machine has.
 """
 

@@ -200,3 +200,42 @@ def test_weighted_sampled_ranks_with_inverse_propensities_are_consistent_for_the
     assert abs(est - truth) < 4 * se
     plain = WeightedSampledRanks(r, np.ones(len(r)), scheme).mle(rank_recall(5))
     assert plain - truth > 8 * se
+
+
+def test_the_dr_fit_is_kept_per_imputation_model_and_changes_nothing():
+    # the training-dependent parts (the fitted imputation, its candidate sums) are computed once per model on a
+    # RankedTest; estimates equal those on a fresh RankedTest, and an unequal model gets its own fit
+    from simrec.debias import DR, SNDR, TrainPopularity
+
+    rng = np.random.default_rng(3)
+    train = sp.csr_array((rng.random((40, 30)) < 0.2).astype(np.int8))
+    test = sp.csr_array(((rng.random((40, 30)) < 0.15) & (train.toarray() == 0)).astype(np.int8))
+    lists = np.argsort(rng.random((40, 30)), axis=1)[:, :8]
+    n_rel = np.diff(test.indptr) * 2.0
+    ranked = rank_test(lists, test, train=train, n_relevant=n_rel)
+    p = rng.uniform(0.2, 1.0, test.nnz)
+    first = DR(TrainPopularity()).estimate(ranked, Recall(), p).value
+    fit = ranked.imputed(TrainPopularity())
+    assert ranked.imputed(TrainPopularity()) is fit  # equal model: the kept fit
+    assert ranked.imputed(TrainPopularity(scale=2.0))[1][0] != fit[1][0] or not fit[1][0]
+    fresh = rank_test(lists, test, train=train, n_relevant=n_rel)
+    assert DR(TrainPopularity()).estimate(ranked, Recall(), p).value == first
+    assert DR(TrainPopularity()).estimate(fresh, Recall(), p).value == first
+    assert (
+        SNDR(TrainPopularity()).estimate(ranked, Recall(), p).value
+        == SNDR(TrainPopularity()).estimate(fresh, Recall(), p).value
+    )
+
+
+def test_per_user_sums_equal_bincount_with_empty_first_middle_and_last_rows():
+    from simrec.debias.estimators import _per_user
+
+    rng = np.random.default_rng(5)
+    dense = (rng.random((9, 7)) < 0.4).astype(np.int8)
+    dense[[0, 4, 8]] = 0  # empty rows where reduceat's segments need care
+    test = sp.csr_array(dense)
+    ranked = rank_test(np.argsort(rng.random((9, 7)), axis=1)[:, :3], test)
+    values = rng.random(test.nnz)
+    want = np.bincount(ranked.rows, weights=values, minlength=9)
+    np.testing.assert_allclose(_per_user(ranked, values), want, rtol=1e-15, atol=1e-15)
+    assert (_per_user(ranked, values)[[0, 4, 8]] == 0).all()

@@ -391,7 +391,7 @@ def test_progress_is_reported_after_every_repeat_and_changes_nothing(known, sche
 
 
 def test_few_users_fixed_scheme_matches_the_plain_estimators():
-    # 2 users (the README's ranks file): the EM runs on the observed sampled ranks only; same estimates
+    # 2 users (the ranks file of docs/howto/ranks.md): the EM runs on the observed sampled ranks only; same estimates
     # as simrec.sampling's MLE / WMLE on every repeat's sampled ranks
     N, n = 20_720, 100
     ranks = _ranks("MyModel", np.array([12, 3]), N)

@@ -49,9 +49,9 @@ _CURVES: dict[str, Callable[[int, int, float | None], Mapping]] = {
 
 @dataclass(frozen=True)
 class MappingEstimator(Estimator):
-    """Li & Jin's mapping estimate of Recall/HR@K: the sampled hit ratio read off at f(k) = K.
+    r"""Li & Jin's mapping estimate of Recall/HR@K: the sampled hit ratio read off at f(k) = K.
 
-    .. math:: \\widehat{HR}@K = SHR@k \text{ at } f(k) = K \text{ (interpolated between cutoffs)}
+    .. math:: \widehat{HR}@K = SHR@k \text{ at } f(k) = K \text{ (interpolated between cutoffs)}
 
     Li & Jin 2020 (KDD; Li's dissertation §2.3): ``"linear"`` f(k) =
     (k - 1)(N - 1)/(n - 1) + 1 (eq. 9), ``"bound"`` (eq. 13), ``"beta"``
