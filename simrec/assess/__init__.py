@@ -8,6 +8,7 @@ One concept per module:
 * :mod:`.bottom_line` — the verdicts the page opens with (which numbers to trust, how sure the ranking is);
 * :mod:`.formatting` — numbers as a reader sees them (2-3 significant digits with their intervals);
 * :mod:`.figures`, :mod:`.html`, :mod:`.page` — the self-contained report page;
+* :mod:`.significance` — the page's significance check: per pair of algorithms, P(right | significant);
 
 The phases themselves (over the run, stress and calibrate studies, in one resumable folder) are
 :mod:`simrec.studies.assess`: this package is library code and knows nothing of the config layer.
@@ -29,6 +30,7 @@ from simrec.assess.formatting import format_interval, format_number, format_perc
 from simrec.assess.html import Section, figure_html, format_value, render_page, table_html
 from simrec.assess.page import report_page
 from simrec.assess.ranking import RANKING_COLUMNS, ranking_agreement
+from simrec.assess.significance import LIKELY_WRONG, likely_wrong, significance_finding
 
 __all__ = [
     "EXCLUDED_ESTIMATORS",
@@ -60,4 +62,7 @@ __all__ = [
     "table_html",
     "RANKING_COLUMNS",
     "ranking_agreement",
+    "LIKELY_WRONG",
+    "likely_wrong",
+    "significance_finding",
 ]

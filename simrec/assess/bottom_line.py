@@ -147,12 +147,15 @@ class Finding:
         The check's section on the page.
     table : DataFrame, optional
         Its evidence, shown under the paragraphs.
+    tables : tuple of (str, DataFrame), default ()
+        Further evidence as titled tables (e.g. one per pair of algorithms), shown after ``table``.
     """
 
     verdict: Literal["ok", "warning"]
     summary: str
     paragraphs: tuple[str, ...] = ()
     table: pd.DataFrame | None = None
+    tables: tuple[tuple[str, pd.DataFrame], ...] = ()
 
 
 Verdict = Literal["within tolerance", "too high", "too low", "uncertain", "not measured"]

@@ -209,6 +209,9 @@ def _check_section(key: str, b: BottomLine) -> Section:
     parts += [f"<p>{html.escape(p)}</p>" for p in finding.paragraphs]
     if finding.table is not None:
         parts.append(table_html(finding.table, f"{check_key(key)}-table"))
+    for i, (title, table) in enumerate(finding.tables):
+        parts.append(f"<h3>{html.escape(title)}</h3>")
+        parts.append(table_html(table, f"{check_key(key)}-table-{i + 1}"))
     return Section(question, (), parts, key=check_key(key), css="slot")
 
 

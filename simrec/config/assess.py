@@ -115,6 +115,7 @@ from simrec.config.models import (
 )
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.config.run import METRIC_NAMES, EvaluationSpec, Scenario, content_digest
+from simrec.config.significance import LOO_METRICS, SignificanceSpec
 from simrec.config.sources import DatasetSource
 from simrec.config.stress import MetricsSpec, SamplingSpec, StressScenario
 from simrec.config.sweep import SweepSpec
@@ -132,6 +133,7 @@ __all__ = [
     "Assessment",
     "CalibratedCell",
     "CELLS",
+    "ASSESS_TESTS",
     "load_assessment",
     "QUICK_REPLICATES",
     "QUICK_REPEATS",
@@ -143,6 +145,9 @@ __all__ = [
 
 #: The preference x observation cells (the six of the thesis), in the calibration's order.
 CELLS: tuple[str, ...] = tuple(cell_name(p, o) for p in THESIS_PREFERENCES for o in THESIS_SAMPLERS)
+
+#: The paired tests the significance step reports (the two researchers report most).
+ASSESS_TESTS: tuple[str, ...] = ("paired_t", "wilcoxon")
 
 #: Metrics of the protocol that the sampled evaluation (step 4) covers.
 SAMPLED_METRICS: tuple[str, ...] = tuple(METRIC_FAMILIES)
@@ -396,6 +401,26 @@ class Assessment:
             ),
         )
 
+    def significance_spec(self) -> SignificanceSpec | None:
+        """The significance step's section at the user's protocol (:mod:`simrec.studies.assess_significance`).
+
+        ``full`` for a full ranking, ``sampled_naive`` with the protocol's negatives otherwise (the metrics with
+        a leave-one-out rank function); the paired t and Wilcoxon tests (:data:`ASSESS_TESTS`). None: fewer than
+        two algorithms, or no metric the protocol can test.
+        """
+        pr = self.spec.protocol
+        if len(pr.recommenders) < 2:
+            return None
+        metrics = list(pr.metrics)
+        if pr.negatives:
+            metrics = [m for m in metrics if m in LOO_METRICS]
+            if not metrics:
+                return None
+            return SignificanceSpec(
+                tests=list(ASSESS_TESTS), protocols=["sampled_naive"], metrics=metrics, negatives=pr.negatives
+            )
+        return SignificanceSpec(tests=list(ASSESS_TESTS), protocols=["full"], metrics=metrics)
+
     def stress_scenario(self) -> StressScenario:
         """The stress study's scenario: the protocol on the real data, exact and sampled, every estimator."""
         sp, pr, sa = self.spec, self.spec.protocol, self.spec.sampling
@@ -638,7 +663,8 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None, qui
         raise problems_error(path, problems, "assessment")
     budget = budget or Budget()
     if run is not None:
-        budget.check(f"{path} (calibrated worlds)", run.memory_needs())
+        with_significance = run.model_copy(update={"significance": a.significance_spec()})
+        budget.check(f"{path} (calibrated worlds)", with_significance.memory_needs())
     budget.check(
         f"{path} (sampled evaluation)",
         a.stress_scenario().memory_needs(n_candidates=float(n_items), n_users=float(n_users)),

@@ -24,6 +24,8 @@ item of a replicate         63 B        64 B per item (per-item counts, populari
 dense score cell (AUC,      15.7 B      24 B per cell of a block of min(users, 2048) x items
 pAp@k, global ranks)
 LDA topic matrices          8 B         8 B per cell of φ (topics x items) and θ (users x topics)
+significance task           (derived)   the world's replicate (regenerated) + 8 B per user per held
+                                        per-user array + 32 MiB of the tests' resampling chunks
 interpreter with simrec,    160 MiB     256 MiB per worker
 LensKit and torch loaded
 ==========================  ==========  =====================================================
@@ -63,6 +65,7 @@ __all__ = [
     "SCORE_BLOCK_USERS",
     "BYTES_PER_TASK",
     "BYTES_PER_ROW",
+    "SIGNIFICANCE_TEST_BYTES",
     "IMPLICIT_MF_WORKSPACE",
     "default_max_memory",
     "parse_memory",
@@ -82,6 +85,9 @@ WORKER_BASE = 256 * 2**20
 BYTES_PER_TASK = 4096
 #: One tidy result row (replicate, world, recommender, metric, truth, value, n, ...).
 BYTES_PER_ROW = 200
+#: A significance task's paired tests: one chunk of resampled indices or signs (16 MiB,
+#: :mod:`simrec.significance.bootstrap` and ``.permutation``) and the values it gathers (as much again).
+SIGNIFICANCE_TEST_BYTES = 32 * 2**20
 #: Reading a dataset file: peak bytes per byte of the file (ML-1M's 24.6 MB ratings.dat: 180 MiB above the
 #: interpreter, i.e. 7.5 B per byte, rounded up with the margin ``simrec ranks``'s measurements needed).
 BYTES_PER_FILE_BYTE = 10
@@ -224,9 +230,13 @@ def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: in
         f"{path}: too large for the memory limit of {format_bytes(max_memory)} (--max-memory):",
         f"  about {format_bytes(peak)} at peak with {workers} worker{'s' if workers > 1 else ''}; the largest parts:",
     ]
-    for need, b in parts[:3]:
-        if b < 0.01 * peak:
+    listed = []  # a need shared by several kinds of task (a world's replicate: run and significance) once
+    for need, b in parts:
+        if need.what in listed:
+            continue
+        if len(listed) == 3 or b < 0.01 * peak:
             break
+        listed.append(need.what)
         lines.append(f"  {need.what} -> {format_bytes(b)}; change {need.keys}")
     lines.append(
         f"  lower these{' (or --jobs)' if jobs_option else ''}, or raise --max-memory (e.g. --max-memory 64G) if the machine has the "

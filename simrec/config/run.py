@@ -56,6 +56,7 @@ from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.models import PopulationSpec, WorldSpec
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.config.significance import SignificanceSpec, significance_problems
+from simrec.debias.propensity import WorldPropensity
 from simrec.experiment import Evaluation, World
 from simrec.metrics import METRICS, PapAtK
 
@@ -170,6 +171,13 @@ class Scenario(Strict):
                 BYTES_PER_TASK * tasks + BYTES_PER_ROW * rows,
             )
         ]
+        if self.significance is not None:  # a second phase: one task per replicate x world, its replicate regenerated
+            names = [str(j) for j in range(len(ev.recommenders))]  # only their number counts
+            task, parent = self.significance.memory_needs(
+                n_users=self.population.n_users, recommenders=names, metrics=list(ev.metrics), tasks=tasks
+            )
+            kinds += [[*kind, task] for kind in kinds[: len(self.world)]]
+            fixed.append(parent)
         return kinds, fixed
 
 
@@ -215,6 +223,14 @@ def _semantic_problems(sc: Scenario, path: Path) -> list[str]:
         base = path.resolve().parent
         names = [str(r.check(f"evaluation.recommenders[{j}]", base)[1]) for j, r in enumerate(ev.recommenders)]
         problems += significance_problems(sc.significance, names, list(ev.metrics), items)
+        if "full_ips" in sc.significance.protocols:
+            for i, world in enumerate(sc.worlds()):
+                try:
+                    WorldPropensity(world.sampler)
+                except TypeError as exc:
+                    problems.append(
+                        f"significance.protocols: 'full_ips' needs the world's propensities: {exc} (world[{i}])"
+                    )
     return problems
 
 

@@ -11,7 +11,7 @@ Example
 
     [significance]
     tests = ["paired_t", "wilcoxon", "sign", "bootstrap_percentile", "permutation"]
-    protocols = ["full", "users", "sampled_naive", "sampled_corrected"]
+    protocols = ["full", "users", "sampled_naive", "sampled_corrected"]   # also "full_ips", by name
     pairs = [["oracle", "popular"], ["popular", "random"]]   # default: every pair
     metrics = ["ndcg"]                                        # default: every metric
     alpha = 0.05
@@ -22,21 +22,35 @@ Example
 from __future__ import annotations
 
 from itertools import combinations
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
 from simrec.config.base import Strict, no_repeats
+from simrec.config.budget import BYTES_PER_ROW, SIGNIFICANCE_TEST_BYTES, Need
 
 if TYPE_CHECKING:
     from simrec.significance import PairedTest
 
-__all__ = ["SignificanceSpec", "PROTOCOLS", "TEST_NAMES", "LOO_METRICS", "significance_problems"]
+__all__ = [
+    "SignificanceSpec",
+    "PROTOCOLS",
+    "DEFAULT_PROTOCOLS",
+    "TEST_NAMES",
+    "LOO_METRICS",
+    "IPS_METRICS",
+    "significance_problems",
+]
 
 #: The protocols a significance study compares (``full``: every evaluated user, full ranking; ``users``: a
 #: random sample of ``users`` of them; ``sampled_naive`` / ``sampled_corrected``: leave-one-out with
-#: ``negatives`` sampled negatives, the metric on the sampled rank / Krichene & Rendle's BV correction).
-PROTOCOLS: tuple[str, ...] = ("full", "users", "sampled_naive", "sampled_corrected")
+#: ``negatives`` sampled negatives, the metric on the sampled rank / Krichene & Rendle's BV correction;
+#: ``full_ips``: as ``full``, each user's value IPS-corrected for the missing-not-at-random observation with
+#: the world's propensities, :func:`simrec.debias.ips_per_user`). The default: all but ``full_ips``.
+PROTOCOLS: tuple[str, ...] = ("full", "users", "sampled_naive", "sampled_corrected", "full_ips")
+#: The protocols run when ``protocols`` is not given (``full_ips`` needs linear metrics and a world sampler with
+#: propensities, so it is asked for by name).
+DEFAULT_PROTOCOLS: tuple[str, ...] = ("full", "users", "sampled_naive", "sampled_corrected")
 
 #: The paired tests by name (the names of :data:`simrec.significance.PAIRED_TESTS`, kept here so that loading a
 #: scenario does not load scipy.stats; tests/config/test_significance_spec.py checks they agree).
@@ -46,7 +60,11 @@ TEST_NAMES: tuple[str, ...] = ("paired_t", "wilcoxon", "sign", "bootstrap_percen
 #: metrics the ``sampled_*`` protocols can measure.
 LOO_METRICS: tuple[str, ...] = ("precision", "recall", "ndcg", "reciprocal_rank", "average_precision", "hit")
 
-ProtocolName = Literal["full", "users", "sampled_naive", "sampled_corrected"]
+#: Scenario metrics linear in the relevance (:func:`simrec.debias.linear_metric`): the metrics ``full_ips``
+#: can correct (tests/config/test_significance_spec.py checks they agree with simrec.debias).
+IPS_METRICS: tuple[str, ...] = ("hits", "precision", "recall", "recall_truncated", "ndcg")
+
+ProtocolName = Literal["full", "users", "sampled_naive", "sampled_corrected", "full_ips"]
 TestName = Literal["paired_t", "wilcoxon", "sign", "bootstrap_percentile", "bootstrap_bca", "permutation"]
 
 
@@ -60,10 +78,8 @@ class SignificanceSpec(Strict):
     the BV correction's γ (Krichene & Rendle 2020, eq. 21) of ``sampled_corrected``.
     """
 
-    tests: list[TestName] = Field(default_factory=lambda: cast("list[TestName]", list(TEST_NAMES)), min_length=1)
-    protocols: list[ProtocolName] = Field(
-        default_factory=lambda: cast("list[ProtocolName]", list(PROTOCOLS)), min_length=1
-    )
+    tests: list[TestName] = Field(default_factory=lambda: list(TEST_NAMES), min_length=1)
+    protocols: list[ProtocolName] = Field(default_factory=lambda: list(DEFAULT_PROTOCOLS), min_length=1)
     pairs: list[list[str]] | None = None
     metrics: list[str] | None = None
     alpha: float = Field(default=0.05, gt=0, lt=1)
@@ -105,6 +121,32 @@ class SignificanceSpec(Strict):
     def chosen_metrics(self, metrics: list[str]) -> list[str]:
         return list(self.metrics) if self.metrics is not None else list(metrics)
 
+    def memory_needs(self, *, n_users: int, recommenders: list[str], metrics: list[str], tasks: float) -> list[Need]:
+        """The phase's needs beyond its world's replicate: [per task, parent] (:mod:`simrec.config.budget`).
+
+        A task regenerates its replicate (counted by the caller with the world's
+        need) and holds, at most, every recommender x metric x truth's per-user
+        values of the run's replicate and the two values of every protocol x
+        metric x pair, 8 B per user each, plus the tests' resampling chunks
+        (:data:`~simrec.config.budget.SIGNIFICANCE_TEST_BYTES`). The parent
+        holds one outcome row per task x protocol x metric x pair x test.
+        """
+        pairs, chosen = len(self.chosen_pairs(recommenders)), len(self.chosen_metrics(metrics))
+        arrays = len(recommenders) * len(metrics) * 2 + len(self.protocols) * chosen * pairs * 2
+        rows = tasks * len(self.protocols) * chosen * pairs * len(self.tests)
+        return [
+            Need(
+                f"significance: {arrays} per-user arrays of {n_users:.3g} users and the tests' resampling chunks",
+                "population.n_users, significance.pairs, significance.metrics, significance.protocols",
+                8.0 * n_users * arrays + SIGNIFICANCE_TEST_BYTES,
+            ),
+            Need(
+                f"significance: {rows:.3g} outcome rows",
+                "replicates, significance.tests, significance.pairs, significance.protocols",
+                BYTES_PER_ROW * rows,
+            ),
+        ]
+
 
 def significance_problems(spec: SignificanceSpec, recommenders: list[str], metrics: list[str], items: int) -> list[str]:
     """The rules that need the rest of the scenario: names of pairs and metrics, sizes; one line each."""
@@ -130,6 +172,13 @@ def significance_problems(spec: SignificanceSpec, recommenders: list[str], metri
             problems.append(
                 f"significance.negatives: must be < the number of items of every world minus 1 (smallest: {items}); "
                 f"got {spec.negatives}"
+            )
+    if "full_ips" in spec.protocols:
+        bad = [m for m in spec.chosen_metrics(metrics) if m not in IPS_METRICS]
+        if bad:
+            problems.append(
+                f"significance.protocols: 'full_ips' needs metrics linear in the relevance ({', '.join(IPS_METRICS)}); "
+                f"got {bad} (set significance.metrics)"
             )
     if len(recommenders) < 2 and spec.pairs is None:
         problems.append(f"significance: needs at least two recommenders to compare; got {recommenders}")

@@ -28,6 +28,8 @@ true preferences. This package estimates the latter from the observed data:
   corrections and the rank-distribution MLE of :mod:`simrec.sampling`; in
   the harness, :mod:`.combined`: :class:`SampledDesign`, the
   ``[debias.sampled]`` section);
+* per-user IPS values beside the per-user truth, for paired tests
+  (:mod:`.per_user`: :func:`ips_per_user`);
 * the harness (:mod:`.harness`: :func:`debias_replicate`,
   :func:`summarize_debias`, :func:`order_accuracy`), run by ``simrec run``
   for a scenario with a ``[debias]`` section (:mod:`simrec.config.debias`).
@@ -56,7 +58,9 @@ from simrec.debias.harness import (
     LINEAR_METRICS,
     PROPENSITY_KINDS,
     DebiasDesign,
+    ObservedReplicate,
     debias_replicate,
+    observed_replicate,
     order_accuracy,
     summarize_debias,
 )
@@ -74,6 +78,7 @@ from simrec.debias.metrics import (
     RecallTruncated,
     linear_metric,
 )
+from simrec.debias.per_user import PerUserEstimate, ips_per_user
 from simrec.debias.popularity_fit import PowerLawFit, fit_popularity_exponent, presentation_frequency
 from simrec.debias.propensity import (
     MisspecifiedPropensity,
@@ -152,6 +157,10 @@ __all__ = [
     # the harness
     "DebiasDesign",
     "debias_replicate",
+    "ObservedReplicate",
+    "observed_replicate",
+    "PerUserEstimate",
+    "ips_per_user",
     "summarize_debias",
     "order_accuracy",
     "DEBIAS_COLUMNS",

@@ -74,7 +74,7 @@ from simrec.debias.propensity import (
 from simrec.debias.ranked import rank_test
 from simrec.debias.resampling import InversePropensityWeights, SkewWeights, WeightedResampling, WTDWeights
 from simrec.debias.stratified import Stratified
-from simrec.experiment import Evaluation, World, replicate_data
+from simrec.experiment import Evaluation, ReplicateData, World, replicate_data
 from simrec.metrics import UndefinedMetricWarning
 from simrec.observation import UniformSampler
 
@@ -85,6 +85,8 @@ __all__ = [
     "ESTIMATORS",
     "LINEAR_METRICS",
     "DebiasDesign",
+    "ObservedReplicate",
+    "observed_replicate",
     "debias_replicate",
     "summarize_debias",
     "order_accuracy",
@@ -184,6 +186,61 @@ def _interval(est: Any, z: float) -> tuple[float, float]:
     return est.value - half, est.value + half
 
 
+@dataclass(frozen=True, eq=False)
+class ObservedReplicate:
+    """One replicate's evaluated users as the estimators see them (:func:`observed_replicate`).
+
+    Attributes
+    ----------
+    data : ReplicateData
+        :func:`simrec.experiment.replicate_data` of the seed.
+    train, test, true_rel : csr_array, shape (n_evaluated, n_items)
+        The evaluated users' training pairs, test pairs and true relevance (true likes minus training pairs).
+    n_relevant : ndarray of float64, shape (n_evaluated,)
+        :math:`n_u = |\\mathrm{Rel}_u|`.
+    lists : tuple of ndarray of int64, shape (n_evaluated, N)
+        Every recommender's lists, in the evaluation's order (the run's own lists).
+    propensities : dict of str to ndarray
+        Per propensity kind, the test pairs' :math:`p_{ui}` (aligned with ``test``'s pairs).
+    rng : Generator
+        The harness's stream (:data:`DEBIAS_STREAM`) after the propensities' draws.
+    """
+
+    data: ReplicateData
+    train: sp.csr_array
+    test: sp.csr_array
+    true_rel: sp.csr_array
+    n_relevant: np.ndarray
+    lists: tuple[np.ndarray, ...]
+    propensities: dict[str, np.ndarray]
+    rng: np.random.Generator
+
+
+def observed_replicate(
+    world: World, evaluation: Evaluation, kinds: dict[str, Any], seed: np.random.SeedSequence | int
+) -> ObservedReplicate:
+    """The replicate of ``seed`` (the data and lists of ``simrec run``'s replicate) with each kind's propensities.
+
+    ``kinds``: propensity kind objects by name (:meth:`DebiasDesign.kinds_for`);
+    their draws come from the seed's child :data:`DEBIAS_STREAM`, in the order given.
+    """
+    data = replicate_data(world, evaluation, seed)
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    gen = as_generator(np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (DEBIAS_STREAM,)))
+    ev = data.evaluated
+    train = sp.csr_array(data.split.train.matrix[ev])
+    test = sp.csr_array(data.split.test.matrix[ev])
+    true_rel = sp.csr_array(data.true_rel[ev])
+    n_rel = np.diff(true_rel.indptr).astype(np.float64)
+    lists = tuple(
+        rec.recommend(data.split.train, data.true_rel, evaluation.n, rng)[ev]
+        for rec, rng in zip(evaluation.recommenders, data.recommender_rngs)
+    )
+    context = ObservationContext(test, train, data.truth, data.observed.truth_rows[ev], data.observed.sizes, lists)
+    props = {name: kind.propensities(context, gen).values for name, kind in kinds.items()}
+    return ObservedReplicate(data, train, test, true_rel, n_rel, lists, props, gen)
+
+
 def debias_replicate(
     world: World, evaluation: Evaluation, design: DebiasDesign, seed: np.random.SeedSequence | int, replicate: int = 0
 ) -> pd.DataFrame:
@@ -203,22 +260,11 @@ def debias_replicate(
         One row per recommender x metric x (estimator, propensity).
     """
     kinds = design.kinds_for(world)
-    data = replicate_data(world, evaluation, seed)
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    gen = as_generator(np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (DEBIAS_STREAM,)))
-    ev = data.evaluated
-    train = sp.csr_array(data.split.train.matrix[ev])
-    test = sp.csr_array(data.split.test.matrix[ev])
-    true_rel = sp.csr_array(data.true_rel[ev])
-    n_rel = np.diff(true_rel.indptr).astype(np.float64)
-    lists = [
-        rec.recommend(data.split.train, data.true_rel, evaluation.n, rng)[ev]
-        for rec, rng in zip(evaluation.recommenders, data.recommender_rngs)
-    ]
-    context = ObservationContext(
-        test, train, data.truth, data.observed.truth_rows[ev], data.observed.sizes, tuple(lists)
-    )
-    props = {name: kind.propensities(context, gen).values for name, kind in kinds.items()}
+    o = observed_replicate(world, evaluation, kinds, root)
+    data, train, test, true_rel, n_rel, lists, props, gen = (
+        o.data, o.train, o.test, o.true_rel, o.n_relevant, o.lists, o.propensities, o.rng
+    )  # fmt: skip
     z = NormalDist().inv_cdf(0.5 + design.level / 2)
     rows: list[tuple] = []
     with warnings.catch_warnings():

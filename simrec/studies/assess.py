@@ -52,6 +52,7 @@ from simrec.assess.errors import headline_table, metric_values, missing_data_err
 from simrec.assess.figures import error_figure, estimator_figure, ranking_figure
 from simrec.assess.page import report_page
 from simrec.assess.ranking import ranking_agreement
+from simrec.assess.significance import significance_finding
 from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
 from simrec.config.budget import Budget
@@ -197,7 +198,8 @@ def _worlds_scenario(assessment: Assessment, chosen: tuple[CalibratedCell, ...],
         problems = [p for i, w in enumerate(scenario.world) for p in w.problems(scenario.population, f"world[{i}]")]
         if problems:
             raise problems_error(assessment.path, problems, "assessment (calibrated worlds)")
-        budget.check(f"{assessment.path} (calibrated worlds)", scenario.memory_needs())
+        with_significance = scenario.model_copy(update={"significance": assessment.significance_spec()})
+        budget.check(f"{assessment.path} (calibrated worlds)", with_significance.memory_needs())
     return scenario
 
 
@@ -291,12 +293,17 @@ def _report_phase(
     dataset: pd.DataFrame,
     worlds: pd.DataFrame,
     failed: list[str],
+    significance: pd.DataFrame,
 ) -> _Report:
-    """Phase 6: the tables, the bottom line, figures and ``report.html`` (a figure's failure appended to ``failed``)."""
+    """Phase 6: the tables, the bottom line, figures and ``report.html`` (a figure's failure appended to ``failed``).
+
+    ``significance`` is ``significance.csv`` (its finding is the bottom line's ``significance`` check).
+    """
     coverage_path = rd.path("sampling") / "coverage.csv"
     t = _report_tables(assessment, run, stress, pd.read_csv(coverage_path) if coverage_path.exists() else None)
     facts = _report_facts(assessment, chosen, tuple(dict.fromkeys(run.results["recommender"])))
-    bottom = bottom_line(facts, t.headline, t.ranking, t.best, t.advice, _correction_checks(rd, assessment))
+    checks = {"significance": significance_finding(significance, facts.n), **_correction_checks(rd, assessment)}
+    bottom = bottom_line(facts, t.headline, t.ranking, t.best, t.advice, checks)
     rd.write_csv("errors.csv", t.errors)
     rd.write_csv("headline.csv", t.headline)
     rd.write_csv("ranking.csv", t.ranking)
@@ -379,7 +386,7 @@ def run_assessment(
         stress = _sampling_phase(rd, assessment, say, sub)
         say("report", f"tables and report into {rd.path('report.html')}")
         failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
-        report = _report_phase(rd, assessment, chosen, run, stress, dataset, worlds, failed)
+        report = _report_phase(rd, assessment, chosen, run, stress, dataset, worlds, failed, sig.table)
         computed, reused = run.computed + stress.computed, run.reused + stress.reused
         seconds = time.perf_counter() - t0
         rd.complete(

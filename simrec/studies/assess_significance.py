@@ -14,7 +14,7 @@ per-world rows of :func:`simrec.significance.truth_table` and an
 
 with a Wilson interval. Decision: a warning ("significant and wrong is
 likely") is raised where the pooled P(right | significant) is below
-:data:`LIKELY_WRONG` = 0.5 with at least one significant replicate, e.g. the
+:data:`~simrec.assess.significance.LIKELY_WRONG` = 0.5 with at least one significant replicate, e.g. the
 thesis's worlds where Popular looks significantly better than Oracle on the
 observed data while Oracle is truly better.
 """
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from simrec.config.assess import Assessment
+from simrec.assess.significance import LIKELY_WRONG, likely_wrong
+from simrec.config.assess import ASSESS_TESTS, Assessment
 from simrec.config.run import Scenario
-from simrec.config.significance import LOO_METRICS, SignificanceSpec
 from simrec.report import wilson_interval
 from simrec.rundir import RunDir
 from simrec.studies.phases import Phases
@@ -37,11 +37,6 @@ from simrec.tasks import Backend
 
 __all__ = ["AssessSignificance", "assess_significance", "likely_wrong_notes", "LIKELY_WRONG", "ASSESS_TESTS"]
 
-#: Below this pooled P(right | significant), a warning says "significant and wrong" is likely.
-LIKELY_WRONG = 0.5
-#: The tests assess reports.
-ASSESS_TESTS = ("paired_t", "wilcoxon")
-
 
 @dataclass(frozen=True)
 class AssessSignificance:
@@ -49,22 +44,6 @@ class AssessSignificance:
 
     table: pd.DataFrame
     warnings: tuple[str, ...]
-
-
-def _spec(assessment: Assessment, scenario: Scenario) -> SignificanceSpec | None:
-    """The user's protocol as a significance section (None: fewer than two algorithms or no testable metric)."""
-    pr = assessment.spec.protocol
-    if len(scenario.evaluation.recommenders) < 2:
-        return None
-    metrics = list(scenario.evaluation.metrics)
-    if pr.negatives:
-        metrics = [m for m in metrics if m in LOO_METRICS]
-        if not metrics:
-            return None
-        return SignificanceSpec(
-            tests=list(ASSESS_TESTS), protocols=["sampled_naive"], metrics=metrics, negatives=pr.negatives
-        )
-    return SignificanceSpec(tests=list(ASSESS_TESTS), protocols=["full"], metrics=metrics)
 
 
 def _pooled(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
@@ -99,7 +78,7 @@ def assess_significance(
     backend, progress, max_pairs
         As for the worlds' run.
     """
-    spec = _spec(assessment, scenario)
+    spec = assessment.significance_spec()
     if spec is None:
         return AssessSignificance(pd.DataFrame(), ())
     phases = Phases(rd, backend, f"{assessment.spec.name} significance", progress)
@@ -114,10 +93,10 @@ def assess_significance(
 
 
 def likely_wrong_notes(pooled: pd.DataFrame) -> tuple[str, ...]:
-    """One warning per pooled row whose P(right | significant) < :data:`LIKELY_WRONG` (with a significant replicate)."""
+    """One warning per pooled row whose P(right | significant) < LIKELY_WRONG (with a significant replicate)."""
     notes = []
     for _, r in pooled.iterrows():
-        if r["right_given_significant_n"] > 0 and r["right_given_significant"] < LIKELY_WRONG:
+        if likely_wrong(r):
             notes.append(
                 f"significance: {r['a']} vs {r['b']} on {r['metric']} ({r['test']}, {r['protocol']} protocol): "
                 f"a significant result is right only {r['right_given_significant']:.0%} of the time "

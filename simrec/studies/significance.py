@@ -25,7 +25,12 @@ test on per-user values of A and B:
   BV γ correction of it (:func:`simrec.sampling.bias_variance`, per user:
   F̂(r_u)); truth: the metric of the held-out item drawn from the user's
   true relevant candidates (:func:`simrec.stress.harness.true_metric_values`'
-  "leave-one-out in the truth").
+  "leave-one-out in the truth");
+* ``full_ips`` — as ``full`` (same replicate, users and lists), each user's
+  value the IPS estimate with the world's propensities
+  (:func:`simrec.debias.ips_per_user`:
+  :math:`\\hat M_u = \\sum_{i \\in S_u} c_u(Z_{ui}) / p_{ui} \\,/\\, g_u(n_u)`),
+  observed vs MNAR-corrected: the same truth as ``full``.
 
 Decisions: the sampled ranks of A and B are drawn independently (the
 binomial model of K&R §4.3), not from one shared set of negatives; the
@@ -48,6 +53,7 @@ import pandas as pd
 from simrec import sampling
 from simrec._random import as_generator, spawn_seeds, task_seed
 from simrec.config.significance import SignificanceSpec
+from simrec.debias import ips_per_user, linear_metric
 from simrec.experiment import Evaluation, World, run_replicate
 from simrec.rundir import FRAMES, RunDir
 from simrec.significance import PairedTest, UndefinedStatisticWarning, truth_table
@@ -198,6 +204,25 @@ def _sampled_values(
     return out
 
 
+def _ips_values(
+    plan: SignificancePlan, world: World, evaluation: Evaluation, seed: Any
+) -> list[tuple[str, str, str, str, np.ndarray, np.ndarray, float]]:
+    """The ``full_ips`` protocol's per-user values (module docstring); truth: the per-user truths' means."""
+    if "full_ips" not in plan.protocols:
+        return []
+    needed = list(dict.fromkeys(name for pair in plan.pairs for name in pair))
+    values = ips_per_user(world, evaluation, seed, {m: linear_metric(m) for m in plan.metrics}, needed)
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a recommender with no defined true value
+        for m in plan.metrics:
+            for a, b in plan.pairs:
+                va, vb = values[a, m], values[b, m]
+                truth = float(np.nanmean(va.truth) - np.nanmean(vb.truth))
+                out.append(("full_ips", m, a, b, va.estimate, vb.estimate, truth))
+    return out
+
+
 def _significance_task(payload: tuple[World, Evaluation, Any, int, SignificancePlan]) -> pd.DataFrame:
     """One replicate of one world: every protocol x metric x pair x test's outcome."""
     world, evaluation, seed, r, plan = payload
@@ -207,6 +232,7 @@ def _significance_task(payload: tuple[World, Evaluation, Any, int, SignificanceP
     if {"full", "users"} & set(plan.protocols):
         cases += _holdout_values(plan, world, evaluation, seed, r, as_generator(seeds[0]))
     cases += _sampled_values(plan, world, evaluation, seeds[1:4])
+    cases += _ips_values(plan, world, evaluation, seed)  # last: the other cases keep their test seeds
     test_seeds = spawn_seeds(seeds[4], len(cases))
     rows = []
     for (protocol, m, a, b, va, vb, truth), s in zip(cases, test_seeds):

@@ -5,13 +5,28 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from simrec.config.significance import PROTOCOLS, TEST_NAMES, SignificanceSpec
+from simrec.config.run import METRIC_NAMES
+from simrec.config.significance import DEFAULT_PROTOCOLS, IPS_METRICS, PROTOCOLS, TEST_NAMES, SignificanceSpec
+from simrec.debias import linear_metric
 from simrec.significance import PAIRED_TESTS
 
 
 def test_test_names_are_the_librarys():
     assert TEST_NAMES == tuple(t.name for t in PAIRED_TESTS)
-    assert PROTOCOLS == ("full", "users", "sampled_naive", "sampled_corrected")
+    assert PROTOCOLS == ("full", "users", "sampled_naive", "sampled_corrected", "full_ips")
+    # full_ips is asked for by name: a scenario without `protocols` keeps its table
+    assert tuple(SignificanceSpec().protocols) == DEFAULT_PROTOCOLS == PROTOCOLS[:4]
+
+
+def test_ips_metrics_are_the_scenario_metrics_the_mnar_estimators_take():
+    linear = []
+    for name in METRIC_NAMES:
+        try:
+            linear_metric(name)
+        except ValueError:
+            continue
+        linear.append(name)
+    assert tuple(linear) == IPS_METRICS
 
 
 def test_paired_tests_carry_the_resamples_and_pairs_default_to_every_pair():

@@ -90,3 +90,34 @@ def test_user_sampling_on_ray_equals_serial(ray_cluster, tmp_path):
         tables.append({name: pd.read_csv(tmp_path / f"out{i}" / name) for name in ESTIMATOR_OUTPUTS})
     for name in ESTIMATOR_OUTPUTS:
         pd.testing.assert_frame_equal(tables[1][name], tables[0][name], check_exact=True, obj=name)
+
+
+@pytest.mark.slow
+def test_significance_on_ray_equals_serial(ray_cluster, tmp_path):
+    """The [significance] phase (its random tests seeded from each task's seed; every protocol, full_ips too)
+    gives the serial table on Ray, exactly."""
+    import textwrap
+
+    from studies.test_significance import SCENARIO
+
+    section = """
+    tests = ["paired_t", "bootstrap_percentile", "permutation"]
+    protocols = ["full", "users", "sampled_naive", "sampled_corrected", "full_ips"]
+    metrics = ["ndcg"]
+    users = 60
+    negatives = 40
+    resamples = 200
+    """
+    text = textwrap.dedent(SCENARIO.format(section=textwrap.dedent(section))).replace(
+        "replicates = 6", "replicates = 3"
+    )
+    tables = []
+    for i, backend in enumerate((SerialBackend(), ray_cluster)):
+        spec = tmp_path / f"s{i}.toml"
+        spec.write_text(text)
+        sc, path = load_scenario(spec)
+        run_scenario(sc, path, tmp_path / f"out{i}", backend=backend, progress=False, figures=False)
+        tables.append(pd.read_csv(tmp_path / f"out{i}" / "significance.csv"))
+    assert set(tables[0]["protocol"]) == {"full", "users", "sampled_naive", "sampled_corrected", "full_ips"}
+    assert (tables[0]["n_replicates"] == 3).all()
+    pd.testing.assert_frame_equal(tables[1], tables[0], check_exact=True)

@@ -121,3 +121,90 @@ def test_significance_section_refused_before_work(tmp_path, section, needles):
     for needle in needles:
         assert needle in err, err
     assert not out.exists()
+
+
+IPS_SCENARIO = """
+name = "significance-ips"
+seed = 5
+replicates = 10
+
+[population]
+n_users = 1500
+n_items = 200
+
+[[world]]
+name = "ibp-pop"
+preference = { model = "ibp", alpha = 80.0, c = 1.0, sigma = 0.5 }
+observation = { sampler = "popularity", profile = { model = "pareto", m_low = 3, alpha = 1.5, m_high = 20 } }
+
+[evaluation]
+n = 10
+metrics = ["precision"]
+recommenders = [{ kind = "oracle" }, { kind = "popular" }]
+
+[significance]
+tests = ["paired_t"]
+protocols = ["full", "full_ips"]
+"""
+
+
+@pytest.mark.slow
+def test_ips_corrected_significance_is_right_where_observed_significance_is_wrong(tmp_path):
+    """A popularity world where every user likes many items: on the observed test items Popular looks better
+    than Oracle (its popular items are the ones observed), while Oracle is truly better by 0.30 precision. The
+    observed protocol is significant in the wrong direction in 10 of 10 replicates; the IPS-corrected one (the
+    world's propensities) is never significant the wrong way, and whenever significant it is right: the Wilson
+    95% intervals of type III and of P(right | significant) do not overlap (fixed seed)."""
+    sc = tmp_path / "ips.toml"
+    sc.write_text(IPS_SCENARIO)
+    code, _, err = _run(sc, tmp_path / "out")
+    assert code == 0, err
+    t = pd.read_csv(tmp_path / "out" / "significance.csv").set_index("protocol")
+    full, ips = t.loc["full"], t.loc["full_ips"]
+    assert full["truth"] == ips["truth"] == "A > B"  # the same truth: Oracle better
+    assert full["true_difference"] == ips["true_difference"]
+    assert full["mean_observed_difference"] < 0 < ips["mean_observed_difference"]
+    assert full["type_iii_count"] == 10 and ips["type_iii_count"] == 0
+    assert full["type_iii_low"] > ips["type_iii_high"]
+    assert ips["right_given_significant_n"] > 0 and ips["right_given_significant"] == 1.0
+    assert ips["right_given_significant_low"] > full["right_given_significant_high"]
+
+
+def test_full_ips_needs_metrics_linear_in_the_relevance(tmp_path):
+    sc = tmp_path / "sc.toml"
+    sc.write_text(
+        textwrap.dedent(SCENARIO.format(section='protocols = ["full_ips"]')).replace(
+            'metrics = ["precision", "ndcg"]', 'metrics = ["precision", "reciprocal_rank"]'
+        )
+    )
+    out = tmp_path / "out"
+    code, _, err = _run(sc, out)
+    assert code == 2, err
+    assert "significance.protocols: 'full_ips' needs metrics linear in the relevance" in err
+    assert "['reciprocal_rank']" in err and "Traceback" not in err and not out.exists()
+
+
+def test_the_memory_estimate_counts_the_significance_phase(tmp_path):
+    """The phase's task (its replicate regenerated, the per-user arrays, the tests' 32 MiB of resampling chunks)
+    is a kind of task of its own: a limit the run alone fits is refused with the section, naming it."""
+    from simrec.config.budget import SIGNIFICANCE_TEST_BYTES, WORKER_BASE, Budget
+    from simrec.config.run import load_scenario
+
+    with_section = _scenario(tmp_path)
+    plain = tmp_path / "plain.toml"
+    plain.write_text(with_section.read_text().split("[significance]")[0])
+    big = Budget(max_memory=2**40)
+    sc, _ = load_scenario(with_section, budget=big)
+    kinds, fixed = sc.memory_needs()
+    world, task = kinds[1]
+    assert world == kinds[0][0]  # the replicate, regenerated
+    # run: 3 recommenders x 2 metrics x 2 truths; the cases: 4 protocols x 1 metric x 3 pairs x 2 recommenders
+    assert task.bytes == 8.0 * 200 * (3 * 2 * 2 + 4 * 1 * 3 * 2) + SIGNIFICANCE_TEST_BYTES
+    assert fixed[1].bytes == 200 * 6 * 4 * 1 * 3 * 4  # BYTES_PER_ROW x tasks x protocols x metrics x pairs x tests
+    limit = WORKER_BASE + 16 * 2**20
+    Budget(max_memory=limit).check(plain, load_scenario(plain, budget=big)[0].memory_needs())  # fits without
+    out = tmp_path / "out"
+    code, _, err = _run(with_section, out, "--max-memory", str(limit))
+    assert code == 2 and not out.exists()
+    assert "too large for the memory limit" in err and "significance: 36 per-user arrays of 200 users" in err
+    assert "change population.n_users, significance.pairs, significance.metrics, significance.protocols" in err
