@@ -170,7 +170,7 @@ def path_problem(path: str | os.PathLike, option: str = "--out", *, folder: bool
     try:
         for part in (path, *path.parents):
             if part.is_dir():
-                return None
+                return _unwritable(part, path, option)
             if part.exists():
                 if part == path and not folder:
                     return None
@@ -182,6 +182,27 @@ def path_problem(path: str | os.PathLike, option: str = "--out", *, folder: bool
                 )
     except OSError as exc:  # e.g. a folder on the path that cannot be searched
         return os_error_line(exc, path, option)
+    return None
+
+
+def _unwritable(folder: Path, path: Path, option: str) -> str | None:
+    """Why nothing can be created in ``folder`` (the nearest existing folder of ``path``), or None.
+
+    A read-only file system (``statvfs``'s ``ST_RDONLY``, which binds root too)
+    or a folder the user may not write into (``os.access``; root passes it).
+    Decision: checked with the other path rules, before any work, so a job
+    whose output cannot be written is refused up front (exit 2) instead of
+    failing when it writes (issue 22: ``--export-presets`` onto a read-only
+    mount ran the whole sweep, then exited 1).
+    """
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:  # no statvfs for it: the write itself will say
+        read_only = False
+    if read_only:
+        return f"{option} {_shown(path)}: the file system is read-only ({_shown(folder)}); choose another {option}"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{option} {_shown(path)}: no permission to write in {_shown(folder)}; choose another {option}"
     return None
 
 

@@ -97,6 +97,37 @@ def test_a_file_on_the_export_path_is_refused_before_the_sweep(tmp_path):
     assert "a name in the path is 300 bytes long" in err and "Choose a shorter --export-presets" in err
 
 
+def test_a_read_only_export_folder_is_refused_before_the_sweep(tmp_path, monkeypatch):
+    """A read-only file system under --export-presets (or --out) is one line, exit 2, before anything runs.
+
+    Found by the issue-22 audit on a read-only tmpfs mount: the sweep ran to the end, then exited 1.
+    ``statvfs`` reports the mount read-only here for the folder the export would go under.
+    """
+    spec = tmp_path / "s.toml"
+    spec.write_text(SWEEP_TOML)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    real = os.statvfs
+
+    class _ReadOnly:
+        def __init__(self, st):
+            self._st = st
+
+        def __getattr__(self, name):
+            return getattr(self._st, name)
+
+        @property
+        def f_flag(self):
+            return self._st.f_flag | os.ST_RDONLY
+
+    monkeypatch.setattr(os, "statvfs", lambda p: _ReadOnly(real(p)) if Path(p) == ro else real(p))
+    for args in (["--out", str(tmp_path / "out"), "--export-presets", str(ro / "p")], ["--out", str(ro / "out")]):
+        code, _, err = invoke(["calibrate", str(spec), "--quiet", *args])
+        _one_line(code, err, "the file system is read-only")
+        assert code == 2, (code, err)
+        assert files_under(tmp_path) == {"s.toml", "ro"}  # nothing created, in ro or beside it
+
+
 def test_a_disk_error_while_exporting_is_one_line_and_keeps_the_users_file(sweep, tmp_path, monkeypatch):
     args, out = sweep
     dest = tmp_path / "mine"
