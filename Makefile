@@ -3,7 +3,8 @@
 #   make test   install into .venv and run the test suite (python -m pytest; slow tests excluded)
 #   make test-all  the whole suite, slow tests included (CI runs both)
 #   make docs   install the docs extra and build the site into docs/_build/html (warnings are errors)
-#   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/; ruff format --check
+#   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/; ruff format --check;
+#               mypy: the type check of simrec/ (its scope: [tool.mypy] in pyproject.toml)
 # PyTorch (needed by LensKit) is installed first, pinned to the CPU build
 # torch==2.13.0, so pip does not resolve a multi-GB CUDA build.
 
@@ -49,6 +50,7 @@ docs: $(BIN)/.docs-installed
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m mypy
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache docs/_build docs/api/generated

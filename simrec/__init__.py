@@ -42,7 +42,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name == "__version__":
         from importlib import metadata
 

@@ -91,7 +91,9 @@ def cached_njit(**options: Any) -> Callable[[Callable[..., Any]], Any]:
     decorated, so the user's own numba functions are not affected.
     """
     import numba
-    from numba.core import config
+    from numba.core import config as _config
+
+    config: Any = _config  # numba sets its settings at import: the type checker does not see them
 
     folder = numba_cache_dir()
 

@@ -38,14 +38,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from simrec._validation import shorten
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["LITERAL_TEXT", "literal_text", "legend_label", "drawing", "plain_log_axis"]
 
 #: The matplotlib settings every simrec figure is drawn with.
-LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
+LITERAL_TEXT: dict[Any, bool] = {"text.parse_math": False, "text.usetex": False}  # (keys: matplotlib's rcParams)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -73,7 +76,7 @@ def literal_text(draw: Callable[P, R]) -> Callable[P, R]:
     return drawn_literally
 
 
-def plain_log_axis(ax, which: str) -> None:
+def plain_log_axis(ax: Axes, which: str) -> None:
     """Put ``ax``'s ``which`` axis (``"x"`` or ``"y"``) on a log scale labelled in plain numbers (``0.1``, ``10``).
 
     Minor ticks stay unlabelled (module docstring: log axes in plain numbers).

@@ -24,7 +24,7 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write(path: str | os.PathLike, writer: Callable[[Path], None]) -> Path:
+def atomic_write(path: str | os.PathLike, writer: Callable[[Path], object]) -> Path:
     """Call ``writer(tmp_path)`` then move ``tmp_path`` onto ``path`` atomically.
 
     The file gets the usual permissions (0666 less the umask), not the private

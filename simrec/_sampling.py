@@ -15,6 +15,7 @@ a = n_items - |excluded| allowed items, then map them to items.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ def row_ids(lens: np.ndarray, dtype: type = np.int64) -> np.ndarray:
     lens = np.asarray(lens, dtype=np.int64)
     ends = np.cumsum(lens)
     n = int(ends[-1]) if len(ends) else 0
-    out = np.zeros(n, dtype=dtype)
+    out: np.ndarray = np.zeros(n, dtype=dtype)
     if n:
         np.add.at(out, ends[:-1][ends[:-1] < n], 1)
         np.cumsum(out, dtype=dtype, out=out)  # (empty rows put several marks at one place)
@@ -133,7 +134,9 @@ def nth_allowed(
     return out
 
 
-def _nth_allowed(excl_rows, excl_vals, n_rows, q_rows, q_j, width) -> np.ndarray:
+def _nth_allowed(
+    excl_rows: np.ndarray, excl_vals: np.ndarray, n_rows: int, q_rows: np.ndarray, q_j: np.ndarray, width: int
+) -> np.ndarray:
     """:func:`nth_allowed` in one pass over all rows."""
     starts = row_starts(excl_rows, n_rows)
     # key_e = row * width + (value - rank), rank = position - starts[row]: one
@@ -231,7 +234,7 @@ class Uniforms:
             return np.right_shift(self.values, np.uint64(64 - bits))
         return np.ldexp(self.values, bits).astype(np.uint64)
 
-    def doubles(self, index: object = ...) -> np.ndarray:
+    def doubles(self, index: Any = ...) -> np.ndarray:
         """The draws ``values[index]`` as the doubles ``rng.random`` gives."""
         v = self.values[index]
         return (v >> np.uint64(11)) * (1.0 / 9007199254740992.0) if self.raw else v
@@ -386,7 +389,9 @@ def group_ranks(rows: np.ndarray) -> np.ndarray:
     return at - np.maximum.accumulate(np.where(head, at, 0))
 
 
-def _permutation_prefixes(rows: np.ndarray, k: np.ndarray, a: np.ndarray, rng: np.random.Generator):
+def _permutation_prefixes(
+    rows: np.ndarray, k: np.ndarray, a: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows with ``2 k > a``: the first k entries of a random permutation of [0, a) each.
 
     Returns ``(rows, vals, ranks)`` of :func:`sample_distinct_chunks`.

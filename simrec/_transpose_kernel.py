@@ -99,8 +99,8 @@ def pattern_to_csr(col_ptr: np.ndarray, rows: np.ndarray, n_rows: int, dtype: ty
     indices : ndarray of ``dtype``, shape (nnz,)
         Each row's columns, ascending.
     """
-    indptr = np.empty(n_rows + 1, dtype=dtype)
-    indices = np.empty(len(rows), dtype=dtype)
+    indptr: np.ndarray = np.empty(n_rows + 1, dtype=dtype)
+    indices: np.ndarray = np.empty(len(rows), dtype=dtype)
     if n_rows >= 2**16 << _SHIFT:  # a row within its bucket must fit in uint16
         raise ValueError(f"`n_rows` must be below {2**16 << _SHIFT}; got {n_rows}")
     _fill(np.asarray(col_ptr), np.asarray(rows), _SHIFT, indptr, indices)

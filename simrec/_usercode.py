@@ -36,6 +36,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from typing import Literal
 
 __all__ = ["UserCodeError", "describe", "signals_marked", "user_code"]
 
@@ -79,7 +80,7 @@ def signals_marked() -> Iterator[Callable[[], bool]]:
         handler = signal.getsignal(sig)
         if callable(handler):
 
-            def marked(signum: int, frame: object, _handler=handler) -> None:
+            def marked(signum: int, frame: object, _handler: Callable[..., object] = handler) -> None:
                 got.append(signum)
                 _handler(signum, frame)
 
@@ -115,7 +116,7 @@ class user_code:
         self._marks = signals_marked()
         self._signalled = self._marks.__enter__()
 
-    def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
+    def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None, tb: object) -> Literal[False]:
         # a class, not a generator: contextlib would hand a StopIteration raised by user code back unchanged
         signalled = self._signalled()
         if self._marks is not None:

@@ -41,12 +41,24 @@ from __future__ import annotations
 import sys
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.progress import TaskID
+
+    from .calibration.sweep import CellResult
+    from .config.budget import Budget
+    from .interactions import Interactions
+    from .studies.assess import AssessOutcome
+    from .studies.run import RunOutcome
+    from .studies.stress import StressOutcome
+    from .tasks import Backend
 
 app = typer.Typer(
     add_completion=False,
@@ -112,7 +124,7 @@ def _say(message: str = "", err: bool = False) -> None:
     _LOG["lines"].append(message)
 
 
-def _fail(message: str, code: int = 2) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     _say(f"simrec: error: {message}", err=True)
     raise typer.Exit(code=code)
 
@@ -150,7 +162,14 @@ def _main(
     provenance.begin_command(_ARGV["args"] if _ARGV["args"] is not None else [str(ctx.invoked_subcommand), "..."])
     shown = warnings.showwarning
 
-    def show_and_log(message, category, filename, lineno, file=None, line=None):  # Python's warnings, for run.log
+    def show_and_log(  # Python's warnings, for run.log
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
         _LOG["lines"].append(f"{category.__name__}: {message}")
         shown(message, category, filename, lineno, file, line)
 
@@ -163,7 +182,7 @@ def _main(
     ctx.call_on_close(close)  # runs last: the callbacks a job adds (its run.log) run first
 
 
-def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str | None):
+def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str | None) -> Budget:
     """The memory budget of a job from its options (exit 2 for a bad ``--max-memory``).
 
     Workers on this machine: ``--jobs`` for local processes or a local Ray
@@ -180,7 +199,7 @@ def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str
     return Budget(limit, local_workers)
 
 
-def _announce(work, jobs: int, *, parallel: bool = True) -> None:
+def _announce(work: Any, jobs: int, *, parallel: bool = True) -> None:
     """Say on stderr how long a job expected to take over a minute should take (:mod:`simrec.config.cost`).
 
     Decision (issue 28): printed before any work starts, also with ``--quiet``
@@ -196,7 +215,7 @@ def _announce(work, jobs: int, *, parallel: bool = True) -> None:
 
 
 @contextmanager
-def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[object]:
+def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[Backend]:
     """The task backend the options ask for (closed after the job); bad options fail with exit 2."""
     from .tasks import BackendError, make_backend
 
@@ -359,7 +378,7 @@ def run(
     _figures_failed(outcome)
 
 
-def _figures_failed(outcome) -> None:
+def _figures_failed(outcome: RunOutcome | StressOutcome | AssessOutcome) -> None:
     """Exit 1 (a fault) when figures could not be drawn: the job is complete and its tables written (simrec._figures)."""
     if outcome.figure_failures:
         _fail(
@@ -375,7 +394,7 @@ def _print_warnings(warnings: tuple[str, ...]) -> None:
         _say(f"simrec: warning: {w}", err=True)
 
 
-def _print_run_summary(outcome, n: int) -> None:
+def _print_run_summary(outcome: RunOutcome, n: int) -> None:
     """The mean error table; ``n`` is the list length N (headers say Precision@50, as the figures do).
 
     Metrics and worlds are named by :mod:`simrec.labels`, as in the figures and the assessment report.
@@ -448,7 +467,7 @@ def stress(
     _figures_failed(outcome)
 
 
-def _stress_summary_frame(outcome):
+def _stress_summary_frame(outcome: StressOutcome) -> tuple[pd.DataFrame, int]:
     """Mean |relative error| at K = 10 per (scheme, n, estimator, metric), with the winner share."""
     import pandas as pd
 
@@ -465,7 +484,7 @@ def _stress_summary_frame(outcome):
     return pd.DataFrame(table), k
 
 
-def _stress_summary_notes(frame) -> list[str]:
+def _stress_summary_notes(frame: pd.DataFrame) -> list[str]:
     """Footnotes for what a reader of the stress summary would otherwise stumble on (—, huge errors)."""
     import numpy as np
 
@@ -492,7 +511,7 @@ def _stress_summary_notes(frame) -> list[str]:
     return notes
 
 
-def _interval_notes(coverage) -> list[str]:
+def _interval_notes(coverage: pd.DataFrame | None) -> list[str]:
     """The footnote naming the estimators whose bootstrap intervals are known not to cover (runs with n_boot)."""
     if coverage is None or not len(coverage) or "coverage_known_to_fail" not in coverage:
         return []
@@ -506,7 +525,7 @@ def _interval_notes(coverage) -> list[str]:
     ]
 
 
-def _print_stress_summary(outcome) -> None:
+def _print_stress_summary(outcome: StressOutcome) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -710,7 +729,7 @@ def _ranks_failed(name: str, exc: Exception) -> None:
 
 
 @contextmanager
-def _ranks_progress(enabled: bool) -> Iterator:
+def _ranks_progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
     """``show(name, done, total)``: one progress bar per recommender (users scored)."""
     if not enabled:
         yield lambda name, done, total: None
@@ -724,7 +743,7 @@ def _ranks_progress(enabled: bool) -> Iterator:
         TextColumn("users"),
         TimeElapsedColumn(),
     )
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
     bar.start()
     try:
 
@@ -783,7 +802,7 @@ def calibrate(
     _announce(sweep.work(spec, n_calls), budget.workers)
     done = {"n": 0}
 
-    def on_cell(cell) -> None:
+    def on_cell(cell: CellResult) -> None:
         done["n"] += 1
         if not quiet:
             searched = _search_note(cell)
@@ -878,7 +897,7 @@ def _trial_progress(out: Path, total: int, enabled: bool, every: float = 1.0) ->
         bar.stop()
 
 
-def _search_note(cell) -> str:
+def _search_note(cell: CellResult) -> str:
     """Where a calibrated cell's best trial is, what "refused" trials are, and what was resumed, in words."""
     n = cell.n_trials
     note = f"at trial {cell.best.index} (0-based, as in trials.jsonl) of {n}"
@@ -1037,7 +1056,7 @@ def datasets_describe(
     typer.echo(describe(inter).to_text())
 
 
-def _read_dataset(path: Path, kind: str | None, timestamps: bool, **options):
+def _read_dataset(path: Path, kind: str | None, timestamps: bool, **options: Any) -> tuple[Interactions, Any]:
     """A dataset named on the command line, and its pairs' timestamps (None unless asked); exit 2 if unreadable."""
     from .config import ScenarioError
     from .config.datasets import DatasetSpec

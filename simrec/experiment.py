@@ -9,8 +9,9 @@ generators, recommenders and metrics together.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,8 @@ __all__ = [
     "true_gains",
     "RESULT_COLUMNS",
 ]
+
+T = TypeVar("T")
 
 #: Columns of the tidy result frame, in order.
 RESULT_COLUMNS = [
@@ -292,7 +295,7 @@ def replicate_data(world: World, evaluation: Evaluation, seed: np.random.SeedSeq
     return ReplicateData(truth, obs, split, true_rel, evaluated, rngs)
 
 
-def _quietly(fn, *args, **kwargs):
+def _quietly(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Call a metric with undefined-value warnings silenced: the replicate
     counts undefined users itself (``n_undefined``)."""
     with warnings.catch_warnings():
@@ -375,8 +378,8 @@ def run_replicate(
         "observed": sp.csr_array(split.test.matrix[evaluated]),
         "true": sp.csr_array(true_rel[evaluated]),
     }
-    score_metrics = [m for m in evaluation.metrics if m.needs_scores]
-    list_metrics = [m for m in evaluation.metrics if not m.needs_scores]
+    score_metrics = [cast(_metrics.RankingMetric, m) for m in evaluation.metrics if m.needs_scores]
+    list_metrics = [cast(_metrics.ListMetric, m) for m in evaluation.metrics if not m.needs_scores]
     # a graded truth (the LDA truth's like counts): the recommenders get the true relevance with
     # its gains (only Oracle(ties="item_id"), the authors' Oracle, reads them), and so does a list
     # metric that reads gains (ndcg_lenskit07, the thesis code's reading); observed relevance stays
@@ -435,10 +438,10 @@ def run_replicate(
                     for kind, v in zip(rel_sets, _quietly(m.per_user_many, block, rel_blocks)):
                         parts[m.name, kind].append(v)
             values.update({key: np.concatenate(v) if v else np.empty(0) for key, v in parts.items()})
-        for m in (m.name for m in evaluation.metrics):
+        for name in (m.name for m in evaluation.metrics):
             for kind in rel_sets:
-                vals = values[m, kind]
-                per_user[rec.name, m, kind] = vals
+                vals = values[name, kind]
+                per_user[rec.name, name, kind] = vals
                 ok = ~np.isnan(vals)
                 mean = float(vals[ok].mean()) if ok.any() else float("nan")
                 rows.append(
@@ -448,7 +451,7 @@ def run_replicate(
                         world.preference_label,
                         world.observation_label,
                         rec.name,
-                        m,
+                        name,
                         kind,
                         mean,
                         int(ok.sum()),

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
     import pandas as pd
 
 __all__ = ["Interactions"]
@@ -265,7 +266,7 @@ class Interactions:
             g /= np.repeat(top, counts[full])
         return g
 
-    def gain_matrix(self, dtype: type | None = None) -> sp.csr_array:
+    def gain_matrix(self, dtype: npt.DTypeLike | None = None) -> sp.csr_array:
         """The matrix with each pair's gain as its value (1 where :attr:`gains` is None), shape (n_users, n_items).
 
         ``dtype`` defaults to that of the gains (of the binary matrix when there are none).

@@ -200,7 +200,8 @@ def _previous_manifest(path: Path) -> dict[str, Any]:
     """The manifest of an existing run folder, checked to be simrec's (RunDirError otherwise)."""
     try:
         prev = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError) as exc:  # ValueError: JSONDecodeError, UnicodeDecodeError
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, UnicodeDecodeError
+        # RecursionError: JSON nested deeper than Python's recursion limit ('[' * 100_000)
         reason = _shown(f"{type(exc).__name__}: {exc}")
         raise RunDirError(f"{_shown(path)}: unreadable manifest ({reason}); use a new --out folder") from None
     if not isinstance(prev, dict):

@@ -164,8 +164,11 @@ def arrays_digest(arrays: Mapping[str, np.ndarray]) -> str:
 class Codec(Protocol):
     """How a kind of shard content is written, read and digested."""
 
-    suffix: str
-    what: str
+    @property
+    def suffix(self) -> str: ...
+
+    @property
+    def what(self) -> str: ...
 
     def digest(self, content: Any) -> str: ...
 
@@ -218,7 +221,8 @@ class ArraysCodec:
         if _NPZ_MEMBER in content:
             raise ValueError(f"`{_NPZ_MEMBER}` is reserved for the shard's identity record")
         with open(path, "wb") as fh:
-            np.savez(fh, **content, **{_NPZ_MEMBER: np.array(identity)})
+            arrays: dict[str, Any] = {**content, _NPZ_MEMBER: np.array(identity)}
+            np.savez(fh, **arrays)
 
     def read_identity(self, path: Path) -> str | None:
         with np.load(path, allow_pickle=False) as z:

@@ -492,3 +492,46 @@ def test_a_shipped_scenario_of_the_other_kind_names_its_command(tmp_path, comman
     code, _, err = invoke([command, name, "--out", str(tmp_path / "out")])
     _assert_clean_error(code, err, "this is a shipped", hint)
     assert not (tmp_path / "out").exists()
+
+
+# -- one line per value refused (issue 22 audit) ----------------------------------------------------
+def test_a_value_refused_by_every_member_of_a_union_is_one_problem(tmp_path):
+    """A ``params`` value given as a table is refused by each member of the value union (number, integer,
+    string, boolean, list): one problem line naming the key, not five lines ending in pydantic's type names
+    (``params.score.float``, ``params.score.int``, ...). Two such values stay two problems. Found by the issue-22
+    audit (``scorer = "scipy.io:savemat"``, ``params = { mdict = {} }``: five lines)."""
+    rec = 'recommenders = [{ kind = "oracle" }, { kind = "popular" }]'
+    one = _write(
+        tmp_path,
+        _edit(RUN_TOML, rec, 'recommenders = [{ kind = "lenskit", algorithm = "popular", params = { score = {} } }]'),
+    )
+    code, _, err = invoke(["run", str(one), "--out", str(tmp_path / "o"), "--quiet"])
+    assert code == 2 and "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and "(1 problem)" in lines[0], err
+    assert lines[1].startswith("  evaluation.recommenders[0].params.score: Input should be a valid number"), err
+    assert "a valid list" in lines[1] and ".float" not in err and ".int:" not in err, err
+    two = _write(
+        tmp_path,
+        _edit(
+            RUN_TOML,
+            rec,
+            'recommenders = [{ kind = "lenskit", algorithm = "popular", params = { score = {}, x = {} } }]',
+        ),
+        "two.toml",
+    )
+    code, _, err = invoke(["run", str(two), "--out", str(tmp_path / "o"), "--quiet"])
+    assert code == 2 and "(2 problems)" in err and len(err.strip().splitlines()) == 3, err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "stress", "assess", "calibrate"])
+@pytest.mark.parametrize("text", ["", "# only a comment\n\n"])
+def test_a_file_without_keys_is_one_line(tmp_path, command, text):
+    """An empty scenario file (or comments only) is one line saying so, exit 2, nothing created. Before: one
+    'required key is missing' line per key of the schema (six for a run scenario). Found by the issue-22 audit."""
+    path = _write(tmp_path, text)
+    code, _, err = invoke([command, str(path), "--out", str(tmp_path / "o"), "--quiet"])
+    _assert_clean_error(code, err, str(path), "holds no keys")
+    assert err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()

@@ -103,6 +103,19 @@ def test_version():
     assert res.exit_code == 0 and res.output.splitlines()[0].startswith(f"simrec {simrec.__version__}")
 
 
+def test_python_m_simrec_is_the_simrec_command(monkeypatch, capsys):
+    """``python -m simrec`` runs :func:`simrec.cli.main` (before: "No module named simrec.__main__")."""
+    import runpy
+
+    import simrec
+
+    monkeypatch.setattr("sys.argv", ["simrec", "--version"])
+    with pytest.raises(SystemExit) as info:
+        runpy.run_module("simrec", run_name="__main__", alter_sys=True)
+    out = capsys.readouterr().out
+    assert info.value.code == 0 and out.splitlines()[0].startswith(f"simrec {simrec.__version__}"), out
+
+
 def test_calibrate_lines_explain_refused_and_resumed_trials():
     from types import SimpleNamespace
 

@@ -256,7 +256,10 @@ def test_a_scenario_grown_past_the_limit_after_validation_loses_nothing(tmp_path
         (b'{"digest": "4e9b", "kind": ["run"]}', "not a simrec manifest (no 'kind' text)"),
         (b'{"digest": "\xff"}', "unreadable manifest (UnicodeDecodeError"),
         (b'{"digest": ', "unreadable manifest (JSONDecodeError"),
+        # nested deeper than Python's recursion limit (issue 22 audit; before: 'internal error: RecursionError')
+        (b"[" * 100_000 + b"]" * 100_000, "unreadable manifest (RecursionError"),
     ],
+    ids=lambda v: v[:24] if isinstance(v, bytes) else None,
 )
 def test_a_manifest_that_is_not_simrecs_is_one_line(tmp_path, content, reason):
     spec = _write(tmp_path, RUN_TOML)

@@ -31,6 +31,9 @@ stress tables do not say (results written before the column existed).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -174,7 +177,7 @@ def recommend(best: pd.DataFrame, metrics: list[str], *, max_rel_rmse: float = 0
     return out
 
 
-def interval_fails(row) -> bool:
+def interval_fails(row: Mapping[str, Any]) -> bool:
     """True when an advice or estimators row marks its estimator's interval as known to fail (NA: False)."""
     v = row.get("coverage_known_to_fail")
     return False if v is None or pd.isna(v) else bool(v)

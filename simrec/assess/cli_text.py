@@ -8,13 +8,14 @@ the terminal and the page cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from simrec.assess.advice import interval_fails, known_to_fail_note
 
 __all__ = ["assessment_lines", "print_assessment", "interval_fails", "known_to_fail_note"]
 
 
-def assessment_lines(outcome) -> list[str]:
+def assessment_lines(outcome: Any) -> list[str]:  # a simrec.studies.AssessOutcome (library code never imports studies)
     """The bottom line of an :class:`~simrec.studies.AssessOutcome`, then the work done and the report's path."""
     lines = [] if outcome.bottom_line is None else outcome.bottom_line.lines()
     lines.append(
@@ -24,7 +25,7 @@ def assessment_lines(outcome) -> list[str]:
     return lines
 
 
-def print_assessment(outcome, echo: Callable[[str], None]) -> None:
+def print_assessment(outcome: Any, echo: Callable[[str], None]) -> None:
     """Print :func:`assessment_lines` with ``echo``."""
     for line in assessment_lines(outcome):
         echo(line)

@@ -20,6 +20,7 @@ not look like a +0.27 one beside it). Images are cut to their drawn content
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,7 +33,7 @@ __all__ = ["error_figure", "ranking_figure", "estimator_figure"]
 _COMPONENTS = (("missing data", "tab:blue"), ("sampling", "tab:orange"), ("total", "tab:red"))
 
 
-def _png(fig) -> bytes:
+def _png(fig: Any) -> bytes:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
@@ -41,7 +42,7 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
-def _axes(n_panels: int, width: float = 4.2, height: float = 3.2, *, sharey: bool = False):
+def _axes(n_panels: int, width: float = 4.2, height: float = 3.2, *, sharey: bool = False) -> tuple[Any, Any]:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -79,7 +79,7 @@ def format_value(v: object) -> str:
     if isinstance(v, float):
         return format_number(v)
     try:
-        if pd.isna(v):  # type: ignore[arg-type]
+        if pd.isna(v):
             return NOT_AVAILABLE
     except (TypeError, ValueError):
         pass

@@ -44,7 +44,7 @@ def check_key(check: str) -> str:
 
 
 def _yes_no(v: object) -> str:
-    return NOT_AVAILABLE if v is None or pd.isna(v) else ("yes" if bool(v) else "no")  # type: ignore[arg-type]
+    return NOT_AVAILABLE if v is None or pd.isna(v) else ("yes" if bool(v) else "no")
 
 
 def _world(name: object) -> str:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from .space import Dim
 
 __all__ = ["gp_propose"]
 
 
-def _to_skopt(dims: Sequence[Dim]):
+def _to_skopt(dims: Sequence[Dim]) -> list[Any]:
     from skopt.space import Integer, Real
 
     out = []

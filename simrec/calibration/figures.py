@@ -8,6 +8,7 @@ user-user cosine similarity (mass per cosine bin).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from .._io import atomic_write
 from .._random import task_seed
 from ..stats import STATISTICS, KeyStatistics, kl_by_statistic
 from .search import Trial
+
+if TYPE_CHECKING:
+    from .objective import Objective
 
 __all__ = ["plot_statistics", "plot_cell"]
 
@@ -73,7 +77,7 @@ def plot_statistics(reference: KeyStatistics, simulated: KeyStatistics, path: st
     return out
 
 
-def plot_cell(objective, trial: Trial, search_seed: int, path: str | Path) -> Path:
+def plot_cell(objective: Objective, trial: Trial, search_seed: int, path: str | Path) -> Path:
     """Re-run the logged ``trial`` of a search (same seed) and plot it against the reference."""
     seed = task_seed(search_seed, trial.index).spawn(2)[1]
     _, stats = objective.statistics_at(trial.params, seed)

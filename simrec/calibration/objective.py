@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._random import as_generator
+from .._random import RNGLike, as_generator
 from .._validation import SizeLimitError, check_choice, check_int
 from ..interactions import Interactions
 from ..observation import observe
@@ -134,7 +134,7 @@ class CalibrationTarget:
 
     @classmethod
     def from_interactions(
-        cls, name: str, inter: Interactions, rng=0, *, max_pairs: int = 1_000_000, statistics: str = "thesis"
+        cls, name: str, inter: Interactions, rng: RNGLike = 0, *, max_pairs: int = 1_000_000, statistics: str = "thesis"
     ) -> CalibrationTarget:
         """Bins and statistics of a reference dataset (``statistics``: one of :data:`STATISTICS_VARIANTS`).
 
@@ -216,7 +216,7 @@ class Objective:
         if self.objective == ALGORITHM_RESPONSE and self.target.response is None:
             raise ValueError("objective 'algorithm_response' needs the target's `response` (the real data's)")
 
-    def simulate(self, params: dict[str, float], rng) -> Interactions:
+    def simulate(self, params: dict[str, float], rng: RNGLike) -> Interactions:
         """The observed data of one simulation at ``params``."""
         gen = as_generator(rng)
         pref, profile, sampler = self.cell.models(params, self.target.shape)
@@ -242,8 +242,8 @@ class Objective:
             return observed, kl_by_statistic(self.target.reference, stats)
         gen = as_generator(seed)
         observed = self.simulate(params, gen)
-        stats = authors_code_statistics(observed, gen, reference=self.target.code_reference)
-        return observed, kl_by_statistic_authors_code(self.target.code_reference, stats)
+        code_stats = authors_code_statistics(observed, gen, reference=self.target.code_reference)
+        return observed, kl_by_statistic_authors_code(self.target.code_reference, code_stats)
 
     def __call__(self, params: dict[str, float], seed: np.random.SeedSequence) -> TrialOutcome:
         try:

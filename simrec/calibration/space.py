@@ -15,9 +15,12 @@ the GP a penalty (see :mod:`simrec.calibration.objective`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..interactions import Interactions
 
 __all__ = ["Dim", "ReferenceShape", "Cell", "sample_points"]
 
@@ -59,7 +62,7 @@ class ReferenceShape:
     profile_log_sd: float = 1.0
 
     @classmethod
-    def of(cls, inter) -> ReferenceShape:
+    def of(cls, inter: Interactions) -> ReferenceShape:
         sizes = inter.user_counts()
         pos = sizes[sizes > 0]
         log_sd = float(np.log(pos).std()) if len(pos) > 1 else 0.0

@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..stats import STATISTICS
 from .denoise import Denoised
 from .objective import ALGORITHM_RESPONSE, AVERAGE_LOSS, SUM_KL, Objective, objective_column
-from .search import SearchResult, Trial, gp_search
+from .search import SearchResult, Trial, TrialOutcome, gp_search
 
 __all__ = [
     "CellResult",
@@ -116,7 +117,7 @@ class _WithFixed:
     objective: Objective
     fixed: dict[str, float]
 
-    def __call__(self, params: dict[str, float], seed):
+    def __call__(self, params: dict[str, float], seed: np.random.SeedSequence) -> TrialOutcome:
         return self.objective({**self.fixed, **params}, seed)
 
 

@@ -82,11 +82,13 @@ def read_toml(path: Path) -> dict[str, Any]:
     The file is bounded before it is read (:mod:`simrec._inputs`): a folder,
     a FIFO, a device, a file over the TOML size limit (1 MiB unless
     ``SIMREC_MAX_TOML_SIZE`` says otherwise) or nesting deeper than
-    :data:`~simrec._inputs.MAX_TOML_DEPTH` levels is refused with one line.
+    :data:`~simrec._inputs.MAX_TOML_DEPTH` levels is refused with one line,
+    and so is a file that holds no key at all (empty, or comments only: one
+    line rather than one "required key is missing" per key of the schema).
     """
     try:
         data = read_input(path, "toml", "a TOML file")
-        return parse_toml(data.decode("utf-8"), str(path))
+        tables = parse_toml(data.decode("utf-8"), str(path))
     except InputFileError as exc:
         raise ScenarioError(str(exc)) from None
     except FileNotFoundError:
@@ -101,6 +103,9 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ScenarioError(f"{path}: is a folder; expected a TOML file") from None
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
+    if not tables:
+        raise ScenarioError(f"{path}: holds no keys (empty, or comments only); expected a TOML file with its tables")
+    return tables
 
 
 def _fmt_loc(loc: tuple[Any, ...]) -> str:
@@ -121,11 +126,47 @@ def _fmt_loc(loc: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
+def _one_per_value(errors: list[Any]) -> list[Any]:
+    """pydantic's errors, one per value: the branches of a union that each refused the same value become one.
+
+    pydantic reports a value refused by every member of a union (a ``params`` value given as a table: number,
+    integer, string, boolean, list) once per member, each under a location ending in the member's name
+    (``params.mdict.float``, ``params.mdict.int``, ...). Consecutive errors at the same location but its last
+    part, about the same input object, with different messages, are those branches: they are merged into one
+    error at the value's own location whose message lists what each member expected (issue 22: one line per
+    bad value).
+    """
+    out: list[Any] = []
+    i = 0
+    while i < len(errors):
+        j = i + 1
+        e = errors[i]
+        while (
+            j < len(errors)
+            and len(e["loc"]) > 0
+            and isinstance(e["loc"][-1], str)
+            and tuple(errors[j]["loc"][:-1]) == tuple(e["loc"][:-1])
+            and isinstance(errors[j]["loc"][-1], str)
+            and errors[j].get("input") is e.get("input")
+            and errors[j]["msg"] not in {x["msg"] for x in errors[i:j]}
+        ):
+            j += 1
+        if j - i < 2:
+            out.append(e)
+        else:
+            wanted = [x["msg"].removeprefix("Input should be ") for x in errors[i:j]]
+            msg = "Input should be " + ", ".join(wanted[:-1]) + " or " + wanted[-1]
+            out.append({**e, "loc": tuple(e["loc"][:-1]), "msg": msg, "type": "union"})
+        i = j
+    return out
+
+
 def format_validation(path: Path, err: ValidationError, what: str = "scenario") -> str:
-    """One message for every problem pydantic found in the file at ``path``."""
-    n = err.error_count()
+    """One message for every problem pydantic found in the file at ``path`` (one line per value refused)."""
+    errors = _one_per_value(list(err.errors()))
+    n = len(errors)
     lines = [f"{path}: invalid {what} ({n} problem{'s' if n > 1 else ''}):"]
-    for e in err.errors():
+    for e in errors:
         loc = _fmt_loc(tuple(e["loc"]))
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
@@ -48,7 +48,7 @@ class DatasetSpec(Strict):
     sep: str | None = Field(default=None, min_length=1)
 
     @classmethod
-    def from_options(cls, path: str | Path, kind: str | None = None, **options) -> DatasetSpec:
+    def from_options(cls, path: str | Path, kind: str | None = None, **options: Any) -> DatasetSpec:
         """The spec of a dataset named on the command line (``simrec datasets describe``); options left
         None keep their defaults; ScenarioError naming the option for a bad one."""
         from pydantic import ValidationError
@@ -91,7 +91,7 @@ class DatasetSpec(Strict):
         inter = load_dataset(data, kind=self.format, **self._options())
         return k_core(inter, self.k_core) if self.k_core else inter
 
-    def read_timestamped(self, data: str | Path):
+    def read_timestamped(self, data: str | Path) -> tuple[Interactions, Any]:
         """:meth:`read`, and each stored pair's latest timestamp (:func:`simrec.datasets.load_timestamped`).
 
         Raises

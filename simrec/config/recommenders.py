@@ -260,7 +260,8 @@ class LensKitSpec(BaseRecommenderSpec):
         return import_component(str(self.scorer), self._base)
 
     def build(self) -> LensKitRecommender:
-        return LensKitRecommender(self.component_class(), name=self.label, **dict(self.params))
+        params: dict[str, Any] = dict(self.params)
+        return LensKitRecommender(self.component_class(), name=self.label, **params)
 
     def check(self, where: str, base: Path | None = None) -> tuple[list[str], str | None]:
         """Problems of the scorer and its parameters, each with its key path (e.g. ``...params.k``), checked

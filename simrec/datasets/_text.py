@@ -70,7 +70,7 @@ def open_text(path: Path) -> IO[str]:
         if not gzipped:
             return io.TextIOWrapper(fh, encoding="utf-8", errors="strict")
         gz = gzip.GzipFile(fileobj=fh, mode="rb")
-        gz.myfileobj = fh  # GzipFile closes the file it opened itself (myfileobj): this one too
+        gz.myfileobj = fh  # type: ignore[assignment]  # typeshed says FileIO; GzipFile closes the file it opened itself (myfileobj): this one too
         return io.TextIOWrapper(gz, encoding="utf-8", errors="strict")
     except BaseException:
         fh.close()

@@ -100,7 +100,9 @@ def binarize_events(
     return inter, t[last]  # unique keys ascending = the CSR's (row, item) order
 
 
-def _codes(users: ArrayLike, items: ArrayLike, ratings: ArrayLike | None, min_rating: float | None):
+def _codes(
+    users: ArrayLike, items: ArrayLike, ratings: ArrayLike | None, min_rating: float | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Checked, filtered records as integer codes: (user codes, item codes, user ids, item ids, kept mask or None)."""
     u = np.asarray(users)
     i = np.asarray(items)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -139,7 +140,16 @@ def _numbers(p: Path, df: pd.DataFrame, col: str, unit: str, what: str) -> np.nd
     return vals.to_numpy(np.float64)
 
 
-def _records(path, *, user_col, item_col, rating_col, min_rating, sep, timestamp_col=None):
+def _records(
+    path: str | os.PathLike,
+    *,
+    user_col: str,
+    item_col: str,
+    rating_col: str | None,
+    min_rating: float | None,
+    sep: str | None,
+    timestamp_col: str | None = None,
+) -> tuple[Path, pd.DataFrame, np.ndarray | None, Any]:  # (timestamps: None without timestamp_col)
     """The validated records of a pairs table: (path, frame, ratings or None, timestamps or None)."""
     if min_rating is not None and rating_col is None:
         raise ValueError(f"`min_rating` needs `rating_col`; got rating_col=None with min_rating={min_rating}")

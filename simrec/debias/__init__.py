@@ -170,7 +170,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     # lazy: simrec.debias.sampled imports simrec.sampling, which ``simrec run`` (the harness's command) does not need
     if name == "WeightedSampledRanks":
         from simrec.debias.sampled import WeightedSampledRanks

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,7 +42,7 @@ def as_relevance(relevant: object, n_users: int | None, name: str = "relevant") 
     """Return ``relevant`` as a canonical binary csr_array (copying only if needed)."""
     if isinstance(relevant, Interactions):
         rel = relevant.matrix
-    elif sp.issparse(relevant) and relevant.format == "csr":
+    elif sp.issparse(relevant) and getattr(relevant, "format", None) == "csr":
         rel = relevant if isinstance(relevant, sp.csr_array) else sp.csr_array(relevant)
     else:
         raise TypeError(f"`{name}` must be a scipy.sparse CSR array or an Interactions; got {type(relevant).__name__}")
@@ -345,7 +346,7 @@ def finish(
     return values
 
 
-def user_blocks(n_users: int, n_cols: int, budget: int | None = None):
+def user_blocks(n_users: int, n_cols: int, budget: int | None = None) -> Iterator[slice]:
     """Slices of consecutive users whose dense (rows x n_cols) block fits ``budget``."""
     step = max(1, (BLOCK_ELEMENTS if budget is None else budget) // max(n_cols, 1))
     for start in range(0, n_users, step):

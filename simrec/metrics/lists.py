@@ -33,6 +33,7 @@ real length, where simrec uses the nominal N).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -66,7 +67,7 @@ __all__ = [
     "relevant_positions",
 ]
 
-Relevance = sp.csr_array | Interactions
+Relevance: TypeAlias = "sp.csr_array | Interactions"
 
 
 class _Gains:

@@ -69,9 +69,17 @@ class RankingMetric:
     #: Whether :meth:`AUC.per_user_ranked` exists: the metric needs only the relevant items' mid-ranks.
     from_ranks: ClassVar[bool] = False
 
+    def per_user(self, scores: np.ndarray, relevant: object) -> np.ndarray:
+        """The metric of each user's full ranking by ``scores`` against ``relevant``, shape (n_users,)."""
+        raise NotImplementedError(f"{type(self).__name__} must define per_user")
+
     def per_user_many(self, scores: np.ndarray, relevants: Sequence) -> list[np.ndarray]:
         """``[self.per_user(scores, r) for r in relevants]``, sharing work across relevance sets where it can."""
         return [self.per_user(scores, r) for r in relevants]
+
+    def per_user_ranked(self, ranks: Sequence[sp.csr_array], n_candidates: np.ndarray) -> list[np.ndarray]:
+        """The metric from the relevant items' mid-ranks, one array per relevance set (when :attr:`from_ranks`)."""
+        raise NotImplementedError(f"{type(self).__name__} needs the scores (from_ranks is False)")
 
 
 @dataclass(frozen=True)
@@ -128,7 +136,7 @@ class AUC(RankingMetric):
 
     name: ClassVar[str] = "auc"
 
-    def per_user(self, scores: np.ndarray, relevant) -> np.ndarray:
+    def per_user(self, scores: np.ndarray, relevant: object) -> np.ndarray:
         return auc(scores, relevant)
 
     def per_user_many(self, scores: np.ndarray, relevants: Sequence) -> list[np.ndarray]:
@@ -152,7 +160,7 @@ class PapAtK(RankingMetric):
     def __post_init__(self) -> None:
         check_int("k", self.k, low=1)
 
-    def per_user(self, scores: np.ndarray, relevant) -> np.ndarray:
+    def per_user(self, scores: np.ndarray, relevant: object) -> np.ndarray:
         return pap_at_k(scores, relevant, self.k)
 
 
@@ -177,13 +185,13 @@ METRICS: dict[str, Callable[..., Metric]] = {
 }
 
 
-def measure_lists(lists: np.ndarray, relevant, metrics: Sequence[ListMetric]) -> dict[str, np.ndarray]:
+def measure_lists(lists: np.ndarray, relevant: object, metrics: Sequence[ListMetric]) -> dict[str, np.ndarray]:
     """Several list metrics of the same lists at once (one relevance look-up), by name."""
     return list_metrics(lists, relevant, [m.name for m in metrics])
 
 
 def measure_lists_many(
-    lists_seq: Sequence[np.ndarray], relevant, metrics: Sequence[ListMetric]
+    lists_seq: Sequence[np.ndarray], relevant: object, metrics: Sequence[ListMetric]
 ) -> list[dict[str, np.ndarray]]:
     """:func:`measure_lists` of several list arrays of the same users, one relevance look-up for all."""
     return list_metrics_many(lists_seq, relevant, [m.name for m in metrics])

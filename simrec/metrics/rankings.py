@@ -12,6 +12,7 @@ tie-break. Users are processed in blocks so that dense temporaries stay small.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,7 +23,7 @@ from simrec.metrics._common import as_relevance, check_evaluated, finish, user_b
 
 __all__ = ["auc", "auc_from_ranks", "auc_many", "pap_at_k"]
 
-Relevance = sp.csr_array | Interactions
+Relevance: TypeAlias = "sp.csr_array | Interactions"
 
 
 def _check_scores(scores: object, relevant: object) -> tuple[np.ndarray, sp.csr_array]:

@@ -93,7 +93,7 @@ class TruncatedPareto:
         object.__setattr__(self, "m_high", check_in_range("m_high", self.m_high, m_low, None, low_open=True))
         object.__setattr__(self, "redraw", _check_redraw(self.redraw))
 
-    def _pareto_cdf(self, x: np.ndarray) -> np.ndarray:
+    def _pareto_cdf(self, x: np.ndarray | np.floating) -> np.ndarray:
         """Untruncated F(x) for x >= m_low, as −expm1(α log(m_low/x)) for accuracy."""
         return -np.expm1(self.alpha * np.log(self.m_low / x))
 

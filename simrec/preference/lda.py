@@ -183,7 +183,7 @@ def _block_pairs(streams: _TopicStreams, draws: np.ndarray, n_items: int) -> tup
     del flat, cells
     bounds = np.concatenate(([0], np.cumsum(per_topic)))
     for k in np.flatnonzero(per_topic):
-        keys[bounds[k] : bounds[k + 1]] += streams.take(k, int(per_topic[k]))
+        keys[bounds[k] : bounds[k + 1]] += streams.take(int(k), int(per_topic[k]))
     keys, likes = _unique_counts(keys, n * I)  # the generator's peak memory is here: one array per draw
     user, item = np.divmod(keys, I)
     return np.bincount(user, minlength=n), item, likes

@@ -9,7 +9,8 @@ dense scores with -inf at non-candidates whose descending order is its ranking.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterator
+from typing import Literal, Protocol, overload, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
@@ -74,7 +75,7 @@ class Recommender(Protocol):
     ) -> np.ndarray: ...
 
 
-def user_blocks(n_users: int, n_items: int, budget: int | None = None):
+def user_blocks(n_users: int, n_items: int, budget: int | None = None) -> Iterator[slice]:
     """Consecutive user slices whose dense (rows x n_items) block fits ``budget``."""
     step = max(1, (BLOCK_ELEMENTS if budget is None else budget) // max(n_items, 1))
     for start in range(0, n_users, step):
@@ -140,6 +141,10 @@ def check_train(train: object) -> Interactions:
     return train
 
 
+@overload
+def check_relevant(relevant: object, train: Interactions, required: Literal[True]) -> sp.csr_array: ...
+@overload
+def check_relevant(relevant: object, train: Interactions, required: bool) -> sp.csr_array | None: ...
 def check_relevant(relevant: object, train: Interactions, required: bool) -> sp.csr_array | None:
     """Check ``relevant`` has train's shape; return it minus the training pairs.
 
@@ -152,7 +157,7 @@ def check_relevant(relevant: object, train: Interactions, required: bool) -> sp.
         return None
     if isinstance(relevant, Interactions):
         relevant = relevant.matrix
-    if not (sp.issparse(relevant) and relevant.format == "csr"):
+    if not isinstance(relevant, (sp.csr_array, sp.csr_matrix)):  # scipy's classes of format "csr"
         raise TypeError(f"`relevant` must be a scipy.sparse CSR array; got {type(relevant).__name__}")
     if relevant.shape != train.matrix.shape:
         raise ValueError(f"`relevant` must have the shape of `train` {train.matrix.shape}; got {relevant.shape}")

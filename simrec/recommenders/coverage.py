@@ -37,7 +37,7 @@ class UnscoredWarning(UserWarning):
 def empty_lists(lists: np.ndarray) -> np.ndarray:
     """Rows of top-N lists (int, -1 padding) that hold no item: bool array of shape (n_users,)."""
     lists = np.asarray(lists)
-    return ~(lists >= 0).any(axis=1) if lists.shape[1] else np.ones(lists.shape[0], dtype=bool)
+    return np.asarray(~(lists >= 0).any(axis=1)) if lists.shape[1] else np.ones(lists.shape[0], dtype=bool)
 
 
 def unscored_rows(scores: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
@@ -51,7 +51,7 @@ def unscored_rows(scores: np.ndarray, exclude: np.ndarray | None = None) -> np.n
     scored = np.asarray(scores) > UNSCORED
     if exclude is not None:
         scored &= ~exclude
-    return ~scored.any(axis=1)
+    return np.asarray(~scored.any(axis=1))
 
 
 def unscored_note(name: str, n_unscored: int, n_users: int, what: str) -> str | None:

@@ -239,7 +239,7 @@ def _config_class(cls: type) -> Any:
     """The config class of a Component class, as LensKit finds it (the ``config`` annotation), or None."""
     from lenskit.pipeline import Component
 
-    return Component.config_class.__func__(cls)  # type: ignore[attr-defined] - LensKit's own, not an override
+    return Component.config_class.__func__(cls)  # type: ignore[attr-defined]  # LensKit's own, not an override
 
 
 def _config_fields(config_class: Any) -> list[str] | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,10 @@ from simrec.recommenders.import_path import (
     is_component_class,
     param_problems,
 )
+
+if TYPE_CHECKING:
+    from lenskit.data import Dataset
+    from lenskit.pipeline import Pipeline
 
 __all__ = ["LensKitRecommender", "LENSKIT_SCORERS"]
 
@@ -163,8 +167,8 @@ class LensKitRecommender:
         self._factory: type | None = cls
         self._reference = _reference(cls)
         self._fitted_on: Interactions | None = None
-        self._pipeline = None
-        self._component = None
+        self._pipeline: Pipeline | None = None
+        self._component: Any = None  # the user's Component: its trained attributes are its own
         # check the parameters now (against the config class, nothing constructed) so that a bad one fails here
         problems = param_problems(cls, params)
         if problems:
@@ -198,7 +202,7 @@ class LensKitRecommender:
 
     # -- training ---------------------------------------------------------------
     @staticmethod
-    def to_dataset(train: Interactions):
+    def to_dataset(train: Interactions) -> Dataset:
         """The training interactions as a ``lenskit.data.Dataset`` (ids = indices)."""
         from lenskit.data import from_interactions_df
 
@@ -221,8 +225,14 @@ class LensKitRecommender:
         return self
 
     @property
-    def pipeline(self):
+    def pipeline(self) -> Pipeline | None:
         """The trained ``lenskit.pipeline.Pipeline`` (None before :meth:`fit`)."""
+        return self._pipeline
+
+    def _trained(self) -> Pipeline:
+        """The trained pipeline (after :meth:`_ensure_fit`)."""
+        if self._pipeline is None:
+            raise RuntimeError(f"recommender {self.name!r} is used before fit()")
         return self._pipeline
 
     def _ensure_fit(self, train: Interactions, gen: np.random.Generator) -> None:
@@ -240,7 +250,7 @@ class LensKitRecommender:
         gen = as_generator(rng)
         self._ensure_fit(train, gen)
         with self._guard:
-            df = recommend(self._pipeline, np.arange(train.n_users), n=n, n_jobs=self.n_jobs).to_df()
+            df = recommend(self._trained(), np.arange(train.n_users), n=n, n_jobs=self.n_jobs).to_df()
         out = np.full((train.n_users, n), -1, dtype=np.int64)
         if len(df):
             out[df["user_id"].to_numpy(np.int64), df["rank"].to_numpy(np.int64) - 1] = df["item_id"].to_numpy(np.int64)
@@ -302,10 +312,10 @@ class LensKitRecommender:
 
             every = ItemList(item_ids=np.arange(train.n_items))
         for row, u in enumerate(users):
-            scored = (
-                self._pipeline.run("scorer", query=int(u))
+            scored: Any = (  # an ItemList (the scorer's output)
+                self._trained().run("scorer", query=int(u))
                 if every is None
-                else self._pipeline.run("scorer", query=int(u), items=every)
+                else self._trained().run("scorer", query=int(u), items=every)
             )
             ids = np.asarray(scored.ids(), dtype=np.int64)
             vals = np.asarray(scored.scores(), dtype=np.float64)

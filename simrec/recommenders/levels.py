@@ -25,10 +25,8 @@ from simrec.recommenders._base import BLOCK_ELEMENTS
 __all__ = ["TiedLevels"]
 
 
-def _canonical(m: sp.sparray | None, shape: tuple[int, int], name: str) -> sp.csr_array | None:
+def _canonical(m: sp.sparray, shape: tuple[int, int], name: str) -> sp.csr_array:
     """``m`` as a canonical csr_array of ``shape`` (sorted, duplicate-free indices); ValueError on a wrong shape."""
-    if m is None:
-        return None
     out = sp.csr_array(m)
     if out.shape != shape:
         raise ValueError(f"`{name}` must have shape {shape}; got {out.shape}")
@@ -84,8 +82,9 @@ class TiedLevels:
         shape = (n_rows, len(g))
         object.__setattr__(self, "n_rows", n_rows)
         object.__setattr__(self, "item_level", g)
-        object.__setattr__(self, "promoted", _canonical(self.promoted, shape, "promoted"))
-        object.__setattr__(self, "excluded", _canonical(self.excluded, shape, "excluded"))
+        for name in ("promoted", "excluded"):
+            given = getattr(self, name)
+            object.__setattr__(self, name, None if given is None else _canonical(given, shape, name))
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -178,7 +177,7 @@ class TiedLevels:
                     cell[cells] = mark
                     marked[name] = (rows, items, cells)
             # the histogram of each row's candidate levels
-            hist = np.zeros(width, dtype=np.int64)
+            hist: np.ndarray = np.zeros(width, dtype=np.int64)
             minus = []
             if "promoted" in marked:
                 rows, items, cells = marked["promoted"]

@@ -10,8 +10,10 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -161,7 +163,7 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
                 ax.axhline(0, color="black", lw=0.8)
         figs[name] = (fig, list(axes.flat[: len(worlds)]))
     interval = Line2D([], [], color="black", lw=1.6, marker="_", markersize=10, label="mean, 95% interval")
-    dot = {"marker": "o", "ls": "", "markersize": 4, "alpha": 0.7}
+    dot: dict[str, Any] = {"marker": "o", "ls": "", "markersize": 4, "alpha": 0.7}
     figs["values"][0].legend(
         handles=[*[Line2D([], [], color=c, label=f"{k} (one replicate)", **dot) for k, c in kinds.items()], interval],
         loc="outside lower center",
@@ -187,7 +189,7 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
     }
     none = np.empty(0)
 
-    def strip(ax, table: dict, key: tuple, offset: float, spread: float, color: str) -> list:
+    def strip(ax: Any, table: dict, key: tuple, offset: float, spread: float, color: str) -> list:
         # each replicate a point, spread evenly over the group's slot; the mean as a tick, its t interval a bar
         # (three Line2D per call, segments split by NaN: cheaper to create and draw than collections)
         xs, ys, bars, ticks = [], [], [], []
@@ -212,7 +214,7 @@ def _draw_figures(results: pd.DataFrame, out_dir: str | Path, n: int | None = No
                 drawn += ax.plot(xy[:, 0], xy[:, 1], "-", color="black", lw=lw, zorder=3)
         return drawn
 
-    def draw(name: str, metric: str, title: str, ylabel: str, fill) -> Path:
+    def draw(name: str, metric: str, title: str, ylabel: str, fill: Callable[..., Any]) -> Path:
         fig, axes = figs[name]
         fig.suptitle(title, x=0.01, ha="left", fontsize=11)  # the legend sits below the panels
         drawn = []

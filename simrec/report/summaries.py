@@ -37,7 +37,7 @@ def _t_interval(values: pd.Series, level: float) -> tuple[float, float, float, f
     v = values.dropna().to_numpy(dtype=float)
     n = len(v)
     if n == 0:
-        return (np.nan,) * 4 + (0,)  # type: ignore[return-value]
+        return (np.nan,) * 4 + (0,)
     mean = float(v.mean())
     sd = float(v.std(ddof=1)) if n > 1 else np.nan
     if n > 1:

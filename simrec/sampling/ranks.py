@@ -20,6 +20,7 @@ are in :mod:`.scheme`; adaptive sampling in :mod:`.adaptive`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -172,6 +173,39 @@ def _ranks_and_shares(
     return ranks, shares
 
 
+@overload
+def global_ranks(
+    scores: object,
+    targets: object,
+    *,
+    exclude: object = None,
+    ties: str = "random",
+    rng: RNGLike = None,
+    return_shares: Literal[False] = False,
+    weights: object = None,
+) -> np.ndarray: ...
+@overload
+def global_ranks(
+    scores: object,
+    targets: object,
+    *,
+    exclude: object = None,
+    ties: str = "random",
+    rng: RNGLike = None,
+    return_shares: Literal[True],
+    weights: object = None,
+) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def global_ranks(
+    scores: object,
+    targets: object,
+    *,
+    exclude: object = None,
+    ties: str = "random",
+    rng: RNGLike = None,
+    return_shares: bool = False,
+    weights: object = None,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
 def global_ranks(
     scores: object,
     targets: object,

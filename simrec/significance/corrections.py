@@ -76,7 +76,7 @@ def _result(
 ) -> MultipleTestResult:
     """The result with the family axis moved back from last to ``axis``."""
     back = [np.moveaxis(x, -1, axis) for x in (p, adjusted, reject)]
-    return MultipleTestResult(method, *back, alpha, m)
+    return MultipleTestResult(method, back[0], back[1], back[2], alpha, m)
 
 
 def bonferroni(

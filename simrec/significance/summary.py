@@ -12,6 +12,7 @@ t-test from moments here equals :func:`~simrec.significance.paired_t_test`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -44,7 +45,7 @@ class SummaryTestResult:
 
 
 def _summary_test(
-    difference: object, standard_error: object, alternative: str, dist: object, *shape_args: np.ndarray
+    difference: object, standard_error: object, alternative: str, dist: Any, *shape_args: np.ndarray
 ) -> SummaryTestResult:
     check_choice("alternative", alternative, ALTERNATIVES)
     diff = np.asarray(difference, dtype=np.float64)

@@ -103,8 +103,9 @@ class KeyStatistics:
         extra = {
             k: data[k] for k in ("n_item_pairs", "n_user_pairs", "item_pairs_exact", "user_pairs_exact") if k in data
         }
+        arrays: dict[str, Any] = {name: np.asarray(data[name], dtype=np.float64) for name in STATISTICS}
         return cls(
-            **{name: np.asarray(data[name], dtype=np.float64) for name in STATISTICS},
+            **arrays,
             bins=StatisticBins.from_dict(data["bins"]),
             **extra,
         )

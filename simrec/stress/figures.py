@@ -23,13 +23,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
 
 from simrec._figures import legend_label, literal_text
 from simrec._io import atomic_write
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_stress", "plot_user_sampling", "plot_user_sampling_estimators", "FIGURE_ESTIMATORS"]
 
@@ -66,7 +72,7 @@ _COLORS = (
 _LINTHRESH = 1.0
 
 
-def _save(fig, path: Path) -> Path:
+def _save(fig: Figure, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     out = atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=100))
@@ -74,17 +80,17 @@ def _save(fig, path: Path) -> Path:
     return out
 
 
-def _figure_legend(fig, axes, loc: str = "outside right upper", **kwargs) -> None:
+def _figure_legend(fig: Figure, axes: Iterable[Axes], loc: str = "outside right upper", **kwargs: Any) -> None:
     """One legend for the whole figure (default right of the panels) with every label drawn in any panel, once."""
-    handles: dict[str, object] = {}
+    handles: dict[str, Any] = {}
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
     if handles:
-        fig.legend(list(handles.values()), list(handles), loc=loc, fontsize=8, **kwargs)
+        fig.legend(list(handles.values()), list(handles), loc=cast(Any, loc), fontsize=8, **kwargs)
 
 
-def _symlog_axis(ax, top: float) -> None:
+def _symlog_axis(ax: Axes, top: float) -> None:
     """Symlog y from −1 (an estimate of 0) to above ``top``: ticks at 0, ±0.5, ±1 and powers of ten, as plain numbers."""
     from matplotlib.ticker import NullLocator
 
@@ -96,7 +102,7 @@ def _symlog_axis(ax, top: float) -> None:
     ax.yaxis.set_minor_locator(NullLocator())
 
 
-def _size_ticks(ax, sizes) -> None:
+def _size_ticks(ax: Axes, sizes: Iterable[float]) -> None:
     """Ticks at the sample sizes used, as plain numbers (no 10^k labels, no minor labels); rotated when many."""
     from matplotlib.ticker import NullFormatter, NullLocator
 

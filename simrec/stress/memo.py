@@ -60,7 +60,7 @@ def _frozen(value: T) -> T:
     if isinstance(value, np.ndarray):
         out = value.copy()
         out.setflags(write=False)
-        return out  # type: ignore[return-value]
+        return out
     if isinstance(value, tuple):
         return tuple(_frozen(v) for v in value)  # type: ignore[return-value]
     return value

@@ -293,6 +293,8 @@ def loo_data(
     targets = split.test.matrix.indices[split.test.matrix.indptr[users]].astype(np.int64)
     relevant = None
     if truth is not None:
+        if truth_rows is None:
+            raise ValueError("`truth_rows` is required with `truth` (the truth row of each observed user); got None")
         relevant = true_relevance(truth, truth_rows, split.train)
     info = {
         "users": observed.n_users,
@@ -301,7 +303,7 @@ def loo_data(
         "evaluated_users": int(users.size),
         "mean_candidates": float(observed.n_items - split.train.user_counts()[users].mean()),
     }
-    if truth is not None:
+    if truth is not None and relevant is not None:
         info.update(
             truth_users=truth.n_users,
             truth_pairs=truth.n_pairs,
@@ -400,7 +402,8 @@ def score_ranks(
     step = max(1, _BLOCK // n_items)
     ranks = np.empty(users.size, dtype=np.int64)
     shares = np.empty(users.size)
-    want_truth = truth and data.relevant is not None
+    relevant_all = data.relevant if truth else None
+    want_truth = relevant_all is not None
     t_ranks: list[np.ndarray] = []
     t_users: list[np.ndarray] = []
     n_unscored = 0
@@ -417,8 +420,8 @@ def score_ranks(
         ranks[r0 : r0 + blk.size], shares[r0 : r0 + blk.size] = global_ranks(
             s, targets[r0 : r0 + blk.size], exclude=train_items, rng=gen, return_shares=True, weights=data.weights
         )
-        if want_truth:
-            rel = data.relevant[blk].tocoo()
+        if relevant_all is not None:
+            rel = relevant_all[blk].tocoo()
             pu, pi = rel.row.astype(np.int64), rel.col.astype(np.int64)
             order = np.lexsort((pi, pu))
             pu, pi = pu[order], pi[order]

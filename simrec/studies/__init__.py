@@ -67,7 +67,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name not in _LAZY:
         raise AttributeError(f"module 'simrec.studies' has no attribute {name!r}")
     value = getattr(_import_module(_LAZY[name]), name)

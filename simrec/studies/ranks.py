@@ -68,7 +68,15 @@ class _Counting:
     def __init__(self, inner: Any, report: Callable[[int], None]) -> None:
         self.inner, self.report, self.name = inner, report, inner.name
 
-    def score(self, train, relevant, rng, users=None, *, exclude_train=True):
+    def score(
+        self,
+        train: Interactions,
+        relevant: object,
+        rng: Any,
+        users: np.ndarray | None = None,
+        *,
+        exclude_train: bool = True,
+    ) -> np.ndarray:
         # the inner recommender's own call when training items are excluded (it may not take the keyword);
         # dataset_ranks checked it can score them before wrapping it (check_candidates)
         more = {} if exclude_train else {"exclude_train": False}

@@ -144,7 +144,7 @@ def local_cluster_files() -> Iterator[dict[str, Any]]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        if own:
+        if own and folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
         elif folder is not None:
             _remove_sessions(folder)

@@ -58,7 +58,9 @@ def run_one(fn: Callable[[Any], R], payload: Any) -> tuple[bool, Any]:
         except BaseException as exc:  # noqa: BLE001 - every task error is reported, not raised
             if isinstance(exc, KeyboardInterrupt) and signalled():
                 raise
-            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next))
+            tb = "".join(
+                traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None)
+            )
             if isinstance(exc, UserCodeError):
                 error = str(exc)
             else:

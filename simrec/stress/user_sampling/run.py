@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -253,7 +254,7 @@ class UserSamplingResult:
     def _item_arrays(self) -> dict[str, np.ndarray]:
         if self.item_estimates is None:
             return {}
-        out = {
+        out: dict[str, Any] = {
             "estimators": np.array(self.estimators),
             "item_scheme": np.array(self.item_scheme),
             "item_sizes": self.item_sizes,
@@ -271,7 +272,7 @@ class UserSamplingResult:
 
     @classmethod
     def from_arrays(cls, a: dict[str, np.ndarray]) -> UserSamplingResult:
-        item = {}
+        item: dict[str, Any] = {}
         if "item_estimates" in a:
             item = {
                 "estimators": tuple(str(e) for e in a["estimators"]),
@@ -472,7 +473,9 @@ class _ItemSampling:
                     for sch, seed in zip(schs, item_rngs[j])
                 ]
             )
-        self.caches = [[{} for _ in range(I)] for _ in range(R)]  # data-independent F̂, per (recommender, n)
+        self.caches: list[list[dict[Any, Any]]] = [
+            [{} for _ in range(I)] for _ in range(R)
+        ]  # data-independent F̂, per (recommender, n)
         self.pairs = np.array(list(combinations(range(R), 2)), dtype=np.int64).reshape(-1, 2)
         self.boot_gen = as_generator(boot_rng)
         shape = (config.repeats, I, R, len(config.estimators), len(self.metrics))
@@ -501,20 +504,21 @@ class _ItemSampling:
         for i in range(I):
             # the sample's histogram alone first (one row, as run_stress without intervals: bit-equal estimates),
             # then the replicates; ``fits`` fits a histogram that occurs again once
-            vals = []
+            per_rec = []
             for j in range(R):
                 fits: dict = {}
-                kw = {"max_iter": cfg.max_iter, "cache": self.caches[j][i], "fits": fits}
+                kw: dict[str, Any] = {"max_iter": cfg.max_iter, "cache": self.caches[j][i], "fits": fits}
                 point = estimate_histograms(cfg.estimators, hists[j][i][:1], self.schemes[j][i], self.metrics, **kw)
                 rest = (
                     [estimate_histograms(cfg.estimators, hists[j][i][1:], self.schemes[j][i], self.metrics, **kw)]
                     if B
                     else []
                 )
-                vals.append(np.concatenate([point, *rest]))
-            vals = np.stack(vals)  # (R, 1 + B, E, J)
+                per_rec.append(np.concatenate([point, *rest]))
+            vals = np.stack(per_rec)  # (R, 1 + B, E, J)
             self.est[rep, i] = vals[:, 0]
-            if B:
+            # (the intervals are arrays exactly when B > 0)
+            if self.lower is not None and self.upper is not None and self.se is not None and self.pair_se is not None:
                 boot = vals[:, 1:]
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells (mappings beyond Recall)

@@ -144,7 +144,9 @@ def _estimate_frame(parts: Iterable[_Estimates], columns: list[str], sort: list[
                 "mean_abs_rel_error": np.nanmean(_abs_rel_errors(est, p.exact), axis=0),
                 "mean_se": nan if p.se is None else np.nanmean(p.se, axis=0),
                 "mean_half_width": nan if p.half_width is None else np.nanmean(p.half_width, axis=0),
-                "coverage": nan if p.covered is None else (p.covered & p.defined).sum(axis=0) / p.defined.sum(axis=0),
+                "coverage": nan
+                if p.covered is None or p.defined is None
+                else (p.covered & p.defined).sum(axis=0) / p.defined.sum(axis=0),
             }
         n_ok = (~np.isnan(est)).sum(axis=0)
         frames.append(pd.DataFrame({**p.cells, **stats, **p.extra, "n_repeats": n_ok})[columns])
@@ -493,9 +495,9 @@ def user_sampling_errors(
 
     def parts() -> Iterator[_ErrorPart]:
         chosen = lambda est, res: est == item_estimator and res.scheme == item_scheme  # noqa: E731
-        for res, est, errs, fams in _harness_errors(item_results, chosen):
-            cells = {"recommender": res.recommender, "method": "item", "size": res.n, "estimator": est}
-            yield {**cells, "label": size_label("item", res.n), "scheme": item_scheme}, errs, fams
+        for item_res, est, errs, fams in _harness_errors(item_results, chosen):
+            cells = {"recommender": item_res.recommender, "method": "item", "size": item_res.n, "estimator": est}
+            yield {**cells, "label": size_label("item", item_res.n), "scheme": item_scheme}, errs, fams
         for res in user_results:
             for r, name in enumerate(res.recommenders):
                 cells = {"recommender": name, "method": "user", "size": res.size, "estimator": "user_average"}
@@ -532,9 +534,11 @@ def user_sampling_estimator_errors(
                         cells = {"recommender": name, "estimator": est, "scheme": res.item_scheme, "n": int(n)}
                         errs = _abs_rel_errors(res.item_estimates[:, i, r, e, :], res.exact[r])  # type: ignore[index]
                         yield {**cells, "size": res.size, "label": label}, errs, np.asarray(res.families)
-        for res, est, errs, fams in _harness_errors(item_results, lambda est, res: (est, res.scheme, res.n) in combos):
-            cells = {"recommender": res.recommender, "estimator": est, "scheme": res.scheme, "n": res.n}
-            yield {**cells, "size": res.n_users, "label": size_label("item", res.n)}, errs, fams
+        for item_res, est, errs, fams in _harness_errors(
+            item_results, lambda est, res: (est, res.scheme, res.n) in combos
+        ):
+            cells = {"recommender": item_res.recommender, "estimator": est, "scheme": item_res.scheme, "n": item_res.n}
+            yield {**cells, "size": item_res.n_users, "label": size_label("item", item_res.n)}, errs, fams
 
     return _error_frame(
         parts(), ESTIMATOR_ERROR_COLUMNS, ["metric", "recommender", "estimator", "scheme", "n", "_u", "size"]
