@@ -25,13 +25,17 @@ numba, so callers import it where they use it.
 
 from __future__ import annotations
 
+import numpy as np
+
 from simrec._cache import cached_njit
 
 __all__ = ["ragged_means"]
 
 
 @cached_njit(nogil=True)
-def ragged_means(values, n_valid, u, out, start):  # pragma: no cover - compiled (its callers are tested)
+def ragged_means(  # pragma: no cover - compiled (its callers are tested)
+    values: np.ndarray, n_valid: np.ndarray, u: np.ndarray, out: np.ndarray, start: int
+) -> None:
     """Write the means of the resamples drawn by ``u`` into ``out[:, start : start + u.shape[0]]``.
 
     Parameters
