@@ -12,7 +12,8 @@ threads):
   resamples: 2,000 bootstrap, 9,999 permutation) on the whole batch, one call;
 * ``simrec, ragged`` — the random tests with 10% of the values NaN at random
   (paired deletion leaves every replicate a different number of users: the
-  bootstrap then draws per replicate; the permutation test shares its signs);
+  bootstrap then shares one stream of uniforms, each replicate resampling its
+  own users in one compiled pass; the permutation test shares its signs);
 * ``scipy loop`` — the reference: scipy's function on one replicate at a
   time (``ttest_rel``, ``wilcoxon``, ``binomtest``, ``bootstrap`` percentile
   and BCa with 2,000 resamples, ``permutation_test`` with 9,999), timed on

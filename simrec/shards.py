@@ -323,7 +323,7 @@ class Shards:
         try:
             ident = json.loads(raw)
             stored = {k: ident[k] for k in ("format", "phase", "key", "owner", "sha256")}
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, RecursionError):  # RecursionError: '[' * 100_000
             raise _Unusable(path, "has an unreadable shard identity record") from None
         if stored["format"] != SHARD_FORMAT:
             raise _Unusable(path, f"is of format {_clip(stored['format'])}; this simrec reads format {SHARD_FORMAT}")

@@ -417,6 +417,8 @@ def test_broken_and_foreign_shards_are_refused_naming_the_file(tmp_path):
     # the record itself unreadable
     pq.write_table(table.replace_schema_metadata({b"simrec.shard": b"[1, 2"}), path)
     _refused(mine, "rep00000__w000", "unreadable shard identity record")
+    pq.write_table(table.replace_schema_metadata({b"simrec.shard": b"[" * 100_000}), path)  # past the recursion limit
+    _refused(mine, "rep00000__w000", "unreadable shard identity record")
     forged = {"format": 1, "phase": "replicates", "key": "rep\n" + "0" * 500, "owner": "job1", "sha256": ""}
     pq.write_table(table.replace_schema_metadata({b"simrec.shard": json.dumps(forged).encode()}), path)
     _refused(mine, "rep00000__w000", "holds task replicates/rep 000", "(504 characters)")  # one line, quoted short

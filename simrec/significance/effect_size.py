@@ -14,7 +14,6 @@ large the difference is relative to its spread across users.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from simrec._validation import check_choice
 from simrec.significance._common import Paired, paired, warn_undefined
@@ -79,13 +78,35 @@ def signed_rank_sums(p: Paired, zero_method: str) -> tuple[np.ndarray, np.ndarra
     """
     keep = p.valid & (p.diff != 0) if zero_method == "wilcox" else p.valid
     # users left out rank after every kept one, so the kept users' ranks are their ranks among themselves
-    ranks = stats.rankdata(np.where(keep, np.abs(p.diff), np.inf), axis=-1)
-    plus = np.where(keep & (p.diff > 0), ranks, 0.0).sum(axis=-1)
-    minus = np.where(keep & (p.diff < 0), ranks, 0.0).sum(axis=-1)
+    key = np.where(keep, np.abs(p.diff), np.inf)
+    order = np.argsort(key, axis=-1)
+    ranks = _average_ranks_of_sorted(np.take_along_axis(key, order, axis=-1))
+    diff = np.take_along_axis(np.where(keep, p.diff, np.nan), order, axis=-1)  # NaN: left out
+    # the ranks are multiples of 1/2, so every sum is exact whatever its order
+    plus = np.where(diff > 0, ranks, 0.0).sum(axis=-1)
+    minus = np.where(diff < 0, ranks, 0.0).sum(axis=-1)
     if zero_method == "zsplit":
-        zeros = np.where(keep & (p.diff == 0), ranks, 0.0).sum(axis=-1)
+        zeros = np.where(diff == 0, ranks, 0.0).sum(axis=-1)
         plus, minus = plus + zeros / 2, minus + zeros / 2
     return plus, minus
+
+
+def _average_ranks_of_sorted(values: np.ndarray) -> np.ndarray:
+    """Average ranks (1-based, ties share the mean of their positions) of rows sorted along the last axis.
+
+    ``scipy.stats.rankdata(method="average")`` of sorted rows, without its
+    stable sort (here the caller's sort, and a pass to find the runs of ties):
+    a value's rank is the mean of its run's first and last position, plus 1.
+    """
+    n = values.shape[-1]
+    pos = np.arange(n)
+    starts = np.ones(values.shape, dtype=bool)
+    starts[..., 1:] = values[..., 1:] != values[..., :-1]
+    ends = np.ones(values.shape, dtype=bool)
+    ends[..., :-1] = starts[..., 1:]
+    first = np.maximum.accumulate(np.where(starts, pos, 0), axis=-1)
+    last = np.minimum.accumulate(np.where(ends, pos, n - 1)[..., ::-1], axis=-1)[..., ::-1]
+    return (first + last) / 2 + 1
 
 
 def rank_biserial_values(p: Paired, zero_method: str) -> tuple[np.ndarray, np.ndarray]:

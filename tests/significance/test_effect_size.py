@@ -7,6 +7,8 @@ import pytest
 from scipy import stats
 
 from simrec.significance import UndefinedStatisticWarning, cohens_dz, paired_t_test, rank_biserial
+from simrec.significance._common import paired
+from simrec.significance.effect_size import signed_rank_sums
 
 
 def test_cohens_dz_by_hand():
@@ -62,3 +64,24 @@ def test_undefined_effect_sizes_are_nan_with_a_warning():
         assert np.isnan(cohens_dz(a[1] + 0.1, a[1]))
     with pytest.warns(UndefinedStatisticWarning):
         assert np.isnan(cohens_dz([0.5], [0.2]))
+
+
+def test_signed_rank_sums_equal_scipys_average_ranks_with_ties_and_left_out_users():
+    """The sort-based ranks of signed_rank_sums equal ``scipy.stats.rankdata`` (average ranks) exactly, on rows
+    with many ties, zeros and NaN, for every zero method."""
+    rng = np.random.default_rng(31)
+    a = rng.integers(0, 6, (50, 40)) / 4.0
+    b = rng.integers(0, 6, (50, 40)) / 4.0
+    a[rng.random(a.shape) < 0.1] = np.nan
+    p = paired(a, b)
+    for zero_method in ("wilcox", "pratt", "zsplit"):
+        plus, minus = signed_rank_sums(p, zero_method)
+        for r in range(50):
+            d = p.diff[r][p.valid[r]]
+            kept = d[d != 0] if zero_method == "wilcox" else d
+            ranks = stats.rankdata(np.abs(kept))
+            want_plus, want_minus = ranks[kept > 0].sum(), ranks[kept < 0].sum()
+            if zero_method == "zsplit":
+                want_plus += ranks[kept == 0].sum() / 2
+                want_minus += ranks[kept == 0].sum() / 2
+            assert (plus[r], minus[r]) == (want_plus, want_minus), (zero_method, r)
