@@ -26,7 +26,17 @@ __all__ = ["gap_round"]
 
 
 @cached_njit(nogil=True)
-def gap_round(g, live, sizes, scale, pops, last, offsets, cap, first_round):
+def gap_round(
+    g: np.ndarray,
+    live: np.ndarray,
+    sizes: np.ndarray,
+    scale: np.ndarray,
+    pops: np.ndarray,
+    last: np.ndarray,
+    offsets: np.ndarray,
+    cap: float,
+    first_round: bool,
+) -> tuple[np.ndarray, np.ndarray]:
     """Members of one round: ``(n_in, members)``; ``last`` of the rows whose every gap stayed inside is updated.
 
     Parameters
@@ -63,6 +73,7 @@ def gap_round(g, live, sizes, scale, pops, last, offsets, cap, first_round):
         n = sizes[i]
         c = 0
         for d in range(n):
+            gap: int | np.int64  # a bare local annotation: no bytecode, numba infers int64
             if first_round and d == 0:
                 gap = 1
             else:

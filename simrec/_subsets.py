@@ -141,7 +141,14 @@ def _row_of(cum: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return np.searchsorted(cum, keys, side="right") - 1
 
 
-def _subsets_bitmap(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
+def _subsets_bitmap(
+    sizes: np.ndarray,
+    pops: np.ndarray,
+    cum: np.ndarray,
+    flip: np.ndarray,
+    targets: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
     n_rows = len(sizes)
     total = int(cum[-1])
     if total <= _BLOCK_CELLS:
@@ -184,7 +191,14 @@ def _counts_per_row(cum: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
     return np.diff(np.searchsorted(sorted_keys, cum))
 
 
-def _subsets_sort(sizes, pops, cum, flip, targets, rng) -> np.ndarray:
+def _subsets_sort(
+    sizes: np.ndarray,
+    pops: np.ndarray,
+    cum: np.ndarray,
+    flip: np.ndarray,
+    targets: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
     n_rows = len(sizes)
     # The keys accepted so far, as one sorted run per round: a round's new keys
     # are checked against every run (binary searches, O(new log total)) and
@@ -363,7 +377,14 @@ def bernoulli_subsets(
 
 
 def _bernoulli_block(
-    pops, probs, scale, draws, offsets, include_first, rng, compiled: bool = False
+    pops: np.ndarray,
+    probs: np.ndarray,
+    scale: np.ndarray,
+    draws: np.ndarray,
+    offsets: np.ndarray,
+    include_first: bool,
+    rng: np.random.Generator,
+    compiled: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`bernoulli_subsets` of one block of rows: (members per row, members row by row).
 

@@ -33,6 +33,8 @@ The rule (decision, stated in the report):
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import pandas as pd
 
@@ -212,7 +214,7 @@ def correction_finding(advice: pd.DataFrame, candidates: pd.DataFrame, n: int) -
             parts.append(f"{label}: no correction needed")
         else:
             parts.append(f"{label}: none can be trusted")
-    verdict = "warning" if (advice["report"] == "none trusted").any() else "ok"
+    verdict: Literal["ok", "warning"] = "warning" if (advice["report"] == "none trusted").any() else "ok"
     summary = "Correcting the missing-data error, measured in the calibrated worlds: " + "; ".join(parts) + "."
     paragraphs = tuple(f"{metric_label(r.metric, n)}: {r.text}" for r in advice.itertuples())
     shown = candidates[candidates["usable"] | (candidates["propensity"] == "world")]

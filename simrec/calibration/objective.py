@@ -296,7 +296,9 @@ class Objective:
             value = kls[self.objective]
         return TrialOutcome(float(value), details)
 
-    def _response(self, observed: Interactions, kls: dict[str, float], seed, details: dict[str, float]) -> float:
+    def _response(
+        self, observed: Interactions, kls: dict[str, float], seed: np.random.SeedSequence, details: dict[str, float]
+    ) -> float:
         """Sum of the KLs plus the response loss; the simulated metrics go to ``details`` (``sim_<alg>_<metric>``).
 
         The algorithms' randomness (split, users, fits) comes from a child of

@@ -54,15 +54,15 @@ __all__ = [
 _METRICS: dict[str, Callable] = {"recall": recall, "ndcg": ndcg}
 
 
-def _popular():
+def _popular() -> Popular:
     return Popular()
 
 
-def _item_knn():
+def _item_knn() -> LensKitRecommender:
     return LensKitRecommender("ItemKNNScorer", name="ItemKNN", max_nbrs=20)
 
 
-def _implicit_mf():
+def _implicit_mf() -> LensKitRecommender:
     return LensKitRecommender("ImplicitMFScorer", name="ImplicitMF", embedding_size=50, epochs=10)
 
 

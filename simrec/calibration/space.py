@@ -95,9 +95,12 @@ class Cell(Protocol):
     dimension name -> value), raising ValueError for impossible parameters.
     """
 
-    name: str
-    preference: str
-    observation: str
+    @property
+    def name(self) -> str: ...
+    @property
+    def preference(self) -> str: ...
+    @property
+    def observation(self) -> str: ...
 
     def search_space(self, ref: ReferenceShape) -> list[Dim]: ...
 

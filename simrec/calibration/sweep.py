@@ -85,6 +85,7 @@ def _digest(objective: Objective, n_initial: int, seed: int, fixed: dict[str, fl
     import hashlib
     import json
 
+    ratings = getattr(objective.cell, "ratings", None)  # a CellSpec's (not part of the Cell protocol)
     blob = json.dumps(
         {
             "dataset": objective.target.name,
@@ -102,7 +103,7 @@ def _digest(objective: Objective, n_initial: int, seed: int, fixed: dict[str, fl
             # only when not the default, so logs written before the variant existed keep their identity
             **({} if objective.target.statistics == "thesis" else {"statistics": objective.target.statistics}),
             **({} if objective.target.response is None else {"response": repr(objective.target.response.protocol)}),
-            **({} if getattr(objective.cell, "ratings", None) is None else {"ratings": repr(objective.cell.ratings)}),
+            **({} if ratings is None else {"ratings": repr(ratings)}),
         },
         sort_keys=True,
         default=str,

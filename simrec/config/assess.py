@@ -115,7 +115,7 @@ from simrec.config.models import (
 )
 from simrec.config.recommenders import RecommenderSpec, recommender_problems
 from simrec.config.run import METRIC_NAMES, EvaluationSpec, Scenario, content_digest
-from simrec.config.significance import LOO_METRICS, SignificanceSpec
+from simrec.config.significance import LOO_METRICS, SignificanceSpec, TestName
 from simrec.config.sources import DatasetSource
 from simrec.config.stress import MetricsSpec, SamplingSpec, StressScenario
 from simrec.config.sweep import SweepSpec
@@ -147,7 +147,7 @@ __all__ = [
 CELLS: tuple[str, ...] = tuple(cell_name(p, o) for p in THESIS_PREFERENCES for o in THESIS_SAMPLERS)
 
 #: The paired tests the significance step reports (the two researchers report most).
-ASSESS_TESTS: tuple[str, ...] = ("paired_t", "wilcoxon")
+ASSESS_TESTS: tuple[TestName, ...] = ("paired_t", "wilcoxon")
 
 #: Metrics of the protocol that the sampled evaluation (step 4) covers.
 SAMPLED_METRICS: tuple[str, ...] = tuple(METRIC_FAMILIES)

@@ -230,7 +230,7 @@ def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: in
         f"{path}: too large for the memory limit of {format_bytes(max_memory)} (--max-memory):",
         f"  about {format_bytes(peak)} at peak with {workers} worker{'s' if workers > 1 else ''}; the largest parts:",
     ]
-    listed = []  # a need shared by several kinds of task (a world's replicate: run and significance) once
+    listed: list[str] = []  # a need shared by several kinds of task (a world's replicate: run and significance) once
     for need, b in parts:
         if need.what in listed:
             continue

@@ -50,11 +50,18 @@ __all__ = [
 PROTOCOLS: tuple[str, ...] = ("full", "users", "sampled_naive", "sampled_corrected", "full_ips")
 #: The protocols run when ``protocols`` is not given (``full_ips`` needs linear metrics and a world sampler with
 #: propensities, so it is asked for by name).
-DEFAULT_PROTOCOLS: tuple[str, ...] = ("full", "users", "sampled_naive", "sampled_corrected")
+DEFAULT_PROTOCOLS: tuple[ProtocolName, ...] = ("full", "users", "sampled_naive", "sampled_corrected")
 
 #: The paired tests by name (the names of :data:`simrec.significance.PAIRED_TESTS`, kept here so that loading a
 #: scenario does not load scipy.stats; tests/config/test_significance_spec.py checks they agree).
-TEST_NAMES: tuple[str, ...] = ("paired_t", "wilcoxon", "sign", "bootstrap_percentile", "bootstrap_bca", "permutation")
+TEST_NAMES: tuple[TestName, ...] = (
+    "paired_t",
+    "wilcoxon",
+    "sign",
+    "bootstrap_percentile",
+    "bootstrap_bca",
+    "permutation",
+)
 
 #: Scenario metrics with a leave-one-out rank function (:mod:`simrec.sampling.functions`) at K = N: the
 #: metrics the ``sampled_*`` protocols can measure.

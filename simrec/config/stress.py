@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -230,7 +230,7 @@ class StressScenario(Strict):
         known = self.source.sizes()
         if known is not None:
             return self.work(n_candidates=float(known.n_items), n_users=float(known.n_users))
-        data = self.data_path(scenario_path)
+        data = cast(Path, self.data_path(scenario_path))  # only a simulation has no data path, and its sizes are known
         if isinstance(self.source, FileSource):
             rows = file_bytes(data) / BYTES_PER_RANKS_ROW
             return self.work(n_candidates=math.inf, n_users=rows, n_recommenders=1)

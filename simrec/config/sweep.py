@@ -38,7 +38,7 @@ first, then ``path``); the cells are :class:`~simrec.config.models.CellSpec`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -54,22 +54,29 @@ from simrec.config.cost import BYTES_PER_RATING, TRUE_PAIRS_PER_OBSERVED, Work, 
 from simrec.config.datasets import DatasetSpec
 from simrec.config.models import THESIS_PREFERENCES, THESIS_SAMPLERS, CellSpec, PreferenceTag, RatingsSpec, SamplerTag
 
+if TYPE_CHECKING:
+    from simrec.calibration.response import ResponseProtocol
+
 __all__ = ["SweepSpec", "ResponseSpec", "load_sweep_spec"]
+
+
+_Algorithm = Literal["Popular", "ItemKNN", "ImplicitMF"]
+_ALGORITHMS: tuple[_Algorithm, ...] = ("Popular", "ItemKNN", "ImplicitMF")
+_Metric = Literal["recall", "ndcg"]
+_METRICS: tuple[_Metric, ...] = ("recall", "ndcg")
 
 
 class ResponseSpec(Strict):
     """The ``[response]`` table: the algorithm-response objective's protocol
     (:class:`simrec.calibration.response.ResponseProtocol`)."""
 
-    algorithms: list[Literal["Popular", "ItemKNN", "ImplicitMF"]] = Field(
-        default_factory=lambda: ["Popular", "ItemKNN", "ImplicitMF"], min_length=2
-    )
-    metrics: list[Literal["recall", "ndcg"]] = Field(default_factory=lambda: ["recall", "ndcg"], min_length=1)
+    algorithms: list[_Algorithm] = Field(default_factory=lambda: list(_ALGORITHMS), min_length=2)
+    metrics: list[_Metric] = Field(default_factory=lambda: list(_METRICS), min_length=1)
     n: int = Field(default=10, ge=1)
     test_fraction: float = Field(default=0.2, gt=0, lt=1)
     max_users: int | None = Field(default=500, ge=1)
 
-    def build(self):
+    def build(self) -> ResponseProtocol:
         from simrec.calibration.response import ResponseProtocol
 
         return ResponseProtocol(tuple(self.algorithms), tuple(self.metrics), self.n, self.test_fraction, self.max_users)
@@ -111,7 +118,7 @@ class SweepSpec(Strict):
             raise ValueError(f"dataset names must be unique; got {names}")
         return self
 
-    def response_protocol(self):
+    def response_protocol(self) -> ResponseProtocol | None:
         """The algorithm-response protocol (the ``[response]`` table, or its defaults) when the objective is
         searched, else None."""
         if ALGORITHM_RESPONSE not in self.objectives:

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -69,6 +69,17 @@ def _rank_metric(name: str, k: int) -> RankMetric:
     from simrec import sampling
 
     return getattr(sampling, name)(k)
+
+
+class _SampledEstimator(Protocol):
+    """An estimator of :data:`SAMPLED_ESTIMATORS`: (value, per-pair F̂ or None) from weighted sampled ranks."""
+
+    @property
+    def label(self) -> str: ...
+
+    def estimate(
+        self, wsr: WeightedSampledRanks, metric: RankMetric, gamma: float
+    ) -> tuple[float, np.ndarray | None]: ...
 
 
 @dataclass(frozen=True)
@@ -113,7 +124,7 @@ class _MLE:
 
 
 #: Sampled-rank estimator by scenario name: ``estimate(weighted_ranks, metric, gamma) -> (value, F̂ per rank or None)``.
-SAMPLED_ESTIMATORS = {"naive": _Naive(), "bv": _BV(), "bv_mle": _BVMLE(), "mle": _MLE()}
+SAMPLED_ESTIMATORS: dict[str, _SampledEstimator] = {"naive": _Naive(), "bv": _BV(), "bv_mle": _BVMLE(), "mle": _MLE()}
 
 
 @dataclass(frozen=True)

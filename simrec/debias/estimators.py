@@ -60,7 +60,7 @@ exact AUC (not linear in the relevance; :func:`~simrec.debias.linear_metric`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -70,20 +70,31 @@ from simrec.debias.metrics import LinearMetric
 from simrec.debias.ranked import RankedTest
 from simrec.debias.result import Estimation, finish
 
-__all__ = ["Imputation", "Naive", "IPS", "SNIPS", "DR", "SNDR", "naive_on", "stratum_values"]
+__all__ = ["Imputation", "FittedImputation", "Naive", "IPS", "SNIPS", "DR", "SNDR", "naive_on", "stratum_values"]
 
 _NO_TEST = "no observed relevant test pair"
 
 
 class Imputation(Protocol):
-    """An imputation model (:mod:`simrec.debias.imputation`).
+    """An imputation model (:mod:`simrec.debias.imputation`): fitted on the test pairs' training data.
+
+    ``fitted(train)`` gives the model the estimators read (a
+    :class:`FittedImputation`): :class:`~simrec.debias.ItemRate`,
+    :class:`~simrec.debias.ConstantImputation` and
+    :class:`~simrec.debias.DenseImputation` give themselves,
+    :class:`~simrec.debias.TrainPopularity` an :class:`~simrec.debias.ItemRate`.
+    """
+
+    def fitted(self, train: sp.csr_array | None) -> FittedImputation: ...
+
+
+class FittedImputation(Protocol):
+    """An imputation model as the DR estimators read it (the result of :meth:`Imputation.fitted`).
 
     ``at(rows, items)`` broadcasts its two index arrays together (the DR
     estimator asks for a block of lists at once: rows of shape (n, 1), items
     (n, K)).
     """
-
-    def fitted(self, train: sp.csr_array | None) -> Imputation: ...
 
     def at(self, rows: np.ndarray, items: np.ndarray) -> np.ndarray: ...
 
@@ -173,7 +184,7 @@ def stratum_values(ranked: RankedTest, metric: LinearMetric, stratum: np.ndarray
     key = stratum * U + ranked.rows if every else stratum[on] * U + ranked.rows[on]
     if ranked.labels is None:  # implicit feedback: y = 1, no products
         num = np.bincount(key, weights=gain if every else gain[on], minlength=n_strata * U)
-        n = np.bincount(key, minlength=n_strata * U).astype(np.float64)
+        n: np.ndarray = np.bincount(key, minlength=n_strata * U).astype(np.float64)
     else:
         y = ranked.labels
         num = np.bincount(key, weights=(gain * y) if every else (gain * y)[on], minlength=n_strata * U)
@@ -306,10 +317,11 @@ def _dr_parts(
             f"`imputation` must be an imputation model (fitted, at, candidate_sums; simrec.debias.ItemRate); "
             f"got {type(imputation).__name__}"
         )
-    imputation, candidate_sums = ranked.imputed(imputation)  # fitted once per recommender's test pairs
+    fitted: FittedImputation
+    fitted, candidate_sums = ranked.imputed(imputation)  # fitted once per recommender's test pairs
     gain, K = _gains(ranked, metric)
     y = ranked.label_values()
-    y_hat = np.asarray(imputation.at(ranked.rows, ranked.items), dtype=np.float64)
+    y_hat = np.asarray(fitted.at(ranked.rows, ranked.items), dtype=np.float64)
     resid = inverse_weights(p, y - y_hat)  # (y - y_hat)/p; 0 for a left-out pair (imputed like an unobserved one)
     numerator = _per_user(ranked, gain * resid)
     # the imputed gains of the list entries: sum_j c_u(j) y_hat(u, L_uj), by blocks of users
@@ -320,7 +332,7 @@ def _dr_parts(
         blk = lists[u0 : u0 + step]
         real = blk >= 0  # padding: imputed at item 0, then masked (no nonzero over the block)
         c = metric.gain(positions, ranked.length[u0 : u0 + len(blk), None], K)
-        v = np.asarray(imputation.at(np.arange(u0, u0 + len(blk))[:, None], np.where(real, blk, 0)), dtype=np.float64)
+        v = np.asarray(fitted.at(np.arange(u0, u0 + len(blk))[:, None], np.where(real, blk, 0)), dtype=np.float64)
         numerator[u0 : u0 + len(blk)] += np.einsum("ij,ij->i", np.broadcast_to(c, blk.shape), v * real)
     n_hat = candidate_sums + _per_user(ranked, resid)
     return ranked, metric, numerator, n_hat, K
@@ -428,7 +440,7 @@ class SNDR:
             est = _with_estimated_n(name, ranked, metric, numerator, K, n_hat)
         if not self.clip:
             return est
-        per_user = np.clip(est.per_user, 0.0, 1.0)
+        per_user = np.clip(cast(np.ndarray, est.per_user), 0.0, 1.0)  # a mean over users: per_user is set
         ok = ~np.isnan(per_user)
         value = float(per_user[ok].mean()) if ok.any() else float("nan")
         return Estimation(name, est.metric, value, per_user, est.n_users, est.n_undefined)

@@ -288,7 +288,19 @@ def debias_replicate(
     return pd.DataFrame(rows, columns=DEBIAS_COLUMNS)
 
 
-def _combined(world, evaluation, sampled, data, root, train, test, true_rel, props, z, replicate) -> list[tuple]:
+def _combined(
+    world: World,
+    evaluation: Evaluation,
+    sampled: SampledDesign,
+    data: ReplicateData,
+    root: np.random.SeedSequence,
+    train: sp.csr_array,
+    test: sp.csr_array,
+    true_rel: sp.csr_array,
+    props: dict[str, np.ndarray],
+    z: float,
+    replicate: int,
+) -> list[tuple]:
     """The rows of the MNAR corrections on sampled ranks (:mod:`simrec.debias.combined`), one stream of draws."""
     gen = as_generator(np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (SAMPLED_STREAM,)))
     ev = data.evaluated
@@ -296,7 +308,7 @@ def _combined(world, evaluation, sampled, data, root, train, test, true_rel, pro
     out = []
     for rec in evaluation.recommenders:
 
-        def scores(rows: np.ndarray, rec=rec) -> np.ndarray:
+        def scores(rows: np.ndarray, rec: Any = rec) -> np.ndarray:
             return rec.score(data.split.train, data.true_rel, gen, users=ev[rows])
 
         test_ranks = pair_global_ranks(scores, train, test, gen)

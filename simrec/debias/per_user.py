@@ -30,6 +30,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -111,8 +112,9 @@ def ips_per_user(
             ranked = rank_test(lists, o.test, train=o.train, n_relevant=o.n_relevant)
             truth_ranked = rank_test(lists, o.true_rel, train=o.train)
             for key, metric in metrics.items():
-                estimate = IPS().estimate(ranked, metric, p).per_user
-                truth = Naive().estimate(truth_ranked, metric).per_user
+                # means over users: their per_user is set
+                estimate = cast(np.ndarray, IPS().estimate(ranked, metric, p).per_user)
+                truth = cast(np.ndarray, Naive().estimate(truth_ranked, metric).per_user)
                 undefined = np.isnan(estimate) | np.isnan(truth)
                 out[name, key] = PerUserEstimate(
                     np.where(undefined, np.nan, estimate), np.where(undefined, np.nan, truth)

@@ -64,8 +64,13 @@ _SHARE_FLOOR = 0.0001
 class ResamplingWeights(Protocol):
     """Per-test-pair sampling weights :math:`w_{ui} \\ge 0`."""
 
-    label: str
-    uses_propensity: bool
+    @property
+    def label(self) -> str:
+        """The weights' name in the estimator's (``resampled_<label>``)."""
+
+    @property
+    def uses_propensity(self) -> bool:
+        """Whether :meth:`weights` reads the propensities."""
 
     def weights(self, ranked: RankedTest, propensity: np.ndarray | None) -> np.ndarray: ...
 

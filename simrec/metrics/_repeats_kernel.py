@@ -21,7 +21,7 @@ __all__ = ["repeats_in_rows"]
 
 
 @cached_njit(nogil=True)
-def repeats_in_rows(lists, width):
+def repeats_in_rows(lists: np.ndarray, width: int) -> bool:
     """True when some row of ``lists`` (int64 (n_rows, N), entries in [-1, width), -1 = padding) repeats an item."""
     n_rows, n = lists.shape
     seen = np.zeros(max(width, 1), dtype=np.uint8)

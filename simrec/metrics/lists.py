@@ -32,8 +32,8 @@ real length, where simrec uses the nominal N).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeAlias
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -99,6 +99,10 @@ class _Gains:
         return self._ideal
 
 
+#: (row, position) of every relevant entry of a list array.
+_Hits: TypeAlias = tuple[np.ndarray, np.ndarray]
+
+
 class _Prepared:
     """Checked inputs and the per-user quantities every list metric uses.
 
@@ -155,8 +159,8 @@ class _Prepared:
         mask = check_evaluated(evaluated, rel.shape[0])
         short = [a for a, hits in zip(arrs, found) if hits is None]
         side = np.hstack(short) if short else None
-        is_rel = membership(side, rel) if short else None
-        graded = None if gains is None or not short else _Gains(side, rel, gains)
+        is_rel = membership(side, rel) if side is not None else None  # side is None iff not short
+        graded = None if gains is None or side is None else _Gains(side, rel, gains)
         out, start = [], 0
         for a, hits in zip(arrs, found):
             p = cls.__new__(cls)
@@ -164,8 +168,8 @@ class _Prepared:
                 length, rows, cols = hits
                 p._set(a.shape[1], rel, mask, None, (rows, cols), length, None, slice(None))
             else:
-                cols = slice(start, start + a.shape[1])
-                p._fill(a, rel, mask, is_rel[:, cols], graded, cols)
+                span = slice(start, start + a.shape[1])
+                p._fill(a, rel, mask, cast(np.ndarray, is_rel)[:, span], graded, span)  # a short array: is_rel set
                 start += a.shape[1]
             out.append(p)
         return out
@@ -181,12 +185,23 @@ class _Prepared:
     ) -> None:
         self._set(arr.shape[1], rel, evaluated, is_rel, None, (arr >= 0).sum(axis=1), graded, cols)
 
-    def _set(self, N, rel, evaluated, is_rel, hits, length, graded, cols) -> None:
+    def _set(
+        self,
+        N: int,
+        rel: sp.csr_array,
+        evaluated: np.ndarray,
+        is_rel: np.ndarray | None,
+        hits: _Hits | None,
+        length: np.ndarray,
+        graded: _Gains | None,
+        cols: slice,
+    ) -> None:
         self.evaluated = evaluated
         self._is_rel = is_rel
         self._hits = hits
         n_users = rel.shape[0]
-        self.n_hits = is_rel.sum(axis=1) if is_rel is not None else np.bincount(hits[0], minlength=n_users)
+        # exactly one of is_rel and hits is given
+        self.n_hits = is_rel.sum(axis=1) if is_rel is not None else np.bincount(cast(_Hits, hits)[0], minlength=n_users)
         self.n_rel = np.diff(rel.indptr).astype(np.int64)
         self.length = length
         self.N = N
@@ -197,7 +212,7 @@ class _Prepared:
     def is_rel(self) -> np.ndarray:
         """Boolean (n_users, N): is each entry relevant."""
         if self._is_rel is None:
-            rows, cols = self._hits
+            rows, cols = cast(_Hits, self._hits)  # one of the two is known
             self._is_rel = np.zeros((len(self.n_rel), self.N), dtype=bool)
             self._is_rel[rows, cols] = True
         return self._is_rel
@@ -210,13 +225,16 @@ class _Prepared:
         metric that reads it, as before: the lists of every recommender of a
         replicate are prepared at once).
         """
-        return self._hits if self._hits is not None else np.nonzero(self._is_rel)
+        if self._hits is not None:
+            return self._hits
+        rows, cols = np.nonzero(cast(np.ndarray, self._is_rel))  # one of the two is known; is_rel is 2-D
+        return rows, cols
 
     def first_hit(self) -> np.ndarray:
         """0-based position of each list's first relevant entry (0 where it has none), int64 (n_users,)."""
         if self._is_rel is not None:
             return self._is_rel.argmax(axis=1)
-        rows, cols = self._hits
+        rows, cols = cast(_Hits, self._hits)  # one of the two is known
         first = np.zeros(len(self.n_rel), dtype=np.int64)
         at = np.flatnonzero(self.n_hits)
         first[at] = cols[np.cumsum(self.n_hits)[at] - self.n_hits[at]]
@@ -610,7 +628,7 @@ _CORES = {
 LIST_METRICS: tuple[str, ...] = tuple(_CORES)
 
 
-def _check_names(metrics: object) -> None:
+def _check_names(metrics: Iterable[object]) -> None:
     if isinstance(metrics, str):
         raise TypeError(f"`metrics` must be a sequence of names, not a string; got {metrics!r}")
     unknown = [m for m in metrics if m not in _CORES]

@@ -26,7 +26,19 @@ __all__ = ["popular_window_pass"]
 
 
 @cached_njit(nogil=True)
-def _window_pass(bounds, items, gpos, k, lvl_first, lvl_end, width, qstart, q, fast, n_excl):
+def _window_pass(
+    bounds: np.ndarray,
+    items: np.ndarray,
+    gpos: np.ndarray,
+    k: np.ndarray,
+    lvl_first: np.ndarray,
+    lvl_end: np.ndarray,
+    width: int,
+    qstart: np.ndarray,
+    q: np.ndarray,
+    fast: np.ndarray,
+    n_excl: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     n_users = k.shape[0]
     blocked = np.zeros(max(width, 1), dtype=np.uint8)
     cut_s = np.zeros(n_users, dtype=np.int64)
@@ -67,7 +79,18 @@ def _window_pass(bounds, items, gpos, k, lvl_first, lvl_end, width, qstart, q, f
 
 
 @cached_njit(nogil=True)
-def _cut_training(bounds, items, gpos, width, cut_s, cut_e, n_excl, e_start, e_rows, e_pos):
+def _cut_training(
+    bounds: np.ndarray,
+    items: np.ndarray,
+    gpos: np.ndarray,
+    width: int,
+    cut_s: np.ndarray,
+    cut_e: np.ndarray,
+    n_excl: np.ndarray,
+    e_start: np.ndarray,
+    e_rows: np.ndarray,
+    e_pos: np.ndarray,
+) -> None:
     n_users = n_excl.shape[0]
     blocked = np.zeros(max(width, 1), dtype=np.uint8)
     for u in range(n_users):

@@ -11,6 +11,7 @@ n_users x n_items array), ``score`` builds dense scores block by block.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -48,7 +49,9 @@ def _csr_rows(m: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     return row_ids(np.diff(m.indptr)), m.indices.astype(np.int64)
 
 
-def _random_relevant(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator):
+def _random_relevant(
+    rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per user, ``t[u]`` items of its row of ``rel`` drawn uniformly without replacement, in random order.
 
     Yields chunks ``(rows, rank, items)`` (grouped rows, each entry's position
@@ -60,7 +63,13 @@ def _random_relevant(rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator)
         yield rows, rank, rel.indices[np.take(rel.indptr, rows) + j]
 
 
-def _random_outside(excluded, k: np.ndarray, allowed: np.ndarray, n_items: int, rng: np.random.Generator):
+def _random_outside(
+    excluded: Callable[[np.ndarray], sp.csr_array],
+    k: np.ndarray,
+    allowed: np.ndarray,
+    n_items: int,
+    rng: np.random.Generator,
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per user, ``k[u]`` distinct items drawn uniformly among its ``allowed[u]`` non-excluded ones, in random order.
 
     ``excluded(users)`` gives the excluded items of the distinct, ascending
@@ -73,7 +82,7 @@ def _random_outside(excluded, k: np.ndarray, allowed: np.ndarray, n_items: int, 
         yield rows, rank, _allowed_items(excluded(rows[head]), head, j, n_items)
 
 
-def _train_or_relevant(train: Interactions, rel: sp.csr_array):
+def _train_or_relevant(train: Interactions, rel: sp.csr_array) -> Callable[[np.ndarray], sp.csr_array]:
     """``excluded`` of :func:`_random_outside` for the union of training and relevant items (disjoint)."""
     return lambda users: sp.csr_array(train.matrix[users] + rel[users])  # scipy merges each row's sorted items
 
@@ -115,7 +124,11 @@ def _allowed_laid(excluded: sp.csr_array, n_items: int) -> np.ndarray:
 
 
 def _permuted_into(
-    out: np.ndarray, sizes: np.ndarray, candidates, rng: np.random.Generator, offset: np.ndarray | None = None
+    out: np.ndarray,
+    sizes: np.ndarray,
+    candidates: Callable[[np.ndarray], np.ndarray],
+    rng: np.random.Generator,
+    offset: np.ndarray | None = None,
 ) -> None:
     """Write every row's ``sizes[r]`` candidates in a uniformly random order to ``out[r, offset[r]:]`` (offset 0).
 
@@ -262,7 +275,9 @@ def _window_pass_blocks(
     lens = np.diff(bounds)
     step = max(1, _WINDOW_CELLS // max(width, 1))
     col = np.arange(width)
-    slow, e_rows, e_pos = [], [], []
+    slow_parts: list[np.ndarray] = []
+    e_rows_parts: list[np.ndarray] = []
+    e_pos_parts: list[np.ndarray] = []
     for u0 in range(0, n_users, step):
         u1 = min(u0 + step, n_users)
         seg = np.take(gpos, items[bounds[u0] : bounds[u1]])
@@ -279,12 +294,12 @@ def _window_pass_blocks(
         cs, ce = _cut_levels(q, qstart[u0 + 1 : u1 + 1], np.where(ok, kb, 0), lvl_first, lvl_end)
         fast = ok & (ce <= width)
         r, c = np.nonzero(~allowed & (col >= cs[:, None]) & (col < ce[:, None]) & fast[:, None])
-        e_rows.append(u0 + r)
-        e_pos.append(c)
-        slow.append(u0 + np.flatnonzero(~fast))
-    slow = np.concatenate(slow) if slow else np.zeros(0, dtype=np.int64)
-    e_rows = np.concatenate(e_rows) if e_rows else np.zeros(0, dtype=np.int64)
-    e_pos = np.concatenate(e_pos) if e_pos else np.zeros(0, dtype=np.int64)
+        e_rows_parts.append(u0 + r)
+        e_pos_parts.append(c)
+        slow_parts.append(u0 + np.flatnonzero(~fast))
+    slow = np.concatenate(slow_parts) if slow_parts else np.zeros(0, dtype=np.int64)
+    e_rows = np.concatenate(e_rows_parts) if e_rows_parts else np.zeros(0, dtype=np.int64)
+    e_pos = np.concatenate(e_pos_parts) if e_pos_parts else np.zeros(0, dtype=np.int64)
     return slow, e_rows, e_pos
 
 
@@ -827,8 +842,9 @@ class Oracle:
 
         Gains are read only by ``ties="item_id"`` (see the class notes).
         """
-        graded = self.ties == "item_id" and isinstance(relevant, Interactions) and relevant.gains is not None
-        return check_relevant(relevant.gain_matrix() if graded else relevant, train, required=True), graded
+        if self.ties == "item_id" and isinstance(relevant, Interactions) and relevant.gains is not None:
+            return check_relevant(relevant.gain_matrix(), train, required=True), True
+        return check_relevant(relevant, train, required=True), False
 
     def _recommend_by_item_id(
         self, train: Interactions, rel: sp.csr_array, n: int, gains: np.ndarray | None = None

@@ -204,7 +204,7 @@ def _backward_step(
         pis = pis[:, None]
     ws = w / sx
     lam = ws.copy()
-    y = np.empty(w.shape, dtype=dtype)
+    y: np.ndarray = np.empty(w.shape, dtype=dtype)
     s = np.zeros((a.shape[1],) + w.shape[1:])
     for r0, r1, c0, c1, v in a.blocks:  # each block read once for both products
         np.subtract(ws[r0:r1], v @ x[c0:c1], out=lam[r0:r1])

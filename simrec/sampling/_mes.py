@@ -69,7 +69,9 @@ one |o| x |o| Cholesky and one pass over P(r|R) serve any number of columns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import scipy.linalg
@@ -240,7 +242,7 @@ def mes_dual(
             options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-15, "maxcor": 20},
         )
         lam, n_newton, grad_max = _newton_polish(fun, last, a_o, eta, half_inv_w, res.x, tol)
-        if not np.array_equal(lam, last.get("lam")):
+        if "lam" not in last or not np.array_equal(lam, last["lam"]):
             fun(lam)
     pi = last["pi"] / last["pi"].sum()
     trace.append(primal(last["pi"], last["q"]))
@@ -253,7 +255,13 @@ _NEWTON_STEPS = 8
 
 
 def _newton_polish(
-    fun, last: dict, a_o: BlockMatrix, eta: float, half_inv_w: np.ndarray, lam: np.ndarray, tol: float
+    fun: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    last: dict[str, np.ndarray],
+    a_o: BlockMatrix,
+    eta: float,
+    half_inv_w: np.ndarray,
+    lam: np.ndarray,
+    tol: float,
 ) -> tuple[np.ndarray, int, float]:
     """Newton steps on the dual from L-BFGS's end until its gradient's max norm is at most ``tol``: (λ, steps, max|∇|).
 
@@ -359,7 +367,9 @@ def _hessian_on_support(
         slope = np.zeros(a.shape[1])
         p = np.zeros(a.shape[1])
     a_o, cols = _support(a, w)
-    return _dual_hessian(a_o, pi, eta, 0.5 / w[cols]), a_o, cols, _slope(a, pi, p, w, slope)
+    # p, w and slope come together (mes_gradient, mes_jvp): all None or all arrays
+    d = _slope(a, pi, cast(np.ndarray, p), w, cast(np.ndarray, slope))
+    return _dual_hessian(a_o, pi, eta, 0.5 / w[cols]), a_o, cols, d
 
 
 def _dual_hessian(a_o: BlockMatrix, pi: np.ndarray, eta: float, half_inv_w: np.ndarray) -> np.ndarray:

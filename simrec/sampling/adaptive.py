@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_in_range, check_int
@@ -110,7 +112,7 @@ def sample_ranks_adaptive(
     -------
     AdaptiveRanks
     """
-    n_items = _check_n_items(n_items, np.shape(ranks))
+    n_items = _check_n_items(n_items, np.shape(cast(ArrayLike, ranks)))  # check_rank_array checks ranks
     if n_max is None:
         n_max = min(3200, int(np.max(n_items) if replace else np.min(n_items)))
     n_max = _check_size("n_max", n_max, n_items, replace, low=2)
@@ -132,7 +134,7 @@ def sample_ranks_adaptive(
             x = gen.binomial(extra, theta[active])
         else:
             g = r_global[active]
-            n_act = n_items if np.ndim(n_items) == 0 else n_items[active]
+            n_act = n_items if isinstance(n_items, int) else n_items[active]  # int or array of ndim 1
             x = gen.hypergeometric(g - 1, n_act - g - (cur - 1), extra)
         r[active] = 1 + x
         size[active] = new

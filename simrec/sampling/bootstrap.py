@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_int
-from simrec.sampling._results import Estimate
+from simrec.sampling._results import Estimate, IntervalKind
 from simrec.sampling.functions import RankMetric
-from simrec.sampling.histograms import FitStatus
+from simrec.sampling.histograms import FitLimits, FitStatus
 
 __all__ = ["OutOfRangeWarning", "bootstrap_histograms", "percentile_interval"]
 
@@ -131,8 +132,18 @@ def _warn_out_of_range(name: str, label: str, value: float, low: float, high: fl
         )
 
 
+class _Replicated(Protocol):
+    """What :func:`_replicate_estimates` reads of its estimator (an Estimator or AdaptiveMLE; not imported: a cycle)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def interval_kind(self) -> IntervalKind: ...
+    def fit_limits(self, max_iter: int) -> FitLimits | None: ...
+
+
 def _replicate_estimates(
-    estimator: object,
+    estimator: _Replicated,
     metrics: Sequence[RankMetric],
     values: np.ndarray,
     table: np.ndarray,

@@ -136,7 +136,7 @@ def _prior_array(prior: object) -> object:
     return prior.probabilities if isinstance(prior, RankDistribution) else prior
 
 
-def _problem(scheme: object, prior: object) -> CorrectionProblem:
+def _problem(scheme: object, prior: Prior) -> CorrectionProblem:
     if isinstance(scheme, CorrectionProblem):
         if prior is not None:
             raise ValueError("pass `prior` either in the CorrectionProblem or here, not both")

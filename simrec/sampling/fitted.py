@@ -53,6 +53,7 @@ import abc
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -541,7 +542,7 @@ def bootstrap_estimates(
         out[:, rest] = estimate_histograms(
             [estimators[i] for i in rest], rows, scheme, metrics, max_iter=max_iter, cache=cache, fits=fits, status=sub
         )
-        if sub is not None:
+        if status is not None and sub is not None:
             status.n_iter[:, rest], status.converged[:, rest] = sub.n_iter, sub.converged
     if not lin:
         return out
@@ -554,7 +555,8 @@ def bootstrap_estimates(
     dh = boot - counts[None, :]
     groups: dict[RankFit, list[int]] = {}
     for i in lin:
-        groups.setdefault(estimators[i].rank_fit, []).append(i)
+        # a linearisable estimator is linearised through its rank_fit (never None then)
+        groups.setdefault(cast(RankFit, estimators[i].rank_fit), []).append(i)
     with single_threaded_blas():
         for rank_fit, idx in groups.items():
             record = _linearised_group(rank_fit, estimators, idx, counts, p, dh, tables, max_iter, fits, out)

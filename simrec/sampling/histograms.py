@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 
@@ -190,7 +190,7 @@ class MetricTables:
         """A^T D F for every metric, (n, J): through the first k_max rows when that is cheaper."""
         if self.truncated:
             return problem.rhs_top(self.f_top, self.a_top)
-        return self.scheme.blocks.rmatvec(problem.prior[:, None] * self.table)
+        return self.scheme.blocks.rmatvec(cast(np.ndarray, problem.prior)[:, None] * self.table)  # set by __post_init__
 
 
 def metric_tables(cache: dict, scheme: SamplingScheme, metrics: Sequence[RankMetric]) -> MetricTables:

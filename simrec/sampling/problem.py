@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
 
 import numpy as np
 import scipy.linalg
@@ -103,18 +104,23 @@ class CorrectionProblem:
             return cls(scheme, prior.probabilities, prior_name=prior.estimator)
         return cls(scheme, np.asarray(prior), prior_name="prior")
 
+    @property
+    def _pi(self) -> np.ndarray:
+        """:attr:`prior` as set by ``__post_init__`` (never None there)."""
+        return cast(np.ndarray, self.prior)
+
     # -- cached pieces ---------------------------------------------------
     @cached_property
     @blas_single_thread
     def c(self) -> np.ndarray:
         """c_r = Σ_R π_R P(r|R), the prior's sampled-rank distribution, shape (n,)."""
-        return _readonly(self.scheme.blocks.rmatvec(self.prior))
+        return _readonly(self.scheme.blocks.rmatvec(self._pi))
 
     @cached_property
     @blas_single_thread
     def gram(self) -> np.ndarray:
         """A^T D A, shape (n, n)."""
-        return _readonly(self.scheme.blocks.gram(self.prior))
+        return _readonly(self.scheme.blocks.gram(self._pi))
 
     @cached_property
     @blas_single_thread
@@ -178,7 +184,7 @@ class CorrectionProblem:
             raise ValueError(
                 f"`a_top` must have shape ({k_max}, {scheme.n}) (P(r|R) for R = 1..k_max); got {np.shape(a_top)}"
             )
-        return a_top.T @ (self.prior[:k_max, None] * f_top)
+        return a_top.T @ (self._pi[:k_max, None] * f_top)
 
     @blas_single_thread
     def solve_many(
@@ -312,7 +318,7 @@ class CorrectionProblem:
         x = np.asarray(values, dtype=np.float64)
         b = np.asarray(table, dtype=np.float64)
         if gamma is None:
-            y = self.solve_eq45(p, n_users)  # K^{-1} p, K of eq. 45
+            y = self.solve_eq45(p, check_int("n_users", n_users, low=1))  # K^{-1} p, K of eq. 45
             return a.matvec(y)[:, None] * (b - a.matvec(x))
         gamma = check_in_range("gamma", gamma, 0, 1, low_open=True)
         support, sc, lam, q = self._eig

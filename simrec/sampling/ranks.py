@@ -19,8 +19,9 @@ are in :mod:`.scheme`; adaptive sampling in :mod:`.adaptive`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal, overload
+from typing import Literal, cast, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -74,7 +75,7 @@ class _SparseExclude:
         return self.keys[pos] == q
 
 
-def _check_exclude(exclude: object, shape: tuple[int, int], targets: np.ndarray) -> object:
+def _check_exclude(exclude: object, shape: tuple[int, int], targets: np.ndarray) -> _SparseExclude | np.ndarray | None:
     if exclude is None:
         return None
     if sp.issparse(exclude):
@@ -85,22 +86,24 @@ def _check_exclude(exclude: object, shape: tuple[int, int], targets: np.ndarray)
         ex.sum_duplicates()
         ex.sort_indices()
         rows = np.repeat(np.arange(shape[0], dtype=np.int64), np.diff(ex.indptr))
-        out = _SparseExclude(ex, rows * shape[1] + ex.indices)
-        hit = out.lookup(np.arange(shape[0]), targets[:, None])
+        sparse = _SparseExclude(ex, rows * shape[1] + ex.indices)
+        hit = sparse.lookup(np.arange(shape[0]), targets[:, None])
+        out: _SparseExclude | np.ndarray = sparse
     else:
-        out = np.asarray(exclude)
-        if out.shape != shape or out.dtype != bool:
+        dense = np.asarray(exclude)
+        if dense.shape != shape or dense.dtype != bool:
             raise ValueError(
-                f"`exclude` must be a bool array or sparse matrix of shape {shape}; got {out.shape}, {out.dtype}"
+                f"`exclude` must be a bool array or sparse matrix of shape {shape}; got {dense.shape}, {dense.dtype}"
             )
-        hit = out[np.arange(shape[0]), targets]
+        hit = dense[np.arange(shape[0]), targets]
+        out = dense
     if np.any(hit):
         u = int(np.flatnonzero(np.ravel(hit))[0])
         raise ValueError(f"`exclude` must not exclude a user's target item; user {u} has its target excluded")
     return out
 
 
-def _exclude_rows(ex: object, r0: int, r1: int, n_items: int) -> np.ndarray:
+def _exclude_rows(ex: _SparseExclude | np.ndarray | None, r0: int, r1: int, n_items: int) -> np.ndarray:
     if ex is None:
         return np.zeros((r1 - r0, n_items), dtype=bool)
     if isinstance(ex, _SparseExclude):
@@ -125,13 +128,13 @@ def _above_and_candidates(
             above |= tied
         elif tied.any():
             # a uniformly random order within the tie group: item above iff its key < the target's key
-            key_t = gen.random(s.shape[0])
+            key_t = gen.random(rows.size)  # rows.size == s.shape[0]
             ri, ci = np.nonzero(tied)
             above[ri, ci] = gen.random(ri.size) < key_t[ri]
     return above, cand
 
 
-def _chunks(n_users: int, n_items: int):
+def _chunks(n_users: int, n_items: int) -> Iterator[tuple[int, int]]:
     step = max(1, _CHUNK_ELEMENTS // n_items)
     for r0 in range(0, n_users, step):
         yield r0, min(n_users, r0 + step)
@@ -158,9 +161,9 @@ def _ranks_and_shares(
     shares = np.empty(s.shape[0]) if want_shares else None
     for r0, r1 in _chunks(*s.shape):
         above, cand = _above_and_candidates(s[r0:r1], t[r0:r1], _exclude_rows(ex, r0, r1, s.shape[1]), ties, gen)
-        if want_ranks:
+        if ranks is not None:  # want_ranks
             ranks[r0:r1] = 1 + above.sum(axis=1)
-        if not want_shares:
+        if shares is None:  # not want_shares
             continue
         if w is None:
             num, den = above.sum(axis=1).astype(float), cand.sum(axis=1).astype(float)
@@ -255,7 +258,8 @@ def global_ranks(
     ranks, shares = _ranks_and_shares(
         scores, targets, weights, exclude, ties, rng, want_ranks=True, want_shares=bool(return_shares)
     )
-    return (ranks, shares) if return_shares else ranks
+    ranks = cast(np.ndarray, ranks)  # want_ranks=True
+    return (ranks, cast(np.ndarray, shares)) if return_shares else ranks
 
 
 def _check_item_weights(weights: object, n_items: int) -> np.ndarray | None:
@@ -302,7 +306,8 @@ def above_weight_share(
         (:func:`global_ranks` with ``return_shares=True`` gives the ranks too,
         from the same tie-break.)
     """
-    return _ranks_and_shares(scores, targets, weights, exclude, ties, rng, want_ranks=False, want_shares=True)[1]
+    shares = _ranks_and_shares(scores, targets, weights, exclude, ties, rng, want_ranks=False, want_shares=True)[1]
+    return cast(np.ndarray, shares)  # want_shares=True
 
 
 def sample_ranks_from_shares(shares: object, n: int, *, rng: RNGLike = None) -> np.ndarray:
@@ -418,9 +423,9 @@ def sample_ranks_by_draws(
         n_ok = positive.sum() - positive[t] - ex @ positive.astype(np.int64)
     low = n_ok < (need if not replace else 1)
     if low.any():
-        u = int(np.flatnonzero(low)[0])
+        bad = int(np.flatnonzero(low)[0])
         raise ValueError(
-            f"user {u} has {int(n_ok[u])} candidate negatives of positive weight; "
+            f"user {bad} has {int(n_ok[bad])} candidate negatives of positive weight; "
             f"`n` = {n} needs {need if not replace else 1}"
         )
     cdf = None if w is None else np.cumsum(w)
@@ -461,6 +466,6 @@ def sample_ranks_by_draws(
             if ties == "pessimistic":
                 above |= tied
             elif tied.any():
-                above |= tied & (gen.random(tied.shape) < key_t[rows][:, None])
+                above |= tied & (gen.random(tied.shape) < cast(np.ndarray, key_t)[rows][:, None])  # ties == "random"
         out[rows] = 1 + above.sum(axis=1)
     return out

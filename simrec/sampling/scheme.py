@@ -30,8 +30,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import gammaln, xlog1py, xlogy
 
 from simrec._random import RNGLike, as_generator
@@ -335,7 +337,7 @@ def conditional_rank_matrix(n_items: int, n: int, *, replace: bool = True) -> np
 # ---------------------------------------------------------------------------
 def _check_n_items(n_items: object, shape: tuple[int, ...]) -> int | np.ndarray:
     """N as an int, or one candidate count N_u >= 2 per user (int64, shape ``(shape[-1],)``)."""
-    if np.ndim(n_items) == 0:
+    if np.ndim(cast(ArrayLike, n_items)) == 0:  # anything else is refused below
         return check_int("n_items", n_items, low=2)
     arr = np.asarray(n_items)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
@@ -352,8 +354,8 @@ def _check_n_items(n_items: object, shape: tuple[int, ...]) -> int | np.ndarray:
 
 def _check_size(name: str, n: object, n_items: int | np.ndarray, replace: bool, low: int) -> int:
     """``n`` in [low, N]; with per-user N_u: <= every N_u without replacement, <= max N_u with it."""
-    if np.ndim(n_items) == 0:
-        return check_int(name, n, low=low, high=int(n_items))
+    if isinstance(n_items, int):  # _check_n_items gives an int or an array of ndim 1
+        return check_int(name, n, low=low, high=n_items)
     if replace:
         return check_int(name, n, low=low, high=int(n_items.max()))
     n = check_int(name, n, low=low)
@@ -369,7 +371,7 @@ def _check_size(name: str, n: object, n_items: int | np.ndarray, replace: bool, 
 def _check_scheme_args(
     ranks: object, n_items: object, n: object, replace: bool
 ) -> tuple[np.ndarray, int | np.ndarray, int]:
-    n_items = _check_n_items(n_items, np.shape(ranks))
+    n_items = _check_n_items(n_items, np.shape(cast(ArrayLike, ranks)))  # check_rank_array checks ranks
     n = _check_size("n", n, n_items, replace, low=1)
     r = check_rank_array("ranks", ranks, n_items, ndim=(1, 2))
     return r, n_items, n

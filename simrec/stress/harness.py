@@ -127,6 +127,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
@@ -177,6 +178,7 @@ from simrec.sampling import (
     sample_ranks_hypergeometric,
     single_threaded_blas,
 )
+from simrec.sampling.histograms import RankFit
 from simrec.stress.memo import REPEAT_MEMO
 from simrec.stress.sources import RecommenderRanks
 
@@ -442,12 +444,12 @@ def _pooled(
 ) -> tuple[Estimator, ...]:
     """The estimators with each estimated prior fitted per dataset: averaged over the repeats' draws."""
     hists = [np.bincount(r - 1, minlength=sch.n) for r in draws]
-    priors = {e.estimated_prior for e in estimators} - {None}
+    priors = cast(set[RankFit], {e.estimated_prior for e in estimators} - {None})
     pooled = {p: PooledPrior.pool(p, hists, sch, max_iter) for p in priors}
     return tuple(e.with_priors(pooled) for e in estimators)
 
 
-def _estimators_of(config: StressConfig, scheme: str) -> tuple[Estimator, ...]:
+def _estimators_of(config: StressConfig, scheme: str) -> tuple[Estimator | AdaptiveMLE, ...]:
     check_choice("scheme", scheme, SCHEMES)
     if scheme == "adaptive":
         return (AdaptiveMLE(),)
@@ -477,7 +479,7 @@ def true_metric_values(ranks: RecommenderRanks, f_top: np.ndarray) -> np.ndarray
     """
     if not ranks.has_truth:
         raise ValueError(f"recommender {ranks.name!r} has no true ranks (not a simulation)")
-    return _true_mean(ranks, metric_values(ranks.true_ranks, f_top))
+    return _true_mean(ranks, metric_values(cast(np.ndarray, ranks.true_ranks), f_top))  # has_truth
 
 
 def untruncated_values(metrics: list[RankMetric], ranks: np.ndarray, n_candidates: np.ndarray) -> np.ndarray:
@@ -512,8 +514,9 @@ def untruncated_values(metrics: list[RankMetric], ranks: np.ndarray, n_candidate
 def _true_mean(ranks: RecommenderRanks, vals: np.ndarray) -> np.ndarray:
     """(1/M) Σ_u mean over u's true relevant candidates of ``vals`` (one row per true rank), shape (J,)."""
     m = ranks.n_users
-    counts = np.bincount(ranks.true_users, minlength=m).astype(np.float64)
-    sums = np.stack([np.bincount(ranks.true_users, weights=vals[:, j], minlength=m) for j in range(vals.shape[1])], 1)
+    true_users = cast(np.ndarray, ranks.true_users)  # the callers' ranks have the truth
+    counts = np.bincount(true_users, minlength=m).astype(np.float64)
+    sums = np.stack([np.bincount(true_users, weights=vals[:, j], minlength=m) for j in range(vals.shape[1])], 1)
     ok = counts > 0
     if not ok.all():
         warnings.warn(
@@ -612,19 +615,20 @@ def _repeat_estimates(
     fit_a: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float | None]:
     """One repeat without intervals from its histogram ``h``: estimates (E, J), iterations, convergence, beta@P's a."""
-    fits = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
+    fits: dict | None = {} if len(groups) > 1 else None  # the EM fits of this repeat's rows serve both column groups
     status = FitStatus.new(1, len(estimators))  # filled alike by both column groups
-    kw = {"max_iter": config.max_iter, "fits": fits, "status": status}
+    kw: dict[str, Any] = {"max_iter": config.max_iter, "fits": fits, "status": status}
     vals = np.concatenate(
         [estimate_histograms(estimators, h[None, :], sch, g, cache=cache, **kw) for g, cache in groups], axis=2
     )
-    return vals[0], status.n_iter[0], status.converged.all(axis=0), _beta_a(h, sch.n_items, sch.n) if fit_a else None
+    converged = cast(np.ndarray, status.converged.all(axis=0))  # (E,)
+    return vals[0], status.n_iter[0], converged, _beta_a(h, sch.n_items, sch.n) if fit_a else None
 
 
 def _beta_a(h: np.ndarray, N: int, n: int) -> float | None:
     """beta@P's fitted a on the sampled ranks of histogram ``h``; None where it diverges (every rank is n)."""
     try:
-        return float(fit_beta_mapping(np.repeat(np.arange(1, n + 1), h), N, n).a)
+        return float(cast(float, fit_beta_mapping(np.repeat(np.arange(1, n + 1), h), N, n).a))  # a fitted beta@P's a
     except ValueError:
         return None
 
@@ -711,11 +715,11 @@ def run_stress(
         if scheme == "adaptive":
             n_max = min(config.adaptive_n_max, N)
 
-            def draw() -> AdaptiveRanks:
+            def draw_adaptive() -> AdaptiveRanks:
                 return sample_ranks_adaptive(ranks.ranks, ranks.n_candidates, n, n_max=n_max, rng=gen)
 
-            first = draw()
-            n = first.n0
+            first_adaptive = draw_adaptive()
+            n = first_adaptive.n0
         else:
             sch = SamplingScheme.cached(N, n, replace=scheme != "hypergeometric")  # checks 2 <= n <= N
             n = sch.n
@@ -733,10 +737,11 @@ def run_stress(
         )
         true = None
         if ranks.has_truth:
+            true_ranks, true_users = cast(np.ndarray, ranks.true_ranks), cast(np.ndarray, ranks.true_users)  # has_truth
             tv = np.hstack(
                 [
-                    metric_values(ranks.true_ranks, f_top),
-                    untruncated_values(untr, ranks.true_ranks, ranks.n_candidates[ranks.true_users]),
+                    metric_values(true_ranks, f_top),
+                    untruncated_values(untr, true_ranks, ranks.n_candidates[true_users]),
                 ]
             )
             true = _true_mean(ranks, tv)
@@ -753,9 +758,11 @@ def run_stress(
             total = 0.0
             untr_table = metric_table(untr, N) if untr else None
             boot_gen = gen.spawn(1)[0] if config.n_boot else None
-            space = REPEAT_MEMO.namespace(("adaptive", N, first.replace, config.max_iter, tuple(metrics), tuple(untr)))
+            space_adaptive = REPEAT_MEMO.namespace(
+                ("adaptive", N, first_adaptive.replace, config.max_iter, tuple(metrics), tuple(untr))
+            )
             for rep in range(config.repeats):
-                ad = first if rep == 0 else draw()
+                ad = first_adaptive if rep == 0 else draw_adaptive()
                 total += ad.sizes.mean()
                 if config.n_boot:
                     with warnings.catch_warnings():  # recorded in the result (converged, NaN intervals at M < 2)
@@ -770,12 +777,16 @@ def run_stress(
                             rng=boot_gen,
                         )
                     est[rep, 0] = [e.estimate for e in ests]
-                    lower[rep, 0] = [e.lower for e in ests]
-                    upper[rep, 0] = [e.upper for e in ests]
+                    cast(np.ndarray, lower)[rep, 0] = [e.lower for e in ests]  # set with n_boot
+                    cast(np.ndarray, upper)[rep, 0] = [e.upper for e in ests]
                     n_iter[rep, 0], converged[rep, 0] = ests[0].n_iter, ests[0].converged
                 else:
+
+                    def adaptive_row(ad: AdaptiveRanks = ad) -> tuple[np.ndarray, int, bool]:
+                        return _adaptive_row(ad, N, config, f_top, untr_table)
+
                     row, n_iter[rep, 0], converged[rep, 0] = REPEAT_MEMO.get_or_compute(
-                        space, _pair_histogram(ad, N), lambda ad=ad: _adaptive_row(ad, N, config, f_top, untr_table)
+                        space_adaptive, _pair_histogram(ad, N), adaptive_row
                     )
                     est[rep, 0] = row
                 if progress is not None:
@@ -812,7 +823,7 @@ def run_stress(
         maps = {"linear": linear_mapping(N, n).values, "bound": bound_mapping(N, n).values}
         for e in config.estimators:
             if isinstance(e, MappingEstimator) and e.kind == "beta":
-                maps[f"beta@{e.a:g}"] = beta_mapping(N, n, e.a).values
+                maps[f"beta@{e.a:g}"] = beta_mapping(N, n, cast(float, e.a)).values  # kind "beta" has its a
         beta = any(isinstance(e, MappingEstimator) and e.kind == "beta@P" for e in config.estimators)
         hist_sum = np.zeros(n)
         beta_a: list[float] = []
@@ -843,7 +854,11 @@ def run_stress(
             hist_sum += h
             if config.n_boot:  # the library's bootstrap (linearised for the fitted estimators), same numbers
                 status = FitStatus.new(1 + config.n_boot, len(names))  # filled alike by both column groups
-                kw = {"max_iter": config.max_iter, "fits": {} if len(groups) > 1 else None, "status": status}
+                kw: dict[str, Any] = {
+                    "max_iter": config.max_iter,
+                    "fits": {} if len(groups) > 1 else None,
+                    "status": status,
+                }
                 boot = bootstrap_histograms(h, config.n_boot, boot_gen)
                 vals = np.concatenate(
                     [bootstrap_estimates(estimators, h, boot, sch, g, cache=cache, **kw) for g, cache in groups],
@@ -852,7 +867,9 @@ def run_stress(
                 est[rep] = vals[0]
                 n_iter[rep], converged[rep] = status.n_iter[0], status.converged.all(axis=0)
                 if M >= 2:  # one user: every replicate is that user, a zero-width interval; NaN
-                    lower[rep], upper[rep] = percentile_interval(vals[1:], config.confidence)
+                    cast(np.ndarray, lower)[rep], cast(np.ndarray, upper)[rep] = percentile_interval(  # set with n_boot
+                        vals[1:], config.confidence
+                    )
                 a = _beta_a(h, N, n) if fit_a else None
             else:  # the same histogram gives the same numbers: computed once per process (.memo)
                 compute = lambda h=h: _repeat_estimates(estimators, config, h, sch, groups, fit_a)  # noqa: E731

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import cast
 
 import numpy as np
 
@@ -73,11 +74,11 @@ def result_arrays(r: StressResult) -> dict[str, np.ndarray]:
     if r.fitted_a is not None:
         arrays["fitted_a"] = r.fitted_a
     if r.n_iter is not None:
-        arrays.update(n_iter=r.n_iter, converged=r.converged)
+        arrays.update(n_iter=r.n_iter, converged=cast(np.ndarray, r.converged))  # set together
     if r.interval_kinds is not None:
         arrays["interval_kinds"] = np.array(r.interval_kinds)
     if r.lower is not None:
-        arrays.update(lower=r.lower, upper=r.upper, confidence=np.array(r.confidence))
+        arrays.update(lower=r.lower, upper=cast(np.ndarray, r.upper), confidence=np.array(r.confidence))  # set together
     if r.true is not None:
         arrays["true"] = r.true
     if r.shr is not None:

@@ -265,7 +265,11 @@ def _report_figures(
         with drawing(failed, f"report figure {name}"):
             pngs[name] = draw()
     for name, png in pngs.items():
-        atomic_write(rd.path(f"figures/{name}.png"), lambda p, b=png: p.write_bytes(b))
+
+        def write(p: Path, b: bytes = png) -> int:
+            return p.write_bytes(b)
+
+        atomic_write(rd.path(f"figures/{name}.png"), write)
     return pngs
 
 

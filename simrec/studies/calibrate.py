@@ -251,7 +251,7 @@ def run_sweep(
     backend = SerialBackend() if backend is None else backend
     single = [o for o in spec.objectives if o != AVERAGE_LOSS]
     _preflight(sweep, single, AVERAGE_LOSS in spec.objectives)
-    phase = Phase(_cell_task, "searches")
+    phase: Phase[CellResult | _RefusedLog, CellResult | _RefusedLog] = Phase(_cell_task, "searches")
 
     def search(objectives: Sequence[str], best: dict[str, dict[str, float]] | None) -> list[CellResult]:
         tasks = sweep.tasks(objectives, best)

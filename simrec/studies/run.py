@@ -53,7 +53,7 @@ from simrec.recommenders import Oracle, Popular
 from simrec.recommenders.coverage import unscored_note
 from simrec.report import pairwise_wins, plot_results, summarize
 from simrec.rundir import FRAMES, RunDir
-from simrec.studies.phases import KeyedTask, Phase, Phases, task_timings
+from simrec.studies.phases import KeyedTask, Phase, PhaseOutcome, Phases, task_timings
 from simrec.tasks import Backend, SerialBackend
 
 __all__ = ["RunOutcome", "run_scenario"]
@@ -256,7 +256,7 @@ def run_scenario(
         task_seconds: list[float] = []
         phases = Phases(rd, backend, scenario.name, progress)
         design = None if scenario.debias is None else scenario.debias.build()
-        replicates = phases.run(
+        replicates: PhaseOutcome[pd.DataFrame] = phases.run(
             Phase(
                 _run_task,
                 "replicates",

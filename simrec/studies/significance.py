@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -59,7 +59,7 @@ from simrec.rundir import FRAMES, RunDir
 from simrec.significance import PairedTest, UndefinedStatisticWarning, truth_table
 from simrec.stress.harness import estimator_items
 from simrec.stress.sources import RecommenderRanks, score_ranks, simulate_loo_data
-from simrec.studies.phases import KeyedTask, Phase, Phases
+from simrec.studies.phases import KeyedTask, Phase, PhaseOutcome, Phases
 
 __all__ = ["SignificancePlan", "significance_phase", "SEED_CHILD", "SIGNIFICANCE_FOLDER"]
 
@@ -164,8 +164,9 @@ def _true_loo(ranks: RecommenderRanks, metric: sampling.RankMetric) -> float:
     """The metric of the held-out item drawn from each user's true relevant candidates, averaged over users
     (a cutoff metric: the domain size only bounds the ranks)."""
     vals = metric(ranks.true_ranks, int(ranks.n_candidates.max()))
-    counts = np.bincount(ranks.true_users, minlength=ranks.n_users)
-    sums = np.bincount(ranks.true_users, weights=vals, minlength=ranks.n_users)
+    true_users = cast(np.ndarray, ranks.true_users)  # set with true_ranks
+    counts = np.bincount(true_users, minlength=ranks.n_users)
+    sums = np.bincount(true_users, weights=vals, minlength=ranks.n_users)
     ok = counts > 0
     return float((sums[ok] / counts[ok]).mean()) if ok.any() else float("nan")
 
@@ -287,7 +288,9 @@ def significance_phase(
                     (world, evaluation, s, r, plan),
                 )
             )
-    out = phases.run(Phase(_significance_task, "significance replicates", SIGNIFICANCE_FOLDER, FRAMES), tasks)
+    out: PhaseOutcome[pd.DataFrame] = phases.run(
+        Phase(_significance_task, "significance replicates", SIGNIFICANCE_FOLDER, FRAMES), tasks
+    )
     outcomes = pd.concat(out.values, ignore_index=True)
     table = truth_table(outcomes, alpha=spec.alpha, tolerance=spec.tolerance, confidence=spec.confidence)
     rd.write_csv("significance.csv", table)

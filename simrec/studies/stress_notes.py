@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from simrec.sampling import AdaptiveMLE, Naive, fit_limits
+from simrec.sampling import AdaptiveMLE, Estimator, Naive, fit_limits
 from simrec.stress.harness import StressConfig, StressResult
 from simrec.stress.sources import RankSource
 
@@ -41,7 +41,8 @@ def convergence_note(results: list[StressResult], config: StressConfig) -> str |
     the cap, the fit, the cap and the tolerance (issue 22; the default cap
     is issue 27's decision and does not move here).
     """
-    objects = {e.name: e for e in (*config.estimators, AdaptiveMLE())}
+    every: list[Estimator | AdaptiveMLE] = [*config.estimators, AdaptiveMLE()]
+    objects = {e.name: e for e in every}
     bad: dict[str, list[int]] = {}
     for r in results:
         if r.converged is None:
@@ -71,7 +72,9 @@ def convergence_note(results: list[StressResult], config: StressConfig) -> str |
     )
 
 
-def naive_cutoff_note(config: StressConfig, sizes: list[int] | tuple[int, ...], schemes: tuple[str, ...]) -> str | None:
+def naive_cutoff_note(
+    config: StressConfig, sizes: list[int] | tuple[int, ...], schemes: list[str] | tuple[str, ...]
+) -> str | None:
     """The warning for naive estimates at cutoffs K >= a fixed sample size n, or None (decision, issue 22).
 
     A sampled list of n items has every rank within a cutoff K >= n, so the

@@ -22,6 +22,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -66,7 +67,10 @@ class CorrectionEstimator(Estimator):
         """A copy whose :attr:`prior` (a dataclass field) is ``priors[prior]``; itself when ``prior`` is not a key."""
         if self.prior is None or self.prior not in priors:
             return self
-        return dataclasses.replace(self, prior=priors[self.prior])
+        replaced: Estimator = dataclasses.replace(
+            cast(Any, self), prior=priors[self.prior]
+        )  # subclasses are dataclasses
+        return replaced
 
     @property
     def depends_on_users(self) -> bool:

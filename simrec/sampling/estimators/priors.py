@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -244,12 +245,13 @@ class MESPrior(RankFit):
         p = counts / n_users
         w = self.objective.weights(p, n_users, scheme.n)
         slope = self.objective.log_weight_slope(p)
+        eta = cast(float, self.eta)  # set by __post_init__
 
         def vjp(g: np.ndarray) -> np.ndarray:
-            return mes_gradient(scheme.blocks, pi, self.eta, g, p, w, slope)
+            return mes_gradient(scheme.blocks, pi, eta, g, p, w, slope)
 
         def jvp(d: np.ndarray) -> np.ndarray:
-            return mes_jvp(scheme.blocks, pi, self.eta, d, p, w, slope)
+            return mes_jvp(scheme.blocks, pi, eta, d, p, w, slope)
 
         return Linearisation(record, vjp, jvp, dh / n_users)
 
