@@ -193,6 +193,7 @@ def _swap_after_validation(monkeypatch, swap) -> None:
     monkeypatch.setattr(run_config, "load_scenario", load_then_swap)
 
 
+@pytest.mark.slow
 def test_a_scenario_replaced_by_a_fifo_after_validation_is_one_line(tmp_path, monkeypatch):
     """The copy into --out is read with the checks of validation: before the fix, ``Path.read_text`` of a FIFO
     blocked until a writer came (here a thread opens it 5 s after the swap, so the unfixed code fails instead

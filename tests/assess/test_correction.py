@@ -108,6 +108,7 @@ def test_a_threshold_out_of_range_is_refused():
         correction_advice(pd.DataFrame(columns=["metric"]), min_coverage=2)
 
 
+@pytest.mark.slow
 def test_simrec_assess_with_a_correction_section_advises_from_the_worlds(tmp_path, tiny_data):
     text = assessment_toml(tiny_data) + (
         '[correction]\nestimators = ["naive", "ips", "snips", "resampled_skew", "stratified"]\n'

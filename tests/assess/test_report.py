@@ -136,6 +136,7 @@ _VIEWS = {
 }
 
 
+@pytest.mark.slow
 def test_folder_holds_the_tables_the_sub_runs_and_a_self_contained_page(tiny_assessment):
     _, out, outcome = tiny_assessment
     for f in (

@@ -84,6 +84,7 @@ def test_uniform_lambda_is_identifiable():
     assert abs(res.best.params["lam"] - 60) / 60 < 0.10, res.best.params
 
 
+@pytest.mark.slow
 def test_ibp_sigma_is_identifiable():
     """Data from IBP(α = 30, c = 1, σ = 0.5): a 16-call search of σ on item
     popularity (α, c and the Pareto held at their true values) recovers σ

@@ -106,6 +106,7 @@ def test_invalid_designs_are_refused_with_the_rule():
         SampledDesign(10, gamma=2.0)
 
 
+@pytest.mark.slow
 def test_simrec_run_writes_the_combined_rows_beside_the_others_which_stay_unchanged(tmp_path):
     plain, both = tmp_path / "plain.toml", tmp_path / "both.toml"
     plain.write_text(SCENARIO)

@@ -64,6 +64,7 @@ def test_memoised_repeats_equal_computed_ones(scheme):
     _assert_identical(again, plain)
 
 
+@pytest.mark.slow
 def test_memo_is_shared_across_recommenders_and_keyed_by_everything_else():
     """Another recommender with the same histograms reuses them; another n, scheme or max_iter does not."""
     REPEAT_MEMO.clear()
