@@ -680,3 +680,23 @@ def test_relevant_positions_match_a_lookup_pair_by_pair(n_users, n_items, width,
         for i in rel.indices[rel.indptr[u] : rel.indptr[u + 1]]:
             assert position[k] == (row.index(i) + 1 if i in row else 0)
             k += 1
+
+
+def test_list_positions_with_wide_lists_match_a_lookup_pair_by_pair():
+    # top-N lists too short for the long path but wider than 255 columns: list_positions' bitmap holds uint16
+    from simrec.metrics import relevant_positions
+
+    rng = np.random.default_rng(5)
+    n_users, n_items, width = 7, 1400, 300
+    lists = np.full((n_users, width), -1, dtype=np.int64)
+    for u in range(n_users):
+        k = int(rng.integers(0, width + 1))
+        lists[u, :k] = rng.permutation(n_items)[:k]
+    rel = sp.csr_array((rng.random((n_users, n_items)) < 0.2).astype(np.int8))
+    position, _ = relevant_positions(lists, rel)
+    k = 0
+    for u in range(n_users):
+        row = list(lists[u])
+        for i in rel.indices[rel.indptr[u] : rel.indptr[u + 1]]:
+            assert position[k] == (row.index(i) + 1 if i in row else 0)
+            k += 1

@@ -182,10 +182,12 @@ def resample_test(ranked: RankedTest, weights: np.ndarray, fraction: float, rng:
     positive = np.flatnonzero(w > 0)
     if k > len(positive):
         raise ValueError(f"cannot draw {k} test pairs: only {len(positive)} have a positive weight")
-    keys = as_generator(rng).standard_exponential(len(positive)) / w[positive]
+    every = len(positive) == len(w)  # then positive is arange(len(w)): no gathers through it
+    keys = as_generator(rng).standard_exponential(len(positive)) / (w if every else w[positive])
     keep = np.zeros(len(w), dtype=bool)
     if k:
-        keep[positive[np.argpartition(keys, k - 1)[:k]]] = True
+        drawn = np.argpartition(keys, k - 1)[:k]
+        keep[drawn if every else positive[drawn]] = True
     return ranked.subset(keep)
 
 
