@@ -153,6 +153,8 @@ class InversePropensityWeights:
 
     def weights(self, ranked: RankedTest, propensity: np.ndarray | None) -> np.ndarray:
         p = check_propensity(propensity, ranked.test.nnz)
+        if not len(p) or not np.isnan(p.min()):  # no pair left out (min propagates NaN): no masks
+            return 1.0 / p
         return np.where(np.isnan(p), 0.0, 1.0 / np.where(np.isnan(p), 1.0, p))
 
 
