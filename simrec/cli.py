@@ -41,24 +41,49 @@ from __future__ import annotations
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 if TYPE_CHECKING:
-    import pandas as pd
-    from rich.progress import TaskID
-
     from .calibration.sweep import CellResult
-    from .config.budget import Budget
     from .interactions import Interactions
-    from .studies.assess import AssessOutcome
-    from .studies.run import RunOutcome
-    from .studies.stress import StressOutcome
-    from .tasks import Backend
+
+from ._cli_summaries import _print_run_summary, _print_stress_summary
+from ._cli_summaries import _search_note as _search_note
+from ._cli_summaries import _stress_summary_frame as _stress_summary_frame
+from ._cli_summaries import _stress_summary_notes as _stress_summary_notes
+from ._cli_support import (
+    _ARGV,
+    _DEBUG,
+    _LOG,
+    _Address,
+    _announce,
+    _Backend,
+    _backend,
+    _budget,
+    _fail,
+    _figures_failed,
+    _job,
+    _Jobs,
+    _MaxMemory,
+    _NoFigures,
+    _Out,
+    _out_folder,
+    _print_warnings,
+    _Quiet,
+    _ranks_failed,
+    _ranks_progress,
+    _say,
+    _trial_progress,
+    _version,
+)
+
+# importable from simrec.cli as before the split (tests and `python -c "import simrec.cli; simrec.cli._input_errors()"`)
+from ._cli_support import _input_errors as _input_errors
+from ._cli_support import count_trials as count_trials
+from ._cli_support import os_error_message as os_error_message
 
 app = typer.Typer(
     add_completion=False,
@@ -69,78 +94,6 @@ datasets_app = typer.Typer(no_args_is_help=True, help="Reference datasets.")
 app.add_typer(datasets_app, name="datasets")
 
 __all__ = ["app", "main"]
-
-_Out = Annotated[
-    Optional[Path],
-    typer.Option("--out", "-o", help="Output folder (default: runs/<the file's name>; re-running resumes)."),
-]
-
-
-def _out_folder(out: Path | None, name: str) -> Path:
-    """``--out``, or ``runs/<name>`` (the scenario's, sweep's or assessment's validated safe name), said on stderr.
-
-    Decision (issue 28): a fixed default (``runs/out``) was written to
-    silently and made a second scenario collide with the first's results;
-    the job's own name keeps jobs apart, and the line (printed even with
-    ``--quiet``, like warnings) says where the results go.
-    """
-    if out is not None:
-        return out
-    chosen = Path("runs") / name
-    typer.echo(f"simrec: no --out given: writing to {chosen} (re-running the same command resumes there)", err=True)
-    return chosen
-
-
-_Jobs = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Workers (processes, or Ray CPUs of a local cluster).")]
-_Backend = Annotated[
-    Optional[str],
-    typer.Option("--backend", help="serial | processes | ray (default: serial for 1 job, else processes)."),
-]
-_Address = Annotated[
-    Optional[str],
-    typer.Option("--address", help="Ray cluster to connect to (with --backend ray); default: start a local one."),
-]
-#: Boolean flags get an empty metavar: typer would otherwise show them as taking a <bool> value.
-_Quiet = Annotated[bool, typer.Option("--quiet", "-q", metavar="", help="No progress bar or summary.")]
-_MaxMemory = Annotated[
-    Optional[str],
-    typer.Option(
-        "--max-memory",
-        metavar="SIZE",
-        help="Refuse the job if its estimated peak memory exceeds SIZE (e.g. 8G, 512M; default: 75% of this machine's "
-        "memory).",
-    ),
-]
-_NoFigures = Annotated[bool, typer.Option("--no-figures", metavar="", help="Skip the figures.")]
-
-
-#: What the running command printed (for its run folder's ``run.log``), when it started, and its context.
-_LOG: dict = {"lines": [], "started": None, "ctx": None}
-
-
-def _say(message: str = "", err: bool = False) -> None:
-    """Print a line (as ``typer.echo``) and keep it for ``run.log``."""
-    typer.echo(message, err=err)
-    _LOG["lines"].append(message)
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    _say(f"simrec: error: {message}", err=True)
-    raise typer.Exit(code=code)
-
-
-def _version(value: bool) -> None:
-    if value:
-        from .provenance import version_text
-
-        typer.echo(version_text())
-        raise typer.Exit()
-
-
-#: Set by ``--debug``: tracebacks instead of one-line messages.
-_DEBUG = {"on": False}
-#: The arguments :func:`main` was given (None when the app is called otherwise, e.g. by a test runner).
-_ARGV: dict[str, list[str] | None] = {"args": None}
 
 
 @app.callback()
@@ -182,167 +135,6 @@ def _main(
     ctx.call_on_close(close)  # runs last: the callbacks a job adds (its run.log) run first
 
 
-def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str | None) -> Budget:
-    """The memory budget of a job from its options (exit 2 for a bad ``--max-memory``).
-
-    Workers on this machine: ``--jobs`` for local processes or a local Ray
-    cluster, 1 for serial runs and for a remote cluster (each of its nodes runs
-    its own share).
-    """
-    from .config.budget import Budget, default_max_memory, parse_memory
-
-    try:
-        limit = default_max_memory() if max_memory is None else parse_memory(max_memory)
-    except ValueError as exc:
-        _fail(str(exc))
-    local_workers = 1 if address is not None or backend == "serial" else jobs
-    return Budget(limit, local_workers)
-
-
-def _announce(work: Any, jobs: int, *, parallel: bool = True) -> None:
-    """Say on stderr how long a job expected to take over a minute should take (:mod:`simrec.config.cost`).
-
-    Decision (issue 28): printed before any work starts, also with ``--quiet``
-    (like the output folder's line and the warnings: one line, only for a
-    job over a minute, and the one thing someone who scripted a long job
-    needs to plan around); the estimate is the quiet machine's, from the work
-    counted during validation, so it comes before the first task runs.
-    """
-    from .config.cost import estimate_line
-
-    if line := estimate_line(work, jobs, parallel=parallel):
-        typer.echo(line, err=True)
-
-
-@contextmanager
-def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[Backend]:
-    """The task backend the options ask for (closed after the job); bad options fail with exit 2."""
-    from .tasks import BackendError, make_backend
-
-    try:
-        backend = make_backend(name, jobs, address)
-    except (ValueError, BackendError) as exc:
-        _fail(str(exc))
-    with backend:
-        yield backend
-
-
-@contextmanager
-def _job(out: Path) -> Iterator[None]:
-    """Turn what can go wrong while a job runs into one line (no traceback reaches the user).
-
-    ``out`` is checked first (a name too long for the file system, a file on its path: exit 2, nothing created).
-    """
-    from .rundir import path_problem
-    from .tasks import BackendFault, TaskError
-
-    if problem := path_problem(out):
-        _fail(problem)
-    if _LOG["ctx"] is not None:  # after the command's last line, however it ends
-        _LOG["ctx"].call_on_close(lambda: _write_run_log(out))
-    try:
-        yield
-    except _input_errors() as exc:
-        if _DEBUG["on"]:
-            raise
-        _fail(str(exc))
-    except TaskError as exc:
-        if _DEBUG["on"]:
-            raise
-        _fail(f"{exc}; finished tasks are kept in {out}; re-run the same command to retry the failed ones", code=1)
-    except BackendFault as exc:
-        if _DEBUG["on"]:
-            raise
-        _fail(f"{exc}; finished tasks are kept in {out}; re-run the same command to resume", code=1)
-    except KeyboardInterrupt:
-        _fail(f"interrupted; finished tasks are kept in {out}; re-run the same command to resume", code=130)
-    except MemoryError:
-        if _DEBUG["on"]:
-            raise
-        _fail(
-            f"ran out of memory; finished tasks are kept in {out}. Use fewer --jobs or smaller sizes, or lower "
-            "--max-memory so that such a job is refused before it starts",
-            code=1,
-        )
-    except OSError as exc:
-        if _DEBUG["on"]:
-            raise
-        _fail(os_error_message(exc, out), code=1)
-
-
-def _write_run_log(out: Path) -> None:
-    """Append what this command printed to ``out/run.log`` if the job opened ``out`` as its run folder.
-
-    Called as the command's context closes, so the exception that ends it (if
-    any) is the one being handled: its exit code is logged. A job refused
-    with exit code 2 (bad input found after the folder was opened, e.g. a
-    shard that cannot be used) logs nothing: a refused job leaves the folder
-    as it was. Best effort: a disk that cannot take the log does not change
-    the command's outcome.
-    """
-    from . import provenance
-
-    try:
-        folder = Path(out).resolve()
-    except OSError:
-        return
-    if folder not in provenance.run_folders():
-        return
-    exc = sys.exc_info()[1]
-    lines = list(_LOG["lines"])
-    code = 0 if exc is None else getattr(exc, "exit_code", None)
-    if code == 2:  # the job was refused (bad input, a shard that cannot be used): the folder stays as it was
-        return
-    if code is None:  # not an exit: what main() reports as an internal error or an interruption
-        code = 130 if isinstance(exc, KeyboardInterrupt) else 1
-        lines.append(f"simrec: internal error: {type(exc).__name__}: {exc}")
-    stamp = "%Y-%m-%dT%H:%M:%SZ"
-    commit = provenance.git_commit()
-    versions = provenance.package_versions()
-    head = [
-        f"== {provenance.command_line()}",
-        f"started {time.strftime(stamp, time.gmtime(_LOG['started'] or time.time()))}, "
-        f"ended {time.strftime(stamp, time.gmtime())}, exit code {code}",
-        f"simrec {versions['simrec']}"
-        + (f", commit {commit.sha}{' (modified)' if commit.modified else ''}" if commit else ""),
-    ]
-    try:
-        with open(folder / "run.log", "a", encoding="utf-8") as fh:
-            fh.write("\n".join(head + lines) + "\n\n")
-    except OSError:
-        pass
-
-
-#: The errors about the user's input that a job reports in one line (exit 2), by module and name.
-_INPUT_ERRORS = (
-    ("simrec.config.base", "ScenarioError"),
-    ("simrec.rundir", "RunDirError"),
-    ("simrec.shards", "ShardError"),
-    ("simrec.stress.sources", "RanksFileError"),
-    ("simrec.studies.calibrate", "DatasetLoadError"),
-    ("simrec.tasks", "BackendError"),
-)
-
-
-def _input_errors() -> tuple[type[BaseException], ...]:
-    """:data:`_INPUT_ERRORS` whose modules are loaded, looked up when an error is being handled.
-
-    Decision (issue 13): an exception of a class whose module was never
-    imported cannot be raised, so the handler need not import it; importing
-    ``simrec.stress.sources`` up front only to name ``RanksFileError`` cost
-    ``simrec run`` 1.2 s CPU (the stress harness and ``scipy.stats``).
-    """
-    return tuple(getattr(sys.modules[mod], name) for mod, name in _INPUT_ERRORS if mod in sys.modules)
-
-
-def os_error_message(exc: OSError, out: Path) -> str:
-    """One line for an operating-system error while a job writes into ``out``: what, where, what to do."""
-    from .rundir import os_error_line
-
-    finished = f"; finished tasks are kept in {out}" if Path(out).is_dir() else ""
-    return os_error_line(exc, out) + finished
-
-
 @app.command()
 def run(
     scenario: Annotated[
@@ -376,57 +168,6 @@ def run(
     if not quiet:
         _print_run_summary(outcome, sc.evaluation.n)
     _figures_failed(outcome)
-
-
-def _figures_failed(outcome: RunOutcome | StressOutcome | AssessOutcome) -> None:
-    """Exit 1 (a fault) when figures could not be drawn: the job is complete and its tables written (simrec._figures)."""
-    if outcome.figure_failures:
-        _fail(
-            f"{outcome.out}: the job is complete and every table written, but drawing figures failed: "
-            f"{'; '.join(outcome.figure_failures)} (re-run with --no-figures to skip them)",
-            code=1,
-        )
-
-
-def _print_warnings(warnings: tuple[str, ...]) -> None:
-    """Warnings about what the results can mean (also in the tables), on stderr, even with --quiet."""
-    for w in warnings:
-        _say(f"simrec: warning: {w}", err=True)
-
-
-def _print_run_summary(outcome: RunOutcome, n: int) -> None:
-    """The mean error table; ``n`` is the list length N (headers say Precision@50, as the figures do).
-
-    Metrics and worlds are named by :mod:`simrec.labels`, as in the figures and the assessment report.
-    """
-    from rich.console import Console
-    from rich.table import Table
-
-    from .labels import column_label, metric_label, world_label
-
-    console = Console(width=max(100, Console().width), record=True)
-    s = outcome.summary
-    err = s[s["kind"] == "error"]
-    metrics = list(dict.fromkeys(outcome.results["metric"]))
-    table = Table(
-        title=f"Mean missing-data error (observed − true) over replicates; @N: top-N lists, N = {n}",
-        title_justify="left",
-    )
-    table.add_column(column_label("world"))
-    table.add_column(column_label("recommender"))
-    for m in metrics:
-        table.add_column(metric_label(m, n), justify="right")
-    means = err.set_index(["world", "recommender", "metric"])["mean"]
-    for world in dict.fromkeys(outcome.results["world"]):
-        for rec in dict.fromkeys(outcome.results["recommender"]):
-            table.add_row(
-                world_label(world), rec, *[f"{means.get((world, rec, m), float('nan')):+.3f}" for m in metrics]
-            )
-    console.print(table)
-    console.print(
-        f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"
-    )
-    _LOG["lines"].append(console.export_text().rstrip("\n"))
 
 
 @app.command()
@@ -465,89 +206,6 @@ def stress(
     if not quiet:
         _print_stress_summary(outcome)
     _figures_failed(outcome)
-
-
-def _stress_summary_frame(outcome: StressOutcome) -> tuple[pd.DataFrame, int]:
-    """Mean |relative error| at K = 10 per (scheme, n, estimator, metric), with the winner share."""
-    import pandas as pd
-
-    est = outcome.estimates
-    k = 10 if (est["k"] == 10).any() else int(est["k"].max())
-    e = est[(est["k"] == k) | est["k"].isna()].assign(abs_rel=lambda f: f["rel_error"].abs())  # + AUC, full AP
-    table = e.pivot_table(
-        index=["scheme", "n", "estimator"], columns="metric", values="abs_rel", aggfunc="mean", sort=False
-    )
-    if len(outcome.winners):
-        w = outcome.winners[outcome.winners["k"] == k]
-        win = w.groupby(["scheme", "n", "estimator"], sort=False)["share_correct"].mean().rename("winner_share")
-        table = table.join(win)
-    return pd.DataFrame(table), k
-
-
-def _stress_summary_notes(frame: pd.DataFrame) -> list[str]:
-    """Footnotes for what a reader of the stress summary would otherwise stumble on (—, huge errors)."""
-    import numpy as np
-
-    notes = []
-    metric_cols = [c for c in frame.columns if c != "winner_share"]
-    values = frame[metric_cols].to_numpy(dtype=float)
-    if np.isnan(values).any():
-        notes.append(
-            "—: not defined. Li & Jin's mappings (mapping:*) map a sampled cutoff k to a global one and "
-            "estimate recall / hit ratio only, not NDCG or AP; a relative error is also undefined where "
-            "the exact metric is 0."
-        )
-    huge = sorted({str(est) for (_, _, est), row in zip(frame.index, values) if np.nanmax(row, initial=0) > 10})
-    if huge:
-        why = {
-            "naive": "naive applies the metric to the sampled rank as if it were the global rank",
-            "LS": "LS (Krichene & Rendle's unconstrained least squares, eqs. 21-23) puts no bound on its per-rank "
-            "values; CLS is LS with the ordering constraint",
-        }
-        notes.append(
-            f"{', '.join(huge)}: mean |relative error| above 10 (1000%) in a column: relative errors divide "
-            "by the exact metric, which is small at small K. " + " ".join(f"{v}." for k, v in why.items() if k in huge)
-        )
-    return notes
-
-
-def _interval_notes(coverage: pd.DataFrame | None) -> list[str]:
-    """The footnote naming the estimators whose bootstrap intervals are known not to cover (runs with n_boot)."""
-    if coverage is None or not len(coverage) or "coverage_known_to_fail" not in coverage:
-        return []
-    flagged = coverage.loc[coverage["coverage_known_to_fail"].fillna(False).astype(bool), "estimator"]
-    if flagged.empty:
-        return []
-    return [
-        f"Intervals (coverage.csv): {', '.join(dict.fromkeys(map(str, flagged)))}: coverage known to fail - the "
-        "bootstrap interval measures sampling variability only and these estimators' bias does not shrink with "
-        "the number of users (column coverage_known_to_fail)."
-    ]
-
-
-def _print_stress_summary(outcome: StressOutcome) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    frame, k = _stress_summary_frame(outcome)
-    console = Console(width=max(110, Console().width), record=True)
-    table = Table(
-        title=f"Mean |relative error| at K = {k} over recommenders, and share of repeats picking the exact winner",
-        title_justify="left",
-    )
-    for col in ("scheme", "n", "estimator", *frame.columns):
-        table.add_column(str(col), justify="left" if col in ("scheme", "estimator") else "right")
-    for (scheme, n, est), row in frame.iterrows():
-        table.add_row(
-            str(scheme), str(n), str(est), *["—" if v != v else f"{v:.3f}" for v in row.to_numpy(dtype=float)]
-        )
-    console.print(table)
-    for note in _stress_summary_notes(frame) + _interval_notes(outcome.coverage):
-        console.print(note, soft_wrap=True)
-    console.print(
-        f"{outcome.computed} task(s) computed, {outcome.reused} reused, {outcome.seconds:.1f} s -> {outcome.out}"
-    )
-    _LOG["lines"].append(console.export_text().rstrip("\n"))
 
 
 @app.command()
@@ -717,46 +375,6 @@ def ranks(
         )
 
 
-def _ranks_failed(name: str, exc: Exception) -> None:
-    """A recommender failed while training or scoring (its code, or LensKit's): one line, exit 1."""
-    from ._usercode import UserCodeError, describe
-    from ._validation import quote
-
-    if _DEBUG["on"]:
-        raise exc
-    what = str(exc) if isinstance(exc, UserCodeError) else f"recommender {quote(name)} failed: {describe(exc)}"
-    _fail(f"{what} (nothing was written; re-run with --debug for the traceback)", code=1)
-
-
-@contextmanager
-def _ranks_progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
-    """``show(name, done, total)``: one progress bar per recommender (users scored)."""
-    if not enabled:
-        yield lambda name, done, total: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(
-        TextColumn("[bold]ranks[/bold] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("users"),
-        TimeElapsedColumn(),
-    )
-    tasks: dict[str, TaskID] = {}
-    bar.start()
-    try:
-
-        def show(name: str, done: int, total: int) -> None:
-            if name not in tasks:
-                tasks[name] = bar.add_task(f"{name} (training, then scoring)", total=total)
-            bar.update(tasks[name], completed=done)
-
-        yield show
-    finally:
-        bar.stop()
-
-
 @app.command()
 def calibrate(
     spec: Annotated[Path, typer.Argument(help="Sweep spec TOML (e.g. calibration/ml-100k.toml).")],
@@ -837,84 +455,6 @@ def calibrate(
         cols = ["dataset", "cell", "objective", "average_loss"]
         _say(result.table[cols].to_string(index=False))
         _say(f"presets: {', '.join(sorted(result.presets))} -> {out}")
-
-
-def count_trials(out: Path) -> int:
-    """GP trials logged so far under a calibration folder (``<dataset>/cells/<cell>/<objective>/trials.jsonl``,
-    one header line then one line per trial; resumed trials included)."""
-    n = 0
-    try:
-        logs = list(Path(out).glob("*/cells/*/*/trials.jsonl"))
-    except OSError:  # a folder that cannot be listed (the job reports it)
-        return 0
-    for log in logs:
-        try:
-            with open(log, "rb") as fh:
-                n += max(0, sum(1 for _ in fh) - 1)
-        except OSError:  # being replaced or removed: counted at the next poll
-            continue
-    return n
-
-
-@contextmanager
-def _trial_progress(out: Path, total: int, enabled: bool, every: float = 1.0) -> Iterator[None]:
-    """A progress bar of the GP trials of a sweep (every call of every cell), polled from the trial logs.
-
-    Cells run as tasks (in other processes or on Ray workers), so the bar
-    counts the lines of their trial logs every ``every`` seconds; it works
-    with every backend whose workers write into ``out`` (local ones, or a
-    cluster with a shared file system). The de-noising re-evaluations that
-    follow a search are not counted.
-    """
-    if not enabled or total <= 0:
-        yield
-        return
-    import threading
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(
-        TextColumn("[bold]calibrate[/bold] GP trials"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
-    )
-    task = bar.add_task("trials", total=total)
-    stop = threading.Event()
-
-    def poll() -> None:
-        while True:
-            bar.update(task, completed=min(total, count_trials(out)))
-            if stop.wait(every):
-                return
-
-    bar.start()
-    thread = threading.Thread(target=poll, name="simrec-trial-progress", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-        bar.update(task, completed=min(total, count_trials(out)))
-        bar.stop()
-
-
-def _search_note(cell: CellResult) -> str:
-    """Where a calibrated cell's best trial is, what "refused" trials are, and what was resumed, in words."""
-    n = cell.n_trials
-    note = f"at trial {cell.best.index} (0-based, as in trials.jsonl) of {n}"
-    if cell.n_refused:
-        note += (
-            f"; {cell.n_refused} of the {n} trials were refused, i.e. not simulated: their parameters would "
-            "exceed the size guard (max_pairs, items) or gave an undefined statistic (reasons in trials.jsonl); "
-            "the search scores them as worse than the worst evaluated trial"
-        )
-    if cell.resumed_from >= n:
-        note += f"; all {n} trials were read from the trial log of an earlier run (nothing recomputed)"
-    elif cell.resumed_from:
-        note += (
-            f"; resumed: trials 0-{cell.resumed_from - 1} were read from the trial log of an earlier run, "
-            f"{cell.resumed_from}-{n - 1} computed now"
-        )
-    return note
 
 
 @app.command()

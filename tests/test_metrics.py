@@ -658,11 +658,9 @@ def test_precision_empty_relevance_is_nan_here_zero_in_lenskit():
         assert np.isnan(precision(lists, rel)[0])
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(1, 12), st.integers(1, 30), st.integers(0, 40), st.integers(0, 2**31 - 1))
-def test_relevant_positions_match_a_lookup_pair_by_pair(n_users, n_items, width, seed):
+def _check_positions_pair_by_pair(n_users, n_items, width, density, seed):
     # every relevant pair's 1-based position in its user's list (0 if absent), checked pair by pair against
-    # list.index; lists shorter than the catalogue take the membership-bitmap path, full rankings the long path
+    # list.index, and each list's real length
     from simrec.metrics import relevant_positions
 
     rng = np.random.default_rng(seed)
@@ -671,7 +669,7 @@ def test_relevant_positions_match_a_lookup_pair_by_pair(n_users, n_items, width,
     for u in range(n_users):
         k = int(rng.integers(0, width + 1))
         lists[u, :k] = rng.permutation(n_items)[:k]
-    rel = sp.csr_array((rng.random((n_users, n_items)) < 0.3).astype(np.int8))
+    rel = sp.csr_array((rng.random((n_users, n_items)) < density).astype(np.int8))
     position, length = relevant_positions(lists, rel)
     assert np.array_equal(length, (lists >= 0).sum(axis=1))
     k = 0
@@ -680,3 +678,15 @@ def test_relevant_positions_match_a_lookup_pair_by_pair(n_users, n_items, width,
         for i in rel.indices[rel.indptr[u] : rel.indptr[u + 1]]:
             assert position[k] == (row.index(i) + 1 if i in row else 0)
             k += 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 30), st.integers(0, 40), st.integers(0, 2**31 - 1))
+def test_relevant_positions_match_a_lookup_pair_by_pair(n_users, n_items, width, seed):
+    # lists shorter than the catalogue take the list-positions bitmap path, full rankings the long path
+    _check_positions_pair_by_pair(n_users, n_items, width, 0.3, seed)
+
+
+def test_list_positions_with_wide_lists_match_a_lookup_pair_by_pair():
+    # top-N lists too short for the long path but wider than 255 columns: list_positions' bitmap holds uint16
+    _check_positions_pair_by_pair(7, 1400, 300, 0.2, 5)

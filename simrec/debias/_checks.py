@@ -45,6 +45,8 @@ def check_propensity(propensity: object, n_pairs: int) -> np.ndarray:
 
 def inverse_weights(p: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """:math:`y_{ui}/p_{ui}` per test pair, 0 where the propensity is NaN (the pair is left out)."""
+    if len(p) and not np.isnan(p.min()):  # no pair left out (min propagates NaN): a plain division, no mask
+        return np.divide(labels, p)
     return np.divide(labels, p, out=np.zeros(len(p)), where=~np.isnan(p))
 
 

@@ -320,8 +320,8 @@ def _dr_parts(
     fitted: FittedImputation
     fitted, candidate_sums = ranked.imputed(imputation)  # fitted once per recommender's test pairs
     gain, K = _gains(ranked, metric)
-    y = ranked.label_values()
     y_hat = np.asarray(fitted.at(ranked.rows, ranked.items), dtype=np.float64)
+    y = 1.0 if ranked.labels is None else ranked.labels  # implicit feedback: the scalar, not an array of ones
     resid = inverse_weights(p, y - y_hat)  # (y - y_hat)/p; 0 for a left-out pair (imputed like an unobserved one)
     numerator = _per_user(ranked, gain * resid)
     # the imputed gains of the list entries: sum_j c_u(j) y_hat(u, L_uj), by blocks of users
@@ -330,10 +330,15 @@ def _dr_parts(
     positions = np.arange(1, K + 1)[None, :]  # gains broadcast over a block: (1, K) positions x (n, 1) lengths
     for u0 in range(0, ranked.n_users, step):
         blk = lists[u0 : u0 + step]
-        real = blk >= 0  # padding: imputed at item 0, then masked (no nonzero over the block)
-        c = metric.gain(positions, ranked.length[u0 : u0 + len(blk), None], K)
-        v = np.asarray(fitted.at(np.arange(u0, u0 + len(blk))[:, None], np.where(real, blk, 0)), dtype=np.float64)
-        numerator[u0 : u0 + len(blk)] += np.einsum("ij,ij->i", np.broadcast_to(c, blk.shape), v * real)
+        length = ranked.length[u0 : u0 + len(blk), None]
+        c = metric.gain(positions, length, K)
+        rows = np.arange(u0, u0 + len(blk))[:, None]
+        if bool((length >= K).all()):  # no padding in the first K columns (it is trailing): no mask
+            v = np.asarray(fitted.at(rows, blk), dtype=np.float64)
+        else:  # padding: imputed at item 0, then masked (no nonzero over the block)
+            real = blk >= 0
+            v = np.asarray(fitted.at(rows, np.where(real, blk, 0)), dtype=np.float64) * real
+        numerator[u0 : u0 + len(blk)] += np.einsum("ij,ij->i", np.broadcast_to(c, blk.shape), v)
     n_hat = candidate_sums + _per_user(ranked, resid)
     return ranked, metric, numerator, n_hat, K
 

@@ -153,6 +153,8 @@ class InversePropensityWeights:
 
     def weights(self, ranked: RankedTest, propensity: np.ndarray | None) -> np.ndarray:
         p = check_propensity(propensity, ranked.test.nnz)
+        if not len(p) or not np.isnan(p.min()):  # no pair left out (min propagates NaN): no masks
+            return 1.0 / p
         return np.where(np.isnan(p), 0.0, 1.0 / np.where(np.isnan(p), 1.0, p))
 
 
@@ -182,10 +184,12 @@ def resample_test(ranked: RankedTest, weights: np.ndarray, fraction: float, rng:
     positive = np.flatnonzero(w > 0)
     if k > len(positive):
         raise ValueError(f"cannot draw {k} test pairs: only {len(positive)} have a positive weight")
-    keys = as_generator(rng).standard_exponential(len(positive)) / w[positive]
+    every = len(positive) == len(w)  # then positive is arange(len(w)): no gathers through it
+    keys = as_generator(rng).standard_exponential(len(positive)) / (w if every else w[positive])
     keep = np.zeros(len(w), dtype=bool)
     if k:
-        keep[positive[np.argpartition(keys, k - 1)[:k]]] = True
+        drawn = np.argpartition(keys, k - 1)[:k]
+        keep[drawn if every else positive[drawn]] = True
     return ranked.subset(keep)
 
 

@@ -319,6 +319,40 @@ def membership(lists: np.ndarray, rel: sp.csr_array, values: np.ndarray | None =
     return out
 
 
+def list_positions(lists: np.ndarray, rel: sp.csr_array) -> np.ndarray:
+    """1-based position of every pair of ``rel`` in its user's list (0 if absent), int64 (rel.nnz,).
+
+    The transpose of :func:`membership` with values, for checked top-N lists
+    (no repeated item in a row): for a block of users the list cells write
+    their 1-based column into a reusable bitmap of the smallest unsigned type
+    that holds N, the relevant pairs read it, and the list cells clear it.
+    O(list entries + relevant pairs) per block, the pairs' positions come out
+    aligned with ``rel.indices`` (no search of the hits), and with N <= 255 the
+    bitmap is bytes, so the blocks are as large as :func:`membership`'s
+    boolean ones. The padding -1 writes the column before item 0, which no
+    pair reads.
+    """
+    n_users, n_items = rel.shape
+    position = np.zeros(rel.nnz, dtype=np.int64)
+    if rel.nnz == 0 or lists.size == 0:
+        return position
+    N = lists.shape[1]
+    dtype = np.min_scalar_type(N)
+    cols = np.arange(1, N + 1, dtype=dtype)
+    step = max(1, MEMBERSHIP_CELLS // ((n_items + 1) * dtype.itemsize))
+    starts = _row_starts(min(step, n_users), n_items)
+    bitmap = np.zeros(len(starts) * (n_items + 1), dtype=dtype)
+    ptr = rel.indptr
+    for u0 in range(0, n_users, step):
+        u1 = min(u0 + step, n_users)
+        cells = starts[: u1 - u0, None] + lists[u0:u1]
+        bitmap[cells] = cols  # broadcast over the block's rows; a row holds each item once (checked)
+        pairs = np.repeat(starts[: u1 - u0], np.diff(ptr[u0 : u1 + 1])) + rel.indices[ptr[u0] : ptr[u1]]
+        position[ptr[u0] : ptr[u1]] = bitmap[pairs]
+        bitmap[cells] = 0
+    return position
+
+
 def relevance_gains(relevant: object) -> np.ndarray | None:
     """The per-pair gains a relevance set carries, or None (binary).
 

@@ -46,6 +46,7 @@ from simrec.metrics._common import (
     check_lists,
     finish,
     is_long,
+    list_positions,
     long_list_hits,
     membership,
     relevance_gains,
@@ -596,13 +597,13 @@ def relevant_positions(lists: np.ndarray, relevant: Relevance) -> tuple[np.ndarr
         arr = check_lists(lists, rel.shape[1])
         if arr.shape[0] != rel.shape[0]:
             raise ValueError(f"`lists` must have {rel.shape[0]} rows (one per user); got {arr.shape[0]}")
-        # the bitmap holds each relevant pair's 1-based index, so a list cell reads its pair directly (no key search)
-        index = membership(arr, rel, values=np.arange(1, rel.nnz + 1, dtype=np.min_scalar_type(rel.nnz)))
-        flat = index.ravel()
-        hit = np.flatnonzero(flat)
-        position = np.zeros(rel.nnz, dtype=np.int64)
-        position[flat[hit].astype(np.int64) - 1] = hit % max(arr.shape[1], 1) + 1
-        return position, (arr >= 0).sum(axis=1).astype(np.int64)
+        # the list cells write their column into a bitmap that each relevant pair reads (list_positions)
+        # padding is trailing (checked): a row whose last cell is an item is full, only the others are counted
+        length = np.full(arr.shape[0], arr.shape[1], dtype=np.int64)
+        if arr.shape[1]:
+            short = np.flatnonzero(arr[:, -1] < 0)
+            length[short] = (arr[short] >= 0).sum(axis=1)
+        return list_positions(arr, rel), length
     length, rows, cols = long_list_hits(arr, rel)
     n_items = rel.shape[1]
     keys = row_ids(np.diff(rel.indptr)) * n_items + rel.indices  # sorted: canonical rows

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from simrec.stress.harness import StressResult, _nan_mean_sd
+from simrec.stress.harness import StressResult
 from simrec.stress.tables import k_column
+from simrec.stress.values import _nan_mean_sd
 
 __all__ = ["DECOMPOSITION_COLUMNS", "decomposition_table"]
 

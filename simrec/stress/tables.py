@@ -58,8 +58,9 @@ import numpy as np
 import pandas as pd
 
 from simrec.sampling import BiasVariance, IntervalKind, RankEstimate, metric_table
-from simrec.stress.harness import METRIC_FAMILIES, StressResult, _nan_mean_sd, expected_sampled_metrics, metric_values
+from simrec.stress.harness import METRIC_FAMILIES, StressResult, expected_sampled_metrics, metric_values
 from simrec.stress.sources import RankSource
+from simrec.stress.values import _nan_mean_sd
 
 __all__ = [
     "SUMMARY_KS",

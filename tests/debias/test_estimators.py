@@ -239,3 +239,31 @@ def test_per_user_sums_equal_bincount_with_empty_first_middle_and_last_rows():
     want = np.bincount(ranked.rows, weights=values, minlength=9)
     np.testing.assert_allclose(_per_user(ranked, values), want, rtol=1e-15, atol=1e-15)
     assert (_per_user(ranked, values)[[0, 4, 8]] == 0).all()
+
+
+def test_subset_and_resampling_equal_the_boolean_mask_forms():
+    # subset gathers the kept pairs by index (and reuses known rows), resample_test skips its gathers through
+    # the positive pairs when every weight is positive (issue 25's speed-up): both equal, to the bit, the
+    # boolean-mask forms they replaced
+    lists, test, rng = _random_case(7)
+    ranked = rank_test(lists, test, labels=rng.random(test.nnz))
+    keep = rng.random(test.nnz) < 0.4
+    for rows_known in (False, True):
+        if rows_known:
+            ranked.rows  # noqa: B018 (computes the cached rows)
+        sub = ranked.subset(keep)
+        assert np.array_equal(
+            sub.test.indptr, np.concatenate(([0], np.cumsum(np.bincount(ranked.rows[keep], minlength=40))))
+        )
+        assert np.array_equal(sub.test.indices, test.indices[keep])
+        assert np.array_equal(sub.position, ranked.position[keep])
+        assert np.array_equal(sub.labels, ranked.labels[keep])
+        assert np.array_equal(sub.rows, ranked.rows[keep])
+    w = rng.uniform(0.1, 2.0, test.nnz)
+    k = int(0.25 * test.nnz)  # resample_test's draw size at fraction 0.25
+    keys = np.random.default_rng(3).standard_exponential(test.nnz) / w[np.flatnonzero(w > 0)]
+    old = np.zeros(test.nnz, dtype=bool)
+    old[np.flatnonzero(w > 0)[np.argpartition(keys, k - 1)[:k]]] = True
+    drawn = resample_test(ranked, w, 0.25, np.random.default_rng(3))
+    assert np.array_equal(drawn.position, ranked.position[old])
+    assert np.array_equal(drawn.test.indices, test.indices[old])
