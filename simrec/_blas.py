@@ -12,6 +12,7 @@ call (a small fixed overhead) and restores the previous setting afterwards.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
@@ -19,6 +20,9 @@ from typing import Any, TypeVar
 __all__ = ["single_threaded_blas", "blas_single_thread"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: The controller and ``len(sys.modules)`` when it was built: a controller knows only the BLAS libraries loaded
+#: before it was built (threadpoolctl inspects them once), so it is rebuilt after any import (one that loads scipy's
+#: own OpenBLAS, say, would otherwise stay multi-threaded: issue 29 measured +0.5 s CPU on the README ranks example).
 _CONTROLLER: list[Any] = []
 
 
@@ -28,8 +32,8 @@ def single_threaded_blas() -> AbstractContextManager[Any]:
         from threadpoolctl import ThreadpoolController
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
         return nullcontext()
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
+    if not _CONTROLLER or _CONTROLLER[1] != len(sys.modules):
+        _CONTROLLER[:] = [ThreadpoolController(), len(sys.modules)]
     return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
