@@ -44,9 +44,8 @@ def _prefetch(typingctx, arr, row, col):  # type: ignore[no-untyped-def]
             context, builder, signature.args[0], ary, idx, wraparound=False
         )
         i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-        fn = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
-            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0"
-        )
+        # llvmlite mangles the name for its LLVM (llvm.prefetch.p0i8; newer LLVMs upgrade it to .p0)
+        fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(), [i8p] + [i32] * 3))
         builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
 
