@@ -200,8 +200,8 @@ def row_caps(
     """
     n_rows, width = w.shape
     n_chunks = width // chunk
-    buf_w = np.empty(width + 1, dtype=np.float64)
-    buf_c = np.empty(width + 1, dtype=np.int64)
+    buf_w = np.empty(width, dtype=np.float64)
+    buf_c = np.empty(width, dtype=np.int64)
     for r in range(n_rows):
         total = 0.0
         for ch in range(n_chunks):
@@ -219,19 +219,19 @@ def row_caps(
             k = 0
             for ch in range(n_chunks):
                 if tops[r, ch] > thr:
-                    for j in range(ch * chunk, (ch + 1) * chunk):  # without a branch: written, kept if above
-                        x = w[r, j]
-                        buf_w[k] = x
-                        buf_c[k] = j
-                        k += x > thr
+                    for j in range(ch * chunk, (ch + 1) * chunk):
+                        if w[r, j] > thr:
+                            buf_w[k] = w[r, j]
+                            buf_c[k] = j
+                            k += 1
             n_cap = -1
             while True:  # the fixed point of the capped set
                 cnt = 0
                 mass = 0.0
                 for t in range(k):
-                    capped = c * buf_w[t] >= 1.0
-                    cnt += capped
-                    mass += buf_w[t] if capped else 0.0  # + 0.0 leaves the sum's bits as they are
+                    if c * buf_w[t] >= 1.0:
+                        cnt += 1
+                        mass += buf_w[t]
                 if cnt == n_cap:
                     break
                 n_cap = cnt
