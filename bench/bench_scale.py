@@ -53,12 +53,17 @@ solved so that E[true pairs] = 2 x the observed target) and
 ``LatentFactor`` (K = 10, s = γ = 1.75, activity log-sd 1, λ solved for
 E[true pairs] = 1.5 x the target), both observed by ``PreferenceSampler``
 (a = b = 1, dislike rate 0.1) with the truncated-Pareto shape solved for
-E[observed pairs] = the target. Their table gives CPU seconds per step, the
-peak RSS, the pairs, and the same reference line measured in that process.
+E[observed pairs] = the target; and ``factor-preset``, the latent-factor
+world of the shipped preset ``ml-1m/factor-pref`` (its K = 26, s, γ = 4,
+activity log-sd and sampler exponents, no dislikes), λ and the Pareto shape
+solved in the same way. Their table gives CPU seconds per step, the
+peak RSS, the pairs, the same reference line measured in that process and
+the digests of the truth and the observation (as above).
 The factor model is dense by design (O(U I K) flops for its weights, 3.7e9
 cells at ML-20M size); the HPF draws in O(pairs + (U + I) K).
 
-Usage: python bench/bench_scale.py [--sizes ML-100K,ML-1M,Steam,ML-20M] [--repeats 3] [--worlds ibp,hpf,factor]
+Usage: python bench/bench_scale.py [--sizes ML-100K,ML-1M,Steam,ML-20M] [--repeats 3]
+[--worlds ibp,hpf,factor,factor-preset]
 """
 
 from __future__ import annotations
@@ -112,8 +117,10 @@ def _digest(out) -> str:
         elif hasattr(o, "indptr"):  # a CSR array
             add(o.indptr)
             add(o.indices)
-        elif hasattr(o, "matrix"):  # Interactions
+        elif hasattr(o, "matrix"):  # Interactions (a graded one's preference too)
             walk(o.matrix)
+            if getattr(o, "preference", None) is not None:
+                add(o.preference)
         elif hasattr(o, "observed"):  # Observed
             walk(o.observed)
             add(o.truth_rows)
@@ -237,6 +244,8 @@ def _child(name: str) -> dict:
 
 
 NEW_STEPS = ["truth", "observe"]
+#: The preset whose parameters the ``factor-preset`` world takes (lam and the profile solved for each size).
+FACTOR_PRESET = "ml-1m/factor-pref"
 
 
 def _child_world(name: str, model: str) -> dict:
@@ -257,15 +266,24 @@ def _child_world(name: str, model: str) -> dict:
 
         x = brentq(lambda x: np.log(make(x).expected_pairs() / (2 * target)), 0.01, 1e5, xtol=1e-8)
     else:
+        pref, obs_sampler = {}, {}
+        if model == "factor-preset":  # the shipped preset's parameters; its lam and profile rescaled below
+            from simrec.config.files import load_preset
+
+            tables = load_preset(FACTOR_PRESET)
+            pref, obs_sampler = tables["preference"], dict(tables["observation"]["sampler"])
+            obs_sampler.pop("model")
+        defaults = {"n_factors": 10, "signal": 1.75, "pop_exponent": 1.75, "activity_sd": 1.0}  # the factor row's
+        k, s, g, sd = (pref.get(key, d) for key, d in defaults.items())
 
         def make(x):
-            return LatentFactor(U, I, 10, 1.75, 1.75, x, 1.0)
+            return LatentFactor(U, I, k, s, g, x, sd)
 
         x = brentq(lambda x: make(x).expected_pairs() - 1.5 * target, 1.0, float(I), xtol=1e-8)
     world = make(x)
-    sampler = PreferenceSampler(1.0, 1.0, 0.1)
+    sampler = PreferenceSampler(**obs_sampler) if model == "factor-preset" else PreferenceSampler(1.0, 1.0, 0.1)
     children = spawn_seeds(20240613, 2)
-    cpu, rss = {}, {}
+    cpu, rss, digest = {}, {}, {}
 
     def step(label, fn, *args):
         r0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -273,9 +291,10 @@ def _child_world(name: str, model: str) -> dict:
         r1 = resource.getrusage(resource.RUSAGE_SELF)
         cpu[label] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         rss[label] = r1.ru_maxrss / 2**20
+        digest[label] = _digest(out)
         return out
 
-    if model == "factor":  # the compiled kernels' one-off start-up (about a second) is not the truth's
+    if model.startswith("factor"):  # the compiled kernels' one-off start-up (about a second) is not the truth's
         LatentFactor(3, 5, 2, 1.0, 1.0, 2.0).generate(0)
     truth = step("truth", world.generate, as_generator(children[0]))
     caps = truth.user_counts()
@@ -285,9 +304,9 @@ def _child_world(name: str, model: str) -> dict:
         d = TruncatedPareto(p["m_low"], a, p["m_high"])
         return float(np.concatenate(([0.0, 1.0], 1.0 + np.cumsum(1.0 - d.cdf(k))))[caps].sum())
 
-    # the shape for the target (observed likes = target / 1.1, dislikes 0.1 of them); the heaviest tail if even
-    # that falls short (a heavy-tailed truth whose small users cap their sizes)
-    f = lambda a: expected(a) - target / 1.1  # noqa: E731
+    # the shape for the target (observed likes = target / (1 + dislike rate), the dislikes the rest); the heaviest
+    # tail if even that falls short (a heavy-tailed truth whose small users cap their sizes)
+    f = lambda a: expected(a) - target / (1 + sampler.dislike_rate)  # noqa: E731
     alpha = brentq(f, 0.01, 50.0, xtol=1e-6) if f(0.01) > 0 else 0.01
     obs = step(
         "observe", observe, truth, TruncatedPareto(p["m_low"], alpha, p["m_high"]), sampler, as_generator(children[1])
@@ -303,6 +322,7 @@ def _child_world(name: str, model: str) -> dict:
         observed_pairs=int(obs.observed.n_pairs),
         ref=ref,
         param=float(x),
+        digest=digest,
     )
 
 
@@ -310,7 +330,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default=",".join(SIZES))
     ap.add_argument("--repeats", type=int, default=3, help="fresh processes per size (medians are printed)")
-    ap.add_argument("--worlds", default="ibp,hpf,factor", help="ibp (the thesis replicate) and/or the new worlds")
+    ap.add_argument(
+        "--worlds",
+        default="ibp,hpf,factor",
+        help="ibp (the thesis replicate) and/or the new worlds (hpf, factor, factor-preset)",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--model", default="ibp", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -414,6 +438,11 @@ def _new_worlds(sizes: list[str], models: list[str], repeats: int, env: dict) ->
         print(
             "  every run's total CPU s: "
             + "; ".join(f"{n} " + ", ".join(f"{sum(r['cpu'].values()):.2f}" for r in runs[n, m]) for n in sizes)
+        )
+        print(
+            "  SHA-256 of truth / observation (first 12 hex digits): "
+            + "; ".join(f"{n} {runs[n, m][0]['digest']['truth']} / {runs[n, m][0]['digest']['observe']}" for n in sizes)
+            + ("" if all(r["digest"] == runs[n, m][0]["digest"] for n in sizes for r in runs[n, m]) else " DIFFER")
         )
         print()
 

@@ -39,23 +39,28 @@ selecting them).
 Drawing: O(U I K) flops for the weights (stated: the model is dense; at
 ML-20M size, 138,493 x 26,744 with K = 10, that is 3.7e9 cells),
 O(pairs) random draws, memory in blocks of about 64 MiB. Blocks of users:
-the block's log-weights by one float32 matrix product
+the block's log-weights by float32 matrix products
 ([s u/√K, 1, -shift] · [v, γζ, 1]ᵀ; the shift keeps exp below float32's
-range), exponentiated in place, into one reused buffer. Items are grouped
-in chunks of 32, whose sums and largest weights a compiled kernel computes
-in one pass (:mod:`simrec.preference._factor_kernel`, numba, deterministic,
-fed numpy uniforms). Per user, the kernel solves the water-filling on the
+range) into one reused buffer, a slice of rows (about 4 MiB) at a time,
+each slice exponentiated in place and summarised by the compiled kernel
+while it is in cache (BLAS on one thread: idle OpenBLAS threads spin
+between products, CPU for nothing). Items are grouped in chunks of 32,
+whose sums and largest weights the kernel computes
+(:mod:`simrec.preference._factor_kernel`, numba, deterministic, fed numpy
+uniforms). Per user, the kernel solves the water-filling on the
 cells above :math:`\\tau/(2c)` only (read from the chunks whose largest
 weight passes it) and returns the cells with :math:`\\pi_{ui} > \\tau = 1/2`,
 which are drawn one uniform each (:math:`\\pi = 1`: included). The other
 cells, all with :math:`\\pi \\le \\tau`, are drawn as a thinned Poisson
 process: Bernoulli(π) is "a Poisson(μ) count, μ = −log(1 − π), is at least
 1"; candidates come at rate :math:`m c_u w_{ui}`,
-:math:`m = -\\log(1-\\tau)/\\tau \\ge \\mu/\\pi`, each located by a binary
-search over the user's chunk sums and a scan inside the chunk, and kept
+:math:`m = -\\log(1-\\tau)/\\tau \\ge \\mu/\\pi`, each located by a search
+over the user's cumulative chunk sums and a scan inside the chunk, and kept
 with probability :math:`\\mu/(m\\pi)`; a cell is liked when it keeps at least
-one candidate. About 1.4 candidates per like, no uniform per cell.
-Measurements: docs/design.md §9 (``bench/bench_scale.py --worlds factor``).
+one candidate. About 1.4 candidates per like, no uniform per cell. The
+slicing does not change a number: every slice's product is the one BLAS
+kernel's (:func:`_sub_rows`), and the kernels keep every sum's order.
+Measurements: docs/design.md §9 (``bench/bench_scale.py --worlds factor,factor-preset``).
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
+from simrec._blas import single_threaded_blas
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_in_range, check_int, check_pairs_budget
 from simrec.interactions import Interactions
@@ -82,6 +88,10 @@ _TAU = 0.5
 _M = -math.log1p(-_TAU) / _TAU
 #: Largest log-weight kept before exp (float32 overflows above 88.7).
 _LOG_CAP = 80.0
+#: Bytes of weights per slice of a block (computed, exponentiated and summarised while in cache).
+_SUB_BYTES = 1 << 22
+#: OpenBLAS's small-matrix sgemm kernels take products of at most this many multiply-adds (M x N x K).
+_SMALL_GEMM = 1e6
 
 
 @dataclass(frozen=True)
@@ -225,64 +235,127 @@ class LatentFactor:
         v_norm = float(np.sqrt((v * v).sum(axis=1)).max())
         z_top = self.pop_exponent * float(zeta.max())
         block = int(max(1, min(U, _BLOCK_BYTES // (4 * width))))
+        sub = _sub_rows(width, K + 2)
         buf = np.empty((block, width), dtype=np.float32)  # reused: no fresh memory per block
         counts, items, prefs = [], [], []
-        for start in range(0, U, block):
-            nb = min(block, U - start)
-            u, targets = self._user_factors(gen, nb)
-            # log w - shift, shift = max(0, bound - 80): the bound |s u.v/sqrt K| + gamma max zeta keeps exp finite
-            shift = np.maximum(0.0, scale * np.sqrt((u * u).sum(axis=1)) * v_norm + z_top - _LOG_CAP)
-            left = np.empty((nb, K + 2), dtype=np.float32)
-            left[:, :K] = scale * u
-            left[:, K] = 1.0
-            left[:, K + 1] = -shift
-            w = buf[:nb]
-            np.matmul(left, right.T, out=w)
-            np.exp(w, out=w)
-            w[:, I:] = 0.0
-            rows, cols = _block_likes(gen, w, targets)
-            z = np.empty(len(rows))
-            pair_dots(u, v, rows, cols, z)
-            z /= math.sqrt(K)
-            p = np.maximum(ndtr(z), np.finfo(np.float32).tiny).astype(np.float32)
-            counts.append(np.bincount(rows, minlength=nb))
-            items.append(cols)
-            prefs.append(p)
+        with single_threaded_blas():  # idle BLAS threads spin between products: CPU for nothing
+            for start in range(0, U, block):
+                nb = min(block, U - start)
+                u, targets = self._user_factors(gen, nb)
+                # log w - shift, shift = max(0, bound - 80): the bound |s u.v/sqrt K| + gamma max zeta keeps exp finite
+                shift = np.maximum(0.0, scale * np.sqrt((u * u).sum(axis=1)) * v_norm + z_top - _LOG_CAP)
+                left = np.empty((nb, K + 2), dtype=np.float32)
+                left[:, :K] = scale * u
+                left[:, K] = 1.0
+                left[:, K + 1] = -shift
+                w = buf[:nb]
+                caps = _Caps.empty(targets, n_chunks)
+                for r0, r1 in _row_slices(nb, sub):  # each few rows' passes while their cells are in cache
+                    np.matmul(left[r0:r1], right.T, out=w[r0:r1])
+                    np.exp(w[r0:r1], out=w[r0:r1])
+                    caps.fill(w, r0, r1, I)
+                rows, cols = _block_likes(gen, w, targets, caps)
+                z = np.empty(len(rows))
+                pair_dots(u, v, rows, cols, z)
+                z /= math.sqrt(K)
+                p = np.maximum(ndtr(z), np.finfo(np.float32).tiny).astype(np.float32)
+                counts.append(np.bincount(rows, minlength=nb))
+                items.append(cols)
+                prefs.append(p)
         indptr = np.zeros(U + 1, dtype=np.int64)
         np.cumsum(np.concatenate(counts), out=indptr[1:])
         pref = np.concatenate(prefs)
         return Interactions.from_csr(indptr, np.concatenate(items), (U, I), sort=False, gains=pref, preference=pref)
 
 
-def _block_likes(gen: np.random.Generator, w: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sub_rows(width: int, depth: int) -> int:
+    """Rows per slice of a block: about ``_SUB_BYTES`` of weights, but never a product BLAS computes another way.
+
+    A slice's weights must equal the whole block's bit for bit (the draws do
+    not depend on the slicing): numpy hands a one-row product to gemv and
+    OpenBLAS products with rows x ``width`` x ``depth`` <= 1e6 to its
+    small-matrix kernels, both rounding differently, so a slice has at least
+    3 rows and more than 1e6 / (``width`` x ``depth``). A block at or below
+    that size was one such product and stays one slice
+    (:func:`_row_slices`).
+    """
+    return max(3, _SUB_BYTES // (4 * width), int(_SMALL_GEMM // (width * depth)) + 1)
+
+
+def _row_slices(n: int, sub: int) -> list[tuple[int, int]]:
+    """``[r0, r1)`` slices of ``n`` rows, each of ``sub`` rows except the last, which takes up to ``2 sub - 1``."""
+    edges = list(range(0, n - sub + 1, sub)) if n >= 2 * sub else [0]
+    return [(a, b) for a, b in zip(edges, edges[1:] + [n])]
+
+
+@dataclass(frozen=True)
+class _Caps:
+    """A block's chunk statistics and water-filling (:func:`~simrec.preference._factor_kernel.row_caps`'s outputs)."""
+
+    targets: np.ndarray
+    sums: np.ndarray
+    tops: np.ndarray
+    scale: np.ndarray
+    rest: np.ndarray
+    big_ptr: np.ndarray
+    big_cols: np.ndarray
+    big_pi: np.ndarray
+    big_count: np.ndarray
+
+    @classmethod
+    def empty(cls, targets: np.ndarray, n_chunks: int) -> _Caps:
+        """Room for ``len(targets)`` rows; row r's cells with pi > tau at ``big_ptr[r]:`` (at most floor(n_r/tau) + 1)."""
+        targets = np.asarray(targets, dtype=np.float64)
+        n = len(targets)
+        big_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.floor(targets / _TAU).astype(np.int64) + 1, out=big_ptr[1:])
+        return cls(
+            targets,
+            np.empty((n, n_chunks)),
+            np.empty((n, n_chunks), dtype=np.float32),
+            np.empty(n),
+            np.empty(n),
+            big_ptr,
+            np.empty(big_ptr[-1], dtype=np.int64),
+            np.empty(big_ptr[-1]),
+            np.empty(n, dtype=np.int64),
+        )
+
+    def fill(self, w: np.ndarray, r0: int, r1: int, n_items: int) -> None:
+        """Rows ``r0:r1``: zero their padding columns, then their chunk statistics and caps (``w`` modified)."""
+        from simrec.preference._factor_kernel import stats_caps
+
+        rs = slice(r0, r1)
+        stats_caps(
+            w[rs], n_items, _CHUNK, self.targets[rs], _TAU, self.sums[rs], self.tops[rs], self.scale[rs],
+            self.rest[rs], self.big_ptr[r0 : r1 + 1], self.big_cols, self.big_pi, self.big_count[rs],
+        )  # fmt: skip
+
+
+def _block_likes(
+    gen: np.random.Generator, w: np.ndarray, targets: np.ndarray, caps: _Caps | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Liked cells of a block: independent Bernoulli(min(1, c_u w_ui)) with Σ_i π_ui = targets[u] (module docstring).
 
     ``w`` (n, width) float32 weights, zero in padding columns; modified (the
-    cells drawn one by one are zeroed). Returns the liked cells' rows and
-    columns, sorted by (row, column), int64. Draws, in order: one uniform per
-    cell with π > τ, the candidate counts, the candidates' positions and
-    their acceptance uniforms.
+    cells drawn one by one are zeroed). ``caps``: its statistics, when the
+    caller computed them slice by slice (:meth:`_Caps.fill`). Returns the
+    liked cells' rows and columns, sorted by (row, column), int64. Draws, in
+    order: one uniform per cell with π > τ, the candidate counts, the
+    candidates' positions and their acceptance uniforms.
     """
-    from simrec.preference._factor_kernel import chunk_stats, row_caps, thin_rows
+    from simrec.preference._factor_kernel import thin_rows
 
     n, width = w.shape
-    n_chunks = width // _CHUNK
-    sums = np.empty((n, n_chunks))
-    tops = np.empty((n, n_chunks), dtype=np.float32)
-    chunk_stats(w, _CHUNK, sums, tops)
-    targets = np.asarray(targets, dtype=np.float64)
-    big_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.floor(targets / _TAU).astype(np.int64) + 1, out=big_ptr[1:])
-    scale, rest = np.empty(n), np.empty(n)
-    big_cols = np.empty(big_ptr[-1], dtype=np.int64)
-    big_pi = np.empty(big_ptr[-1])
-    big_count = np.empty(n, dtype=np.int64)
-    row_caps(w, sums, tops, _CHUNK, targets, _TAU, scale, rest, big_ptr, big_cols, big_pi, big_count)
+    if caps is None:
+        caps = _Caps.empty(targets, width // _CHUNK)
+        caps.fill(w, 0, n, width)
+    big_ptr, big_count, scale, rest = caps.big_ptr, caps.big_count, caps.scale, caps.rest
     at = np.repeat(big_ptr[:-1] - np.concatenate(([0], np.cumsum(big_count)[:-1])), big_count)
     at += np.arange(len(at))
     b_rows = np.repeat(np.arange(n, dtype=np.int64), big_count)
-    b_cols = big_cols[at]
-    take = gen.random(len(at)) < big_pi[at]  # pi = 1: always
+    b_cols = caps.big_cols[at]
+    take = gen.random(len(at)) < caps.big_pi[at]  # pi = 1: always
     live = rest > 0
     rate = np.zeros(n)
     rate[live] = _M * scale[live] * rest[live]
@@ -292,7 +365,7 @@ def _block_likes(gen: np.random.Generator, w: np.ndarray, targets: np.ndarray) -
     x = gen.random(int(cand_ptr[-1]))
     accept = gen.random(int(cand_ptr[-1]))
     cols = np.empty(int(cand_ptr[-1]), dtype=np.int64)
-    thin_rows(w, sums, _CHUNK, scale, big_ptr, big_cols, big_count, cand_ptr, x, accept, _M, cols)
+    thin_rows(w, caps.sums, _CHUNK, scale, cand_ptr, x, accept, _M, cols)
     c_rows = np.repeat(np.arange(n, dtype=np.int64), n_cand)
     ok = cols >= 0
     keys = np.concatenate((b_rows[take] * width + b_cols[take], c_rows[ok] * width + cols[ok]))

@@ -214,3 +214,78 @@ def test_invariants(n_users, n_items, K, signal, gamma, lam, sd, seed):
     assert len(x.preference) == x.n_pairs and (x.n_pairs == 0 or (x.preference.min() > 0 and x.preference.max() <= 1))
     assert 0 < m.expected_pairs() <= n_users * n_items * (1 + 1e-12)
     assert math.isfinite(m.expected_pairs())
+
+
+def test_slices_of_a_block_draw_the_same_numbers(monkeypatch):
+    # the block computed slice by slice (28 rows: the fewest that keep OpenBLAS's large-matrix kernel here) or in one
+    # product: the same weights, so the same likes and preferences bit for bit
+    m = LatentFactor(200, 3000, 10, 2.0, 2.5, 40.0, 0.8)
+    monkeypatch.setattr(factor_mod, "_SUB_BYTES", 1)
+    assert factor_mod._sub_rows(3008, 12) == 28
+    sliced = m.generate(11)
+    monkeypatch.setattr(factor_mod, "_SUB_BYTES", 1 << 40)
+    whole = m.generate(11)
+    assert np.array_equal(sliced.matrix.indptr, whole.matrix.indptr)
+    assert np.array_equal(sliced.matrix.indices, whole.matrix.indices)
+    assert np.array_equal(sliced.preference.view(np.int32), whole.preference.view(np.int32))
+
+
+def test_row_slices_cover_the_rows_once():
+    for n, sub in [(1, 3), (5, 3), (6, 3), (7, 3), (100, 7), (627, 39)]:
+        s = factor_mod._row_slices(n, sub)
+        assert s[0][0] == 0 and s[-1][1] == n and all(a[1] == b[0] for a, b in zip(s, s[1:]))
+        assert all(sub <= r1 - r0 < 2 * sub for r0, r1 in s) or len(s) == 1
+
+
+def _thin_reference(w, sums, chunk, scale, cand_ptr, x, accept, m):
+    """The thinning as first written (binary search over the chunks, scan, the logarithm for every candidate)."""
+    out = np.empty(len(x), dtype=np.int64)
+    n_chunks = w.shape[1] // chunk
+    for r in range(w.shape[0]):
+        cum = np.cumsum(sums[r])  # sequential float64, as the kernel's
+        acc = cum[-1]
+        for q in range(cand_ptr[r], cand_ptr[r + 1]):
+            target = x[q] * acc
+            lo, hi = 0, n_chunks - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if cum[mid] > target else (mid + 1, hi)
+            resid = target - (cum[lo - 1] if lo > 0 else 0.0)
+            run, pick = 0.0, -1
+            for j in range(lo * chunk, (lo + 1) * chunk):
+                run += float(w[r, j])
+                if run > resid:
+                    pick = j
+                    break
+            if pick >= 0:
+                pi = scale[r] * float(w[r, pick])
+                if not accept[q] * m * pi < -math.log1p(-pi):
+                    pick = -1
+            out[q] = pick
+    return out
+
+
+def test_thinning_kernel_picks_what_the_plain_search_picks():
+    # the guide-table walk and the logarithm-free acceptance against the plain algorithm: the same cell or rejection
+    # for every candidate (rows of zeros, empty chunks, pi from 1e-9 up to tau, acceptance uniforms at the boundary)
+    from simrec.preference._factor_kernel import chunk_stats, thin_rows
+
+    rng = np.random.default_rng(12)
+    n, m_items = 40, 700
+    w = _padded(np.exp(rng.normal(0, rng.uniform(0.1, 5.0, (n, 1)), (n, m_items))))
+    w[3] = 0.0
+    w[5, 64:400] = 0.0
+    w[rng.random(w.shape) < 0.2] = 0.0
+    sums = np.empty((n, w.shape[1] // _CHUNK))
+    chunk_stats(w, _CHUNK, sums, np.empty(sums.shape, dtype=np.float32))
+    scale = np.where(sums.sum(axis=1) > 0, 0.5 / np.maximum(w.max(axis=1), 1e-30), 0.0)  # pi <= 1/2
+    scale[7] = 1e-9 / w[7].max()
+    cand = rng.integers(0, 300, n)
+    cand_ptr = np.concatenate(([0], np.cumsum(cand)))
+    x, accept = rng.random(cand_ptr[-1]), rng.random(cand_ptr[-1])
+    accept[::7] = 1 / factor_mod._M  # lhs = pi: at the series bound
+    got = np.empty(cand_ptr[-1], dtype=np.int64)
+    thin_rows(w.copy(), sums.copy(), _CHUNK, scale, cand_ptr, x, accept, factor_mod._M, got)
+    ref = _thin_reference(w, sums, _CHUNK, scale, cand_ptr, x, accept, factor_mod._M)
+    assert np.array_equal(got, ref)
+    assert (got >= 0).sum() > 1000 and (got[cand_ptr[3] : cand_ptr[4]] == -1).all()
