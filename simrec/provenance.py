@@ -12,7 +12,9 @@ Every run folder's ``manifest.json`` records (:meth:`simrec.rundir.RunDir.open`)
   as typed, or ``python <script> ...`` when the library was called from a
   script or notebook.
 
-``simrec --version`` prints the same (:func:`version_text`).
+``simrec --version`` prints the same (:func:`version_text`), and
+:func:`stamp_line` turns a manifest into the one-line stamp a committed result
+carries (``Made with simrec <version>, commit <sha>, draws version <n>``).
 
 Decisions (issue 28):
 
@@ -58,6 +60,7 @@ __all__ = [
     "note_run_folder",
     "run_folders",
     "version_text",
+    "stamp_line",
 ]
 
 #: Packages whose versions determine a run's numbers (``ray`` is added when a job used it).
@@ -270,3 +273,51 @@ def version_text() -> str:
         first += f" (commit {commit.short()}, {commit.where})"
     packages = ", ".join(f"{k} {v}" for k, v in versions.items() if k != "simrec")
     return f"{first}\nrandom draws: version {DRAWS_VERSION}\n{packages}"
+
+
+def stamp_line(run: str | os.PathLike | None = None) -> str:
+    """The stamp of a committed result: ``Made with simrec <version>, commit <sha>, draws version <n>``.
+
+    Parameters
+    ----------
+    run : folder, optional
+        A run folder: the stamp is read from its ``manifest.json`` (the simrec
+        version, commit and draws version that made its numbers, also when the
+        folder was resumed later by another simrec). Default: this process's
+        simrec (:func:`git_commit`, :data:`simrec._random.DRAWS_VERSION`).
+
+    Returns
+    -------
+    str
+        The stamp line. The commit is the 7-digit short sha, ``<sha>+modified``
+        when the clone had uncommitted changes, or ``unknown`` when simrec was
+        not run from a clone: neither of those is a valid stamp for the
+        repository's stamp check (``tests/test_reproductions.py``), since no
+        commit holds the code that made the numbers.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``run`` has no ``manifest.json``.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> run = Path(tempfile.mkdtemp())
+    >>> manifest = {"versions": {"simrec": "0.1.0"}, "commit": "7ad3bd7" + "0" * 33, "commit_modified": False, "draws": 2}
+    >>> _ = (run / "manifest.json").write_text(json.dumps(manifest))
+    >>> stamp_line(run)
+    'Made with simrec 0.1.0, commit 7ad3bd7, draws version 2'
+    """
+    if run is None:
+        from simrec._random import DRAWS_VERSION
+
+        commit = git_commit()
+        short = "unknown" if commit is None else commit.short()
+        return f"Made with simrec {package_versions()['simrec']}, commit {short}, draws version {DRAWS_VERSION}"
+    manifest = json.loads((Path(run) / "manifest.json").read_text(encoding="utf-8"))
+    sha = manifest.get("commit")
+    short = "unknown" if not sha else Commit(str(sha), manifest.get("commit_modified"), str(run)).short()
+    version = (manifest.get("versions") or {}).get("simrec", "unknown")
+    return f"Made with simrec {version}, commit {short}, draws version {manifest.get('draws', 1)}"

@@ -24,6 +24,17 @@ def test_scenarios_lists_every_shipped_scenario_with_its_command():
     assert lines["ml100k-assess"] == "assess" and lines["ml1m-assess"] == "assess"
 
 
+@pytest.mark.parametrize(
+    "command", [["run"], ["stress"], ["calibrate"], ["assess"], ["ranks"], ["sim-to-real"], ["datasets", "describe"]]
+)
+def test_help_is_plain_text_without_docstring_markup(command):
+    """``--help`` shows the command's docstring: no reST roles or literals reach the user (issue 28)."""
+    res = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    for markup in ("``", ":meth:", ":func:", ":class:", ":mod:", ":data:"):
+        assert markup not in res.output, f"simrec {' '.join(command)} --help shows {markup!r}"
+
+
 def test_datasets_describe_prints_the_sizes():
     res = runner.invoke(app, ["datasets", "describe", str(FIXTURES / "ml-100k")])
     assert res.exit_code == 0, res.output

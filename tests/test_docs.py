@@ -132,6 +132,40 @@ def test_the_readme_library_example_runs() -> None:
     assert out.stdout.count("Interactions(n_users=") == 2
 
 
+def test_the_own_algorithm_scorers_score_as_their_docstrings_say(tmp_path: Path) -> None:
+    """docs/howto/own-algorithm.md's two scorers, as printed, run through simrec's LensKit wrapper and give the
+    scores their docstrings state (the co-occurrence one reads the user's history: issue 28)."""
+    import numpy as np
+
+    from simrec.interactions import Interactions
+    from simrec.recommenders import LensKitRecommender
+    from simrec.recommenders.import_path import import_component
+
+    text = (DOCS / "howto" / "own-algorithm.md").read_text(encoding="utf-8")
+    for name in ("my_scorers", "my_cooc"):
+        start = text.index(f"```python\n# {name}.py\n") + len("```python\n")
+        (tmp_path / f"{name}.py").write_text(text[start : text.index("```", start)], encoding="utf-8")
+    rng = np.random.default_rng(28)
+    dense = rng.random((20, 12)) < 0.3
+    dense[:, 11] = False  # an item nobody has seen
+    train = Interactions.from_pairs(*np.nonzero(dense), shape=dense.shape)
+    counts = dense.sum(axis=0).astype(float)
+    cooc = dense.T.astype(float) @ dense
+    np.fill_diagonal(cooc, 0)
+    expected = {
+        "my_scorers:ShrunkPopScorer": lambda u: (counts + 50.0 * 0.0) / (20 + 50.0),  # shrinkage 50, prior 0
+        "my_cooc:CoocScorer": lambda u: cooc[:, dense[u]] @ (1.0 / (counts[dense[u]] + 5.0)),
+    }
+    params = {"my_scorers:ShrunkPopScorer": {"shrinkage": 50.0}, "my_cooc:CoocScorer": {"damping": 5.0}}
+    for path, want in expected.items():
+        import_component(path, tmp_path)  # puts the folder on sys.path, as a scenario beside the file does
+        scores = LensKitRecommender(path, **params[path]).score(train, None, rng=0)
+        for u in range(train.n_users):
+            unseen = ~dense[u]
+            assert np.all(np.isneginf(scores[u, ~unseen]))  # LensKit's scores are float32: rtol 1e-6
+            np.testing.assert_allclose(scores[u, unseen], want(u)[unseen], rtol=1e-6, err_msg=f"{path}, user {u}")
+
+
 def _subset_problems(shown: dict, shipped: dict, where: str = "") -> list[str]:
     out = []
     for key, value in shown.items():

@@ -13,7 +13,7 @@ from cli_helpers import RUN_TOML, files_under, invoke
 
 import simrec
 from simrec import provenance
-from simrec.provenance import git_commit, package_versions, version_text
+from simrec.provenance import git_commit, package_versions, stamp_line, version_text
 from simrec.rundir import RunDir
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -99,6 +99,30 @@ def test_a_manifest_records_the_commit_the_command_and_the_versions(tmp_path):
     assert m["command"].startswith("python ")  # the library, called from this test runner
     assert {"simrec", "numpy", "scipy", "pandas", "lenskit"} <= set(m["versions"])
     assert not (tmp_path / "out" / "run.log").exists()  # only the simrec command keeps a log
+
+
+def test_the_stamp_line_of_a_run_folder_is_its_manifests(tmp_path):
+    """A run's stamp names the commit that made it: short, ``+modified`` or ``unknown`` (not a valid stamp)."""
+    from test_reproductions import STAMP
+
+    from simrec._random import DRAWS_VERSION
+
+    with RunDir.open(tmp_path / "out", kind="run", name="demo", digest="d1") as rd:
+        rd.complete()
+    m = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    line = stamp_line(tmp_path / "out")
+    commit = git_commit()
+    short = "unknown" if commit is None else commit.short()
+    assert line == f"Made with simrec {simrec.__version__}, commit {short}, draws version {DRAWS_VERSION}"
+    assert stamp_line() == line  # this process's simrec made it
+    for modified, sha, expected in [(False, SHA, "0123456"), (True, SHA, "0123456+modified"), (None, None, "unknown")]:
+        m.update(commit=sha, commit_modified=modified, draws=7)
+        (tmp_path / "out" / "manifest.json").write_text(json.dumps(m))
+        line = stamp_line(tmp_path / "out")
+        assert line == f"Made with simrec {simrec.__version__}, commit {expected}, draws version 7"
+        assert bool(STAMP.fullmatch(line)) == (expected == "0123456")  # only a clean commit is a stamp
+    with pytest.raises(FileNotFoundError):
+        stamp_line(tmp_path)
 
 
 def _write(folder: Path, text: str) -> Path:

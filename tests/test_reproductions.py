@@ -12,7 +12,13 @@ other numbers for the same seed. Rules checked here (issue 27):
   ``Made with simrec <version>, commit <sha>, draws version <n>`` in a REPORT,
   Markdown file or preset comment of ``reproductions/``, ``calibration/`` and
   ``simrec/presets/``, names this code's draws version;
-* every REPORT under ``reproductions/`` carries at least one stamp.
+* every REPORT under ``reproductions/`` carries at least one stamp;
+* every committed executed notebook (``notebooks/*.ipynb``) carries at least
+  one stamp, in a Markdown cell or a code cell's output (e.g. printed by
+  :func:`simrec.provenance.stamp_line` from its run folder), and each of its
+  stamps names this code's draws version; a stamp line whose commit is not a
+  commit (``<sha>+modified``, ``unknown``: run from a changed or unknown tree)
+  does not count as a stamp.
 
 The tests fail when the draws version is raised without regenerating (or
 re-stamping) the committed results; ``test_stamp_rules_catch_a_stale_stamp``
@@ -21,6 +27,7 @@ shows each rule failing on a stale copy.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -30,7 +37,10 @@ from simrec._random import DRAWS_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 STAMP = re.compile(r"Made with simrec (\S+), commit ([0-9a-f]{7,40}), draws version (\d+)")
+#: Anything that looks like a stamp, valid or not (e.g. ``commit 8d7d774+modified``).
+ANY_STAMP = re.compile(r"Made with simrec \S+, commit ([^,\s]+), draws version (\d+)")
 STAMP_COLUMNS = ("simrec_version", "git_commit", "draws_version")
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
 def csv_problems(path: Path, draws: int = DRAWS_VERSION) -> list[str]:
@@ -65,6 +75,37 @@ def text_problems(path: Path, draws: int = DRAWS_VERSION, *, need_stamp: bool = 
     return problems
 
 
+def _notebook_text(path: Path) -> str:
+    """A notebook's Markdown cells and its code cells' text outputs (streams, text/plain, text/markdown)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    parts = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+    for c in cells:
+        for out in c.get("outputs", []) if c["cell_type"] == "code" else []:
+            parts.append("".join(out.get("text", "")))
+            data = out.get("data", {})
+            parts += ["".join(data.get(kind, "")) for kind in ("text/plain", "text/markdown")]
+    return "\n".join(parts)
+
+
+def notebook_problems(path: Path, draws: int = DRAWS_VERSION) -> list[str]:
+    """What is wrong with a committed notebook's stamps (empty: nothing)."""
+    text = _notebook_text(path)
+    stamps = STAMP.findall(text)
+    problems = [
+        f"{path}: stamped draws version {d} (simrec {v}, commit {c}), this code draws version {draws}"
+        for v, c, d in stamps
+        if int(d) != draws
+    ]
+    problems += [
+        f"{path}: a stamp without a commit ('commit {c}'): re-execute it from a clean clone"
+        for c, _ in ANY_STAMP.findall(text)
+        if not re.fullmatch(r"[0-9a-f]{7,40}", c)
+    ]
+    if not stamps:
+        problems.append(f"{path}: no stamp line ('Made with simrec <version>, commit <sha>, draws version <n>')")
+    return problems
+
+
 def _files(pattern: str, *folders: str) -> list[Path]:
     return sorted(p for f in folders for p in (ROOT / f).rglob(pattern))
 
@@ -83,6 +124,41 @@ def test_reports_and_presets_are_stamped_with_this_draws_version():
     problems = [p for path in texts for p in text_problems(path, need_stamp=path in reports)]
     assert problems == []
     assert any(STAMP.search(p.read_text(encoding="utf-8")) for p in _files("*.toml", "simrec/presets"))
+
+
+def test_committed_notebooks_are_stamped_with_this_draws_version():
+    assert len(NOTEBOOKS) >= 8, "no committed notebooks found"
+    problems = [p for path in NOTEBOOKS for p in notebook_problems(path)]
+    assert problems == []
+
+
+def _notebook(path: Path, markdown: str = "", output: str = "") -> Path:
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": [markdown]},
+        {"cell_type": "code", "metadata": {}, "source": ["print(1)"], "execution_count": 1,
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": [output]}]},
+    ]  # fmt: skip
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def test_stamp_rules_catch_an_unstamped_or_stale_notebook(tmp_path):
+    """A notebook without a stamp, with another draws version or stamped from a changed tree fails."""
+    good = "Made with simrec 0.1.0, commit 8d7d774, draws version 2\n"
+    assert notebook_problems(_notebook(tmp_path / "md.ipynb", markdown=good), draws=2) == []
+    assert notebook_problems(_notebook(tmp_path / "out.ipynb", output=good), draws=2) == []
+    bare = _notebook(tmp_path / "bare.ipynb", markdown="Numbers.", output="0.5\n")
+    assert notebook_problems(bare, draws=2) == [
+        f"{bare}: no stamp line ('Made with simrec <version>, commit <sha>, draws version <n>')"
+    ]
+    assert notebook_problems(tmp_path / "out.ipynb", draws=3) == [
+        f"{tmp_path / 'out.ipynb'}: stamped draws version 2 (simrec 0.1.0, commit 8d7d774), this code draws version 3"
+    ]
+    dirty = _notebook(tmp_path / "dirty.ipynb", output=good.replace("8d7d774", "8d7d774+modified"))
+    assert [p.split(": ", 1)[1] for p in notebook_problems(dirty, draws=2)] == [
+        "a stamp without a commit ('commit 8d7d774+modified'): re-execute it from a clean clone",
+        "no stamp line ('Made with simrec <version>, commit <sha>, draws version <n>')",
+    ]
 
 
 def test_stamp_rules_catch_a_stale_stamp(tmp_path):
