@@ -32,6 +32,10 @@ Decisions (the verdict rules; the tolerance is the assessment's
   at least :data:`LIKELY` (0.8), **likely wrong** when the upper end is below
   0.5, else **uncertain**; 30/30 agreeing evaluations give a lower end of 0.89,
   16/16 of 0.81, 6/6 of 0.61 (so 6 agreeing evaluations are not enough).
+* one protocol (issue 24): the worlds use the data's split, but the sampled
+  evaluation is always leave-one-out (the estimators need one held-out item),
+  so a holdout protocol with sampled negatives gets a warning that its
+  sampling error describes a leave-one-out sampled evaluation.
 """
 
 from __future__ import annotations
@@ -110,6 +114,9 @@ class ReportFacts:
         The calibrated worlds used.
     confidence, min_coverage, max_rel_rmse : float
         The assessment's interval level and the estimator rule's thresholds.
+    split : {"holdout", "last"}, default "holdout"
+        The protocol's split (the real data's and the worlds'); the sampled evaluation is leave-one-out
+        whatever it is (a warning with ``"holdout"`` and sampled negatives).
     """
 
     name: str
@@ -126,6 +133,7 @@ class ReportFacts:
     confidence: float = 0.95
     min_coverage: float = 0.85
     max_rel_rmse: float = 0.1
+    split: str = "holdout"
 
     @property
     def level(self) -> str:
@@ -393,6 +401,12 @@ def _estimator_note(facts: ReportFacts, best: pd.DataFrame) -> tuple[str, list[s
         f"best estimator at that size ({'; '.join(picks)})."
     )
     warnings = []
+    if facts.split == "holdout":
+        warnings.append(
+            "The sampling error was measured leave-one-out (one random held-out item per user: the sampled-metric "
+            "estimators are defined for one), not at your holdout: it describes a leave-one-out sampled evaluation "
+            'of your data. With split = "last" (your data\'s timestamps) it is one protocol throughout.'
+        )
     if weak:
         warnings.append(
             f"At your n = {facts.negatives}, no estimator meets the rule (worst relative RMSE <= "

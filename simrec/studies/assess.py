@@ -418,7 +418,11 @@ def run_assessment(
 def _report_facts(a: Assessment, chosen: tuple[CalibratedCell, ...], algorithms: tuple[str, ...]) -> ReportFacts:
     """The assessment in the report's terms (:class:`simrec.assess.bottom_line.ReportFacts`)."""
     spec, pr, sa = a.spec, a.spec.protocol, a.spec.sampling
-    split = "leave-last-out" if pr.split == "last" else f"holdout of {pr.test_fraction:g} of each user's items"
+    split = (
+        "leave-last-out (in the worlds: a uniformly random consumption order)"
+        if pr.split == "last"
+        else f"holdout of {pr.test_fraction:g} of each user's items"
+    )
     ranking = "every item ranked (full ranking)" if not pr.negatives else f"{pr.negatives} sampled negatives per user"
     return ReportFacts(
         name=spec.name,
@@ -435,4 +439,5 @@ def _report_facts(a: Assessment, chosen: tuple[CalibratedCell, ...], algorithms:
         confidence=sa.confidence,
         min_coverage=sa.min_coverage,
         max_rel_rmse=sa.max_rel_rmse,
+        split=pr.split,
     )
