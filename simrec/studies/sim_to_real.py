@@ -104,10 +104,16 @@ def sim_to_real_text(study: SimToRealStudy) -> str:
                     f"sim {r.sim:.4f} [{r.sim_low:.4f}, {r.sim_high:.4f}]  ({r.rel_error:+.0%})"
                 )
             for o in w.orders[w.orders["metric"] == m].itertuples():
-                agree = "" if o.real_order == "tie" else f", reproduced in {o.agreement:.0%}"
+                agree = (
+                    ""
+                    if o.real_order == "tie"
+                    else f", reproduced in {int(o.reproduced)} of {o.replicates} replicates "
+                    f"(Wilson [{o.agreement_low:.2f}, {o.agreement_high:.2f}]): {o.verdict}"
+                )
                 order = f"{o.a} ~ {o.b}: tie" if o.real_order == "tie" else o.real_order
                 lines.append(
                     f"    real {order} (gap {o.real_gap:+.4f} [{o.real_gap_low:+.4f}, {o.real_gap_high:+.4f}]){agree}"
                 )
-            lines.append(f"    full order reproduced in {w.full_order_agreement[m]:.0%} of replicates")
+            k, r = w.full_order_counts[m]
+            lines.append(f"    full order reproduced in {k} of {r} replicates ({w.full_order_agreement[m]:.0%})")
     return "\n".join(lines)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -93,6 +95,58 @@ def test_sim_to_real_intervals_ties_and_agreement():
     # the real means order ImplicitMF > ItemKNN > Popular: replicates 0-2 reproduce it, replicate 3 does not
     assert res.full_order_agreement["recall"] == pytest.approx(0.75)
     assert res.disagrees() == []
+
+
+@pytest.mark.parametrize(
+    "k, r, verdict",
+    [(10, 10, "reproduced"), (2, 3, "uncertain"), (5, 10, "disagrees"), (1, 3, "disagrees"), (0, 20, "disagrees")],
+)
+def test_compare_to_real_counts_agreement_with_a_wilson_interval_and_its_verdict(k, r, verdict):
+    """Any algorithms (the user's names, not the reference ones): k of R replicates with the real order, its
+    Wilson interval (simrec.report.wilson_interval), and the verdict rule's both sides: at most half -> disagrees,
+    Wilson lower end above 1/2 -> reproduced, else uncertain (2 of 3: Wilson [0.21, 0.94])."""
+    from simrec.calibration.response import compare_to_real
+    from simrec.report import wilson_interval
+
+    @dataclasses.dataclass(frozen=True)
+    class Mine:
+        algorithms: tuple = ("MyMF", "MyKNN")
+        metrics: tuple = ("precision",)
+        n: int = 10
+
+        def label(self) -> str:
+            return "mine"
+
+    rng = np.random.default_rng(1)
+    noise = rng.normal(0, 0.05, 500)
+    real = {("MyMF", "precision"): 0.2 + noise, ("MyKNN", "precision"): 0.1 + noise[::-1]}  # MyMF clearly ahead
+    sim_mf = np.full(r, 0.15)
+    sim_knn = np.where(np.arange(r) < k, 0.12, 0.18)  # k replicates keep MyMF ahead
+    res = compare_to_real(real, {("MyMF", "precision"): sim_mf, ("MyKNN", "precision"): sim_knn}, Mine(), "w")
+    o = res.orders.iloc[0]
+    lo, hi = wilson_interval(np.array([k]), np.array([r]))
+    assert (o.real_order, o.reproduced, o.replicates, o.verdict) == ("MyMF > MyKNN", k, r, verdict)
+    assert (o.agreement_low, o.agreement_high) == (pytest.approx(lo[0]), pytest.approx(hi[0]))
+    assert res.full_order_counts["precision"] == (k, r)
+    assert bool(res.disagrees()) == (verdict == "disagrees")
+    if verdict == "disagrees":
+        assert f"({k} of {r}, Wilson [" in res.disagrees()[0]
+
+
+def test_compare_to_real_a_real_tie_has_no_agreement_and_nan_replicates_are_left_out():
+    from simrec.calibration.response import compare_to_real
+
+    p = ResponseProtocol(algorithms=("Popular", "ItemKNN"), metrics=("recall",))
+    real = _response(p, {"Popular": 0.1, "ItemKNN": 0.1001})
+    sims = {("Popular", "recall"): np.array([0.1, np.nan, 0.2]), ("ItemKNN", "recall"): np.array([0.2, 0.3, 0.1])}
+    res = compare_to_real(real.values, sims, p)
+    o = res.orders.iloc[0]
+    assert o.real_order == "tie" and o.verdict == "real tie" and np.isnan(o.agreement) and o.replicates == 2
+    assert res.table.set_index("algorithm").loc["Popular", "replicates"] == 2
+    with pytest.raises(ValueError, match="missing \\[\\('Popular', 'ndcg'\\), \\('ItemKNN', 'ndcg'\\)\\]"):
+        compare_to_real(
+            real.values, sims, ResponseProtocol(algorithms=("Popular", "ItemKNN"), metrics=("recall", "ndcg"))
+        )
 
 
 def test_sim_to_real_refuses_two_protocols():
