@@ -157,6 +157,13 @@ class Finding:
         Its evidence, shown under the paragraphs.
     tables : tuple of (str, DataFrame), default ()
         Further evidence as titled tables (e.g. one per pair of algorithms), shown after ``table``.
+    lines : tuple of str, default ()
+        Plain-text evidence the terminal prints under the summary (the page shows the tables instead).
+    records : mapping of str to list of dict, optional
+        JSON-ready evidence for ``bottom_line.json`` (no NaN: None), under the check's key.
+    caution : str, default ""
+        With a warning: one sentence the bottom line puts under its ranking question (the ranking
+        probabilities are measured in the worlds the check questions).
     """
 
     verdict: Literal["ok", "warning"]
@@ -164,6 +171,9 @@ class Finding:
     paragraphs: tuple[str, ...] = ()
     table: pd.DataFrame | None = None
     tables: tuple[tuple[str, pd.DataFrame], ...] = ()
+    lines: tuple[str, ...] = ()
+    records: Mapping[str, list[dict]] = field(default_factory=dict)
+    caution: str = ""
 
 
 Verdict = Literal["within tolerance", "too high", "too low", "uncertain", "not measured"]
@@ -275,6 +285,7 @@ class BottomLine:
             out.append(f"  {self.estimator_note}")
         out.append("Is the observed ranking of your algorithms the true one?")
         out += [f"  {self.ranking_sentence(r)}" for r in self.ranking]
+        out += [f"  ! {c}" for c in self.cautions()]
         out.append("What to report:")
         out += [f"  {metric_label(m, f.n)}: {text}" for m, text in self.report]
         if self.warnings:
@@ -284,7 +295,13 @@ class BottomLine:
         for key, (_, not_checked) in CHECKS.items():
             finding = self.checks.get(key)
             out.append(f"  {not_checked if finding is None else finding.summary}")
+            if finding is not None:
+                out += [f"    {line}" for line in finding.lines]
         return out
+
+    def cautions(self) -> list[str]:
+        """The checks' cautions about the ranking probabilities (warnings' :attr:`Finding.caution`)."""
+        return [f.caution for f in self.checks.values() if f is not None and f.verdict == "warning" and f.caution]
 
     def to_dict(self) -> dict:
         """A JSON-ready record (``bottom_line.json``): the verdicts, the sentences and the checks (null: not made)."""
@@ -323,14 +340,16 @@ class BottomLine:
             ],
             "report": [{"metric": m, "advice": text} for m, text in self.report],
             "warnings": list(self.warnings),
-            "checks": {
-                key: None
-                if self.checks.get(key) is None
-                else {"verdict": self.checks[key].verdict, "summary": self.checks[key].summary}  # type: ignore[union-attr]
-                for key in CHECKS
-            },
+            "checks": {key: _check_record(self.checks.get(key)) for key in CHECKS},
             "lines": self.lines(),
         }
+
+
+def _check_record(finding: Finding | None) -> dict | None:
+    """A check in ``bottom_line.json``: its verdict and summary, and its records when it has any (None: not made)."""
+    if finding is None:
+        return None
+    return {"verdict": finding.verdict, "summary": finding.summary, **dict(finding.records)}
 
 
 def _value_verdict(error: float, lower: float, upper: float, value: float, tol: float, sampling: bool) -> Verdict:

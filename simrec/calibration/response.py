@@ -448,6 +448,7 @@ def compare_to_real(
             "verdict",
         ],
     )
+    orders["reproduced"] = orders["reproduced"].astype("Int64")  # a count; missing (NA) for a real tie
     return SimToReal(world, protocol, table, orders, full, counts)
 
 
