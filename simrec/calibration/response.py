@@ -67,6 +67,7 @@ __all__ = [
     "ComparedProtocol",
     "compare_to_real",
     "ORDER_VERDICTS",
+    "REFERENCE_TABLES",
 ]
 
 #: A pair's verdict in :attr:`SimToReal.orders` (module docstring).
@@ -89,6 +90,19 @@ def _implicit_mf() -> LensKitRecommender:
 
 #: The issue's reference algorithms: LensKit Popular, ItemKNN(20) and ImplicitMF(50) (10 epochs), by name.
 REFERENCE_ALGORITHMS: dict[str, Callable] = {"Popular": _popular, "ItemKNN": _item_knn, "ImplicitMF": _implicit_mf}
+
+#: The reference algorithms as a scenario's recommender tables (:mod:`simrec.config.recommenders`), by name: what
+#: ``simrec sim-to-real``'s memory check counts (a test checks each builds its :data:`REFERENCE_ALGORITHMS` entry).
+REFERENCE_TABLES: dict[str, dict] = {
+    "Popular": {"kind": "popular"},
+    "ItemKNN": {"kind": "lenskit", "algorithm": "item_knn", "name": "ItemKNN", "params": {"max_nbrs": 20}},
+    "ImplicitMF": {
+        "kind": "lenskit",
+        "algorithm": "implicit_mf",
+        "name": "ImplicitMF",
+        "params": {"embedding_size": 50, "epochs": 10},
+    },
+}
 
 
 @dataclass(frozen=True)
