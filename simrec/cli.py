@@ -450,6 +450,12 @@ def calibrate(
         cols = ["dataset", "cell", "objective", "average_loss"]
         _say(result.table[cols].to_string(index=False))
         _say(f"presets: {', '.join(sorted(result.presets))} -> {out}")
+        for d in sweep.dataset:  # the algorithm_response searches' sim-to-real check (issue 24)
+            if (out / d.name / "sim_to_real.csv").is_file():
+                _say(
+                    f"sim to real ({d.name}): the reference algorithms on the data vs at each algorithm_response "
+                    f"search's chosen point -> {out / d.name / 'summary.md'}, sim_to_real.csv"
+                )
 
 
 @app.command()

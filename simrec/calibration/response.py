@@ -68,6 +68,7 @@ __all__ = [
     "compare_to_real",
     "ORDER_VERDICTS",
     "REFERENCE_TABLES",
+    "chosen_point_sim_to_real",
 ]
 
 #: A pair's verdict in :attr:`SimToReal.orders` (module docstring).
@@ -469,3 +470,24 @@ def compare_to_real(
 def _order(means: np.ndarray) -> tuple[int, ...]:
     """Positions best first by mean (stable for equal means, as :meth:`AlgorithmResponse.order`)."""
     return tuple(int(i) for i in np.argsort(-means, kind="stable"))
+
+
+def chosen_point_sim_to_real(
+    real: AlgorithmResponse, details: Sequence[Mapping[str, float]], world: str = "world"
+) -> SimToReal:
+    """Real vs simulated at a calibration's chosen point, from its evaluations' details (no new simulation).
+
+    ``details``: one mapping per evaluation of the point (its de-noising
+    re-evaluations, or the chosen trial alone), each holding the simulated
+    means as the ``"algorithm_response"`` objective logs them,
+    ``sim_<algorithm>_<metric>`` (a missing key: NaN). Each evaluation is a
+    replicate of :func:`compare_to_real`; the real side is ``real``, the
+    response the search compared with.
+    """
+    p = real.protocol
+    sims = {
+        (a, m): np.array([float(d.get(f"sim_{a}_{m}", np.nan)) for d in details], dtype=float)
+        for m in p.metrics
+        for a in p.algorithms
+    }
+    return compare_to_real(real.values, sims, p, world)

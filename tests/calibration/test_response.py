@@ -212,3 +212,79 @@ def test_a_sweep_names_the_response_protocol_only_for_its_objective():
     assert default.response_protocol() == ResponseProtocol(max_users=500)
     with pytest.raises(ValidationError, match="response.algorithms.1"):
         SweepSpec.model_validate({**base, "response": {"algorithms": ["Popular", "SVD"]}})
+
+
+def test_the_chosen_points_evaluations_are_the_replicates_of_its_sim_to_real_check():
+    """Calibration reports (issue 24): real vs simulated at the chosen point from its logged details (no new
+    simulation), and the summary's section that shows it."""
+    import pandas as pd
+
+    from simrec.calibration import chosen_point_sim_to_real, summary_markdown
+
+    real = _response(TWO, {"Popular": 0.10, "ItemKNN": 0.20})
+    details = [
+        {"sim_Popular_recall": 0.08, "sim_ItemKNN_recall": 0.15, "sum_kl": 1.0},
+        {"sim_Popular_recall": 0.12, "sim_ItemKNN_recall": 0.11},
+        {"sim_Popular_recall": 0.10},  # a key missing: left out of that algorithm's replicates
+    ]
+    c = chosen_point_sim_to_real(real, details, "factor-pref")
+    row = c.table.set_index("algorithm")
+    assert row.loc["Popular", "sim"] == pytest.approx(0.10) and row.loc["Popular", "replicates"] == 3
+    assert row.loc["ItemKNN", "sim"] == pytest.approx(0.13) and row.loc["ItemKNN", "replicates"] == 2
+    o = c.orders.iloc[0]
+    assert o.real_order == "Popular < ItemKNN" and (o.reproduced, o.replicates) == (1, 2) and o.verdict == "disagrees"
+    table = pd.DataFrame(
+        [{"dataset": "d", "cell": "factor-pref", "objective": "algorithm_response", "algorithm_response": 1.5}]
+    )
+    text = summary_markdown(table, "d", [c])
+    assert "## Sim to real at the chosen point of each algorithm_response search" in text
+    assert "| factor-pref | recall | ItemKNN | 0.2 [" in text and "| 0.13 [" in text and "| -35% |" in text
+    assert "| factor-pref | recall | Popular < ItemKNN (gap -0.1 [" in text and "| 1 of 2 [" in text
+    assert "Sim to real" not in summary_markdown(table, "d")
+
+
+@pytest.mark.slow  # LensKit's ItemKNN in every trial
+def test_a_response_calibration_reports_real_vs_simulated_at_its_chosen_point(tmp_path):
+    """``simrec calibrate`` with the algorithm_response objective and de-noising, through simrec.cli.main:
+    summary.md and sim_to_real.csv give each reference algorithm on the data vs at the chosen point (the
+    de-noising evaluations as replicates)."""
+    import pandas as pd
+
+    from tests.cli_helpers import invoke
+
+    data = _small_data(2)
+    coo = data.matrix.tocoo()
+    pairs = tmp_path / "pairs.csv"
+    pd.DataFrame({"user": coo.row, "item": coo.col}).to_csv(pairs, index=False)
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f"""
+name = "tiny-response"
+seed = 3
+n_calls = 3
+n_initial = 3
+preferences = ["factor"]
+observations = ["preference"]
+objectives = ["algorithm_response"]
+denoise_top = 1
+denoise_seeds = 2
+[response]
+algorithms = ["Popular", "ItemKNN"]
+metrics = ["recall"]
+n = 5
+max_users = 60
+[[dataset]]
+name = "tiny"
+path = "{pairs}"
+""")
+    out = tmp_path / "out"
+    code, stdout, err = invoke(["calibrate", str(spec), "--out", str(out), "--no-figures"])
+    assert code == 0, err
+    assert "sim to real (tiny): the reference algorithms on the data vs at each algorithm_response search's " in stdout
+    values = pd.read_csv(out / "tiny" / "sim_to_real.csv")
+    assert set(values["algorithm"]) == {"Popular", "ItemKNN"} and (values["replicates"] == 2).all()
+    assert (values["cell"] == "factor-pref").all() and values["real"].between(0, 1).all()
+    orders = pd.read_csv(out / "tiny" / "sim_to_real_orders.csv")
+    assert len(orders) == 1 and orders["replicates"].iloc[0] == 2
+    summary = (out / "tiny" / "summary.md").read_text()
+    assert "## Sim to real at the chosen point of each algorithm_response search" in summary
+    assert "Protocol: 20% per-user holdout, @5, up to 60 users." in summary
