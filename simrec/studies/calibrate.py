@@ -104,6 +104,13 @@ def load_targets(
             target = CalibrationTarget.from_interactions(
                 ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs, statistics=spec.statistics
             )
+            if spec.ratings is not None and ref.min_rating is not None:
+                # rated cells: the users' profiles before the binarisation (a rated world's profile sizes)
+                try:
+                    unfiltered = ref.model_copy(update={"min_rating": None}).read(ref.resolve(spec_path))
+                except (DatasetError, TypeError) as exc:
+                    raise DatasetLoadError(f"{spec_path}: dataset[{i}] ({ref.name}): {exc}") from None
+                target = dataclasses.replace(target, shape=target.shape.with_consumed(inter, unfiltered))
             protocol = spec.response_protocol()
             if protocol is not None:  # the real data's response, its randomness from the sweep's seed
                 from simrec.calibration.response import algorithm_response
