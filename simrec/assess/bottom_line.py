@@ -222,7 +222,7 @@ class RankingVerdict:
 
 @dataclass(frozen=True)
 class BottomLine:
-    """The bottom line of an assessment (module docstring); :meth:`lines` is its text."""
+    """The bottom line of an assessment (module docstring); :meth:`BottomLine.lines` is its text."""
 
     facts: ReportFacts
     values: tuple[ValueVerdict, ...]
