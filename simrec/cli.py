@@ -267,7 +267,7 @@ def ranks(
 
     from ._validation import quote
     from .config import ScenarioError
-    from .config.budget import dataset_read_need, ranks_needs
+    from .config.budget import ranks_needs
     from .config.recommenders import parse_recommender_option, recommender_problems
     from .rundir import path_problem
     from .stress import CANDIDATE_SETS
@@ -301,12 +301,7 @@ def ranks(
         _fail("\n".join(problems))
     # memory: reading the files is estimated from their size before reading; the models and the score blocks
     # from the dataset's size once read, before any training
-    budget = _budget(max_memory, 1, "serial", None)
-    reading = dataset_read_need(dataset)
-    try:
-        budget.check(dataset, ([[reading]], []), jobs_option=False)
-    except ScenarioError as exc:
-        _fail(str(exc))
+    budget, reading = _reading_budget(max_memory, dataset)
     inter, times = _read_dataset(
         dataset,
         kind,
@@ -455,6 +450,12 @@ def calibrate(
         cols = ["dataset", "cell", "objective", "average_loss"]
         _say(result.table[cols].to_string(index=False))
         _say(f"presets: {', '.join(sorted(result.presets))} -> {out}")
+        for d in sweep.dataset:  # the algorithm_response searches' sim-to-real check (issue 24)
+            if (out / d.name / "sim_to_real.csv").is_file():
+                _say(
+                    f"sim to real ({d.name}): the reference algorithms on the data vs at each algorithm_response "
+                    f"search's chosen point -> {out / d.name / 'summary.md'}, sim_to_real.csv"
+                )
 
 
 @app.command()
@@ -611,6 +612,21 @@ def _read_dataset(path: Path, kind: str | None, timestamps: bool, **options: Any
         _fail(str(exc))
 
 
+def _reading_budget(max_memory: Optional[str], dataset: Path) -> tuple[Any, Any]:
+    """A one-process command's memory budget and the need of reading ``dataset``, checked before it is read
+    (exit 2 if over the limit)."""
+    from .config import ScenarioError
+    from .config.budget import dataset_read_need
+
+    budget = _budget(max_memory, 1, "serial", None)
+    reading = dataset_read_need(dataset)
+    try:
+        budget.check(dataset, ([[reading]], []), jobs_option=False)
+    except ScenarioError as exc:
+        _fail(str(exc))
+    return budget, reading
+
+
 @app.command("sim-to-real")
 def sim_to_real_cmd(
     dataset: Annotated[
@@ -646,14 +662,16 @@ def sim_to_real_cmd(
     min_rating: _MinRating = None,
     k_core: _KCore = None,
     quiet: _Quiet = False,
+    max_memory: _MaxMemory = None,
 ) -> None:
     """Do the worlds order LensKit's Popular, ItemKNN and ImplicitMF as the real data does? (one protocol on both
     sides: a per-user holdout; real vs simulated observed Recall and nDCG with intervals, order agreement)."""
     from .calibration import ResponseProtocol
+    from .config import ScenarioError
     from .config.files import load_preset
     from .config.models import WorldSpec
     from .rundir import os_error_line, path_problem
-    from .studies.sim_to_real import run_sim_to_real, sim_to_real_text
+    from .studies.sim_to_real import run_sim_to_real, sim_to_real_needs, sim_to_real_text
 
     problems = []
     if out is not None and (problem := path_problem(out)):
@@ -669,6 +687,9 @@ def sim_to_real_cmd(
         worlds.append((spec.label, spec))
     if problems:
         _fail("\n".join(problems))
+    # memory (as simrec ranks): the files' size before reading; the models, scores and worlds once it is read,
+    # before anything is trained or simulated or --out exists
+    budget, reading = _reading_budget(max_memory, dataset)
     inter, _ = _read_dataset(
         dataset,
         kind,
@@ -684,12 +705,20 @@ def sim_to_real_cmd(
     if bad:
         _fail("\n".join(bad))
     protocol = ResponseProtocol(n=n, test_fraction=test_fraction, max_users=max_users)
+    try:
+        budget.check(
+            dataset, sim_to_real_needs(inter, [w for _, w in worlds], protocol, read=reading), jobs_option=False
+        )
+    except ScenarioError as exc:
+        _fail(str(exc))
 
     def progress(world: str, done: int, total: int) -> None:
         if not quiet:
             typer.echo(f"{world}: replicate {done}/{total}", err=True)
 
-    study = run_sim_to_real(inter, worlds, protocol, replicates=replicates, seed=seed, on_progress=progress)
+    study = run_sim_to_real(
+        inter, worlds, protocol, replicates=replicates, seed=seed, on_progress=progress, max_pairs=budget.max_pairs
+    )
     if out is not None:
         from ._io import write_csv
 

@@ -22,9 +22,10 @@ from ._random import as_generator, spawn_seeds
 from ._sampling import pair_blocks
 from ._validation import check_in_range, check_int
 from .interactions import Interactions
+from .loo import leave_one_out
 from .observation import observe
 from .recommenders.coverage import empty_lists, unscored_rows
-from .split import holdout
+from .split import Split, holdout
 
 __all__ = [
     "World",
@@ -32,11 +33,16 @@ __all__ = [
     "Replicate",
     "ReplicateData",
     "replicate_data",
+    "split_observed",
     "run_replicate",
     "true_relevance",
     "true_gains",
     "RESULT_COLUMNS",
+    "SPLITS",
 ]
+
+#: The evaluation's splits of each world's observed data (:attr:`Evaluation.split`).
+SPLITS: tuple[str, ...] = ("holdout", "last")
 
 T = TypeVar("T")
 
@@ -108,7 +114,27 @@ class Evaluation:
     n : int, default 50
         List length N.
     test_fraction : float, default 0.2
-        Share of each user's observed items held out as test.
+        Share of each user's observed items held out as test (``split = "holdout"``).
+    split : {"holdout", "last"}, default "holdout"
+        ``"holdout"``: ``test_fraction`` of each user's observed items, drawn
+        uniformly (:func:`simrec.split.holdout`; Tian 2019 §3.5.1).
+        ``"last"``: leave-last-out, each user's latest observed item held out
+        (Krichene & Rendle 2020 §2), in a *simulated consumption order*.
+
+    Notes
+    -----
+    Decision (issue 24, the consumption order): a simulated world has no
+    time, so ``split = "last"`` gives each user's observed items a uniformly
+    random order, drawn from the split's seed (child 2 of the replicate's
+    seed), and holds out the last one. The held-out item is then a uniformly
+    random one of the user's observed items: exactly
+    :func:`simrec.loo.leave_one_out` (users with fewer than 2 observed items
+    hold out nothing and are not evaluated, as on real data with
+    :func:`simrec.loo.leave_last_out`). Uniform is the order that assumes
+    nothing the worlds do not model (their popularity and preferences do not
+    change over time); a real user's latest item need not be a random one
+    (newer, often less popular items), and the assessment's sim-to-real check
+    shows how far the worlds' leave-last-out metrics are from the data's.
     """
 
     recommenders: tuple[Any, ...]
@@ -120,10 +146,13 @@ class Evaluation:
     )
     n: int = 50
     test_fraction: float = 0.2
+    split: str = "holdout"
 
     def __post_init__(self) -> None:
         check_int("n", self.n, low=1)
         check_in_range("test_fraction", self.test_fraction, 0, 1, low_open=True, high_open=True)
+        if self.split not in SPLITS:
+            raise ValueError(f"`split` must be one of {', '.join(map(repr, SPLITS))}; got {self.split!r}")
         if not self.recommenders:
             raise ValueError("`recommenders` must name at least one recommender; got none")
         bad = [m for m in self.metrics if not isinstance(m, (_metrics.ListMetric, _metrics.RankingMetric))]
@@ -288,11 +317,20 @@ def replicate_data(world: World, evaluation: Evaluation, seed: np.random.SeedSeq
     children = spawn_seeds(seed, 3 + len(evaluation.recommenders))
     truth = world.preference.generate(as_generator(children[0]), max_pairs=world.max_pairs)
     obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
-    split = holdout(obs.observed, evaluation.test_fraction, as_generator(children[2]))
+    split = split_observed(obs.observed, evaluation, children[2])
     true_rel = true_relevance(truth, obs.truth_rows, split.train)
     evaluated = np.flatnonzero(split.test.user_counts() > 0)
     rngs = [as_generator(children[3 + j]) for j in range(len(evaluation.recommenders))]
     return ReplicateData(truth, obs, split, true_rel, evaluated, rngs)
+
+
+def split_observed(observed: Interactions, evaluation: Evaluation, seed: np.random.SeedSequence) -> Split:
+    """The evaluation's split of a world's observed data (:attr:`Evaluation.split`; the consumption order of
+    ``"last"`` is uniform per user, see :class:`Evaluation`)."""
+    rng = as_generator(seed)
+    if evaluation.split == "last":
+        return leave_one_out(observed, rng)
+    return holdout(observed, evaluation.test_fraction, rng)
 
 
 def _quietly(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -204,6 +204,35 @@ def test_evaluation_validates():
         Evaluation(recommenders=(Popular(),), test_fraction=1.0)
     with pytest.raises(ValueError, match="`recommenders`"):
         Evaluation(recommenders=())
+    with pytest.raises(ValueError, match="`split` must be one of 'holdout', 'last'; got 'first'"):
+        Evaluation(recommenders=(Popular(),), split="first")
+
+
+def test_leave_last_out_in_a_world_holds_out_one_uniform_item_per_user():
+    """split = "last" (issue 24): each user's latest item in a uniform simulated consumption order, i.e. exactly
+    simrec.loo.leave_one_out on the split's seed (child 2); users with one observed item are not evaluated."""
+    from simrec.experiment import replicate_data
+    from simrec.loo import leave_one_out
+
+    world = World(
+        "ibp-pop", IBP(n_users=300, alpha=30.0, c=1.0, sigma=0.3), TruncatedPareto(1, 1.0, 60), PopularitySampler()
+    )
+    ev = Evaluation(recommenders=(Oracle(), Popular()), metrics=(Precision(), Recall(), NDCG()), n=10, split="last")
+    data = replicate_data(world, ev, 21)
+    counts = data.observed.observed.user_counts()
+    np.testing.assert_array_equal(data.split.test.user_counts(), (counts >= 2).astype(int))
+    assert (counts == 1).any()  # the profile model gives some one-item users: they are not evaluated
+    want = leave_one_out(data.observed.observed, as_generator(spawn_seeds(21, 5)[2]))
+    assert (data.split.test.matrix != want.test.matrix).nnz == 0
+    assert (data.split.train.matrix != want.train.matrix).nnz == 0
+    rep = run_replicate(world, ev, 21)
+    obs = rep.results[rep.results["truth"] == "observed"].set_index(["recommender", "metric"])["value"]
+    for rec in ("Oracle", "Popular"):  # one test item: precision@10 = recall@10 / 10
+        np.testing.assert_allclose(obs[rec, "precision"], obs[rec, "recall"] / 10, rtol=1e-12)
+        values = rep.per_user[rec, "recall", "observed"]
+        assert set(np.unique(values)) <= {0.0, 1.0} and len(values) == int((counts >= 2).sum())
+    holdout_ev = Evaluation(recommenders=ev.recommenders, metrics=ev.metrics, n=10)
+    assert replicate_data(world, holdout_ev, 21).split.test.n_pairs > data.split.test.n_pairs
 
 
 def test_summary_and_table3_intervals():

@@ -9,6 +9,7 @@ One concept per module:
 * :mod:`.formatting` — numbers as a reader sees them (2-3 significant digits with their intervals);
 * :mod:`.figures`, :mod:`.html`, :mod:`.page` — the self-contained report page;
 * :mod:`.significance` — the page's significance check: per pair of algorithms, P(right | significant);
+* :mod:`.sim_to_real` — the page's sim-to-real check: do the worlds order the algorithms as the data does?
 
 The phases themselves (over the run, stress and calibrate studies, in one resumable folder) are
 :mod:`simrec.studies.assess`: this package is library code and knows nothing of the config layer.
@@ -31,6 +32,7 @@ from simrec.assess.html import Section, figure_html, format_value, render_page, 
 from simrec.assess.page import report_page
 from simrec.assess.ranking import RANKING_COLUMNS, ranking_agreement
 from simrec.assess.significance import LIKELY_WRONG, likely_wrong, significance_finding
+from simrec.assess.sim_to_real import sim_to_real_finding, worlds_disagree
 
 __all__ = [
     "EXCLUDED_ESTIMATORS",
@@ -65,4 +67,6 @@ __all__ = [
     "LIKELY_WRONG",
     "likely_wrong",
     "significance_finding",
+    "sim_to_real_finding",
+    "worlds_disagree",
 ]

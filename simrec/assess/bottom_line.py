@@ -32,6 +32,10 @@ Decisions (the verdict rules; the tolerance is the assessment's
   at least :data:`LIKELY` (0.8), **likely wrong** when the upper end is below
   0.5, else **uncertain**; 30/30 agreeing evaluations give a lower end of 0.89,
   16/16 of 0.81, 6/6 of 0.61 (so 6 agreeing evaluations are not enough).
+* one protocol (issue 24): the worlds use the data's split, but the sampled
+  evaluation is always leave-one-out (the estimators need one held-out item),
+  so a holdout protocol with sampled negatives gets a warning that its
+  sampling error describes a leave-one-out sampled evaluation.
 """
 
 from __future__ import annotations
@@ -110,6 +114,9 @@ class ReportFacts:
         The calibrated worlds used.
     confidence, min_coverage, max_rel_rmse : float
         The assessment's interval level and the estimator rule's thresholds.
+    split : {"holdout", "last"}, default "holdout"
+        The protocol's split (the real data's and the worlds'); the sampled evaluation is leave-one-out
+        whatever it is (a warning with ``"holdout"`` and sampled negatives).
     """
 
     name: str
@@ -126,6 +133,7 @@ class ReportFacts:
     confidence: float = 0.95
     min_coverage: float = 0.85
     max_rel_rmse: float = 0.1
+    split: str = "holdout"
 
     @property
     def level(self) -> str:
@@ -149,6 +157,13 @@ class Finding:
         Its evidence, shown under the paragraphs.
     tables : tuple of (str, DataFrame), default ()
         Further evidence as titled tables (e.g. one per pair of algorithms), shown after ``table``.
+    lines : tuple of str, default ()
+        Plain-text evidence the terminal prints under the summary (the page shows the tables instead).
+    records : mapping of str to list of dict, optional
+        JSON-ready evidence for ``bottom_line.json`` (no NaN: None), under the check's key.
+    caution : str, default ""
+        With a warning: one sentence the bottom line puts under its ranking question (the ranking
+        probabilities are measured in the worlds the check questions).
     """
 
     verdict: Literal["ok", "warning"]
@@ -156,6 +171,9 @@ class Finding:
     paragraphs: tuple[str, ...] = ()
     table: pd.DataFrame | None = None
     tables: tuple[tuple[str, pd.DataFrame], ...] = ()
+    lines: tuple[str, ...] = ()
+    records: Mapping[str, list[dict]] = field(default_factory=dict)
+    caution: str = ""
 
 
 Verdict = Literal["within tolerance", "too high", "too low", "uncertain", "not measured"]
@@ -204,7 +222,7 @@ class RankingVerdict:
 
 @dataclass(frozen=True)
 class BottomLine:
-    """The bottom line of an assessment (module docstring); :meth:`lines` is its text."""
+    """The bottom line of an assessment (module docstring); :meth:`BottomLine.lines` is its text."""
 
     facts: ReportFacts
     values: tuple[ValueVerdict, ...]
@@ -267,6 +285,7 @@ class BottomLine:
             out.append(f"  {self.estimator_note}")
         out.append("Is the observed ranking of your algorithms the true one?")
         out += [f"  {self.ranking_sentence(r)}" for r in self.ranking]
+        out += [f"  ! {c}" for c in self.cautions()]
         out.append("What to report:")
         out += [f"  {metric_label(m, f.n)}: {text}" for m, text in self.report]
         if self.warnings:
@@ -276,7 +295,13 @@ class BottomLine:
         for key, (_, not_checked) in CHECKS.items():
             finding = self.checks.get(key)
             out.append(f"  {not_checked if finding is None else finding.summary}")
+            if finding is not None:
+                out += [f"    {line}" for line in finding.lines]
         return out
+
+    def cautions(self) -> list[str]:
+        """The checks' cautions about the ranking probabilities (warnings' :attr:`Finding.caution`)."""
+        return [f.caution for f in self.checks.values() if f is not None and f.verdict == "warning" and f.caution]
 
     def to_dict(self) -> dict:
         """A JSON-ready record (``bottom_line.json``): the verdicts, the sentences and the checks (null: not made)."""
@@ -315,14 +340,16 @@ class BottomLine:
             ],
             "report": [{"metric": m, "advice": text} for m, text in self.report],
             "warnings": list(self.warnings),
-            "checks": {
-                key: None
-                if self.checks.get(key) is None
-                else {"verdict": self.checks[key].verdict, "summary": self.checks[key].summary}  # type: ignore[union-attr]
-                for key in CHECKS
-            },
+            "checks": {key: _check_record(self.checks.get(key)) for key in CHECKS},
             "lines": self.lines(),
         }
+
+
+def _check_record(finding: Finding | None) -> dict | None:
+    """A check in ``bottom_line.json``: its verdict and summary, and its records when it has any (None: not made)."""
+    if finding is None:
+        return None
+    return {"verdict": finding.verdict, "summary": finding.summary, **dict(finding.records)}
 
 
 def _value_verdict(error: float, lower: float, upper: float, value: float, tol: float, sampling: bool) -> Verdict:
@@ -393,6 +420,12 @@ def _estimator_note(facts: ReportFacts, best: pd.DataFrame) -> tuple[str, list[s
         f"best estimator at that size ({'; '.join(picks)})."
     )
     warnings = []
+    if facts.split == "holdout":
+        warnings.append(
+            "The sampling error was measured leave-one-out (one random held-out item per user: the sampled-metric "
+            "estimators are defined for one), not at your holdout: it describes a leave-one-out sampled evaluation "
+            'of your data. With split = "last" (your data\'s timestamps) it is one protocol throughout.'
+        )
     if weak:
         warnings.append(
             f"At your n = {facts.negatives}, no estimator meets the rule (worst relative RMSE <= "

@@ -9,12 +9,19 @@
 * :func:`estimator_figure` — per metric: the worst relative RMSE over the
   algorithms vs sample size, for the best estimator at each size and for the
   naive sampled metric, with the acceptance threshold
-  (:mod:`simrec.assess.advice`).
+  (:mod:`simrec.assess.advice`);
+* :func:`sim_to_real_figure` — per metric, per algorithm: its observed value
+  on the real data and in each calibrated world, each with its interval
+  (:mod:`simrec.assess.sim_to_real`).
 
 Every name is a :mod:`simrec.labels` label (as in the page's tables), and
-the panels of one figure share their y scale (issue 28: a ±0.004 error must
-not look like a +0.27 one beside it). Images are cut to their drawn content
-(``bbox_inches="tight"``), so no label falls outside the image.
+the panels of one figure of errors share their y scale (issue 28: a ±0.004
+error must not look like a +0.27 one beside it). The sim-to-real figure is
+the exception: its panels show values of different metrics (Precision@10 is a
+tenth of Recall@10 by construction), and each panel compares the data with
+the worlds on one metric, so each has its own scale starting at 0. Images are
+cut to their drawn content (``bbox_inches="tight"``), so no label falls
+outside the image.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import pandas as pd
 from simrec._figures import literal_text, plain_log_axis
 from simrec.labels import estimator_label, metric_label, world_label
 
-__all__ = ["error_figure", "ranking_figure", "estimator_figure"]
+__all__ = ["error_figure", "ranking_figure", "estimator_figure", "sim_to_real_figure"]
 
 _COMPONENTS = (("missing data", "tab:blue"), ("sampling", "tab:orange"), ("total", "tab:red"))
 
@@ -130,5 +137,47 @@ def estimator_figure(best: pd.DataFrame, estimates: pd.DataFrame, *, k: int, max
         ax.set_xlabel("sampled items n")
         ax.set_title(metric_label(metric, k))
     axes[0].set_ylabel(f"worst relative RMSE at K = {k}")
+    axes[0].legend(fontsize=8)
+    return _png(fig)
+
+
+@literal_text
+def sim_to_real_figure(values: pd.DataFrame, n: int | None = None) -> bytes:
+    """Per metric: each algorithm's value on the data (black) and in each world, with intervals (``values``:
+    ``sim_to_real.csv``; ``n``: N). One panel per metric, each on its own scale from 0 (module docstring)."""
+    metrics = list(dict.fromkeys(values["metric"]))
+    recs = list(dict.fromkeys(values["algorithm"]))
+    worlds = list(dict.fromkeys(values["world"]))
+    fig, axes = _axes(len(metrics), width=max(3.6, 1.1 * len(recs) * (1 + len(worlds)) / 2))
+    step = 0.8 / (1 + len(worlds))
+
+    def bars(ax: Any, x: np.ndarray, y: np.ndarray, lo: np.ndarray, hi: np.ndarray, **kw: Any) -> None:
+        yerr = np.clip(np.nan_to_num(np.vstack([y - lo, hi - y])), 0, None)
+        ax.errorbar(x, y, yerr=yerr, fmt=kw.pop("fmt", "o"), capsize=3, **kw)
+
+    for ax, metric in zip(axes, metrics):
+        sub = values[values["metric"] == metric]
+        real = sub.drop_duplicates("algorithm").set_index("algorithm").reindex(recs)
+        x0 = np.arange(len(recs)) - 0.4 + step / 2
+        bars(
+            ax,
+            x0,
+            *(real[c].to_numpy(dtype=float) for c in ("real", "real_low", "real_high")),
+            fmt="s",
+            color="black",
+            label="your data",
+        )
+        for w, world in enumerate(worlds):
+            part = sub[sub["world"] == world].set_index("algorithm").reindex(recs)
+            bars(
+                ax,
+                x0 + (w + 1) * step,
+                *(part[c].to_numpy(dtype=float) for c in ("sim", "sim_low", "sim_high")),
+                label=world_label(world),
+            )
+        ax.set_ylim(bottom=0)
+        ax.set_xticks(np.arange(len(recs)), recs, rotation=20, ha="right")
+        ax.set_title(metric_label(metric, n))
+    axes[0].set_ylabel("observed value")
     axes[0].legend(fontsize=8)
     return _png(fig)

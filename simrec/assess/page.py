@@ -72,6 +72,8 @@ def _bottom_line_section(b: BottomLine) -> Section:
     if b.estimator_note:
         parts.append(note_html(b.estimator_note))
     parts.append(list_html([b.ranking_sentence(r) for r in b.ranking], title="Is the observed ranking the true one?"))
+    if b.cautions():
+        parts.append(list_html(b.cautions(), css="warnings"))
     parts.append(list_html([f"{metric_label(m, f.n)}: {t}" for m, t in b.report], title="What to report"))
     if b.warnings:
         parts.append(list_html(list(b.warnings), css="warnings", title="Warnings"))
@@ -190,8 +192,9 @@ def _errors_view(errors: pd.DataFrame, n: int) -> pd.DataFrame:
     )
 
 
-def _check_section(key: str, b: BottomLine) -> Section:
+def _check_section(key: str, b: BottomLine, figures: Mapping[str, bytes | None] | None = None) -> Section:
     question, not_checked = CHECKS[key]
+    figures = figures or {}
     finding = b.checks.get(key)
     slot = html.escape(key)
     if finding is None:
@@ -212,6 +215,8 @@ def _check_section(key: str, b: BottomLine) -> Section:
     for i, (title, table) in enumerate(finding.tables):
         parts.append(f"<h3>{html.escape(title)}</h3>")
         parts.append(table_html(table, f"{check_key(key)}-table-{i + 1}"))
+    if key in figures:
+        parts.append(figure_html(figures[key], "Observed values on your data and in each calibrated world"))
     return Section(question, (), parts, key=check_key(key), css="slot")
 
 
@@ -237,7 +242,8 @@ def report_page(
         The folder's ``dataset.csv``, ``worlds.csv``, ``headline.csv``,
         ``errors.csv``, ``ranking.csv``, ``estimators.csv``, ``advice.csv``.
     pngs : mapping of str to bytes
-        The figures ``errors``, ``ranking``, ``estimators`` (a missing one is a note).
+        The figures ``errors``, ``ranking``, ``estimators`` (a missing one is a note) and, with the
+        sim-to-real check, ``sim_to_real`` (under its section).
     """
     f: ReportFacts = b.facts
     n = f.n
@@ -296,7 +302,7 @@ def report_page(
             ],
             key="estimators",
         ),
-        *[_check_section(k, b) for k in CHECKS],
+        *[_check_section(k, b, {"sim_to_real": pngs.get("sim_to_real")}) for k in CHECKS],
         Section(
             "Calibrated worlds",
             [

@@ -15,20 +15,35 @@ sides are comparable by construction:
   (1 − τ)/2 with τ the Kendall τ between the two orders of the algorithms,
   averaged over the metrics;
 * :func:`sim_to_real` — real vs simulated, with intervals, over replicates
-  (:class:`SimToReal`).
+  (:class:`SimToReal`), for these reference algorithms;
+* :func:`compare_to_real` — the same comparison for any algorithms and
+  metrics, from per-user real values and per-replicate simulated means (what
+  ``simrec assess`` has for the user's own algorithms; :func:`sim_to_real`
+  calls it).
 
 Intervals: on the real data, the mean over evaluated users ± 1.96 standard
 errors (users independent; the split fixed by the protocol's seed), and for a
 gap between two algorithms the paired per-user differences the same way (a gap
 whose interval covers 0 is a *tie*); on the simulated side, the mean over
-replicates ± t(0.975, R − 1) standard errors.
+replicates ± t(0.975, R − 1) standard errors. Order agreement: per pair, the
+k of R replicates whose simulated gap has the real gap's sign, with a Wilson
+interval (:func:`simrec.report.wilson_interval`).
+
+Decision (the verdict of a pair, :data:`ORDER_VERDICTS`): ``"real tie"`` when
+the real gap's interval covers 0; ``"disagrees"`` when at most half of the
+replicates reproduce the real order (k / R ≤ 1/2: the worlds do not support
+it, the rule of :meth:`SimToReal.disagrees` and of the assessment's warning);
+``"reproduced"`` when the Wilson interval's lower end is above 1/2 (more
+than half, with confidence); else ``"uncertain"`` (e.g. 2 of 3: more than half,
+but a coin flip is inside the interval).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -49,7 +64,15 @@ __all__ = [
     "SimToReal",
     "sim_to_real",
     "REFERENCE_ALGORITHMS",
+    "ComparedProtocol",
+    "compare_to_real",
+    "ORDER_VERDICTS",
+    "REFERENCE_TABLES",
+    "chosen_point_sim_to_real",
 ]
+
+#: A pair's verdict in :attr:`SimToReal.orders` (module docstring).
+ORDER_VERDICTS: tuple[str, ...] = ("reproduced", "uncertain", "disagrees", "real tie")
 
 _METRICS: dict[str, Callable] = {"recall": recall, "ndcg": ndcg}
 
@@ -68,6 +91,19 @@ def _implicit_mf() -> LensKitRecommender:
 
 #: The issue's reference algorithms: LensKit Popular, ItemKNN(20) and ImplicitMF(50) (10 epochs), by name.
 REFERENCE_ALGORITHMS: dict[str, Callable] = {"Popular": _popular, "ItemKNN": _item_knn, "ImplicitMF": _implicit_mf}
+
+#: The reference algorithms as a scenario's recommender tables (:mod:`simrec.config.recommenders`), by name: what
+#: ``simrec sim-to-real``'s memory check counts (a test checks each builds its :data:`REFERENCE_ALGORITHMS` entry).
+REFERENCE_TABLES: dict[str, dict] = {
+    "Popular": {"kind": "popular"},
+    "ItemKNN": {"kind": "lenskit", "algorithm": "item_knn", "name": "ItemKNN", "params": {"max_nbrs": 20}},
+    "ImplicitMF": {
+        "kind": "lenskit",
+        "algorithm": "implicit_mf",
+        "name": "ImplicitMF",
+        "params": {"embedding_size": 50, "epochs": 10},
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -221,9 +257,25 @@ def response_loss(real: dict[tuple[str, str], float], sim: dict[tuple[str, str],
     return {"response_loss": rel_error + (1 - tau) / 2, "response_rel_error": rel_error, "response_tau": tau}
 
 
+class ComparedProtocol(Protocol):
+    """What a sim-to-real comparison needs of its protocol (:class:`ResponseProtocol` is one; so is the
+    assessment's, :mod:`simrec.assess.sim_to_real`)."""
+
+    @property
+    def algorithms(self) -> tuple[str, ...]: ...
+
+    @property
+    def metrics(self) -> tuple[str, ...]: ...
+
+    @property
+    def n(self) -> int: ...
+
+    def label(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class SimToReal:
-    """Real vs simulated observed metrics of one world (:func:`sim_to_real`).
+    """Real vs simulated observed metrics of one world (:func:`sim_to_real`, :func:`compare_to_real`).
 
     ``table``: one row per (metric, algorithm): ``real``, ``real_low``,
     ``real_high`` (users' interval), ``sim``, ``sim_low``, ``sim_high``
@@ -231,23 +283,31 @@ class SimToReal:
     ``replicates``. ``orders``: one row per (metric, pair of algorithms a, b
     in protocol order): the real gap mean(a) − mean(b) with its paired
     interval, ``real_order`` (``"a > b"``, ``"a < b"`` or ``"tie"`` when the
-    interval covers 0) and ``agreement``, the share of replicates whose
-    simulated gap has the sign of the real one (NaN for a real tie).
+    interval covers 0), ``sim_gap`` (its mean over replicates),
+    ``agreement``, the share of replicates whose simulated gap has the sign
+    of the real one (NaN for a real tie), as ``reproduced`` of
+    ``replicates`` with its Wilson interval ``agreement_low``,
+    ``agreement_high``, and the pair's ``verdict`` (:data:`ORDER_VERDICTS`).
     ``full_order_agreement``: per metric, the share of replicates that order
-    every algorithm as the real means do.
+    every algorithm as the real means do; ``full_order_counts``: the same as
+    (k, R).
     """
 
     world: str
-    protocol: ResponseProtocol
+    protocol: ComparedProtocol
     table: pd.DataFrame
     orders: pd.DataFrame
     full_order_agreement: dict[str, float]
+    full_order_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def disagrees(self, threshold: float = 0.5) -> list[str]:
-        """The real order gaps (not ties) that at most ``threshold`` of the replicates reproduce, as text."""
+        """The real order gaps (not ties) that at most ``threshold`` of the replicates reproduce, as text
+        (at the default 1/2: the pairs whose verdict is ``"disagrees"``)."""
         bad = self.orders[(self.orders["real_order"] != "tie") & (self.orders["agreement"] <= threshold)]
         return [
-            f"{r.metric}: real {r.real_order}, reproduced in {r.agreement:.0%} of replicates" for r in bad.itertuples()
+            f"{r.metric}: real {r.real_order}, reproduced in {r.agreement:.0%} of replicates "
+            f"({int(r.reproduced)} of {int(r.replicates)}, Wilson [{r.agreement_low:.2f}, {r.agreement_high:.2f}])"
+            for r in bad.itertuples()
         ]
 
 
@@ -274,17 +334,75 @@ def sim_to_real(real: AlgorithmResponse, simulated: Sequence[AlgorithmResponse],
             raise ValueError(
                 f"one protocol on both sides: the real data used {real.protocol}, a replicate {s.protocol}"
             )
-    p = real.protocol
+    means = {key: np.array([s.mean(*key) for s in simulated]) for key in real.values}
+    return compare_to_real(real.values, means, real.protocol, world)
+
+
+def _verdict(order: str, k: int, r: int, low: float) -> str:
+    """A pair's verdict (:data:`ORDER_VERDICTS`; the module docstring's rule)."""
+    if order == "tie":
+        return "real tie"
+    if not r or k / r <= 0.5:
+        return "disagrees"
+    return "reproduced" if low > 0.5 else "uncertain"
+
+
+def compare_to_real(
+    real: Mapping[tuple[str, str], np.ndarray],
+    simulated: Mapping[tuple[str, str], np.ndarray],
+    protocol: ComparedProtocol,
+    world: str = "world",
+    *,
+    confidence: float = 0.95,
+) -> SimToReal:
+    """Real vs simulated observed metrics of one world, for any algorithms and metrics.
+
+    Parameters
+    ----------
+    real : mapping (algorithm, metric) -> ndarray of shape (n_users,)
+        Per-user values on the real data; for each metric the same users in
+        the same order for every algorithm (paired). NaN: undefined, left out.
+    simulated : mapping (algorithm, metric) -> ndarray of shape (R,)
+        The world's mean value in each of its R replicates, the replicates in
+        one order for every key. NaN: undefined in that replicate, left out.
+    protocol : ComparedProtocol
+        Its ``algorithms`` and ``metrics`` are the comparison's, in order.
+    world : str, default "world"
+    confidence : float, default 0.95
+        Level of the agreement's Wilson interval.
+
+    Returns
+    -------
+    SimToReal
+        (See its attributes; the module docstring gives the intervals and the verdict rule.)
+    """
+    from simrec.report import wilson_interval
+
+    algorithms, metrics = tuple(protocol.algorithms), tuple(protocol.metrics)
+    missing = [k for k in ((a, m) for m in metrics for a in algorithms) if k not in real or k not in simulated]
+    if missing:
+        raise ValueError(f"`real` and `simulated` need every (algorithm, metric) of the protocol; missing {missing}")
+    sims = {k: np.asarray(simulated[k], dtype=float) for k in simulated}
+    reps = {len(v) for v in sims.values()}
+    if len(reps) != 1 or 0 in reps:
+        raise ValueError(
+            f"`simulated` must hold one non-empty array of replicates per key, all of one length; got {reps}"
+        )
+
+    def real_mean(a: str, m: str) -> float:
+        v = np.asarray(real[(a, m)], dtype=float)
+        return float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+
     rows = []
-    for m in p.metrics:
-        for a in p.algorithms:
-            r = real.mean(a, m)
-            lo, hi = real.interval(a, m)
-            reps = np.array([s.mean(a, m) for s in simulated])
-            slo, shi = _t_interval(reps)
-            sm = float(np.nanmean(reps))
+    for m in metrics:
+        for a in algorithms:
+            r = real_mean(a, m)
+            lo, hi = _normal_interval(np.asarray(real[(a, m)], dtype=float))
+            x = sims[(a, m)]
+            slo, shi = _t_interval(x)
+            sm = float(np.nanmean(x)) if np.isfinite(x).any() else float("nan")
             rel = (sm - r) / r if r > 0 else float("nan")
-            rows.append((m, a, r, lo, hi, sm, slo, shi, rel, len(reps)))
+            rows.append((m, a, r, lo, hi, sm, slo, shi, rel, int(np.isfinite(x).sum())))
     table = pd.DataFrame(
         rows,
         columns=[
@@ -301,19 +419,75 @@ def sim_to_real(real: AlgorithmResponse, simulated: Sequence[AlgorithmResponse],
         ],
     )
     orows = []
-    full = {}
-    for m in p.metrics:
-        for a, b in combinations(p.algorithms, 2):
-            gap = real.mean(a, m) - real.mean(b, m)
-            lo, hi = real.gap_interval(a, b, m)
-            order = "tie" if lo <= 0 <= hi else (f"{a} > {b}" if gap > 0 else f"{a} < {b}")
-            sim_gaps = np.array([s.mean(a, m) - s.mean(b, m) for s in simulated])
-            agree = float("nan") if order == "tie" else float(np.mean(np.sign(sim_gaps) == np.sign(gap)))
-            orows.append((m, a, b, gap, lo, hi, order, float(np.mean(sim_gaps)), agree))
-        real_order = real.order(m)
-        full[m] = float(np.mean([s.order(m) == real_order for s in simulated]))
+    full, counts = {}, {}
+    for m in metrics:
+        for a, b in combinations(algorithms, 2):
+            gap = real_mean(a, m) - real_mean(b, m)
+            lo, hi = _normal_interval(np.asarray(real[(a, m)], dtype=float) - np.asarray(real[(b, m)], dtype=float))
+            tie = not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0 <= hi
+            order = "tie" if tie else (f"{a} > {b}" if gap > 0 else f"{a} < {b}")
+            sim_gaps = sims[(a, m)] - sims[(b, m)]
+            ok = np.isfinite(sim_gaps)
+            r_ok = int(ok.sum())
+            k = int((np.sign(sim_gaps[ok]) == np.sign(gap)).sum())
+            if order == "tie" or not r_ok:
+                agree, k_col, low, high = float("nan"), float("nan"), float("nan"), float("nan")
+            else:
+                wl, wh = wilson_interval(np.array([k]), np.array([r_ok]), confidence)
+                agree, k_col, low, high = k / r_ok, float(k), float(wl[0]), float(wh[0])
+            sim_gap = float(np.mean(sim_gaps[ok])) if r_ok else float("nan")
+            verdict = _verdict(order, k, r_ok, low)
+            orows.append((m, a, b, gap, lo, hi, order, sim_gap, agree, k_col, r_ok, low, high, verdict))
+        real_order = _order(np.array([real_mean(a, m) for a in algorithms]))
+        stack = np.stack([sims[(a, m)] for a in algorithms], axis=1)  # (R, algorithms)
+        ok = np.isfinite(stack).all(axis=1)
+        same = [_order(row) == real_order for row in stack[ok]]
+        counts[m] = (int(sum(same)), int(ok.sum()))
+        full[m] = counts[m][0] / counts[m][1] if counts[m][1] else float("nan")
     orders = pd.DataFrame(
         orows,
-        columns=["metric", "a", "b", "real_gap", "real_gap_low", "real_gap_high", "real_order", "sim_gap", "agreement"],
+        columns=[
+            "metric",
+            "a",
+            "b",
+            "real_gap",
+            "real_gap_low",
+            "real_gap_high",
+            "real_order",
+            "sim_gap",
+            "agreement",
+            "reproduced",
+            "replicates",
+            "agreement_low",
+            "agreement_high",
+            "verdict",
+        ],
     )
-    return SimToReal(world, p, table, orders, full)
+    orders["reproduced"] = orders["reproduced"].astype("Int64")  # a count; missing (NA) for a real tie
+    return SimToReal(world, protocol, table, orders, full, counts)
+
+
+def _order(means: np.ndarray) -> tuple[int, ...]:
+    """Positions best first by mean (stable for equal means, as :meth:`AlgorithmResponse.order`)."""
+    return tuple(int(i) for i in np.argsort(-means, kind="stable"))
+
+
+def chosen_point_sim_to_real(
+    real: AlgorithmResponse, details: Sequence[Mapping[str, float]], world: str = "world"
+) -> SimToReal:
+    """Real vs simulated at a calibration's chosen point, from its evaluations' details (no new simulation).
+
+    ``details``: one mapping per evaluation of the point (its de-noising
+    re-evaluations, or the chosen trial alone), each holding the simulated
+    means as the ``"algorithm_response"`` objective logs them,
+    ``sim_<algorithm>_<metric>`` (a missing key: NaN). Each evaluation is a
+    replicate of :func:`compare_to_real`; the real side is ``real``, the
+    response the search compared with.
+    """
+    p = real.protocol
+    sims = {
+        (a, m): np.array([float(d.get(f"sim_{a}_{m}", np.nan)) for d in details], dtype=float)
+        for m in p.metrics
+        for a in p.algorithms
+    }
+    return compare_to_real(real.values, sims, p, world)

@@ -14,6 +14,7 @@ the GP a penalty (see :mod:`simrec.calibration.objective`).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -52,6 +53,14 @@ class ReferenceShape:
     identity a calibration log records: it is a function of the reference
     data, which the other sizes and the dataset's name already identify, so
     logs written before it existed keep their identity.
+
+    ``consumed_profile``: (smallest, largest) profile of the reference's users
+    *before* its ``min_rating`` binarisation (None: no such filter, or not
+    known). A rated world draws its users' profiles of consumed, rated items
+    and then keeps those rated at least ``min_rating``, as the dataset's
+    binarisation did, so its profile sizes are the consumed ones (issue 24:
+    searched within the filtered sizes, a rated world could not be as dense as
+    the data it is compared with). Part of :meth:`key` when set.
     """
 
     n_users: int
@@ -60,6 +69,7 @@ class ReferenceShape:
     mean_profile: float
     max_profile: int
     profile_log_sd: float = 1.0
+    consumed_profile: tuple[int, int] | None = None
 
     @classmethod
     def of(cls, inter: Interactions) -> ReferenceShape:
@@ -81,8 +91,30 @@ class ReferenceShape:
         return self.mean_profile / self.n_items
 
     def key(self) -> dict[str, float]:
-        """The sizes that identify the reference in a calibration log (all but ``profile_log_sd``)."""
-        return {k: v for k, v in self.__dict__.items() if k != "profile_log_sd"}
+        """The sizes that identify the reference in a calibration log (all but ``profile_log_sd``, and
+        ``consumed_profile`` only when set)."""
+        return {
+            k: v
+            for k, v in self.__dict__.items()
+            if k != "profile_log_sd" and not (k == "consumed_profile" and v is None)
+        }
+
+    def consumed(self) -> ReferenceShape:
+        """This shape with the profile sizes before the binarisation (``consumed_profile``), if known."""
+        if self.consumed_profile is None:
+            return self
+        low, high = self.consumed_profile
+        return dataclasses.replace(self, min_profile=int(low), max_profile=int(high))
+
+    def with_consumed(self, filtered: Interactions, unfiltered: Interactions) -> ReferenceShape:
+        """This shape (of ``filtered``) with ``consumed_profile`` from ``unfiltered``: the same users' profile
+        sizes before the binarisation (users matched by id; by row when the data have no ids)."""
+        counts = unfiltered.user_counts()
+        if filtered.user_ids is not None and unfiltered.user_ids is not None:
+            index = {u: i for i, u in enumerate(unfiltered.user_ids)}
+            rows = np.array([index[u] for u in filtered.user_ids if u in index], dtype=np.int64)
+            counts = counts[rows] if rows.size else counts
+        return dataclasses.replace(self, consumed_profile=(int(counts.min()), int(counts.max())))
 
 
 class Cell(Protocol):

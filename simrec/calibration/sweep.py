@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,9 @@ from ..stats import STATISTICS
 from .denoise import Denoised
 from .objective import ALGORITHM_RESPONSE, AVERAGE_LOSS, SUM_KL, Objective, objective_column
 from .search import SearchResult, Trial, TrialOutcome, gp_search
+
+if TYPE_CHECKING:
+    from .response import SimToReal
 
 __all__ = [
     "CellResult",
@@ -252,13 +256,58 @@ def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, fl
     return pd.DataFrame(rows)
 
 
-def summary_markdown(table: pd.DataFrame, dataset: str) -> str:
+def _interval(x: float, lo: float, hi: float) -> str:
+    return f"{x:.4g}" if not (math.isfinite(lo) and math.isfinite(hi)) else f"{x:.4g} [{lo:.4g}, {hi:.4g}]"
+
+
+def _sim_to_real_markdown(checks: Sequence[SimToReal]) -> list[str]:
+    """The summary's sim-to-real section (:func:`summary_markdown`)."""
+    reps = sorted({int(r) for c in checks for r in c.table["replicates"]})
+    lines = [
+        "",
+        "## Sim to real at the chosen point of each algorithm_response search",
+        "",
+        f"Protocol: {checks[0].protocol.label()}. Real: the reference algorithms on the dataset, the mean over its "
+        "evaluated users with a 95% interval. Simulated: the chosen point's evaluations "
+        f"({' or '.join(map(str, reps))}: its de-noising seeds, with a 95% t interval; without de-noising the chosen "
+        "trial alone, no interval, and the search's best, so flattered by the choice). Order: each pair's order on "
+        "the data (a tie when its paired interval covers 0) and the evaluations that reproduce it, k of R with a "
+        "Wilson interval.",
+        "",
+        "| cell | metric | algorithm | real | simulated | relative error |",
+        "|---|---|---|---:|---:|---:|",
+    ]
+    for c in checks:
+        for r in c.table.itertuples():
+            rel = f"{100 * r.rel_error:+.0f}%" if math.isfinite(r.rel_error) else "n/a"
+            lines.append(
+                f"| {c.world} | {r.metric} | {r.algorithm} | {_interval(r.real, r.real_low, r.real_high)} | "
+                f"{_interval(r.sim, r.sim_low, r.sim_high)} | {rel} |"
+            )
+    lines += ["", "| cell | metric | order on the data | reproduced |", "|---|---|---|---|"]
+    for c in checks:
+        for o in c.orders.itertuples():
+            gap = _interval(o.real_gap, o.real_gap_low, o.real_gap_high)
+            if o.real_order == "tie":
+                order, rep = f"{o.a} ~ {o.b}: tie (gap {gap})", "real tie"
+            else:
+                order = f"{o.real_order} (gap {gap})"
+                rep = f"{int(o.reproduced)} of {o.replicates} [{o.agreement_low:.2f}, {o.agreement_high:.2f}]: {o.verdict}"
+            lines.append(f"| {c.world} | {o.metric} | {order} | {rep} |")
+    return lines
+
+
+def summary_markdown(table: pd.DataFrame, dataset: str, sim_to_real: Sequence[SimToReal] = ()) -> str:
     """Markdown tables of a sweep's results for one dataset.
 
     1. Per objective, the KL each cell reached on its own objective (single
        statistics) or its average loss, best per row in bold.
     2. For the average-loss cells, the relative loss on each statistic (KL /
        the family's best KL on it): 1.00 = as good as the best model found.
+    3. With ``sim_to_real`` (one :class:`~simrec.calibration.response.SimToReal` per
+       ``algorithm_response`` search, at its chosen point:
+       :func:`~simrec.calibration.response.chosen_point_sim_to_real`), the real vs simulated
+       metric of each reference algorithm and the order agreement (issue 24).
     """
     lines = [f"# Calibration sweep: {dataset}", ""]
     cells = list(dict.fromkeys(table["cell"]))
@@ -284,4 +333,6 @@ def summary_markdown(table: pd.DataFrame, dataset: str) -> str:
                 + " | ".join(f"{row[f'rel_{s}']:.2f}" for s in STATISTICS)
                 + f" | {row['average_loss']:.2f} |"
             )
+    if sim_to_real:
+        lines += _sim_to_real_markdown(sim_to_real)
     return "\n".join(lines) + "\n"

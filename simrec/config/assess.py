@@ -28,7 +28,7 @@ Example (``simrec/assessments/ml100k-assess.toml``, shipped: ``simrec assess ml1
     worlds = 2                # the best-fitting calibrated worlds the algorithms run in
 
     [protocol]
-    split = "holdout"         # or "last": leave-last-out on the real data
+    split = "holdout"         # the real data and the worlds alike; or "last": leave-last-out (no test_fraction)
     test_fraction = 0.2
     n = 10                    # list length N (metrics at K = N)
     negatives = 100           # sampled negatives per user; 0 = full ranking
@@ -63,14 +63,27 @@ Decisions (recorded here, where the keys are defined):
   ``fit.average_loss`` (Tian's average relative loss over the four key
   statistics, lower is better), else by the mean of its four KL divergences;
   the best ``calibration.worlds`` are used.
-* **Protocol in simulation.** Simulated worlds have no timestamps: the
-  calibrated worlds always hold out ``test_fraction`` of each user's observed
-  items (the run study); ``split = "last"`` applies to the real data.
+* **One protocol on both sides** (issue 24). The calibrated worlds are
+  evaluated with the real data's split: ``split = "holdout"`` holds out
+  ``test_fraction`` of each user's observed items on both sides;
+  ``split = "last"`` holds out each user's latest item on both sides — by
+  timestamp on the real data (:func:`simrec.loo.leave_last_out`), and in a
+  simulated consumption order in the worlds, which have no time: uniform per
+  user, drawn from the split's seed, so the held-out item is a uniformly
+  random one (:class:`simrec.experiment.Evaluation`, ``split = "last"``).
+  ``test_fraction`` is refused with ``split = "last"`` (it used to set the
+  worlds' holdout: two protocols). The sim-to-real check
+  (:mod:`simrec.assess.sim_to_real`) compares the user's algorithms on the
+  real data and in the worlds at that split.
 * **Sampled evaluation is leave-one-out.** The sampled-metric estimators
   (Krichene & Rendle 2020; Li 2020) are defined for one held-out item per
   user, so step 4 holds out one item per user (random, or the latest with
   ``split = "last"``) and covers the protocol's metrics that have a sampled
-  estimator (recall, ndcg, average_precision) at K = N.
+  estimator (recall, ndcg, average_precision) at K = N. With ``split =
+  "holdout"`` and ``negatives > 0`` this is a second protocol that cannot be
+  avoided: the sampling error describes a leave-one-out sampled evaluation,
+  not the user's holdout, and the report's bottom line and the terminal say
+  so (a warning; ``split = "last"`` gives one protocol throughout).
 * **Correction advice is opt-in.** With ``[correction]`` the calibrated
   worlds' run also has a ``[debias]`` section (the protocol's metrics that are
   linear in the relevance, at K = N; the listed estimators; the world's own
@@ -189,6 +202,12 @@ class ProtocolSpec(Strict):
         no_repeats(self, "metrics")
         if self.negatives == 1:
             raise ValueError("`negatives` must be 0 (full ranking) or >= 2; got 1")
+        if self.split == "last" and "test_fraction" in self.model_fields_set:
+            raise ValueError(
+                "`test_fraction` is only used with split = 'holdout': with split = 'last' the real data and the "
+                "calibrated worlds both hold out each user's latest item (the worlds in a uniformly random "
+                f"consumption order), so remove test_fraction; got test_fraction = {self.test_fraction:g}"
+            )
         return self
 
 
@@ -390,7 +409,8 @@ class Assessment:
             world=[c.world for c in cells],
             evaluation=EvaluationSpec(
                 n=pr.n,
-                test_fraction=pr.test_fraction,
+                # one protocol on both sides: the real data's split (module docstring)
+                **({"split": "last"} if pr.split == "last" else {"test_fraction": pr.test_fraction}),
                 metrics=list(pr.metrics),
                 pap_k=pr.pap_k,
                 recommenders=list(pr.recommenders),

@@ -72,6 +72,7 @@ __all__ = [
     "format_bytes",
     "max_pairs_for",
     "ranks_needs",
+    "sim_to_real_needs",
     "dataset_read_need",
     "check_memory",
 ]
@@ -176,7 +177,13 @@ class TrainedModel(Protocol):
 
 
 def ranks_needs(
-    specs: Sequence[TrainedModel], *, n_users: int, n_items: int, n_pairs: int, read: Need | None = None
+    specs: Sequence[TrainedModel],
+    *,
+    n_users: int,
+    n_items: int,
+    n_pairs: int,
+    read: Need | None = None,
+    option: str = "--recommender",
 ) -> Needs:
     """The needs of ``simrec ranks`` once its dataset is read: one process holding the data, every trained model
     and one score block (``specs`` are the parsed ``--recommender`` options; ``read``, the reading's
@@ -193,10 +200,40 @@ def ranks_needs(
     )
     block = Need("one block of scores being ranked (2M scores)", "nothing (fixed)", float(RANKS_BLOCK_BYTES))
     models = [
-        s.memory_need(f"--recommender[{i}]", n_users=float(n_users), n_items=float(n_items), n_pairs=float(n_pairs))
+        s.memory_need(f"{option}[{i}]", n_users=float(n_users), n_items=float(n_items), n_pairs=float(n_pairs))
         for i, s in enumerate(specs)
     ]
     return [[data, block, *models, *([read] if read is not None else [])]], []
+
+
+def sim_to_real_needs(
+    specs: Sequence[TrainedModel],
+    worlds: Sequence[Need],
+    *,
+    n_users: int,
+    n_items: int,
+    n_pairs: int,
+    max_users: int,
+    read: Need | None = None,
+) -> Needs:
+    """The needs of ``simrec sim-to-real`` once its dataset is read (one process): the real data and every
+    reference algorithm trained on it (:func:`ranks_needs`; ``specs`` their recommender specs), the dense scores
+    of the evaluated users of one algorithm at a time (up to ``max_users`` users x ``n_items``, scored at once,
+    :data:`BYTES_PER_SCORE` each), and the largest of the ``worlds``' replicates (each world's
+    :meth:`~simrec.config.models.WorldSpec.memory_need` at the data's size), all held together (the study keeps
+    the real data while it simulates).
+    """
+    (kind,), fixed = ranks_needs(
+        specs, n_users=n_users, n_items=n_items, n_pairs=n_pairs, read=read, option="reference algorithm"
+    )
+    users = float(min(max_users, n_users))
+    scores = Need(
+        f"the scores of {users:.3g} evaluated users x {n_items:.3g} items (one algorithm at a time)",
+        "--max-users",
+        BYTES_PER_SCORE * users * float(n_items),
+    )
+    largest = [max(worlds, key=lambda n: n.bytes)] if worlds else []
+    return [[*kind, scores, *largest]], fixed
 
 
 def check_memory(path: str | Path, needs: Needs, *, workers: int, max_memory: int, jobs_option: bool = True) -> float:

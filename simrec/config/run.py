@@ -77,7 +77,18 @@ def content_digest(spec: Strict) -> str:
 
 
 class EvaluationSpec(Strict):
+    """``[evaluation]``: the recommenders, list length, metrics and split of every world's observed data.
+
+    ``split = "holdout"`` (default) holds out ``test_fraction`` of each user's
+    observed items; ``split = "last"`` holds out each user's latest item in a
+    simulated consumption order, uniform per user (so the held-out item is a
+    uniformly random one: :class:`simrec.experiment.Evaluation` records the
+    decision). ``test_fraction`` is refused with ``split = "last"``, where it
+    has no effect.
+    """
+
     n: int = Field(default=50, ge=1, description="recommendation list length N")
+    split: Literal["holdout", "last"] = "holdout"
     test_fraction: float = Field(default=0.2, gt=0, lt=1)
     metrics: list[Literal[METRIC_NAMES]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: ["precision", "recall", "ndcg", "reciprocal_rank"], min_length=1
@@ -88,6 +99,11 @@ class EvaluationSpec(Strict):
     @model_validator(mode="after")
     def _unique(self) -> EvaluationSpec:
         no_repeats(self, "metrics")
+        if self.split == "last" and "test_fraction" in self.model_fields_set:
+            raise ValueError(
+                f"`test_fraction` is only used with split = 'holdout'; split = 'last' holds out each user's latest "
+                f"item (remove test_fraction); got test_fraction = {self.test_fraction:g}"
+            )
         return self
 
     def build(self) -> Evaluation:
@@ -98,6 +114,7 @@ class EvaluationSpec(Strict):
             metrics=metrics,
             n=self.n,
             test_fraction=self.test_fraction,
+            split=self.split,
         )
 
 

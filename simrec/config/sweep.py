@@ -116,6 +116,18 @@ class SweepSpec(Strict):
         names = [d.name for d in self.dataset]
         if len(set(names)) != len(names):
             raise ValueError(f"dataset names must be unique; got {names}")
+        if self.ratings is not None:  # one binarisation on both sides (issue 24)
+            bad = [
+                f"dataset[{i}].min_rating = {d.min_rating}"
+                for i, d in enumerate(self.dataset)
+                if d.min_rating != self.ratings.min_rating
+            ]
+            if bad:
+                raise ValueError(
+                    f"`ratings.min_rating` ({self.ratings.min_rating}) keeps the simulated pairs rated at least that, "
+                    "so every dataset must be binarised the same way (the same min_rating in its table); got "
+                    + ", ".join(bad)
+                )
         return self
 
     def response_protocol(self) -> ResponseProtocol | None:

@@ -19,7 +19,14 @@ holds the sub-runs of the studies it reuses, each resumable on its own:
 5. **sampling** — the protocol on the real data, exact and sampled metrics,
    every estimator: :func:`simrec.studies.run_stress_scenario` into
    ``sampling/``;
-6. **report** — ``errors.csv`` (missing-data, sampling and total error per
+6. **sim-to-real** — the user's algorithms on the real data vs in each
+   calibrated world at the protocol (``sim_to_real.csv``,
+   ``sim_to_real_orders.csv``; a warning where the worlds disagree with the
+   data on the algorithms' order: :mod:`simrec.studies.assess_sim_to_real`,
+   :mod:`simrec.assess.sim_to_real`); with a holdout it evaluates the real
+   data's holdout into ``sim_to_real/``, with leave-last-out it reuses phase
+   5's held-out ranks;
+7. **report** — ``errors.csv`` (missing-data, sampling and total error per
    algorithm x metric, :mod:`simrec.assess.errors`), ``ranking.csv``
    (:mod:`simrec.assess.ranking`), ``estimators.csv`` and ``advice.csv``
    (:mod:`simrec.assess.advice`), with ``[correction]`` ``correction.csv`` and
@@ -49,10 +56,11 @@ from simrec.assess.advice import best_estimators, recommend
 from simrec.assess.bottom_line import BottomLine, ReportFacts, bottom_line
 from simrec.assess.correction import correction_advice, correction_candidates, correction_finding
 from simrec.assess.errors import headline_table, metric_values, missing_data_errors, sampling_errors, total_errors
-from simrec.assess.figures import error_figure, estimator_figure, ranking_figure
+from simrec.assess.figures import error_figure, estimator_figure, ranking_figure, sim_to_real_figure
 from simrec.assess.page import report_page
 from simrec.assess.ranking import ranking_agreement
 from simrec.assess.significance import significance_finding
+from simrec.assess.sim_to_real import sim_to_real_finding
 from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
 from simrec.config.budget import Budget
@@ -60,6 +68,7 @@ from simrec.config.run import Scenario
 from simrec.interactions import Interactions
 from simrec.rundir import RunDir
 from simrec.studies.assess_significance import assess_significance
+from simrec.studies.assess_sim_to_real import AssessSimToReal, assess_sim_to_real
 from simrec.studies.calibrate import DatasetLoadError, calibrate_sweep
 from simrec.studies.run import RunOutcome, run_scenario
 from simrec.studies.stress import StressOutcome, run_stress_scenario
@@ -68,7 +77,7 @@ from simrec.tasks import Backend, SerialBackend
 __all__ = ["AssessOutcome", "run_assessment", "PHASES"]
 
 #: The phases announced through ``on_phase`` (in order).
-PHASES = ("dataset", "calibration", "worlds", "significance", "sampling", "report")
+PHASES = ("dataset", "calibration", "worlds", "significance", "sampling", "sim-to-real", "report")
 
 #: ``on_phase(phase, message)``.
 _Say = Callable[[str, str], None]
@@ -251,17 +260,26 @@ def _report_tables(
 
 
 def _report_figures(
-    rd: RunDir, assessment: Assessment, t: _Report, stress: StressOutcome, failed: list[str]
+    rd: RunDir,
+    assessment: Assessment,
+    t: _Report,
+    stress: StressOutcome,
+    failed: list[str],
+    s2r: AssessSimToReal | None = None,
 ) -> dict[str, bytes]:
     """The report's figures (``figures/*.png``), as PNG bytes for the page; a failure appended to ``failed``."""
     pr, sa = assessment.spec.protocol, assessment.spec.sampling
     pooled = t.errors[(t.errors["source"] == "all worlds") | (t.errors["component"] != "missing data")]
     pngs: dict[str, bytes] = {}
-    for name, draw in (
+    draws: list[tuple[str, Callable[[], bytes]]] = [
         ("errors", lambda: error_figure(pooled, pr.n)),
         ("ranking", lambda: ranking_figure(t.ranking, pr.n)),
         ("estimators", lambda: estimator_figure(t.best, stress.estimates, k=pr.n, max_rel_rmse=sa.max_rel_rmse)),
-    ):
+    ]
+    if s2r is not None:
+        values = s2r.values
+        draws.append(("sim_to_real", lambda: sim_to_real_figure(values, pr.n)))
+    for name, draw in draws:
         with drawing(failed, f"report figure {name}"):
             pngs[name] = draw()
     for name, png in pngs.items():
@@ -298,15 +316,31 @@ def _report_phase(
     worlds: pd.DataFrame,
     failed: list[str],
     significance: pd.DataFrame,
+    s2r: AssessSimToReal | None = None,
 ) -> _Report:
-    """Phase 6: the tables, the bottom line, figures and ``report.html`` (a figure's failure appended to ``failed``).
+    """Phase 7: the tables, the bottom line, figures and ``report.html`` (a figure's failure appended to ``failed``).
 
-    ``significance`` is ``significance.csv`` (its finding is the bottom line's ``significance`` check).
+    ``significance`` is ``significance.csv`` (its finding is the bottom line's ``significance`` check); ``s2r``
+    the sim-to-real check's tables (its finding the ``sim_to_real`` check; None: not made).
     """
     coverage_path = rd.path("sampling") / "coverage.csv"
     t = _report_tables(assessment, run, stress, pd.read_csv(coverage_path) if coverage_path.exists() else None)
     facts = _report_facts(assessment, chosen, tuple(dict.fromkeys(run.results["recommender"])))
-    checks = {"significance": significance_finding(significance, facts.n), **_correction_checks(rd, assessment)}
+    checks = {
+        "sim_to_real": None
+        if s2r is None
+        else sim_to_real_finding(
+            s2r.values,
+            s2r.orders,
+            n=facts.n,
+            protocol=s2r.protocol.label(),
+            source=s2r.source,
+            not_compared=s2r.not_compared,
+            real_users=s2r.real_users,
+        ),
+        "significance": significance_finding(significance, facts.n),
+        **_correction_checks(rd, assessment),
+    }
     bottom = bottom_line(facts, t.headline, t.ranking, t.best, t.advice, checks)
     rd.write_csv("errors.csv", t.errors)
     rd.write_csv("headline.csv", t.headline)
@@ -314,7 +348,7 @@ def _report_phase(
     rd.write_csv("estimators.csv", t.best)
     rd.write_csv("advice.csv", t.advice)
     write_json(rd.path("bottom_line.json"), bottom.to_dict())  # the bottom line for machines (a data hook)
-    pngs = _report_figures(rd, assessment, t, stress, failed)
+    pngs = _report_figures(rd, assessment, t, stress, failed, s2r)
     page = report_page(
         bottom,
         dataset=dataset,
@@ -388,10 +422,18 @@ def run_assessment(
         say("significance", "paired tests between the algorithms, against the worlds' truth")
         sig = assess_significance(rd, assessment, scenario, backend, progress, budget.max_pairs)
         stress = _sampling_phase(rd, assessment, say, sub)
+        say(
+            "sim-to-real",
+            "your algorithms on your data vs in the calibrated worlds, at your protocol"
+            + (" (training them on your data's holdout)" if spec.protocol.split == "holdout" else ""),
+        )
+        s2r = assess_sim_to_real(rd, assessment, run, stress, backend, progress)
         say("report", f"tables and report into {rd.path('report.html')}")
         failed = [f"worlds/ {f}" for f in run.figure_failures] + [f"sampling/ {f}" for f in stress.figure_failures]
-        report = _report_phase(rd, assessment, chosen, run, stress, dataset, worlds, failed, sig.table)
+        report = _report_phase(rd, assessment, chosen, run, stress, dataset, worlds, failed, sig.table, s2r)
         computed, reused = run.computed + stress.computed, run.reused + stress.reused
+        if s2r is not None:
+            computed, reused = computed + s2r.computed, reused + s2r.reused
         seconds = time.perf_counter() - t0
         rd.complete(
             tasks_computed=computed,
@@ -418,7 +460,11 @@ def run_assessment(
 def _report_facts(a: Assessment, chosen: tuple[CalibratedCell, ...], algorithms: tuple[str, ...]) -> ReportFacts:
     """The assessment in the report's terms (:class:`simrec.assess.bottom_line.ReportFacts`)."""
     spec, pr, sa = a.spec, a.spec.protocol, a.spec.sampling
-    split = "leave-last-out" if pr.split == "last" else f"holdout of {pr.test_fraction:g} of each user's items"
+    split = (
+        "leave-last-out (in the worlds: a uniformly random consumption order)"
+        if pr.split == "last"
+        else f"holdout of {pr.test_fraction:g} of each user's items"
+    )
     ranking = "every item ranked (full ranking)" if not pr.negatives else f"{pr.negatives} sampled negatives per user"
     return ReportFacts(
         name=spec.name,
@@ -435,4 +481,5 @@ def _report_facts(a: Assessment, chosen: tuple[CalibratedCell, ...], algorithms:
         confidence=sa.confidence,
         min_coverage=sa.min_coverage,
         max_rel_rmse=sa.max_rel_rmse,
+        split=pr.split,
     )

@@ -19,7 +19,9 @@ Outputs under ``out/<dataset>/``: ``cells/<cell>/<objective>/trials.jsonl``,
 ``presets/<cell>.toml`` (best average-loss parameters), ``table.csv`` (KL and
 relative loss per cell x objective x statistic), ``best.csv`` (best cell per
 objective), ``summary.md`` (the same as markdown tables),
-``figures/<cell>.png`` (the four statistics, simulated vs reference); and
+``figures/<cell>.png`` (the four statistics, simulated vs reference), and with the
+``algorithm_response`` objective ``sim_to_real.csv`` / ``sim_to_real_orders.csv`` (the reference algorithms
+on the data vs at each search's chosen point, also in ``summary.md``); and
 ``out/manifest.json``, ``out/scenario.toml`` as for every run directory.
 """
 
@@ -30,6 +32,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -37,6 +40,7 @@ import pandas as pd
 from simrec._io import write_bytes, write_csv, write_text
 from simrec._random import task_seed
 from simrec.calibration import (
+    ALGORITHM_RESPONSE,
     AVERAGE_LOSS,
     OBJECTIVES,
     CalibrationLogError,
@@ -63,6 +67,9 @@ from simrec.rundir import RunDir, RunDirError, path_problem
 from simrec.stats import STATISTICS
 from simrec.studies.phases import KeyedTask, Phase, run_phase
 from simrec.tasks import Backend, SerialBackend
+
+if TYPE_CHECKING:
+    from simrec.calibration.response import SimToReal
 
 __all__ = ["DatasetLoadError", "load_targets", "run_sweep", "calibrate_sweep", "export_presets"]
 
@@ -97,6 +104,13 @@ def load_targets(
             target = CalibrationTarget.from_interactions(
                 ref.name, inter, rng=spec.seed, max_pairs=spec.stat_pairs, statistics=spec.statistics
             )
+            if spec.ratings is not None and ref.min_rating is not None:
+                # rated cells: the users' profiles before the binarisation (a rated world's profile sizes)
+                try:
+                    unfiltered = ref.model_copy(update={"min_rating": None}).read(ref.resolve(spec_path))
+                except (DatasetError, TypeError) as exc:
+                    raise DatasetLoadError(f"{spec_path}: dataset[{i}] ({ref.name}): {exc}") from None
+                target = dataclasses.replace(target, shape=target.shape.with_consumed(inter, unfiltered))
             protocol = spec.response_protocol()
             if protocol is not None:  # the real data's response, its randomness from the sweep's seed
                 from simrec.calibration.response import algorithm_response
@@ -273,7 +287,8 @@ def run_sweep(
     table = sweep_table(results, family_best)
     presets = {}
     for d, t in enumerate(sweep.targets):
-        _write_dataset_tables(sweep.out / t.name, table[table["dataset"] == t.name], t.name)
+        checks = _response_checks(sweep, t, results)
+        _write_dataset_tables(sweep.out / t.name, table[table["dataset"] == t.name], t.name, checks)
         presets.update(_write_presets(sweep, d, results, family_best[t.name], figures))
     return SweepResult(tuple(results), table, presets)
 
@@ -361,7 +376,35 @@ def _checked_single_logs(sweep: _Sweep, single: Sequence[str]) -> list[tuple[Pat
     return logs
 
 
-def _write_dataset_tables(folder: Path, sub: pd.DataFrame, dataset: str) -> None:
+def _response_checks(sweep: _Sweep, t: CalibrationTarget, results: Sequence[CellResult]) -> list[SimToReal]:
+    """The sim-to-real check at the chosen point of each ``algorithm_response`` search of dataset ``t``.
+
+    Cheap (issue 24): no new simulation. The chosen point's evaluations are
+    its de-noising seeds' (read back from ``denoise.jsonl``), or, without
+    de-noising, the chosen trial alone; each logs the reference algorithms'
+    simulated means (``sim_<algorithm>_<metric>``), compared with the real
+    response the search used (:func:`~simrec.calibration.response.chosen_point_sim_to_real`).
+    """
+    if t.response is None:
+        return []
+    from simrec.calibration.response import chosen_point_sim_to_real
+
+    checks = []
+    for c in results:
+        if c.dataset != t.name or c.objective != ALGORITHM_RESPONSE:
+            continue
+        if c.denoised:
+            log = sweep.out / t.name / "cells" / c.cell / ALGORITHM_RESPONSE / "denoise.jsonl"
+            records = read_denoise_log(log, None)  # verified by the search that wrote it
+            trial = c.denoised[0].trial
+            details = [r["details"] for (i, _), r in sorted(records.items()) if i == trial and not r.get("refused")]
+        else:
+            details = [c.chosen.details]
+        checks.append(chosen_point_sim_to_real(t.response, details, c.cell))
+    return checks
+
+
+def _write_dataset_tables(folder: Path, sub: pd.DataFrame, dataset: str, checks: Sequence[SimToReal] = ()) -> None:
     write_csv(folder / "table.csv", sub)
     winners = []
     for obj, grp in sub.groupby("objective", sort=False):
@@ -369,7 +412,11 @@ def _write_dataset_tables(folder: Path, sub: pd.DataFrame, dataset: str) -> None
         w = grp.loc[grp[key].idxmin()]
         winners.append({"objective": obj, "best_cell": w["cell"], "value": w[key]})
     write_csv(folder / "best.csv", pd.DataFrame(winners))
-    write_text(folder / "summary.md", summary_markdown(sub, dataset))
+    if checks:  # the algorithm_response searches' sim-to-real check (issue 24), one row per cell x ...
+        for name, part in (("sim_to_real.csv", "table"), ("sim_to_real_orders.csv", "orders")):
+            frame = pd.concat([getattr(c, part).assign(cell=c.world) for c in checks], ignore_index=True)
+            write_csv(folder / name, frame[["cell", *[k for k in frame.columns if k != "cell"]]])
+    write_text(folder / "summary.md", summary_markdown(sub, dataset, checks))
 
 
 def calibrate_sweep(

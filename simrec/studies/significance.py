@@ -61,15 +61,16 @@ from simrec.stress.harness import estimator_items
 from simrec.stress.sources import RecommenderRanks, score_ranks, simulate_loo_data
 from simrec.studies.phases import KeyedTask, Phase, PhaseOutcome, Phases
 
-__all__ = ["SignificancePlan", "significance_phase", "SEED_CHILD", "SIGNIFICANCE_FOLDER"]
+__all__ = ["SignificancePlan", "significance_phase", "SEED_CHILD", "SIGNIFICANCE_FOLDER", "LOO_RANK_FUNCTIONS"]
 
 #: Child of a replicate's seed that seeds its significance task (run_replicate uses children 0 .. 2 + recommenders).
 SEED_CHILD = 1_000_000
 #: The phase's shard folder.
 SIGNIFICANCE_FOLDER = "significance"
 
-#: Scenario metric -> leave-one-out rank function (at K = N).
-_LOO = {
+#: Scenario metric -> leave-one-out rank function (at K = N): with one held-out item, the list metric as a
+#: function of the item's rank (also the assessment's sim-to-real check, :mod:`simrec.studies.assess_sim_to_real`).
+LOO_RANK_FUNCTIONS = {
     "precision": sampling.precision,
     "recall": sampling.recall,
     "ndcg": sampling.ndcg,
@@ -77,6 +78,7 @@ _LOO = {
     "average_precision": sampling.average_precision,
     "hit": sampling.hit_ratio,
 }
+_LOO = LOO_RANK_FUNCTIONS
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,12 @@ import numpy as np
 import pandas as pd
 
 from simrec.calibration.response import AlgorithmResponse, ResponseProtocol, SimToReal, algorithm_response, sim_to_real
+from simrec.config.budget import Need, Needs
 from simrec.config.models import WorldSpec
 from simrec.interactions import Interactions
 from simrec.observation import observe
 
-__all__ = ["SimToRealStudy", "run_sim_to_real", "sim_to_real_text"]
+__all__ = ["SimToRealStudy", "run_sim_to_real", "sim_to_real_text", "sim_to_real_needs"]
 
 
 @dataclass(frozen=True)
@@ -62,12 +63,15 @@ def run_sim_to_real(
     replicates: int,
     seed: int,
     on_progress: Callable[[str, int, int], None] | None = None,
+    max_pairs: int | None = None,
 ) -> SimToRealStudy:
     """Evaluate ``protocol`` on ``observed`` and on ``replicates`` simulations of every world.
 
     Each world is built for the real data's users and items (its preset's
     ``n_items``, if any, is the calibration reference's). ``on_progress(world,
-    done, total)`` after each replicate.
+    done, total)`` after each replicate. ``max_pairs``: the generators' memory
+    guard (default the library's; the command line sets it from ``--max-memory``,
+    checked against :func:`sim_to_real_needs` first).
     """
     if replicates < 1:
         raise ValueError(f"`replicates` must be >= 1; got {replicates}")
@@ -75,7 +79,7 @@ def run_sim_to_real(
     real = algorithm_response(observed, protocol, real_seq)
     results = []
     for w, (name, spec) in enumerate(worlds):
-        world = spec.build(observed, name)
+        world = spec.build(observed, name, max_pairs=max_pairs)
         responses = []
         for r in range(replicates):
             seq = np.random.SeedSequence(sim_seq.entropy, spawn_key=(*sim_seq.spawn_key, w, r))
@@ -87,6 +91,36 @@ def run_sim_to_real(
                 on_progress(name, r + 1, replicates)
         results.append(sim_to_real(real, responses, name))
     return SimToRealStudy(real, tuple(results))
+
+
+def sim_to_real_needs(
+    observed: Interactions, worlds: Sequence[WorldSpec], protocol: ResponseProtocol, *, read: Need | None = None
+) -> Needs:
+    """The study's memory (:func:`simrec.config.budget.sim_to_real_needs`): ``observed`` and the protocol's
+    reference algorithms trained on it (their scenario tables, :data:`~simrec.calibration.response.REFERENCE_TABLES`),
+    the scores of up to ``protocol.max_users`` users, and the largest world's replicate at the data's size; the
+    keys named are the command line's (``--preset[i]``, ``--max-users``, the dataset)."""
+    from pydantic import TypeAdapter
+
+    from simrec.calibration.response import REFERENCE_TABLES
+    from simrec.config import budget
+    from simrec.config.recommenders import RecommenderSpec
+
+    specs = [TypeAdapter(RecommenderSpec).validate_python(REFERENCE_TABLES[a]) for a in protocol.algorithms]
+    needs = []
+    for i, w in enumerate(worlds):
+        need = w.memory_need(observed, f"--preset[{i}]", n_lists=0, score_users=0)
+        needs.append(Need(need.what, need.keys.replace("population.n_users", "the dataset"), need.bytes))
+    users = observed.n_users if protocol.max_users is None else protocol.max_users
+    return budget.sim_to_real_needs(
+        specs,
+        needs,
+        n_users=observed.n_users,
+        n_items=observed.n_items,
+        n_pairs=observed.n_pairs,
+        max_users=users,
+        read=read,
+    )
 
 
 def sim_to_real_text(study: SimToRealStudy) -> str:
@@ -104,10 +138,16 @@ def sim_to_real_text(study: SimToRealStudy) -> str:
                     f"sim {r.sim:.4f} [{r.sim_low:.4f}, {r.sim_high:.4f}]  ({r.rel_error:+.0%})"
                 )
             for o in w.orders[w.orders["metric"] == m].itertuples():
-                agree = "" if o.real_order == "tie" else f", reproduced in {o.agreement:.0%}"
+                agree = (
+                    ""
+                    if o.real_order == "tie"
+                    else f", reproduced in {int(o.reproduced)} of {o.replicates} replicates "
+                    f"(Wilson [{o.agreement_low:.2f}, {o.agreement_high:.2f}]): {o.verdict}"
+                )
                 order = f"{o.a} ~ {o.b}: tie" if o.real_order == "tie" else o.real_order
                 lines.append(
                     f"    real {order} (gap {o.real_gap:+.4f} [{o.real_gap_low:+.4f}, {o.real_gap_high:+.4f}]){agree}"
                 )
-            lines.append(f"    full order reproduced in {w.full_order_agreement[m]:.0%} of replicates")
+            k, r = w.full_order_counts[m]
+            lines.append(f"    full order reproduced in {k} of {r} replicates ({w.full_order_agreement[m]:.0%})")
     return "\n".join(lines)

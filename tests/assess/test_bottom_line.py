@@ -154,6 +154,23 @@ def test_a_full_ranking_protocol_has_no_sampling_error_and_keeps_ranking_all_ite
     assert {v.sampling_measured for v in b.values} == {True}
 
 
+@pytest.mark.parametrize(
+    "split, negatives, warned",
+    [("holdout", 100, True), ("last", 100, False), ("holdout", 0, False)],
+)
+def test_a_holdout_with_sampled_negatives_is_warned_that_the_sampling_error_is_leave_one_out(split, negatives, warned):
+    """One protocol (issue 24): the sampled evaluation is always leave-one-out, so with a holdout and sampled
+    negatives the sampling error describes another protocol; the bottom line (and so the terminal) says so."""
+    facts = ReportFacts(**{**FACTS.__dict__, "split": split, "negatives": negatives})
+    b = bottom_line(facts, *_tables())
+    said = [w for w in b.warnings if w.startswith("The sampling error was measured leave-one-out")]
+    assert len(said) == int(warned)
+    assert (
+        any(line.strip("! ").startswith("The sampling error was measured leave-one-out") for line in b.lines())
+        == warned
+    )
+
+
 def test_checks_are_not_made_here_and_unknown_ones_are_refused():
     b = bottom_line(FACTS, *_tables())
     assert sum(line.startswith("  Not checked in this report") for line in b.lines()) == 3

@@ -79,13 +79,14 @@ def test_report_leads_with_the_bottom_line_and_fits_1280_px(browser, tiny_assess
         assert right <= viewport[0], (el.tag_name, right)
 
     images = browser.find_elements("css selector", "img")
-    assert len(images) == 3
+    assert len(images) == 4  # errors, ranking, estimators, sim to real
     for img in images:
         w, h = browser.execute_script("return [arguments[0].naturalWidth, arguments[0].naturalHeight]", img)
         assert w > 100 and h > 100
         assert browser.execute_script("return arguments[0].complete", img)
     ids = {t.get_attribute("id") for t in browser.find_elements("css selector", "table")}
     assert {"bottom-line-values", "headline", "ranking", "advice", "estimators", "worlds", "dataset", "errors"} <= ids
+    assert {"sim-to-real-table-1", "sim-to-real-table-2"} <= ids  # the sim-to-real check's two tables
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
     assert errors == []
 

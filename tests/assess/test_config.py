@@ -73,6 +73,30 @@ def test_bad_files_are_refused_with_the_key_and_value(tmp_path, tiny_data, overr
     assert str(path) in str(err.value) and expected in str(err.value)
 
 
+@pytest.mark.parametrize("split", ["holdout", "last"])
+def test_the_worlds_use_the_real_datas_split(tmp_path, tiny_data, split):
+    """One protocol on both sides (issue 24): the calibrated worlds' run scenario has the protocol's split."""
+    a = load_assessment(_write(tmp_path, assessment_toml(tiny_data, n=f'n = 5\nsplit = "{split}"')))
+    run = a.run_scenario(a.best_cells())
+    assert run.evaluation.split == split and run.evaluation.build().split == split
+    assert a.stress_scenario().source.split == ("last" if split == "last" else "random")
+    if split == "holdout":
+        b = load_assessment(_write(tmp_path, assessment_toml(tiny_data, n="n = 5\ntest_fraction = 0.3")))
+        assert b.run_scenario(b.best_cells()).evaluation.test_fraction == 0.3
+
+
+def test_a_test_fraction_with_leave_last_out_is_refused_from_the_command_line(tmp_path, tiny_data):
+    """The old two-protocol file (leave-last-out on the data, a holdout in the worlds) is refused: exit 2, one
+    message naming the file and the key, nothing written."""
+    path = _write(tmp_path, assessment_toml(tiny_data, n='n = 5\nsplit = "last"\ntest_fraction = 0.2'))
+    code, out, err = invoke(["assess", str(path), "--out", str(tmp_path / "out")])
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith(f"simrec: error: {path}: invalid assessment (1 problem):")
+    assert "protocol: `test_fraction` is only used with split = 'holdout'" in err
+    assert "got test_fraction = 0.2" in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_command_line_error_is_one_message_and_nothing_is_written(tmp_path, tiny_data):
     path = _write(tmp_path, assessment_toml(tiny_data, presets='presets = "ml-99k"'))
     code, out, err = invoke(["assess", str(path), "--out", str(tmp_path / "out")])

@@ -81,3 +81,24 @@ def test_estimator_figure_log_axes_read_as_plain_numbers(drawn):
     shown = [t for t in ticks if t]
     assert {"20", "50", "1", "10"} <= set(shown), shown
     assert not any("$" in t or "mathdefault" in t for t in shown), shown
+
+
+def test_sim_to_real_figure_has_a_panel_per_metric_from_zero_with_the_data_and_each_world(drawn):
+    """Values, not errors: each metric's panel on its own scale from 0 (Precision@10 is a tenth of Recall@10),
+    the data and every world in the legend, the algorithms as ticks."""
+    from simrec.assess.figures import sim_to_real_figure
+
+    rows = []
+    for world in ("lda-pop", "ibp-pop"):
+        for metric, scale in (("recall", 1.0), ("precision", 0.1)):
+            for alg, v in (("ItemKNN", 0.1), ("ImplicitMF", 0.12)):
+                rows.append((world, metric, alg, v * scale, 0.9 * v * scale, 1.1 * v * scale, 0.8 * v * scale,
+                             0.7 * v * scale, 0.9 * v * scale))  # fmt: skip
+    values = pd.DataFrame(
+        rows, columns=["world", "metric", "algorithm", "real", "real_low", "real_high", "sim", "sim_low", "sim_high"]
+    )
+    assert sim_to_real_figure(values, 10)[:4] == b"\x89PNG"
+    titles, ylims, ticks = drawn[0]
+    assert titles == ["Recall@10", "Precision@10"]
+    assert ylims[0][0] == 0 and ylims[1][0] == 0 and ylims[1][1] < ylims[0][1] / 5  # own scales, from 0
+    assert {"ItemKNN", "ImplicitMF"} <= set(ticks)

@@ -44,12 +44,13 @@ n_boot = 0
     code, stdout, stderr = invoke(["assess", str(spec), "--out", str(out), "--no-figures"])
     assert code == 0, stderr
     for phase in (
-        "[1/6] dataset",
-        "[2/6] calibration: reusing presets 'ml-100k'",
-        "[3/6] worlds",
-        "[4/6] significance",
-        "[5/6] sampling",
-        "[6/6] report",
+        "[1/7] dataset",
+        "[2/7] calibration: reusing presets 'ml-100k'",
+        "[3/7] worlds",
+        "[4/7] significance",
+        "[5/7] sampling",
+        "[6/7] sim-to-real",
+        "[7/7] report",
     ):
         assert phase in stderr
     assert "Bottom line" in stdout and "Is the observed ranking of your algorithms the true one?" in stdout

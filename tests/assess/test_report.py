@@ -148,15 +148,18 @@ def test_folder_holds_the_tables_the_sub_runs_and_a_self_contained_page(tiny_ass
         "estimators.csv",
         "advice.csv",
         "significance.csv",
+        "sim_to_real.csv",
+        "sim_to_real_orders.csv",
         "report.html",
         "manifest.json",
         "figures/errors.png",
+        "figures/sim_to_real.png",
     ):
         assert (out / f).is_file(), f
     for sub in ("worlds", "sampling"):
         assert (out / sub / "manifest.json").is_file()
     page = _parse(out)
-    assert page.scripts == 0 and len(page.imgs) == 3
+    assert page.scripts == 0 and len(page.imgs) == 4
     assert all(i["src"].startswith("data:image/png;base64,") for i in page.imgs)
     text = (out / "report.html").read_text()
     assert "http://" not in text and "https://" not in text  # no external asset

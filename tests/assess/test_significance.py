@@ -25,7 +25,7 @@ def test_assess_writes_the_probability_a_significant_result_is_right(tmp_path, t
     out = tmp_path / "out"
     code, _, err = invoke(["assess", str(spec), "--out", str(out), "--no-figures"])
     assert code == 0, err
-    assert "[4/6] significance" in err
+    assert "[4/7] significance" in err
     t = pd.read_csv(out / "significance.csv")
     # the user's protocol has 20 sampled negatives: the sampled-naive protocol, both tests, every metric
     assert set(t["protocol"]) == {"sampled_naive"} and set(t["test"]) == {"paired_t", "wilcoxon"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -95,6 +97,58 @@ def test_sim_to_real_intervals_ties_and_agreement():
     assert res.disagrees() == []
 
 
+@pytest.mark.parametrize(
+    "k, r, verdict",
+    [(10, 10, "reproduced"), (2, 3, "uncertain"), (5, 10, "disagrees"), (1, 3, "disagrees"), (0, 20, "disagrees")],
+)
+def test_compare_to_real_counts_agreement_with_a_wilson_interval_and_its_verdict(k, r, verdict):
+    """Any algorithms (the user's names, not the reference ones): k of R replicates with the real order, its
+    Wilson interval (simrec.report.wilson_interval), and the verdict rule's both sides: at most half -> disagrees,
+    Wilson lower end above 1/2 -> reproduced, else uncertain (2 of 3: Wilson [0.21, 0.94])."""
+    from simrec.calibration.response import compare_to_real
+    from simrec.report import wilson_interval
+
+    @dataclasses.dataclass(frozen=True)
+    class Mine:
+        algorithms: tuple = ("MyMF", "MyKNN")
+        metrics: tuple = ("precision",)
+        n: int = 10
+
+        def label(self) -> str:
+            return "mine"
+
+    rng = np.random.default_rng(1)
+    noise = rng.normal(0, 0.05, 500)
+    real = {("MyMF", "precision"): 0.2 + noise, ("MyKNN", "precision"): 0.1 + noise[::-1]}  # MyMF clearly ahead
+    sim_mf = np.full(r, 0.15)
+    sim_knn = np.where(np.arange(r) < k, 0.12, 0.18)  # k replicates keep MyMF ahead
+    res = compare_to_real(real, {("MyMF", "precision"): sim_mf, ("MyKNN", "precision"): sim_knn}, Mine(), "w")
+    o = res.orders.iloc[0]
+    lo, hi = wilson_interval(np.array([k]), np.array([r]))
+    assert (o.real_order, o.reproduced, o.replicates, o.verdict) == ("MyMF > MyKNN", k, r, verdict)
+    assert (o.agreement_low, o.agreement_high) == (pytest.approx(lo[0]), pytest.approx(hi[0]))
+    assert res.full_order_counts["precision"] == (k, r)
+    assert bool(res.disagrees()) == (verdict == "disagrees")
+    if verdict == "disagrees":
+        assert f"({k} of {r}, Wilson [" in res.disagrees()[0]
+
+
+def test_compare_to_real_a_real_tie_has_no_agreement_and_nan_replicates_are_left_out():
+    from simrec.calibration.response import compare_to_real
+
+    p = ResponseProtocol(algorithms=("Popular", "ItemKNN"), metrics=("recall",))
+    real = _response(p, {"Popular": 0.1, "ItemKNN": 0.1001})
+    sims = {("Popular", "recall"): np.array([0.1, np.nan, 0.2]), ("ItemKNN", "recall"): np.array([0.2, 0.3, 0.1])}
+    res = compare_to_real(real.values, sims, p)
+    o = res.orders.iloc[0]
+    assert o.real_order == "tie" and o.verdict == "real tie" and np.isnan(o.agreement) and o.replicates == 2
+    assert res.table.set_index("algorithm").loc["Popular", "replicates"] == 2
+    with pytest.raises(ValueError, match="missing \\[\\('Popular', 'ndcg'\\), \\('ItemKNN', 'ndcg'\\)\\]"):
+        compare_to_real(
+            real.values, sims, ResponseProtocol(algorithms=("Popular", "ItemKNN"), metrics=("recall", "ndcg"))
+        )
+
+
 def test_sim_to_real_refuses_two_protocols():
     real = _response(TWO, {"Popular": 0.1, "ItemKNN": 0.2})
     other = _response(
@@ -158,3 +212,79 @@ def test_a_sweep_names_the_response_protocol_only_for_its_objective():
     assert default.response_protocol() == ResponseProtocol(max_users=500)
     with pytest.raises(ValidationError, match="response.algorithms.1"):
         SweepSpec.model_validate({**base, "response": {"algorithms": ["Popular", "SVD"]}})
+
+
+def test_the_chosen_points_evaluations_are_the_replicates_of_its_sim_to_real_check():
+    """Calibration reports (issue 24): real vs simulated at the chosen point from its logged details (no new
+    simulation), and the summary's section that shows it."""
+    import pandas as pd
+
+    from simrec.calibration import chosen_point_sim_to_real, summary_markdown
+
+    real = _response(TWO, {"Popular": 0.10, "ItemKNN": 0.20})
+    details = [
+        {"sim_Popular_recall": 0.08, "sim_ItemKNN_recall": 0.15, "sum_kl": 1.0},
+        {"sim_Popular_recall": 0.12, "sim_ItemKNN_recall": 0.11},
+        {"sim_Popular_recall": 0.10},  # a key missing: left out of that algorithm's replicates
+    ]
+    c = chosen_point_sim_to_real(real, details, "factor-pref")
+    row = c.table.set_index("algorithm")
+    assert row.loc["Popular", "sim"] == pytest.approx(0.10) and row.loc["Popular", "replicates"] == 3
+    assert row.loc["ItemKNN", "sim"] == pytest.approx(0.13) and row.loc["ItemKNN", "replicates"] == 2
+    o = c.orders.iloc[0]
+    assert o.real_order == "Popular < ItemKNN" and (o.reproduced, o.replicates) == (1, 2) and o.verdict == "disagrees"
+    table = pd.DataFrame(
+        [{"dataset": "d", "cell": "factor-pref", "objective": "algorithm_response", "algorithm_response": 1.5}]
+    )
+    text = summary_markdown(table, "d", [c])
+    assert "## Sim to real at the chosen point of each algorithm_response search" in text
+    assert "| factor-pref | recall | ItemKNN | 0.2 [" in text and "| 0.13 [" in text and "| -35% |" in text
+    assert "| factor-pref | recall | Popular < ItemKNN (gap -0.1 [" in text and "| 1 of 2 [" in text
+    assert "Sim to real" not in summary_markdown(table, "d")
+
+
+@pytest.mark.slow  # LensKit's ItemKNN in every trial
+def test_a_response_calibration_reports_real_vs_simulated_at_its_chosen_point(tmp_path):
+    """``simrec calibrate`` with the algorithm_response objective and de-noising, through simrec.cli.main:
+    summary.md and sim_to_real.csv give each reference algorithm on the data vs at the chosen point (the
+    de-noising evaluations as replicates)."""
+    import pandas as pd
+
+    from tests.cli_helpers import invoke
+
+    data = _small_data(2)
+    coo = data.matrix.tocoo()
+    pairs = tmp_path / "pairs.csv"
+    pd.DataFrame({"user": coo.row, "item": coo.col}).to_csv(pairs, index=False)
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f"""
+name = "tiny-response"
+seed = 3
+n_calls = 3
+n_initial = 3
+preferences = ["factor"]
+observations = ["preference"]
+objectives = ["algorithm_response"]
+denoise_top = 1
+denoise_seeds = 2
+[response]
+algorithms = ["Popular", "ItemKNN"]
+metrics = ["recall"]
+n = 5
+max_users = 60
+[[dataset]]
+name = "tiny"
+path = "{pairs}"
+""")
+    out = tmp_path / "out"
+    code, stdout, err = invoke(["calibrate", str(spec), "--out", str(out), "--no-figures"])
+    assert code == 0, err
+    assert "sim to real (tiny): the reference algorithms on the data vs at each algorithm_response search's " in stdout
+    values = pd.read_csv(out / "tiny" / "sim_to_real.csv")
+    assert set(values["algorithm"]) == {"Popular", "ItemKNN"} and (values["replicates"] == 2).all()
+    assert (values["cell"] == "factor-pref").all() and values["real"].between(0, 1).all()
+    orders = pd.read_csv(out / "tiny" / "sim_to_real_orders.csv")
+    assert len(orders) == 1 and orders["replicates"].iloc[0] == 2
+    summary = (out / "tiny" / "summary.md").read_text()
+    assert "## Sim to real at the chosen point of each algorithm_response search" in summary
+    assert "Protocol: 20% per-user holdout, @5, up to 60 users." in summary

@@ -140,6 +140,12 @@ def test_the_thesis_cells_stay_the_defaults_of_sweeps_and_assessments():
     base = {"name": "s", "seed": 1, "dataset": [{"name": "d", "path": "x"}]}
     assert [c.name for c in SweepSpec.model_validate(base).cells()] == list(CELLS)
     rated = SweepSpec.model_validate(
-        {**base, "preferences": ["factor"], "observations": ["preference"], "ratings": {"min_rating": 4}}
+        {
+            **base,
+            "preferences": ["factor"],
+            "observations": ["preference"],
+            "ratings": {"min_rating": 4},
+            "dataset": [{"name": "d", "path": "x", "min_rating": 4}],  # binarised as the rated worlds are
+        }
     )
     assert [c.name for c in rated.cells()] == ["factor-pref-rated"]

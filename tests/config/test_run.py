@@ -120,6 +120,16 @@ BAD = [
         ["evaluation.test_fraction", "less than 1"],
     ),
     (
+        "test fraction with leave-last-out",
+        lambda s: s.replace("n = 10", 'n = 10\nsplit = "last"\ntest_fraction = 0.2'),
+        ["evaluation: `test_fraction` is only used with split = 'holdout'", "got test_fraction = 0.2"],
+    ),
+    (
+        "unknown split",
+        lambda s: s.replace("n = 10", 'n = 10\nsplit = "first"'),
+        ["evaluation.split", "'holdout' or 'last'"],
+    ),
+    (
         "zero replicates",
         lambda s: s.replace("replicates = 2", "replicates = 0"),
         ["replicates", "greater than or equal to 1"],
@@ -165,6 +175,16 @@ def test_bad_scenario_is_refused_and_nothing_runs(tmp_path, desc, edit, needles)
     assert result.exit_code == 2
     assert "error" in result.output
     assert not out.exists()
+
+
+def test_leave_last_out_scenario_loads_and_keeps_the_holdout_digest(tmp_path):
+    """split = "last" reaches the evaluation; the default split is left out of the digest (existing folders resume)."""
+    sc, _ = load_scenario(_write(tmp_path, GOOD.replace("n = 10", 'n = 10\nsplit = "last"')))
+    assert sc.evaluation.build().split == "last"
+    holdout, _ = load_scenario(_write(tmp_path, GOOD))
+    explicit, _ = load_scenario(_write(tmp_path, GOOD.replace("n = 10", 'n = 10\nsplit = "holdout"')))
+    assert holdout.evaluation.build().split == "holdout"
+    assert holdout.digest() == explicit.digest() != sc.digest()
 
 
 def test_several_problems_reported_together(tmp_path):

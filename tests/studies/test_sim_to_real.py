@@ -52,6 +52,69 @@ def test_a_preset_file_that_is_not_a_world_is_named(tmp_path):
     assert code == 2 and "--preset[0]:" in err and "n_factors" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    "limit, part",
+    [
+        ("1M", "the interpreter with simrec"),  # before reading: the files' size and the interpreter
+        ("300M", "reference algorithm[2] (implicit_mf)"),  # the models, scores and worlds, once read
+    ],
+)
+def test_max_memory_refuses_before_anything_is_trained_or_written(tmp_path, limit, part):
+    """``--max-memory`` as ``simrec ranks`` has it: exit 2, the budget's message naming the largest parts and the
+    option, no traceback, no --out folder."""
+    preset = tmp_path / "factor.toml"
+    preset.write_text(PRESET)
+    out = tmp_path / "check"
+    args = ["sim-to-real", str(_dataset(tmp_path)), "-p", str(preset), "-r", "2", "-o", str(out)]
+    code, stdout, err = invoke([*args, "--max-memory", limit])
+    assert code == 2 and stdout == "" and "Traceback" not in err, err
+    assert err.startswith(f"simrec: error: {tmp_path / 'data.csv'}: too large for the memory limit of ")
+    assert part in err and "raise --max-memory" in err and "(or --jobs)" not in err
+    assert not out.exists()
+    code, _, err = invoke([*args, "--max-memory", "lots"])
+    assert code == 2 and "`--max-memory` must be a size such as 8G" in err and not out.exists()
+
+
+def test_the_memory_estimate_counts_the_largest_world_and_the_evaluated_users():
+    import tomllib
+
+    from simrec.calibration import ResponseProtocol
+    from simrec.config.budget import BYTES_PER_SCORE
+    from simrec.config.models import WorldSpec
+    from simrec.interactions import Interactions
+    from simrec.studies.sim_to_real import sim_to_real_needs
+
+    tables = tomllib.loads(PRESET)
+    small = WorldSpec.model_validate({"name": "small", **tables})
+    tables["preference"]["lam"] = 2500.0
+    big = WorldSpec.model_validate({"name": "big", **tables})
+    data = Interactions.from_pairs(np.arange(2000) % 1000, np.arange(2000) % 500, (1000, 500))
+    protocol = ResponseProtocol(max_users=200)
+    (kind,), fixed = sim_to_real_needs(data, [small, big], protocol)
+    world = [n for n in kind if n.what.startswith("--preset[")]
+    assert len(world) == 1 and world[0].what.startswith("--preset[1] (big)") and "the dataset" in world[0].keys
+    assert world[0].bytes > sim_to_real_needs(data, [small], protocol)[0][0][-1].bytes
+    scores = next(n for n in kind if n.keys == "--max-users")
+    assert scores.bytes == BYTES_PER_SCORE * 200 * 500
+    assert sum("reference algorithm[" in n.what for n in kind) == 3 and fixed == []
+
+
+def test_the_reference_tables_build_the_reference_algorithms():
+    """REFERENCE_TABLES (what the memory check counts) are the algorithms the protocol trains."""
+    from pydantic import TypeAdapter
+
+    from simrec.calibration.response import REFERENCE_ALGORITHMS, REFERENCE_TABLES
+    from simrec.config.recommenders import RecommenderSpec
+
+    assert set(REFERENCE_TABLES) == set(REFERENCE_ALGORITHMS)
+    for name, table in REFERENCE_TABLES.items():
+        built = TypeAdapter(RecommenderSpec).validate_python(table).build()
+        want = REFERENCE_ALGORITHMS[name]()
+        assert type(built) is type(want) and built.name == want.name == name
+        assert getattr(built, "params", None) == getattr(want, "params", None)
+        assert getattr(built, "_reference", None) == getattr(want, "_reference", None)
+
+
 @pytest.mark.slow  # LensKit's ItemKNN and ImplicitMF on every replicate
 def test_sim_to_real_prints_and_writes_the_check(tmp_path):
     preset = tmp_path / "factor.toml"

@@ -201,7 +201,9 @@ class CellSpec(Strict):
     def search_space(self, ref: ReferenceShape) -> list[Dim]:
         """The cell's dimensions in a fixed order: the preference model's, the profile's, the sampler's, then the
         ratings' (the thesis's cells: the preference model's and the profile's)."""
-        dims = PREFERENCE_MODELS[self.preference].search_space(ref) + ParetoSpec.search_space(ref)
+        # a rated world's profiles count consumed (rated) items, before its min_rating keeps some of them
+        profile_ref = ref.consumed() if self.ratings is not None and self.ratings.min_rating is not None else ref
+        dims = PREFERENCE_MODELS[self.preference].search_space(ref) + ParetoSpec.search_space(profile_ref)
         dims += SAMPLER_MODELS[self.observation].search_space(ref)
         return dims + (RatingsSpec.search_space() if self.ratings is not None else [])
 
