@@ -141,9 +141,16 @@ def significance_finding(table: pd.DataFrame, n: int, confidence: float = 0.95) 
         )
     else:
         low = sig.loc[sig["right_given_significant"].idxmin()]
+        share = format_share(
+            int(low["right_given_significant_count"]),
+            int(low["right_given_significant_n"]),
+            low["right_given_significant_low"],
+            low["right_given_significant_high"],
+        )
         summary = (
-            f"Significance: a significant paired test between your algorithms is right at least "
-            f"{low['right_given_significant']:.0%} of the time in the calibrated worlds (lowest: {low['a']} vs "
-            f"{low['b']} on {metric_label(low['metric'], n)}, {TEST_LABELS.get(low['test'], low['test'])})."
+            f"Significance: where a paired test between your algorithms was significant in the calibrated "
+            f"worlds, it named the truly better one in {share} of those simulated evaluations in the worst "
+            f"case ({low['a']} vs {low['b']} on {metric_label(low['metric'], n)}, "
+            f"{TEST_LABELS.get(low['test'], low['test'])})."
         )
     return Finding("ok", summary, paragraphs, tables=tables)

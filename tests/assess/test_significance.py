@@ -131,7 +131,8 @@ def test_the_finding_has_a_table_per_pair_and_warns_where_significant_and_wrong_
 
 def test_no_warning_when_significant_results_are_right_and_none_without_a_table():
     f = significance_finding(_table({("Oracle", "Random"): (9, 10)}), n=10)
-    assert f is not None and f.verdict == "ok" and "right at least 90%" in f.summary
+    assert f is not None and f.verdict == "ok" and "named the truly better one in 0.90 [" in f.summary
+    assert "(18 of 20) of those simulated evaluations" in f.summary and "at least" not in f.summary
     b = bottom_line(FACTS, *_tables(), checks={"significance": f})
     assert f.summary not in b.warnings and f"  {f.summary}" in b.lines()
     never = significance_finding(_table({("Random", "random_b"): (0, 0)}), n=10)
