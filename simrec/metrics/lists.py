@@ -32,6 +32,7 @@ real length, where simrec uses the nominal N).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from typing import TypeAlias, cast
 
@@ -103,6 +104,33 @@ class _Gains:
 #: (row, position) of every relevant entry of a list array.
 _Hits: TypeAlias = tuple[np.ndarray, np.ndarray]
 
+#: List entries from which :meth:`_Prepared.many` checks and looks up top-N lists with the compiled kernel
+#: (:mod:`simrec.metrics._hits_kernel`; the same values and errors): below it, importing numba and loading
+#: the kernel (about 0.4 s) costs more than it saves, unless numba is loaded already.
+_KERNEL_MIN_ENTRIES = 1 << 23
+
+
+def _compiled_hits(arrs: list[np.ndarray], rel: sp.csr_array) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
+    """Each top-N array's ``(length, hit_rows, hit_cols)`` by :func:`simrec.metrics._hits_kernel.short_list_hits`.
+
+    None when the kernel does not apply (no arrays, fewer than
+    ``_KERNEL_MIN_ENTRIES`` entries with numba not loaded, an array that is
+    not a 2-d integer array of the relevance's users, long lists) or when a
+    list breaks a rule (the caller's checks then raise the usual error).
+    """
+    if not arrs or not (sum(a.size for a in arrs) >= _KERNEL_MIN_ENTRIES or "numba" in sys.modules):
+        return None
+    n_users, n_items = rel.shape
+    for a in arrs:
+        if a.ndim != 2 or a.shape[0] != n_users or a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer):
+            return None
+        if is_long(a, n_items):
+            return None
+    from simrec.metrics._hits_kernel import short_list_hits
+
+    lists = tuple(np.ascontiguousarray(a, dtype=np.int64) for a in arrs)
+    return short_list_hits(lists, rel.indptr, rel.indices, n_items)
+
 
 class _Prepared:
     """Checked inputs and the per-user quantities every list metric uses.
@@ -147,6 +175,15 @@ class _Prepared:
         n_users = arrs[0].shape[0] if arrs and arrs[0].ndim == 2 else None
         rel = as_relevance(relevant, n_users)
         gains = relevance_gains(relevant)
+        compiled = _compiled_hits(arrs, rel) if gains is None else None
+        if compiled is not None:
+            mask = check_evaluated(evaluated, rel.shape[0])
+            out = []
+            for a, (length, rows, cols) in zip(arrs, compiled):
+                p = cls.__new__(cls)
+                p._set(a.shape[1], rel, mask, None, (rows, cols), length, None, slice(None))
+                out.append(p)
+            return out
         found: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
         for i, a in enumerate(arrs):  # checked in order, as check_lists would
             if gains is None and is_long(a, rel.shape[1]) and a.shape[0] == rel.shape[0]:

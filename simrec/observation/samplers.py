@@ -19,6 +19,7 @@ with no observed item (:class:`Observed`).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -158,9 +159,14 @@ class PopularitySampler:
                     weight **= self.exponent
             indptr, indices = truth.matrix.indptr, truth.matrix.indices
             n_before = np.concatenate(([0], np.cumsum(part)))  # part rows before each row
+            compiled = truth.n_pairs >= _KERNEL_MIN_PAIRS or "numba" in sys.modules
             for r0, r1 in pair_blocks(indptr, _BLOCK_PAIRS):
                 rows = part[r0:r1]
                 if not rows.any():
+                    continue
+                if compiled:  # the same draws, keys and selection: two passes of the rows around one sort
+                    x = gen.standard_exponential(int(lens[r0:r1][rows].sum()))
+                    _keep_block(indptr, indices, r0, r1, part, eff, weight, x, int(n_before[r0]), keep)
                     continue
                 p0, p1 = int(indptr[r0]), int(indptr[r1])
                 in_part = np.repeat(rows, lens[r0:r1])
@@ -202,6 +208,39 @@ class PopularitySampler:
 
 #: Pairs per block of :meth:`PopularitySampler.sample`.
 _BLOCK_PAIRS = 1 << 19
+#: Truth pairs from which :meth:`PopularitySampler.sample` selects each block's pairs with the compiled
+#: kernel (:func:`simrec.observation._popularity_kernel.keep_smallest`; the same pairs): below it,
+#: importing numba and loading the kernel (about 0.4 s) costs more than it saves, unless numba is loaded.
+_KERNEL_MIN_PAIRS = 1 << 23
+
+
+def _keep_block(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    r0: int,
+    r1: int,
+    part: np.ndarray,
+    eff: np.ndarray,
+    weight: np.ndarray,
+    x: np.ndarray,
+    first_row: int,
+    keep: np.ndarray,
+) -> None:
+    """:meth:`PopularitySampler.sample`'s block ``r0:r1`` with the compiled passes, from its draws ``x``.
+
+    :func:`~simrec.observation._popularity_kernel.candidate_keys` forms the
+    candidates' keys as :func:`_smallest_per_row` does, numpy sorts them
+    (its vectorised sort), and :func:`~simrec.observation._popularity_kernel.keep_below_cut`
+    reads each row's cut from the sorted keys: the same kept pairs, written
+    to ``keep`` (the part rows' pairs; ``x`` is divided by the weights in place).
+    """
+    from simrec.observation._popularity_kernel import candidate_keys, keep_below_cut
+
+    ckey = np.empty(len(x), dtype=np.float64)
+    cpos = np.empty(len(x) + 1, dtype=np.int64)  # one slot past the last candidate: written, not kept
+    cstart = np.empty(int(np.count_nonzero(part[r0:r1])) + 1, dtype=np.int64)
+    m = candidate_keys(indptr, indices, r0, r1, part, eff, weight, x, first_row, ckey, cpos, cstart)
+    keep_below_cut(indptr, r0, r1, part, eff, ckey, cpos, cstart, np.sort(ckey[:m]), keep)
 
 
 def _smallest_per_row(
@@ -356,6 +395,6 @@ def observe(truth: Interactions, profile: ProfileModel, sampler: Sampler, rng: R
     sizes = profile.sample(truth.user_counts(), gen)
     full = sampler.sample(truth, sizes, gen)
     rows = np.flatnonzero(full.user_counts() > 0).astype(np.int64)
-    sub = full.select_users(rows)
+    sub = full if len(rows) == full.n_users else full.select_users(rows)  # no copy when no user is dropped
     ids = rows if truth.user_ids is None else sub.user_ids
     return Observed(Interactions(sub.matrix, ids, truth.item_ids, sub.gains), rows, np.asarray(sizes, dtype=np.int64))
