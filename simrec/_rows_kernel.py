@@ -15,6 +15,9 @@ written once, in its final array, or not at all:
   pairs, usually none);
 * :func:`rows_partition`: every row split in two by positions drawn in it
   (:func:`simrec.split.holdout`: the test positions and the rest);
+* :func:`column_counts`: the entries of every column
+  (:meth:`simrec.interactions.Interactions.item_counts`: ``np.bincount``
+  converts int32 indices to intp first, slice by slice);
 * :func:`nth_outside`: the j-th (0-based) value outside the union of a row of
   A and the same row of B, for queries grouped by row
   (:func:`simrec._sampling.nth_allowed`'s answer, by a binary search in the
@@ -32,7 +35,7 @@ import numpy as np
 
 from simrec._cache import cached_njit
 
-__all__ = ["nth_outside", "rows_minus", "rows_overlap", "rows_partition"]
+__all__ = ["column_counts", "nth_outside", "rows_minus", "rows_overlap", "rows_partition"]
 
 
 @cached_njit(nogil=True)
@@ -46,19 +49,17 @@ def _minus(
     out_ptr: np.ndarray,
     out: np.ndarray,
 ) -> None:
-    marked = np.zeros(max(n_cols, 1), dtype=np.uint8)
+    marked = np.full(max(n_cols, 1), -1, dtype=np.int64)  # the row of B that holds the column: nothing to clear
     j = 0
     out_ptr[0] = 0
     for u in range(a_rows.shape[0]):
         for q in range(b_ptr[u], b_ptr[u + 1]):
-            marked[b_idx[q]] = 1
+            marked[b_idx[q]] = u
         r = a_rows[u]
         for p in range(a_ptr[r], a_ptr[r + 1]):
             x = a_idx[p]
             out[j] = x
-            j += 1 - marked[x]  # no branch: kept unless marked
-        for q in range(b_ptr[u], b_ptr[u + 1]):
-            marked[b_idx[q]] = 0
+            j += marked[x] != u  # no branch: kept unless marked
         out_ptr[u + 1] = j
 
 
@@ -84,10 +85,10 @@ def rows_minus(
     indices : ndarray of ``a_idx``'s dtype, shape (indptr[-1],)
         Each row's columns, ascending (a view of a buffer of the selected
         A rows' total size: only the first ``indptr[-1]`` entries are
-        written). Row u of B is marked in a reused bitmap of ``n_cols``
-        bytes, row ``a_rows[u]`` of A read against it (no branch per entry:
-        a merge of the two sorted rows mispredicts about every other step),
-        and the marks cleared.
+        written). Row u of B is stamped with u in a reused table of
+        ``n_cols`` entries and row ``a_rows[u]`` of A read against it (no
+        branch per entry: a merge of the two sorted rows mispredicts about
+        every other step; no pass to clear the marks).
     """
     a_rows = np.asarray(a_rows, dtype=np.int64)
     upper = int((a_ptr[a_rows + 1] - a_ptr[a_rows]).sum()) if len(a_rows) else 0
@@ -99,15 +100,13 @@ def rows_minus(
 
 @cached_njit(nogil=True)
 def _overlap(a_ptr: np.ndarray, a_idx: np.ndarray, b_ptr: np.ndarray, b_idx: np.ndarray, n_cols: int) -> bool:
-    marked = np.zeros(max(n_cols, 1), dtype=np.uint8)
+    marked = np.full(max(n_cols, 1), -1, dtype=np.int64)  # the row of B that holds the column: nothing to clear
     for u in range(a_ptr.shape[0] - 1):
         for q in range(b_ptr[u], b_ptr[u + 1]):
-            marked[b_idx[q]] = 1
-        hit = 0
+            marked[b_idx[q]] = u
+        hit = False
         for p in range(a_ptr[u], a_ptr[u + 1]):
-            hit |= marked[a_idx[p]]
-        for q in range(b_ptr[u], b_ptr[u + 1]):
-            marked[b_idx[q]] = 0
+            hit |= marked[a_idx[p]] == u
         if hit:
             return True
     return False
@@ -116,8 +115,8 @@ def _overlap(a_ptr: np.ndarray, a_idx: np.ndarray, b_ptr: np.ndarray, b_idx: np.
 def rows_overlap(a_ptr: np.ndarray, a_idx: np.ndarray, b_ptr: np.ndarray, b_idx: np.ndarray, n_cols: int) -> bool:
     """Whether some row u of A and row u of B (the same rows and ``n_cols`` columns) share a column.
 
-    Each row of B is marked in a reused bitmap of ``n_cols`` bytes, the same
-    row of A read against it and the marks cleared (as :func:`rows_minus`).
+    Each row of B is stamped in a reused table of ``n_cols`` entries and the
+    same row of A read against it (as :func:`rows_minus`).
     """
     return bool(_overlap(a_ptr, a_idx, b_ptr, b_idx, int(n_cols)))
 
@@ -194,7 +193,7 @@ def nth_outside(
         the row's values of A and B.
     """
     if b_ptr is None or b_idx is None:
-        b_ptr, b_idx = np.zeros(len(a_ptr), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        b_ptr, b_idx = np.zeros(len(a_ptr), dtype=a_ptr.dtype), a_idx[:0]  # A's types: one compiled version
     out = np.empty(len(q_rows), dtype=np.int64)
     _nth_outside(a_ptr, a_idx, b_ptr, b_idx, np.asarray(q_rows, dtype=np.int64), np.asarray(q_j, dtype=np.int64), out)
     return out
@@ -255,3 +254,12 @@ def rows_partition(
     chosen = np.empty(n_chosen + 1, dtype=indices.dtype)
     _partition(indptr, indices, np.asarray(sizes, dtype=np.int64), np.asarray(positions, dtype=np.int64), rest, chosen)
     return rest[:-1], chosen[:-1]
+
+
+@cached_njit(nogil=True)
+def column_counts(indices: np.ndarray, n_cols: int) -> np.ndarray:
+    """Entries per column, int64 (n_cols,): ``np.bincount(indices, minlength=n_cols)``."""
+    counts = np.zeros(n_cols, dtype=np.int64)
+    for t in range(indices.shape[0]):
+        counts[indices[t]] += 1
+    return counts

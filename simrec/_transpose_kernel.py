@@ -6,7 +6,7 @@ item, each column's rows ascending); the interactions are stored by user
 array beside the indices, a second scattered write per entry; the matrix here
 is a pattern (every stored value is 1), so the kernel moves indices only, and
 it scatters in cache-sized pieces: after the row counts (``indptr``), a first
-pass moves each entry (its column, and its row within a bucket of 2**11 rows)
+pass moves each entry (its column, and its row within a bucket of 2**9 rows)
 to its bucket's slice of the output, in column order; a second pass, bucket
 by bucket, writes each column at its row's next free slot within that slice
 (the scattered writes of one bucket stay in cache). Both passes are stable,
@@ -14,7 +14,7 @@ so each row's columns come out ascending (canonical CSR, equal to scipy's).
 At ML-20M size (43M pairs) this took 0.7-0.9 s CPU against 1.9-2.0 s for
 scipy's ``tocsr`` and 1.0-1.3 s for a one-pass scatter (fresh processes, load
 16; docs/design.md §9). The first pass packs each entry's row within its
-bucket above its column in the index itself when both fit (26 of 31 bits at
+bucket above its column in the index itself when both fit (24 of 31 bits at
 ML-20M size), so the extra memory is one bucket; otherwise two bytes per
 entry more (the rows within their buckets, as before: 80 MB of fresh memory
 at ML-20M size).
@@ -34,9 +34,12 @@ from simrec._cache import cached_njit
 __all__ = ["pattern_to_csr"]
 
 
-#: Rows per bucket of the first pass (2**11: a bucket's slice of the output, a few hundred KB at ML-20M size,
-#: stays in cache while the second pass scatters into it).
-_SHIFT = 11
+#: Rows per bucket of the first pass (2**9: a bucket's slice of the output, about 600 KB at ML-20M size, stays
+#: in a core's cache while the second pass scatters into it; 2**9 took 0.29 s CPU at ML-20M size, 2**11 0.34 s,
+#: 2**12 0.38 s, in one process at load 4).
+_SHIFT = 9
+#: Rows :func:`pattern_to_csr` accepts (its limit with buckets of 2**11 rows and uint16 rows within them).
+_MAX_ROWS = 1 << 27
 
 
 @cached_njit(nogil=True)
@@ -118,8 +121,8 @@ def pattern_to_csr(col_ptr: np.ndarray, rows: np.ndarray, n_rows: int, dtype: ty
     """
     indptr: np.ndarray = np.empty(n_rows + 1, dtype=dtype)
     indices: np.ndarray = np.empty(len(rows), dtype=dtype)
-    if n_rows >= 2**16 << _SHIFT:  # a row within its bucket must fit in uint16
-        raise ValueError(f"`n_rows` must be below {2**16 << _SHIFT}; got {n_rows}")
+    if n_rows >= _MAX_ROWS:
+        raise ValueError(f"`n_rows` must be below {_MAX_ROWS}; got {n_rows}")
     n_cols = len(col_ptr) - 1
     col_bits = max(n_cols - 1, 0).bit_length()
     if col_bits + _SHIFT > 8 * np.dtype(dtype).itemsize - 1:  # a row within its bucket and a column in one index

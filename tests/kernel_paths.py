@@ -16,6 +16,7 @@ import pytest
 
 #: (module, attribute) of every size threshold from which a hot path runs its compiled kernel.
 KERNEL_THRESHOLDS = (
+    ("simrec.interactions", "_COUNT_KERNEL_MIN"),
     ("simrec._subsets", "_KERNEL_MIN_DRAWS"),
     ("simrec._sampling", "_KERNEL_MIN_DRAWS"),
     ("simrec.preference.ibp", "_KERNEL_MIN_PAIRS"),

@@ -27,7 +27,7 @@ import numpy as np
 
 from simrec._cache import cached_njit
 
-__all__ = ["short_list_hits"]
+__all__ = ["discounted_sums", "short_list_hits"]
 
 
 @cached_njit(nogil=True)
@@ -41,6 +41,7 @@ def _hits(
     hit_rows: np.ndarray,
     hit_cols: np.ndarray,
     n_hits: np.ndarray,
+    row_hits: np.ndarray,
 ) -> bool:
     n_users = indptr.shape[0] - 1
     n_arrays = len(lists)
@@ -73,6 +74,7 @@ def _hits(
                     hit_rows[at + h] = u
                     hit_cols[at + h] = j
                     h += 1
+            row_hits[a, u] = h - n_hits[a]
             n_hits[a] = h
             length[a, u] = real
     return True
@@ -80,8 +82,8 @@ def _hits(
 
 def short_list_hits(
     lists: tuple[np.ndarray, ...], indptr: np.ndarray, indices: np.ndarray, n_items: int
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
-    """Every array's ``(length, hit_rows, hit_cols)`` against the relevance rows, or None if a list breaks a rule.
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None:
+    """Every array's ``(length, hit_rows, hit_cols, n_hits)`` against the relevance rows, or None if a list breaks a rule.
 
     Parameters
     ----------
@@ -95,8 +97,9 @@ def short_list_hits(
     -------
     list of tuple, or None
         Per array: the real length of each list (int64 (n_users,)) and the
-        row and position of each relevant entry (int64, sorted by (row,
-        position): ``np.nonzero`` of its membership table). None when an
+        row and position of each relevant entry (int32 where they fit, else
+        int64; sorted by (row, position): ``np.nonzero`` of its membership
+        table). None when an
         entry is outside [-1, n_items), an item follows padding, or a list
         repeats an item (the caller's :func:`~simrec.metrics._common.check_lists`
         names which).
@@ -106,13 +109,30 @@ def short_list_hits(
     offsets = np.zeros(len(lists) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     length = np.empty((len(lists), n_users), dtype=np.int64)
-    hit_rows = np.empty(max(int(offsets[-1]), 1), dtype=np.int64)  # only the hits are written (touched)
-    hit_cols = np.empty(max(int(offsets[-1]), 1), dtype=np.int64)
+    # only the hits are written (touched); int32 when the users and positions fit: half the memory
+    pos = np.int32 if max(n_users, max((a.shape[1] for a in lists), default=0)) < 2**31 else np.int64
+    hit_rows = np.empty(max(int(offsets[-1]), 1), dtype=pos)
+    hit_cols = np.empty(max(int(offsets[-1]), 1), dtype=pos)
     n_hits = np.zeros(len(lists), dtype=np.int64)
-    if not _hits(lists, indptr, indices, int(n_items), length, offsets, hit_rows, hit_cols, n_hits):
+    row_hits = np.empty((len(lists), n_users), dtype=np.int64)
+    if not _hits(lists, indptr, indices, int(n_items), length, offsets, hit_rows, hit_cols, n_hits, row_hits):
         return None
     out = []
     for a in range(len(lists)):
         span = slice(int(offsets[a]), int(offsets[a] + n_hits[a]))
-        out.append((length[a], hit_rows[span], hit_cols[span]))
+        out.append((length[a], hit_rows[span], hit_cols[span], row_hits[a]))
+    return out
+
+
+@cached_njit(nogil=True)
+def discounted_sums(rows: np.ndarray, cols: np.ndarray, discounts: np.ndarray, n_rows: int) -> np.ndarray:
+    """Each row's sum of ``discounts[cols]`` over its hits, float64 (n_rows,), added in the hits' order.
+
+    ``np.bincount(rows, weights=discounts[cols], minlength=n_rows)``: the
+    same additions in the same order (so the same float64 sums), without
+    the array of weights or bincount's intp copy of the rows.
+    """
+    out = np.zeros(n_rows, dtype=np.float64)
+    for t in range(rows.shape[0]):
+        out[rows[t]] += discounts[cols[t]]
     return out

@@ -23,7 +23,7 @@ import numpy as np
 
 from simrec._cache import cached_njit
 
-__all__ = ["candidate_keys", "keep_below_cut"]
+__all__ = ["candidate_keys", "write_kept"]
 
 
 @cached_njit(nogil=True)
@@ -103,8 +103,9 @@ def candidate_keys(
 
 
 @cached_njit(nogil=True)
-def keep_below_cut(
+def write_kept(
     indptr: np.ndarray,
+    indices: np.ndarray,
     r0: int,
     r1: int,
     part: np.ndarray,
@@ -113,34 +114,47 @@ def keep_below_cut(
     cpos: np.ndarray,
     cstart: np.ndarray,
     srt: np.ndarray,
-    keep: np.ndarray,
-) -> None:
-    """Mark in ``keep`` the kept pairs of the part rows of ``r0:r1`` (their other pairs False; other rows untouched).
+    out: np.ndarray,
+    at: int,
+) -> int:
+    """Write the kept columns of rows ``r0:r1`` to ``out[at:]``, row after row, in order; the new end.
 
-    ``srt`` is the block's candidate keys sorted (each row's k-th smallest
-    key, its cut, is ``srt[cstart[i] + k - 1]``: the keys hold the row).
-    Every key below the cut is kept, and of the keys equal to it the first
-    by position, up to ``k``.
+    Rows that keep every pair are copied. In a part row, ``srt`` is the
+    block's candidate keys sorted (the row's k-th smallest key, its cut, is
+    ``srt[cstart[i] + k - 1]``: the keys hold the row); every key below the
+    cut is kept, and of the keys equal to it the first by position, up to ``k``.
     """
+    width = 1
+    for r in range(r0, r1):
+        width = max(width, indptr[r + 1] - indptr[r])
+    flag = np.zeros(width, dtype=np.uint8)
     i = 0
     for r in range(r0, r1):
+        p0, p1 = indptr[r], indptr[r + 1]
         if not part[r]:
+            for t in range(p0, p1):
+                out[at] = indices[t]
+                at += 1
             continue
-        for t in range(indptr[r], indptr[r + 1]):
-            keep[t] = False
         k = eff[r]
         c0, c1 = cstart[i], cstart[i + 1]
-        if k > 0:
-            cut = srt[c0 + k - 1]
-            below = 0
-            for q in range(c0, c1):
-                below += ckey[q] < cut
-            ties = k - below  # the tied keys kept: the first by position
-            for q in range(c0, c1):
-                c = ckey[q]
-                if c < cut:
-                    keep[cpos[q]] = True
-                elif c == cut and ties > 0:
-                    keep[cpos[q]] = True
-                    ties -= 1
         i += 1
+        if k == 0:
+            continue
+        cut = srt[c0 + k - 1]
+        below = 0
+        for q in range(c0, c1):
+            below += ckey[q] < cut
+        ties = k - below  # the tied keys kept: the first by position
+        for q in range(c0, c1):
+            c = ckey[q]
+            if c < cut:
+                flag[cpos[q] - p0] = 1
+            elif c == cut and ties > 0:
+                flag[cpos[q] - p0] = 1
+                ties -= 1
+        for t in range(p1 - p0):  # no branch: every column written, the kept ones advance
+            out[at] = indices[p0 + t]
+            at += flag[t]
+            flag[t] = 0
+    return at

@@ -24,7 +24,7 @@ import numpy as np
 
 from simrec._cache import cached_njit
 
-__all__ = ["popular_window_pass"]
+__all__ = ["assemble_keys", "count_below", "popular_window_pass"]
 
 
 @cached_njit(nogil=True)
@@ -153,3 +153,51 @@ def popular_window_pass(
     if e_start[-1]:
         _cut_training(bounds, items, win, int(width), cut_s, cut_e, n_excl, e_start, e_rows, e_pos)
     return np.flatnonzero(~fast), e_rows, e_pos
+
+
+@cached_njit(nogil=True)
+def count_below(q: np.ndarray, q_start: np.ndarray, cut_s: np.ndarray) -> np.ndarray:
+    """Per user, its list positions ``q[q_start[u]:q_start[u + 1]]`` below ``cut_s[u]``, int64 (n_users,).
+
+    ``k - np.bincount(q_rows[q >= cut_s[q_rows]])`` of Popular's assembly
+    without its three arrays of every list entry.
+    """
+    n_users = cut_s.shape[0]
+    out = np.zeros(n_users, dtype=np.int64)
+    for u in range(n_users):
+        c = 0
+        for t in range(q_start[u], q_start[u + 1]):
+            c += q[t] < cut_s[u]
+        out[u] = c
+    return out
+
+
+@cached_njit(nogil=True)
+def assemble_keys(
+    q: np.ndarray,
+    q_start: np.ndarray,
+    n_first: np.ndarray,
+    b_pos: np.ndarray,
+    b_start: np.ndarray,
+    base: np.ndarray,
+    pad: int,
+    u0: int,
+    keys: np.ndarray,
+) -> None:
+    """Popular's keys of users ``u0 : u0 + len(keys)`` before the shuffle (the rows of ``keys``, written).
+
+    Row i (user u = u0 + i): the keys ``base`` of its first ``n_first[u]``
+    list positions, then of its cut level's sample ``b_pos[b_start[u]:b_start[u + 1]]``,
+    then ``pad``: the fancy assignments of the numpy assembly, in one pass.
+    """
+    for i in range(keys.shape[0]):
+        u = u0 + i
+        j = 0
+        for t in range(q_start[u], q_start[u] + n_first[u]):
+            keys[i, j] = base[q[t]]
+            j += 1
+        for t in range(b_start[u], b_start[u + 1]):
+            keys[i, j] = base[b_pos[t]]
+            j += 1
+        for c in range(j, keys.shape[1]):
+            keys[i, c] = pad

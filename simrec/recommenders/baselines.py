@@ -498,15 +498,21 @@ class Popular:
         k = np.minimum(n, n_items - lens)
         items = train.matrix.indices
         long = _POPULAR_WINDOW * n >= n_items
+        compiled = not long and (len(items) >= _KERNEL_MIN_PAIRS or "numba" in sys.modules)
+        if compiled:  # the assembly's counts and keys compiled (the same arrays)
+            from simrec.recommenders import _popular_kernel as popular_kernel
         if long:  # the whole order fits the window: no list positions before the assembly
             cut_s, cut_e, n_first, t_rows, t_pos = _popular_cuts(lens, items, gpos, k, lvl_first, lvl_end)
         else:  # the first k non-training positions of the global order
             q, t_rows, t_pos = _popular_first_pass(lens, items, gpos, k, lvl_first, lvl_end, _POPULAR_WINDOW * n)
             cut_s, cut_e = _cut_levels(q, np.cumsum(k), k, lvl_first, lvl_end)
-            q_rows = row_ids(k)
-            n_first = k - np.bincount(q_rows[q >= cut_s[q_rows]], minlength=n_users)
             q_start = np.zeros(n_users + 1, dtype=np.int64)
             np.cumsum(k, out=q_start[1:])
+            if compiled:
+                n_first = popular_kernel.count_below(q, q_start, cut_s)
+            else:
+                q_rows = row_ids(k)
+                n_first = k - np.bincount(q_rows[q >= cut_s[q_rows]], minlength=n_users)
         # (t_rows, t_pos): the training positions inside each user's cut level
         a = (cut_e - cut_s) - np.bincount(t_rows, minlength=n_users)
         b_rows, b_j = sample_distinct(k - n_first, a, gen)
@@ -526,6 +532,11 @@ class Popular:
         col = np.arange(n_items)
         for u0 in range(0, n_users, step):
             u1 = min(u0 + step, n_users)
+            if compiled:
+                keys = np.empty((u1 - u0, n), dtype=np.int64)
+                popular_kernel.assemble_keys(q, q_start, n_first, b_pos, b_start, shuffle.base, shuffle.pad, u0, keys)
+                shuffle.order(keys, gen, out[u0:u1])
+                continue
             keys = np.full((u1 - u0, n), shuffle.pad, dtype=np.int64)
             if long:  # the allowed positions below the cut level, from a bitmap of the block
                 below = col < cut_s[u0:u1, None]

@@ -321,6 +321,7 @@ def test_compiled_block_selects_as_smallest_per_row(lens, frac, levels, unit, fi
     w = weight[indices]
     want = np.zeros(lens.sum(), dtype=bool)
     want[_smallest_per_row(x / w, lens, eff, w, first_row=first_row)] = True
-    keep = np.ones(lens.sum(), dtype=bool)
-    _keep_block(indptr, indices, 0, len(lens), part, eff, weight, x.copy(), first_row, keep)
-    np.testing.assert_array_equal(keep, want)
+    out = np.full(eff.sum() + 1, -1, dtype=np.int32)
+    end = _keep_block(indptr, indices, 0, len(lens), part, eff, weight, x.copy(), first_row, out, 0)
+    assert end == eff.sum()
+    np.testing.assert_array_equal(out[:end], indices[want])
