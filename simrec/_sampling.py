@@ -27,6 +27,7 @@ __all__ = [
     "permutation_chunks",
     "sample_distinct",
     "sample_distinct_chunks",
+    "sample_distinct_values",
     "row_starts",
     "rank_within_rows",
     "group_ranks",
@@ -324,12 +325,18 @@ def sample_distinct(k: np.ndarray, a: np.ndarray, rng: np.random.Generator) -> t
     stay in cache at every data size.
     """
     k = np.asarray(k, dtype=np.int64)
+    return np.repeat(np.arange(len(k), dtype=np.int64), k), sample_distinct_values(k, a, rng)
+
+
+def sample_distinct_values(k: np.ndarray, a: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The values of :func:`sample_distinct` alone (row after row), without the array of their rows."""
+    k = np.asarray(k, dtype=np.int64)
     starts = np.zeros(len(k) + 1, dtype=np.int64)
     np.cumsum(k, out=starts[1:])
     vals = np.empty(starts[-1], dtype=np.int64)
     for rows, v, rank in sample_distinct_chunks(k, a, rng):
         vals[np.take(starts, rows) + rank] = v
-    return np.repeat(np.arange(len(k), dtype=np.int64), k), vals
+    return vals
 
 
 def sample_distinct_chunks(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simrec._random import RNGLike, as_generator
-from simrec._sampling import sample_distinct
+from simrec._sampling import sample_distinct, sample_distinct_values
 from simrec._validation import check_in_range
 from simrec.interactions import Interactions
 
@@ -136,12 +136,13 @@ def holdout(observed: Interactions, test_fraction: float = 0.2, rng: RNGLike = N
     gen = as_generator(rng)
 
     m = observed.matrix
-    t_rows, j = sample_distinct(n_test, observed.user_counts(), gen)
     if m.nnz >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:  # the same parts, one pass over the rows
         from simrec._rows_kernel import rows_partition
 
+        j = sample_distinct_values(n_test, observed.user_counts(), gen)
         train_items, test_items = rows_partition(m.indptr, m.indices, n_test, j)
     else:
+        t_rows, j = sample_distinct(n_test, observed.user_counts(), gen)
         is_test = np.zeros(m.nnz, dtype=bool)
         is_test[m.indptr[:-1][t_rows] + j] = True
         train_items, test_items = m.indices[~is_test], m.indices[is_test]
