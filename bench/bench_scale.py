@@ -452,11 +452,23 @@ def _new_worlds(sizes: list[str], models: list[str], repeats: int, env: dict) ->
 
 
 def _cached_kernels() -> int:
-    """Compiled kernels in simrec's numba cache (``.nbc`` files; see simrec._cache)."""
+    """Compiled kernels of this checkout's simrec in its numba cache (``.nbc`` files; see simrec._cache).
+
+    The cache folder is the user's, shared by every checkout on the machine; numba files a module's kernels
+    under ``<folder name>_<sha1 of the folder's path>``, so only this checkout's folders are counted.
+    """
+    import hashlib
+
     from simrec._cache import numba_cache_dir  # noqa: PLC2701 (the cache folder: no public name)
 
     folder = numba_cache_dir()
-    return 0 if folder is None else sum(1 for _ in folder.rglob("*.nbc"))
+    if folder is None:
+        return 0
+    package = Path(__file__).resolve().parents[1] / "simrec"
+    mine = {
+        f"{d.name}_{hashlib.sha1(str(d).encode()).hexdigest()}" for d in [package, *package.rglob("*")] if d.is_dir()
+    }
+    return sum(1 for sub in mine for _ in (folder / sub).glob("*.nbc"))
 
 
 def _median_run(runs: list[dict]) -> dict:
