@@ -1,11 +1,13 @@
 """Compiled kernels over the sorted rows of canonical CSR patterns: set difference, overlap, allowed values.
 
 Each row of a canonical CSR array holds its column indices ascending and
-distinct, so two rows combine in one linear merge. scipy does the same merges
-in C++ (``a - a.multiply(b)``, ``a.multiply(b).count_nonzero()``) but writes a
-whole sparse result per operation (index and data arrays of the operands'
-size, fresh memory at ML-20M size) and then prunes it; here each answer is
-written once, in its final array, or not at all:
+distinct. scipy combines two such rows by a merge in C++ (``a - a.multiply(b)``,
+``a.multiply(b).count_nonzero()``) but writes a whole sparse result per
+operation (index and data arrays of the operands' size, fresh memory at
+ML-20M size) and then prunes it; here one row is stamped in a reused table of
+the columns and the other read against it (no branch per entry, where a merge
+mispredicts about every other step), and each answer is written once, in its
+final array, or not at all:
 
 * :func:`rows_minus`: row ``a_rows[u]`` of A minus row u of B, every row
   (:func:`simrec.experiment.true_relevance`: the truth's row minus the
