@@ -354,7 +354,7 @@ def main() -> None:
             sys.exit(res.stderr.decode())
         print(
             f"warm-up: one untimed {small} replicate with numba loaded first ({time.perf_counter() - t0:.1f} s wall); "
-            f"kernels compiled by it: {_cached_kernels() - kernels}"
+            f"kernels compiled by it: {_compiled_since(kernels)}"
         )
         kernels = _cached_kernels()
     for _ in range(args.repeats):
@@ -408,7 +408,7 @@ def main() -> None:
     unstable = [n for n in names if any(r["digest"] != runs[n][0]["digest"] for r in runs[n])]
     print("digests identical in every repeat" if not unstable else f"DIGESTS DIFFER between repeats: {unstable}")
     print("steps reproduce run_replicate: " + ", ".join(f"{n} {out[n]['check'] or 'not checked'}" for n in names))
-    compiled = _cached_kernels() - kernels
+    compiled = _compiled_since(kernels)
     print(
         f"kernels compiled during the timed runs: {compiled}"
         + (" (their compilation is in the times)" * bool(compiled))
@@ -451,11 +451,12 @@ def _new_worlds(sizes: list[str], models: list[str], repeats: int, env: dict) ->
         print()
 
 
-def _cached_kernels() -> int:
-    """Compiled kernels of this checkout's simrec in its numba cache (``.nbc`` files; see simrec._cache).
+def _cached_kernels() -> dict[str, int]:
+    """This checkout's compiled kernels in simrec's numba cache: ``.nbc`` file -> its modification time (ns).
 
     The cache folder is the user's, shared by every checkout on the machine; numba files a module's kernels
-    under ``<folder name>_<sha1 of the folder's path>``, so only this checkout's folders are counted.
+    under ``<folder name>_<sha1 of the folder's path>``, so only this checkout's folders are read. A kernel
+    compiled again (its source changed) rewrites its file: a new time.
     """
     import hashlib
 
@@ -463,12 +464,17 @@ def _cached_kernels() -> int:
 
     folder = numba_cache_dir()
     if folder is None:
-        return 0
+        return {}
     package = Path(__file__).resolve().parents[1] / "simrec"
     mine = {
         f"{d.name}_{hashlib.sha1(str(d).encode()).hexdigest()}" for d in [package, *package.rglob("*")] if d.is_dir()
     }
-    return sum(1 for sub in mine for _ in (folder / sub).glob("*.nbc"))
+    return {str(f): f.stat().st_mtime_ns for sub in mine for f in (folder / sub).glob("*.nbc")}
+
+
+def _compiled_since(before: dict[str, int]) -> int:
+    """Kernel files written since ``before`` (:func:`_cached_kernels`): new or rewritten."""
+    return sum(1 for f, t in _cached_kernels().items() if before.get(f) != t)
 
 
 def _median_run(runs: list[dict]) -> dict:
