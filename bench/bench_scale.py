@@ -62,6 +62,18 @@ the digests of the truth and the observation (as above).
 The factor model is dense by design (O(U I K) flops for its weights, 3.7e9
 cells at ML-20M size); the HPF draws in O(pairs + (U + I) K).
 
+Compilation. simrec's compiled kernels (numba) are compiled at their first
+use on a machine and cached (simrec._cache); a run in a fresh checkout or
+cache would otherwise count several seconds of compilation in its first
+process's steps. Before the timed runs, one untimed replicate at the
+smallest size is run with numba loaded first, so that every compiled path
+runs (a kernel runs from a size threshold on, or once numba is loaded) and
+its kernels are compiled for the timed runs; the script prints how many
+that warm-up compiled and how many the timed runs still compiled (0: the
+times hold no compilation). Each timed process still pays for importing
+numba and loading the cached kernels (about 0.3 s, in the truth step, whose
+first kernel loads numba), as any fresh process does. ``--no-warmup`` skips it.
+
 Usage: python bench/bench_scale.py [--sizes ML-100K,ML-1M,Steam,ML-20M] [--repeats 3]
 [--worlds ibp,hpf,factor,factor-preset]
 """
@@ -335,10 +347,14 @@ def main() -> None:
         default="ibp,hpf,factor",
         help="ibp (the thesis replicate) and/or the new worlds (hpf, factor, factor-preset)",
     )
+    ap.add_argument("--no-warmup", action="store_true", help="no untimed run compiling the kernels first")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--model", default="ibp", help=argparse.SUPPRESS)
+    ap.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
+        if args.warm:  # numba first: every compiled path runs at this size, so its kernels are compiled and cached
+            import numba  # noqa: F401
         print(json.dumps(_child(args.child) if args.model == "ibp" else _child_world(args.child, args.model)))
         return
     print(
@@ -353,6 +369,18 @@ def main() -> None:
     if "ibp" not in worlds:
         return
     runs: dict[str, list[dict]] = {name: [] for name in args.sizes.split(",")}
+    kernels = _cached_kernels()
+    if not args.no_warmup:  # compilation is not a replicate's cost: the numba cache is made warm first
+        t0 = time.perf_counter()
+        small = min(runs, key=lambda n: SIZES[n]["target"])
+        res = subprocess.run([sys.executable, __file__, "--child", small, "--warm"], capture_output=True, env=env)
+        if res.returncode:
+            sys.exit(res.stderr.decode())
+        print(
+            f"warm-up: one untimed {small} replicate with numba loaded first ({time.perf_counter() - t0:.1f} s wall); "
+            f"kernels compiled by it: {_compiled_since(kernels)}"
+        )
+        kernels = _cached_kernels()
     for _ in range(args.repeats):
         for name in runs:
             t0 = time.perf_counter()
@@ -404,6 +432,11 @@ def main() -> None:
     unstable = [n for n in names if any(r["digest"] != runs[n][0]["digest"] for r in runs[n])]
     print("digests identical in every repeat" if not unstable else f"DIGESTS DIFFER between repeats: {unstable}")
     print("steps reproduce run_replicate: " + ", ".join(f"{n} {out[n]['check'] or 'not checked'}" for n in names))
+    compiled = _compiled_since(kernels)
+    print(
+        f"kernels compiled during the timed runs: {compiled}"
+        + (" (their compilation is in the times)" * bool(compiled))
+    )
     print(f"load after: {os.getloadavg()[0]:.2f}")
 
 
@@ -445,6 +478,32 @@ def _new_worlds(sizes: list[str], models: list[str], repeats: int, env: dict) ->
             + ("" if all(r["digest"] == runs[n, m][0]["digest"] for n in sizes for r in runs[n, m]) else " DIFFER")
         )
         print()
+
+
+def _cached_kernels() -> dict[str, int]:
+    """This checkout's compiled kernels in simrec's numba cache: ``.nbc`` file -> its modification time (ns).
+
+    The cache folder is the user's, shared by every checkout on the machine; numba files a module's kernels
+    under ``<folder name>_<sha1 of the folder's path>``, so only this checkout's folders are read. A kernel
+    compiled again (its source changed) rewrites its file: a new time.
+    """
+    import hashlib
+
+    from simrec._cache import numba_cache_dir  # noqa: PLC2701 (the cache folder: no public name)
+
+    folder = numba_cache_dir()
+    if folder is None:
+        return {}
+    package = Path(__file__).resolve().parents[1] / "simrec"
+    mine = {
+        f"{d.name}_{hashlib.sha1(str(d).encode()).hexdigest()}" for d in [package, *package.rglob("*")] if d.is_dir()
+    }
+    return {str(f): f.stat().st_mtime_ns for sub in mine for f in (folder / sub).glob("*.nbc")}
+
+
+def _compiled_since(before: dict[str, int]) -> int:
+    """Kernel files written since ``before`` (:func:`_cached_kernels`): new or rewritten."""
+    return sum(1 for f, t in _cached_kernels().items() if before.get(f) != t)
 
 
 def _median_run(runs: list[dict]) -> dict:

@@ -14,6 +14,7 @@ a = n_items - |excluded| allowed items, then map them to items.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,7 @@ __all__ = [
     "permutation_chunks",
     "sample_distinct",
     "sample_distinct_chunks",
+    "sample_distinct_values",
     "row_starts",
     "rank_within_rows",
     "group_ranks",
@@ -323,12 +325,18 @@ def sample_distinct(k: np.ndarray, a: np.ndarray, rng: np.random.Generator) -> t
     stay in cache at every data size.
     """
     k = np.asarray(k, dtype=np.int64)
+    return np.repeat(np.arange(len(k), dtype=np.int64), k), sample_distinct_values(k, a, rng)
+
+
+def sample_distinct_values(k: np.ndarray, a: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The values of :func:`sample_distinct` alone (row after row), without the array of their rows."""
+    k = np.asarray(k, dtype=np.int64)
     starts = np.zeros(len(k) + 1, dtype=np.int64)
     np.cumsum(k, out=starts[1:])
     vals = np.empty(starts[-1], dtype=np.int64)
     for rows, v, rank in sample_distinct_chunks(k, a, rng):
         vals[np.take(starts, rows) + rank] = v
-    return np.repeat(np.arange(len(k), dtype=np.int64), k), vals
+    return vals
 
 
 def sample_distinct_chunks(
@@ -354,19 +362,21 @@ def sample_distinct_chunks(
     for rows in _dense_blocks(dense, a):  # random permutations, by blocks of rows (the same draws as one pass)
         yield _permutation_prefixes(rows, k, a, rng)
     pending = np.flatnonzero((k > 0) & (2 * k <= a))
+    compiled = False
     if len(pending):  # the first round, by blocks of rows (the same draws, in the same order, as one pass)
         m = _draws(k[pending], a[pending])
         ends = np.zeros(len(pending) + 1, dtype=np.int64)
         np.cumsum(m, out=ends[1:])
+        compiled = ends[-1] >= _KERNEL_MIN_DRAWS or "numba" in sys.modules
         short = []
         for i0, i1 in pair_blocks(ends, _BLOCK):
-            rows, vals, rank, fell_short = _round(pending[i0:i1], m[i0:i1], k, a, rng)
+            rows, vals, rank, fell_short = _round(pending[i0:i1], m[i0:i1], k, a, rng, compiled)
             short.append(pending[i0:i1][fell_short])
             yield rows, vals, rank
         pending = np.concatenate(short)
     late: list[tuple[np.ndarray, np.ndarray]] = []
     while len(pending):  # rows that fell short: again, all at once (few)
-        rows, vals, _, fell_short = _round(pending, _draws(k[pending], a[pending]), k, a, rng)
+        rows, vals, _, fell_short = _round(pending, _draws(k[pending], a[pending]), k, a, rng, compiled)
         late.append((rows, vals))
         pending = pending[fell_short]
     if late:
@@ -484,16 +494,34 @@ def _first_draws(drow: np.ndarray, dval: np.ndarray, a: np.ndarray) -> np.ndarra
     return np.take(first, cell) == draw
 
 
+#: Draws of :func:`sample_distinct`'s first round from which its rounds keep the first distinct draws
+#: with the compiled kernel (:func:`simrec._sampling_kernel.distinct_round`; the same values): below
+#: it, importing numba and loading the kernel (about 0.4 s) costs more than it saves, unless numba is
+#: loaded already.
+_KERNEL_MIN_DRAWS = 1 << 23
+
+
 def _round(
-    pending: np.ndarray, m: np.ndarray, k: np.ndarray, a: np.ndarray, rng: np.random.Generator
+    pending: np.ndarray,
+    m: np.ndarray,
+    k: np.ndarray,
+    a: np.ndarray,
+    rng: np.random.Generator,
+    compiled: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One round of :func:`sample_distinct` over rows ``pending`` (``m`` draws each).
 
     Returns the rows that got their ``k`` distinct values (each repeated k
     times, ascending), those values in draw order, their ranks in the row,
-    and the mask of the ``pending`` rows that fell short.
+    and the mask of the ``pending`` rows that fell short. ``compiled``: the
+    same draws kept by :func:`simrec._sampling_kernel.distinct_round` (one
+    pass) instead of numpy's table or sort.
     """
     kk, aa = k[pending], a[pending]
+    if compiled:
+        from simrec._sampling_kernel import distinct_round, repeat_bounds
+
+        return distinct_round(pending, m, kk, aa, rng.integers(0, repeat_bounds(aa, m)))
     drow = row_ids(m)
     dval = rng.integers(0, np.take(aa, drow))
     keep = np.flatnonzero(_first_draws(drow, dval, aa))  # kept draws, grouped by row, in draw order

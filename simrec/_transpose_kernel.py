@@ -6,14 +6,18 @@ item, each column's rows ascending); the interactions are stored by user
 array beside the indices, a second scattered write per entry; the matrix here
 is a pattern (every stored value is 1), so the kernel moves indices only, and
 it scatters in cache-sized pieces: after the row counts (``indptr``), a first
-pass moves each entry (its column, and its row within a bucket of 2**11 rows)
+pass moves each entry (its column, and its row within a bucket of 2**9 rows)
 to its bucket's slice of the output, in column order; a second pass, bucket
 by bucket, writes each column at its row's next free slot within that slice
 (the scattered writes of one bucket stay in cache). Both passes are stable,
 so each row's columns come out ascending (canonical CSR, equal to scipy's).
 At ML-20M size (43M pairs) this took 0.7-0.9 s CPU against 1.9-2.0 s for
 scipy's ``tocsr`` and 1.0-1.3 s for a one-pass scatter (fresh processes, load
-16; docs/design.md §9). Extra memory: two bytes per entry and one bucket.
+16; docs/design.md §9). The first pass packs each entry's row within its
+bucket above its column in the index itself when both fit (24 of 31 bits at
+ML-20M size), so the extra memory is one bucket; otherwise two bytes per
+entry more (the rows within their buckets, as before: 80 MB of fresh memory
+at ML-20M size).
 
 numba, deterministic and single-threaded (integers only, exact). Compiled on
 first use and cached in the user's cache folder
@@ -30,13 +34,18 @@ from simrec._cache import cached_njit
 __all__ = ["pattern_to_csr"]
 
 
-#: Rows per bucket of the first pass (2**11: a bucket's slice of the output, a few hundred KB at ML-20M size,
-#: stays in cache while the second pass scatters into it).
-_SHIFT = 11
+#: Rows per bucket of the first pass (2**9: a bucket's slice of the output, about 600 KB at ML-20M size, stays
+#: in a core's cache while the second pass scatters into it; 2**9 took 0.29 s CPU at ML-20M size, 2**11 0.34 s,
+#: 2**12 0.38 s, in one process at load 4).
+_SHIFT = 9
+#: Rows :func:`pattern_to_csr` accepts (its limit with buckets of 2**11 rows and uint16 rows within them).
+_MAX_ROWS = 1 << 27
 
 
 @cached_njit(nogil=True)
-def _fill(col_ptr: np.ndarray, rows: np.ndarray, shift: int, indptr: np.ndarray, indices: np.ndarray) -> None:
+def _fill(
+    col_ptr: np.ndarray, rows: np.ndarray, shift: int, col_bits: int, indptr: np.ndarray, indices: np.ndarray
+) -> None:
     n_rows = indptr.shape[0] - 1
     nxt = np.zeros(n_rows + 1, dtype=np.int64)
     for k in range(rows.shape[0]):
@@ -47,35 +56,46 @@ def _fill(col_ptr: np.ndarray, rows: np.ndarray, shift: int, indptr: np.ndarray,
         indptr[r] = nxt[r]
     if n_rows == 0:
         return
-    # pass 1: entries to buckets of 2**shift consecutive rows, in column order (columns into ``indices``,
-    # each entry's row within its bucket into ``low``); a bucket's entries fill the slice its rows own
+    # pass 1: entries to buckets of 2**shift consecutive rows, in column order; a bucket's entries fill the
+    # slice its rows own. Each entry keeps its column and its row within the bucket: packed in one index
+    # (row << col_bits | column) when both fit (col_bits >= 0), else the row in ``low``
     n_buckets = ((n_rows - 1) >> shift) + 1
     start = np.empty(n_buckets + 1, dtype=np.int64)
     for b in range(n_buckets + 1):
         start[b] = nxt[min(b << shift, n_rows)]
     fill = start[:-1].copy()
-    low = np.empty(rows.shape[0], dtype=np.uint16)
+    packed = col_bits >= 0
+    low = np.empty(0 if packed else rows.shape[0], dtype=np.uint16)
     for c in range(col_ptr.shape[0] - 1):
         for k in range(col_ptr[c], col_ptr[c + 1]):
             r = rows[k]
             b = r >> shift
             j = fill[b]
-            indices[j] = c
-            low[j] = r - (b << shift)
+            if packed:
+                indices[j] = ((r - (b << shift)) << col_bits) | c
+            else:
+                indices[j] = c
+                low[j] = r - (b << shift)
             fill[b] = j + 1
     # pass 2: within each bucket's slice, each column to its row's next free slot (stable: columns ascending)
     width = 0
     for b in range(n_buckets):
         width = max(width, start[b + 1] - start[b])
     scratch = np.empty(width, dtype=indices.dtype)
+    mask = (1 << max(col_bits, 0)) - 1
     for b in range(n_buckets):
         lo, hi = start[b], start[b + 1]
         scratch[: hi - lo] = indices[lo:hi]
         base = b << shift
         for k in range(lo, hi):
-            r = base + low[k]
+            v = scratch[k - lo]
+            if packed:
+                r = base + (v >> col_bits)
+                v = v & mask
+            else:
+                r = base + low[k]
             j = nxt[r]
-            indices[j] = scratch[k - lo]
+            indices[j] = v
             nxt[r] = j + 1
 
 
@@ -101,7 +121,11 @@ def pattern_to_csr(col_ptr: np.ndarray, rows: np.ndarray, n_rows: int, dtype: ty
     """
     indptr: np.ndarray = np.empty(n_rows + 1, dtype=dtype)
     indices: np.ndarray = np.empty(len(rows), dtype=dtype)
-    if n_rows >= 2**16 << _SHIFT:  # a row within its bucket must fit in uint16
-        raise ValueError(f"`n_rows` must be below {2**16 << _SHIFT}; got {n_rows}")
-    _fill(np.asarray(col_ptr), np.asarray(rows), _SHIFT, indptr, indices)
+    if n_rows >= _MAX_ROWS:
+        raise ValueError(f"`n_rows` must be below {_MAX_ROWS}; got {n_rows}")
+    n_cols = len(col_ptr) - 1
+    col_bits = max(n_cols - 1, 0).bit_length()
+    if col_bits + _SHIFT > 8 * np.dtype(dtype).itemsize - 1:  # a row within its bucket and a column in one index
+        col_bits = -1
+    _fill(np.asarray(col_ptr), np.asarray(rows), _SHIFT, col_bits, indptr, indices)
     return indptr, indices

@@ -8,6 +8,7 @@ generators, recommenders and metrics together.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -202,19 +203,45 @@ def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interacti
 
     Notes
     -----
-    By blocks of about ``_BLOCK_PAIRS`` truth pairs of consecutive users
-    (:func:`simrec._sampling.pair_blocks`): each block's truth rows minus
-    their product with the training rows (scipy's sparse operations), the
-    blocks' rows written one after another into the result. Every
-    temporary is of the block's size; the same operations on all users at
-    once built several arrays of the truth's size (at ML-20M size, 40M pairs
-    each time, all fresh memory). The same set.
+    From ``_KERNEL_MIN_PAIRS`` truth pairs on (or once numba is loaded), one
+    merge of each truth row with its training row, written straight into the
+    result (:func:`simrec._rows_kernel.rows_minus`; at ML-20M size 0.4 ->
+    0.1 s CPU, docs/design.md §9). Below, by blocks of about ``_BLOCK_PAIRS``
+    truth pairs of consecutive users (:func:`simrec._sampling.pair_blocks`):
+    each block's truth rows minus their product with the training rows
+    (scipy's sparse operations), the blocks' rows written one after another
+    into the result. Every temporary is of the block's size; the same
+    operations on all users at once built several arrays of the truth's size
+    (at ML-20M size, 40M pairs each time, all fresh memory). The same set
+    either way.
     """
     rows = np.asarray(truth_rows, dtype=np.int64)
     t_ptr = truth.matrix.indptr
     n_users, n_items = len(rows), truth.n_items
     g_ptr = np.zeros(n_users + 1, dtype=np.int64)  # the observed users' truth rows, user after user
     np.cumsum(t_ptr[rows + 1] - t_ptr[rows], out=g_ptr[1:])
+    if g_ptr[-1] >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:
+        from simrec._rows_kernel import rows_minus
+
+        indptr, out = rows_minus(t_ptr, truth.matrix.indices, rows, train.matrix.indptr, train.matrix.indices, n_items)
+        filled = len(out)
+    else:
+        indptr, out, filled = _minus_blocks(truth, rows, train, g_ptr)
+    idx = np.int32 if max(n_items, filled) < 2**31 else np.int64
+    rel = sp.csr_array(
+        (np.ones(filled, dtype=np.int8), out[:filled].astype(idx, copy=False), indptr.astype(idx)),
+        shape=(n_users, n_items),
+    )
+    rel.has_sorted_indices = True  # every block's rows sorted and unique
+    rel.has_canonical_format = True
+    return rel
+
+
+def _minus_blocks(
+    truth: Interactions, rows: np.ndarray, train: Interactions, g_ptr: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`true_relevance`'s rows with scipy, by blocks of truth pairs: ``(indptr, indices buffer, pairs)``."""
+    n_users = len(rows)
     counts = np.zeros(n_users, dtype=np.int64)
     out = np.empty(int(g_ptr[-1]), dtype=truth.matrix.indices.dtype)
     filled = 0
@@ -228,18 +255,15 @@ def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interacti
         counts[u0:u1] = np.diff(blk.indptr)
     indptr = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    idx = np.int32 if max(n_items, filled) < 2**31 else np.int64
-    rel = sp.csr_array(
-        (np.ones(filled, dtype=np.int8), out[:filled].astype(idx, copy=False), indptr.astype(idx)),
-        shape=(n_users, n_items),
-    )
-    rel.has_sorted_indices = True  # every block's rows sorted and unique
-    rel.has_canonical_format = True
-    return rel
+    return indptr, out, filled
 
 
 #: Truth pairs per block of :func:`true_relevance`.
 _BLOCK_PAIRS = 1 << 20
+#: Truth pairs from which :func:`true_relevance` merges the rows with the compiled kernel
+#: (:func:`simrec._rows_kernel.rows_minus`; the same set): below it, importing numba and loading the
+#: kernel (about 0.4 s) costs more than it saves, unless numba is loaded already.
+_KERNEL_MIN_PAIRS = 1 << 23
 
 
 def true_gains(truth: Interactions, truth_rows: np.ndarray, relevant: sp.csr_array) -> np.ndarray:

@@ -9,12 +9,13 @@ the pairs of rank below the user's test size go to test.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 from simrec._random import RNGLike, as_generator
-from simrec._sampling import sample_distinct
+from simrec._sampling import sample_distinct, sample_distinct_values
 from simrec._validation import check_in_range
 from simrec.interactions import Interactions
 
@@ -135,20 +136,33 @@ def holdout(observed: Interactions, test_fraction: float = 0.2, rng: RNGLike = N
     gen = as_generator(rng)
 
     m = observed.matrix
-    t_rows, j = sample_distinct(n_test, observed.user_counts(), gen)
-    is_test = np.zeros(m.nnz, dtype=bool)
-    is_test[m.indptr[:-1][t_rows] + j] = True
+    if m.nnz >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:  # the same parts, one pass over the rows
+        from simrec._rows_kernel import rows_partition
 
-    def part(mask: np.ndarray, counts: np.ndarray) -> Interactions:  # counts: the pairs of each row in mask
+        j = sample_distinct_values(n_test, observed.user_counts(), gen)
+        train_items, test_items = rows_partition(m.indptr, m.indices, n_test, j)
+    else:
+        t_rows, j = sample_distinct(n_test, observed.user_counts(), gen)
+        is_test = np.zeros(m.nnz, dtype=bool)
+        is_test[m.indptr[:-1][t_rows] + j] = True
+        train_items, test_items = m.indices[~is_test], m.indices[is_test]
+
+    def part(items: np.ndarray, counts: np.ndarray) -> Interactions:  # counts: the pairs of each row in items
         indptr = np.zeros(observed.n_users + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
         return Interactions.from_csr(
             indptr,
-            m.indices[mask],
+            items,
             m.shape,
-            sort=False,  # a mask of sorted rows keeps them sorted
+            sort=False,  # a part of sorted rows, in their order, keeps them sorted
             user_ids=observed.user_ids,
             item_ids=observed.item_ids,
         )
 
-    return Split(train=part(~is_test, observed.user_counts() - n_test), test=part(is_test, n_test))
+    return Split(train=part(train_items, observed.user_counts() - n_test), test=part(test_items, n_test))
+
+
+#: Observed pairs from which :func:`holdout` splits the rows with the compiled pass
+#: (:func:`simrec._rows_kernel.rows_partition`; the same parts): below it, importing numba and loading the
+#: kernel (about 0.4 s) costs more than it saves, unless numba is loaded already.
+_KERNEL_MIN_PAIRS = 1 << 23

@@ -122,10 +122,15 @@ def test_select_users_with_gains_and_preference_together():
     assert sub.preference.dtype == np.float32 and sub.gains.dtype == g.gains.dtype
 
 
-def test_item_counts_by_slices_equal_one_bincount(monkeypatch):
-    """``item_counts`` counts by slices of ``_COUNT_BLOCK`` pairs: the same int64 counts as one bincount."""
+@pytest.mark.parametrize("compiled", [False, True])
+def test_item_counts_by_slices_equal_one_bincount(compiled, monkeypatch):
+    """``item_counts`` counts by slices of ``_COUNT_BLOCK`` pairs, or in one compiled pass: the same int64
+    counts as one bincount (the last item liked by nobody)."""
+    from kernel_paths import use_kernels
+
     import simrec.interactions as mod
 
+    use_kernels(monkeypatch, compiled)
     rng = np.random.default_rng(4)
     inter = Interactions.from_pairs(rng.integers(0, 50, 400), rng.integers(0, 30, 400), (50, 31))
     want = np.bincount(inter.matrix.indices, minlength=31)

@@ -690,3 +690,64 @@ def test_relevant_positions_match_a_lookup_pair_by_pair(n_users, n_items, width,
 def test_list_positions_with_wide_lists_match_a_lookup_pair_by_pair():
     # top-N lists too short for the long path but wider than 255 columns: list_positions' bitmap holds uint16
     _check_positions_pair_by_pair(7, 1400, 300, 0.2, 5)
+
+
+# -- short lists: the compiled pass (issue 29) against check_lists + membership -------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_items=st.integers(5, 40),
+    n_arrays=st.integers(1, 3),
+    dtype=st.sampled_from(["int64", "int32", "int16", "uint16"]),
+    fault=st.sampled_from(["none", "none", "repeat", "gap", "high", "low", "rows"]),
+)
+def test_short_lists_compiled_give_the_values_and_errors_of_the_numpy_path(seed, n_items, n_arrays, dtype, fault):
+    """Top-N arrays checked and looked up user by user by the compiled kernel (list_metrics_many): every
+    metric's values and warnings, and every error (repeats, an item after padding, entries out of range,
+    wrong row count), are those of check_lists + membership on the arrays side by side."""
+    from kernel_paths import use_kernels
+
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(1, 9))
+    arrays = []
+    for _ in range(n_arrays):
+        N = int(rng.integers(0, max(1, -(-n_items // 4))))  # N * 4 < n_items: not long
+        lists = np.full((n_rows, N), -1, dtype=np.int64)
+        for r in range(n_rows):  # test-data construction only
+            k = int(rng.integers(0, N + 1))
+            lists[r, :k] = rng.choice(n_items, k, replace=False)
+        arrays.append(lists)
+    a, r = arrays[int(rng.integers(0, n_arrays))], int(rng.integers(0, n_rows))
+    N = a.shape[1]
+    if fault == "repeat" and N >= 2:
+        a[r, :2] = int(rng.integers(0, n_items))
+    elif fault == "gap" and N >= 2:
+        a[r, 0], a[r, -1] = -1, int(rng.integers(0, n_items))
+    elif fault == "high" and N:
+        a[r, 0] = n_items + int(rng.integers(0, 3))
+    elif fault == "low" and N:
+        a[r, 0] = -2 - int(rng.integers(0, 3))
+    info = np.iinfo(dtype)
+    if any(x.size and (x.min() < info.min or x.max() > info.max) for x in arrays):
+        return
+    arrays = [x.astype(dtype) for x in arrays]
+    rel = sp.csr_array((rng.random((n_rows + (fault == "rows"), n_items)) < 0.3).astype(np.int8))
+
+    def run():
+        return list_metrics_many(arrays, rel, ALL_LIST_METRICS)
+
+    outcomes = []
+    for compiled in (False, True):
+        with pytest.MonkeyPatch.context() as mp:
+            use_kernels(mp, compiled)
+            outcomes.append(_outcome(run))
+    numpy_path, compiled_path = outcomes
+    if isinstance(numpy_path[0], list):
+        assert isinstance(compiled_path[0], list) and len(compiled_path[0]) == len(numpy_path[0])
+        for got, want in zip(compiled_path[0], numpy_path[0]):
+            _same((got, []), (want, []))
+        assert compiled_path[1] == numpy_path[1]
+    else:
+        assert compiled_path == numpy_path

@@ -827,13 +827,13 @@ def test_popular_level_shuffle_ties_give_the_argsorts_lists(draw_bits, min_bits,
 def test_random_items_by_bitmap_and_by_search_agree(n, monkeypatch):
     """The j-th allowed item of a row, read from a bitmap of the chunk's rows (dense queries, e.g. full
     rankings) or found by nth_allowed's binary search: the same lists for Random and both oracles."""
-    import simrec.recommenders.baselines as baselines
+    import simrec.recommenders._candidates as candidates
 
     train, _, relevant = make_world(6, n_users=120, n_items=50)
     recs = [RandomRecommender(), Oracle(), ProbabilisticOracle(0.3)]
     out = {}
     for cells in (0, 10**9):  # never the bitmap, always the bitmap
-        monkeypatch.setattr(baselines, "_BITMAP_CELLS_PER_QUERY", cells)
+        monkeypatch.setattr(candidates, "_BITMAP_CELLS_PER_QUERY", cells)
         out[cells] = [rec.recommend(train, relevant, n, rng=2) for rec in recs]
     for a, b in zip(out[0], out[10**9]):
         np.testing.assert_array_equal(a, b)
@@ -856,3 +856,111 @@ def test_uniforms_are_the_generators_doubles(bit_generator):
     for bits in (1, 24, 41, 53):
         np.testing.assert_array_equal(u.top(bits), np.floor(np.ldexp(want, bits)).astype(np.uint64))
     np.testing.assert_array_equal(a.random(5), b.random(5))
+
+
+# -- compiled kernels (issue 29): the same lists as the numpy code ------------------------------
+
+
+@pytest.mark.parametrize("n", [3, 10, 45])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_baselines_compiled_and_numpy_paths_give_the_same_lists(n, seed, monkeypatch):
+    """Every baseline, with its hot paths compiled (first distinct draws, items outside the excluded ones,
+    the relevant-training check, Popular's window) or in numpy, draws the same lists: top-n lists with fill
+    users (fewer relevant candidates than n) and lists as long as the catalogue."""
+    from kernel_paths import use_kernels
+
+    train, _, relevant = make_world(seed, n_users=250, n_items=60)
+    recs = [RandomRecommender(), Oracle(), Popular(), ProbabilisticOracle(0.4)]
+    with pytest.MonkeyPatch.context() as mp:
+        use_kernels(mp, compiled=False)
+        want = [rec.recommend(train, relevant, n, rng=8) for rec in recs]
+    use_kernels(monkeypatch, compiled=True)
+    for rec, lists in zip(recs, want):
+        np.testing.assert_array_equal(rec.recommend(train, relevant, n, rng=8), lists, err_msg=rec.name)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_rows=st.integers(1, 25), M=st.integers(1, 40), two=st.booleans())
+def test_nth_outside_is_the_nth_allowed_of_both_rows(seed, n_rows, M, two):
+    """The compiled search of the j-th value outside a row of A and the same (disjoint) row of B equals
+    nth_allowed on the rows' union, for queries grouped by row in any order within a row."""
+    from simrec._rows_kernel import nth_outside
+    from simrec._sampling import nth_allowed
+
+    rng = np.random.default_rng(seed)
+    cells = rng.random((n_rows, M))
+    in_a = cells < rng.random() / 2
+    in_b = (cells > 1 - rng.random() / 2) & two
+    a, b = sp.csr_array(in_a.astype(np.int8)), sp.csr_array(in_b.astype(np.int8))
+    er, ev = np.nonzero(in_a | in_b)
+    allowed = M - (in_a | in_b).sum(axis=1)
+    qr = np.repeat(np.arange(n_rows), 3 * allowed)
+    qj = rng.integers(0, np.repeat(np.maximum(allowed, 1), 3 * allowed))
+    want = nth_allowed(er.astype(np.int64), ev.astype(np.int64), n_rows, qr, qj, M + 1)
+    got = nth_outside(a.indptr, a.indices, b.indptr if two else None, b.indices if two else None, qr, qj)
+    np.testing.assert_array_equal(got, want)
+    assert not (in_a | in_b)[qr, got].any()
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_rows=st.integers(0, 20), M=st.integers(0, 30))
+def test_rows_overlap_and_minus_are_scipys(seed, n_rows, M):
+    """The compiled merges of two canonical patterns: a common pair exists exactly when scipy's product has
+    one, and row ``rows[u]`` of A minus row u of B is scipy's difference (rows of A in another order)."""
+    from simrec._rows_kernel import rows_minus, rows_overlap
+
+    rng = np.random.default_rng(seed)
+    A = sp.csr_array((rng.random((n_rows, M)) < rng.random()).astype(np.int8))
+    B = sp.csr_array((rng.random((n_rows, M)) < rng.random() / 4).astype(np.int8))
+    want = bool(A.multiply(B).count_nonzero() > 0)
+    assert rows_overlap(A.indptr, A.indices, B.indptr, B.indices, M) is want
+    rows = rng.permutation(n_rows).astype(np.int64)
+    indptr, indices = rows_minus(A.indptr, A.indices, rows, B.indptr, B.indices, M)
+    got = sp.csr_array((np.ones(len(indices), np.int8), indices, indptr), shape=(n_rows, M))
+    np.testing.assert_array_equal(got.toarray(), A.toarray()[rows] & ~B.toarray().astype(bool))
+    for u in range(n_rows):  # each row ascending (canonical)
+        assert (np.diff(indices[indptr[u] : indptr[u + 1]]) > 0).all()
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_oracle_drops_relevant_training_pairs_on_both_paths(compiled, monkeypatch):
+    """check_relevant: a relevance that holds training pairs (the truth itself) is cut to truth - train,
+    whether the overlap is found by the compiled merge or by scipy's product."""
+    from kernel_paths import use_kernels
+
+    train, truth, relevant = make_world(2)
+    use_kernels(monkeypatch, compiled)
+    rel = base.check_relevant(truth.matrix, train, required=True)
+    np.testing.assert_array_equal(rel.toarray(), relevant.toarray())
+    assert base.check_relevant(relevant, train, required=True) is not None
+    np.testing.assert_array_equal(
+        Oracle().recommend(train, truth.matrix, 10, rng=4), Oracle().recommend(train, relevant, 10, rng=4)
+    )
+
+
+@pytest.mark.parametrize("draws", ["default", "short"])
+def test_sample_distinct_kernel_rounds_keep_the_numpy_draws(draws, monkeypatch):
+    """The compiled round keeps each row's first k distinct draws as the numpy table and sort do, and rows
+    that fall short draw again in the same later rounds (forced here: fewer draws than k for many rows)."""
+    from kernel_paths import use_kernels
+
+    import simrec._sampling as sampling
+
+    rng = np.random.default_rng(23)
+    a = rng.integers(0, 200, 600)
+    k = np.minimum(a // 2, rng.integers(0, 40, 600))  # sparse rows (2k <= a) and empty ones
+    if draws == "short":  # one draw more than needed: a collision (common) leaves the row short
+        k = np.minimum(k, 12)
+        monkeypatch.setattr(sampling, "_draws", lambda k, a: k + 1)
+    got = {}
+    for compiled in (False, True):
+        with pytest.MonkeyPatch.context() as mp:
+            use_kernels(mp, compiled)
+            mp.setattr(sampling, "_BLOCK", 37)
+            gen = np.random.default_rng(5)
+            got[compiled] = (sampling.sample_distinct(k, a, gen), gen.random())
+    (rows0, vals0), after0 = got[False]
+    (rows1, vals1), after1 = got[True]
+    np.testing.assert_array_equal(rows1, rows0)
+    np.testing.assert_array_equal(vals1, vals0)
+    assert after1 == after0  # the generator consumed the same draws

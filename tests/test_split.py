@@ -142,3 +142,21 @@ def test_test_items_uniform_within_user():
 def test_partition_invariants(seed, n_users, n_items, density, fraction):
     obs = random_interactions(seed, n_users, n_items, density)
     check_partition(obs, holdout(obs, fraction, rng=seed), fraction)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_holdout_compiled_partition_gives_the_numpy_split(seed, monkeypatch):
+    """The compiled pass over the rows (test positions stamped, both parts written in order) and the numpy
+    mask give the same train and test pairs, with empty rows and rows of one or two items."""
+    from kernel_paths import use_kernels
+
+    observed = random_interactions(seed, density=0.08)
+    with pytest.MonkeyPatch.context() as mp:
+        use_kernels(mp, compiled=False)
+        want = holdout(observed, 0.3, seed)
+    use_kernels(monkeypatch, compiled=True)
+    got = holdout(observed, 0.3, seed)
+    for a, b in ((got.train, want.train), (got.test, want.test)):
+        np.testing.assert_array_equal(a.matrix.indptr, b.matrix.indptr)
+        np.testing.assert_array_equal(a.matrix.indices, b.matrix.indices)
+        assert a.matrix.indices.dtype == b.matrix.indices.dtype

@@ -32,6 +32,7 @@ real length, where simrec uses the nominal N).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from typing import TypeAlias, cast
 
@@ -103,6 +104,35 @@ class _Gains:
 #: (row, position) of every relevant entry of a list array.
 _Hits: TypeAlias = tuple[np.ndarray, np.ndarray]
 
+#: List entries from which :meth:`_Prepared.many` checks and looks up top-N lists with the compiled kernel
+#: (:mod:`simrec.metrics._hits_kernel`; the same values and errors): below it, importing numba and loading
+#: the kernel (about 0.4 s) costs more than it saves, unless numba is loaded already.
+_KERNEL_MIN_ENTRIES = 1 << 23
+
+
+def _compiled_hits(
+    arrs: list[np.ndarray], rel: sp.csr_array
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None:
+    """Each top-N array's ``(length, hit_rows, hit_cols, n_hits)`` by :func:`simrec.metrics._hits_kernel.short_list_hits`.
+
+    None when the kernel does not apply (no arrays, fewer than
+    ``_KERNEL_MIN_ENTRIES`` entries with numba not loaded, an array that is
+    not a 2-d integer array of the relevance's users, long lists) or when a
+    list breaks a rule (the caller's checks then raise the usual error).
+    """
+    if not arrs or not (sum(a.size for a in arrs) >= _KERNEL_MIN_ENTRIES or "numba" in sys.modules):
+        return None
+    n_users, n_items = rel.shape
+    for a in arrs:
+        if a.ndim != 2 or a.shape[0] != n_users or a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer):
+            return None
+        if is_long(a, n_items):
+            return None
+    from simrec.metrics._hits_kernel import short_list_hits
+
+    lists = tuple(np.ascontiguousarray(a, dtype=np.int64) for a in arrs)
+    return short_list_hits(lists, rel.indptr, rel.indices, n_items)
+
 
 class _Prepared:
     """Checked inputs and the per-user quantities every list metric uses.
@@ -147,6 +177,15 @@ class _Prepared:
         n_users = arrs[0].shape[0] if arrs and arrs[0].ndim == 2 else None
         rel = as_relevance(relevant, n_users)
         gains = relevance_gains(relevant)
+        compiled = _compiled_hits(arrs, rel) if gains is None else None
+        if compiled is not None:
+            mask = check_evaluated(evaluated, rel.shape[0])
+            out = []
+            for a, (length, rows, cols, n_hits) in zip(arrs, compiled):
+                p = cls.__new__(cls)
+                p._set(a.shape[1], rel, mask, None, (rows, cols), length, None, slice(None), n_hits)
+                out.append(p)
+            return out
         found: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
         for i, a in enumerate(arrs):  # checked in order, as check_lists would
             if gains is None and is_long(a, rel.shape[1]) and a.shape[0] == rel.shape[0]:
@@ -196,13 +235,16 @@ class _Prepared:
         length: np.ndarray,
         graded: _Gains | None,
         cols: slice,
+        n_hits: np.ndarray | None = None,
     ) -> None:
         self.evaluated = evaluated
         self._is_rel = is_rel
         self._hits = hits
         n_users = rel.shape[0]
-        # exactly one of is_rel and hits is given
-        self.n_hits = is_rel.sum(axis=1) if is_rel is not None else np.bincount(cast(_Hits, hits)[0], minlength=n_users)
+        # exactly one of is_rel and hits is given; the hits per list may come with them
+        if n_hits is None:
+            n_hits = is_rel.sum(axis=1) if is_rel is not None else np.bincount(cast(_Hits, hits)[0], minlength=n_users)
+        self.n_hits = n_hits
         self.n_rel = np.diff(rel.indptr).astype(np.int64)
         self.length = length
         self.N = N
@@ -220,7 +262,7 @@ class _Prepared:
 
     @property
     def hits(self) -> tuple[np.ndarray, np.ndarray]:
-        """(row, position) of every relevant entry, int64, sorted: ``np.nonzero(is_rel)``.
+        """(row, position) of every relevant entry, integers, sorted: ``np.nonzero(is_rel)``.
 
         Not kept when computed from the dense table (a temporary of each
         metric that reads it, as before: the lists of every recommender of a
@@ -375,6 +417,10 @@ def _reciprocal_rank(p: _Prepared) -> np.ndarray:
 def _hit_discounts(p: _Prepared, discounts: np.ndarray) -> np.ndarray:
     """Each list's :math:`\\sum_i \\mathrm{rel}_i d_i` from its relevant entries: :func:`_discounted_sum` of ``p.is_rel``."""
     rows, cols = p.hits
+    if len(rows) >= _KERNEL_MIN_ENTRIES or "numba" in sys.modules:  # the same additions, in the same order
+        from simrec.metrics._hits_kernel import discounted_sums
+
+        return discounted_sums(rows, cols, np.ascontiguousarray(discounts, dtype=np.float64), len(p.n_rel))
     return np.bincount(rows, weights=discounts[cols], minlength=len(p.n_rel)).astype(np.float64, copy=False)
 
 

@@ -19,6 +19,7 @@ with no observed item (:class:`Observed`).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -50,7 +51,12 @@ def _check_inputs(truth: Interactions, sizes: np.ndarray) -> np.ndarray:
 
 def _subset(truth: Interactions, keep: np.ndarray, counts: np.ndarray) -> Interactions:
     """Rows of ``truth`` restricted to the stored pairs flagged by ``keep`` (ids follow)."""
-    out = interactions_from_rows(counts, truth.matrix.indices[keep], truth.matrix.shape)
+    return _subset_of(truth, truth.matrix.indices[keep], counts)
+
+
+def _subset_of(truth: Interactions, indices: np.ndarray, counts: np.ndarray) -> Interactions:
+    """Rows of ``truth`` restricted to ``counts[u]`` of their pairs each, whose columns are ``indices`` (ids follow)."""
+    out = interactions_from_rows(counts, indices, truth.matrix.shape)
     return Interactions(out.matrix, truth.user_ids, truth.item_ids)
 
 
@@ -149,28 +155,37 @@ class PopularitySampler:
         gen = as_generator(rng)
         lens = truth.user_counts()
         part = eff < lens  # rows that keep only part of their likes
-        keep = np.ones(truth.n_pairs, dtype=bool)  # the other rows keep every pair
-        if part.any():
-            # >= 1: every truth item has a liker
-            weight = truth.item_counts().astype(np.float64)
-            if self.exponent != 1.0:
-                with np.errstate(divide="ignore"):  # items nobody likes (0 ** negative) have no pair to weigh
-                    weight **= self.exponent
-            indptr, indices = truth.matrix.indptr, truth.matrix.indices
-            n_before = np.concatenate(([0], np.cumsum(part)))  # part rows before each row
+        if not part.any():  # every row keeps every pair
+            return _subset_of(truth, truth.matrix.indices.copy(), eff)
+        # >= 1: every truth item has a liker
+        weight = truth.item_counts().astype(np.float64)
+        if self.exponent != 1.0:
+            with np.errstate(divide="ignore"):  # items nobody likes (0 ** negative) have no pair to weigh
+                weight **= self.exponent
+        indptr, indices = truth.matrix.indptr, truth.matrix.indices
+        n_before = np.concatenate(([0], np.cumsum(part)))  # part rows before each row
+        if truth.n_pairs >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:  # the same draws and pairs, compiled
+            out = np.empty(int(eff.sum()) + 1, dtype=indices.dtype)  # (+1: the last write of a row is free)
+            at = 0
             for r0, r1 in pair_blocks(indptr, _BLOCK_PAIRS):
                 rows = part[r0:r1]
-                if not rows.any():
-                    continue
-                p0, p1 = int(indptr[r0]), int(indptr[r1])
-                in_part = np.repeat(rows, lens[r0:r1])
-                # np.take, not fancy indexing: the same values without converting the int32 indices to intp first
-                w = np.take(weight, indices[p0:p1][in_part])
-                x = gen.standard_exponential(len(w))
-                x /= w
-                chosen = np.zeros(len(w), dtype=bool)
-                chosen[_smallest_per_row(x, lens[r0:r1][rows], eff[r0:r1][rows], w, first_row=int(n_before[r0]))] = True
-                keep[p0:p1][in_part] = chosen
+                x = gen.standard_exponential(int(lens[r0:r1][rows].sum())) if rows.any() else np.zeros(0)
+                at = _keep_block(indptr, indices, r0, r1, part, eff, weight, x, int(n_before[r0]), out, at)
+            return _subset_of(truth, out[:at], eff)
+        keep = np.ones(truth.n_pairs, dtype=bool)  # the other rows keep every pair
+        for r0, r1 in pair_blocks(indptr, _BLOCK_PAIRS):
+            rows = part[r0:r1]
+            if not rows.any():
+                continue
+            p0, p1 = int(indptr[r0]), int(indptr[r1])
+            in_part = np.repeat(rows, lens[r0:r1])
+            # np.take, not fancy indexing: the same values without converting the int32 indices to intp first
+            w = np.take(weight, indices[p0:p1][in_part])
+            x = gen.standard_exponential(len(w))
+            x /= w
+            chosen = np.zeros(len(w), dtype=bool)
+            chosen[_smallest_per_row(x, lens[r0:r1][rows], eff[r0:r1][rows], w, first_row=int(n_before[r0]))] = True
+            keep[p0:p1][in_part] = chosen
         return _subset(truth, keep, eff)
 
     def propensity(
@@ -202,6 +217,42 @@ class PopularitySampler:
 
 #: Pairs per block of :meth:`PopularitySampler.sample`.
 _BLOCK_PAIRS = 1 << 19
+#: Truth pairs from which :meth:`PopularitySampler.sample` selects each block's pairs with the compiled
+#: kernel (:func:`simrec.observation._popularity_kernel.keep_smallest`; the same pairs): below it,
+#: importing numba and loading the kernel (about 0.4 s) costs more than it saves, unless numba is loaded.
+_KERNEL_MIN_PAIRS = 1 << 23
+
+
+def _keep_block(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    r0: int,
+    r1: int,
+    part: np.ndarray,
+    eff: np.ndarray,
+    weight: np.ndarray,
+    x: np.ndarray,
+    first_row: int,
+    out: np.ndarray,
+    at: int,
+) -> int:
+    """:meth:`PopularitySampler.sample`'s block ``r0:r1`` with the compiled passes, from its draws ``x``.
+
+    :func:`~simrec.observation._popularity_kernel.candidate_keys` forms the
+    part rows' candidates and keys as :func:`_smallest_per_row` does, numpy
+    sorts the keys (its vectorised sort), and
+    :func:`~simrec.observation._popularity_kernel.write_kept` reads each
+    row's cut from them and writes the block's kept columns to ``out[at:]``
+    (every column of the other rows): the same pairs. Returns the new end
+    (``x`` is divided by the weights in place).
+    """
+    from simrec.observation._popularity_kernel import candidate_keys, write_kept
+
+    ckey = np.empty(len(x), dtype=np.float64)
+    cpos = np.empty(len(x) + 1, dtype=np.int64)  # one slot past the last candidate: written, not kept
+    cstart = np.empty(int(np.count_nonzero(part[r0:r1])) + 1, dtype=np.int64)
+    m = candidate_keys(indptr, indices, r0, r1, part, eff, weight, x, first_row, ckey, cpos, cstart)
+    return int(write_kept(indptr, indices, r0, r1, part, eff, ckey, cpos, cstart, np.sort(ckey[:m]), out, at))
 
 
 def _smallest_per_row(
@@ -356,6 +407,6 @@ def observe(truth: Interactions, profile: ProfileModel, sampler: Sampler, rng: R
     sizes = profile.sample(truth.user_counts(), gen)
     full = sampler.sample(truth, sizes, gen)
     rows = np.flatnonzero(full.user_counts() > 0).astype(np.int64)
-    sub = full.select_users(rows)
+    sub = full if len(rows) == full.n_users else full.select_users(rows)  # no copy when no user is dropped
     ids = rows if truth.user_ids is None else sub.user_ids
     return Observed(Interactions(sub.matrix, ids, truth.item_ids, sub.gains), rows, np.asarray(sizes, dtype=np.int64))

@@ -9,6 +9,7 @@ dense scores with -inf at non-candidates whose descending order is its ranking.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Literal, Protocol, overload, runtime_checkable
 
@@ -24,6 +25,10 @@ __all__ = ["Recommender", "top_n", "BLOCK_ELEMENTS"]
 #: Elements of a dense (users x items) score block built at once: 2**21
 #: float64 = 16 MiB per temporary (about 190 users of an 11k-item catalogue).
 BLOCK_ELEMENTS = 2**21
+#: Relevant and training pairs from which :func:`check_relevant` looks for their common pairs with the
+#: compiled merge (:func:`simrec._rows_kernel.rows_overlap`): below it, importing numba and loading the
+#: kernel (about 0.4 s) costs more than it saves, unless numba is loaded already.
+_KERNEL_MIN_PAIRS = 1 << 23
 
 
 @runtime_checkable
@@ -170,7 +175,14 @@ def check_relevant(relevant: object, train: Interactions, required: bool) -> sp.
         rel.eliminate_zeros()
     # Training pairs in the relevance (usually none: the experiment passes
     # truth - train): one sparse element-wise product, a linear merge of each
-    # row's sorted indices in scipy's C++ (O(nnz), no key arrays).
+    # row's sorted indices in scipy's C++ (O(nnz), no key arrays); from
+    # _KERNEL_MIN_PAIRS pairs on (or once numba is loaded) the same merge
+    # compiled, which stops at the first common pair and writes nothing.
+    if rel.nnz + train.n_pairs >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:
+        from simrec._rows_kernel import rows_overlap
+
+        if not rows_overlap(rel.indptr, rel.indices, train.matrix.indptr, train.matrix.indices, train.n_items):
+            return rel
     overlap = rel.multiply(train.matrix)
     if overlap.count_nonzero() == 0:
         return rel

@@ -5,8 +5,10 @@ of users, a dense bitmap of the first ``width`` positions of the global
 popularity order, its row-wise cumulative sum and two ``nonzero`` scans: a
 dozen passes over (users x width) cells, most of Popular's lists at ML-20M
 size. Here one user at a time: its training positions inside the window are
-marked in a reused bitmap of ``width`` bytes, the scan stops at its k-th
-allowed position, and the marks are cleared from its own items. The same
+stamped with the user's index in a reused table of ``width`` entries (each
+item's slot read from a table of the items, positions past the window all in
+one spare slot: no branch, and no pass to clear the marks), and the scan
+stops at its k-th allowed position. The same
 outputs (``q`` of the users whose list ends inside the window, the cut levels'
 training positions of the fast users, the slow users), integers only.
 
@@ -22,14 +24,14 @@ import numpy as np
 
 from simrec._cache import cached_njit
 
-__all__ = ["popular_window_pass"]
+__all__ = ["assemble_keys", "count_below", "popular_window_pass"]
 
 
 @cached_njit(nogil=True)
 def _window_pass(
     bounds: np.ndarray,
     items: np.ndarray,
-    gpos: np.ndarray,
+    win: np.ndarray,
     k: np.ndarray,
     lvl_first: np.ndarray,
     lvl_end: np.ndarray,
@@ -40,20 +42,18 @@ def _window_pass(
     n_excl: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     n_users = k.shape[0]
-    blocked = np.zeros(max(width, 1), dtype=np.uint8)
+    blocked = np.full(width + 1, -1, dtype=np.int64)  # the user who trained on the position; slot `width`: outside
     cut_s = np.zeros(n_users, dtype=np.int64)
     cut_e = np.zeros(n_users, dtype=np.int64)
     for u in range(n_users):
-        for t in range(bounds[u], bounds[u + 1]):
-            p = gpos[items[t]]
-            if p < width:
-                blocked[p] = 1
+        for t in range(bounds[u], bounds[u + 1]):  # no branch: positions outside the window go to the last slot
+            blocked[win[items[t]]] = u
         ku = k[u]
         cnt = 0
         at = qstart[u]
         if ku > 0:
             for c in range(width):
-                if blocked[c] == 0:
+                if blocked[c] != u:
                     q[at + cnt] = c
                     cnt += 1
                     if cnt == ku:
@@ -69,12 +69,8 @@ def _window_pass(
                 cut_s[u], cut_e[u] = cs, ce
                 m = 0
                 for c in range(cs, ce):
-                    m += blocked[c]
+                    m += blocked[c] == u
                 n_excl[u] = m
-        for t in range(bounds[u], bounds[u + 1]):
-            p = gpos[items[t]]
-            if p < width:
-                blocked[p] = 0
     return cut_s, cut_e
 
 
@@ -82,7 +78,7 @@ def _window_pass(
 def _cut_training(
     bounds: np.ndarray,
     items: np.ndarray,
-    gpos: np.ndarray,
+    win: np.ndarray,
     width: int,
     cut_s: np.ndarray,
     cut_e: np.ndarray,
@@ -92,24 +88,18 @@ def _cut_training(
     e_pos: np.ndarray,
 ) -> None:
     n_users = n_excl.shape[0]
-    blocked = np.zeros(max(width, 1), dtype=np.uint8)
+    blocked = np.full(width + 1, -1, dtype=np.int64)
     for u in range(n_users):
         if n_excl[u] == 0:
             continue
         for t in range(bounds[u], bounds[u + 1]):
-            p = gpos[items[t]]
-            if p < width:
-                blocked[p] = 1
+            blocked[win[items[t]]] = u
         j = e_start[u]
         for c in range(cut_s[u], cut_e[u]):
-            if blocked[c]:
+            if blocked[c] == u:
                 e_rows[j] = u
                 e_pos[j] = c
                 j += 1
-        for t in range(bounds[u], bounds[u + 1]):
-            p = gpos[items[t]]
-            if p < width:
-                blocked[p] = 0
 
 
 def popular_window_pass(
@@ -154,11 +144,60 @@ def popular_window_pass(
     n_users = len(k)
     fast = np.zeros(n_users, dtype=np.bool_)
     n_excl = np.zeros(n_users, dtype=np.int64)
-    cut_s, cut_e = _window_pass(bounds, items, gpos, k, lvl_first, lvl_end, int(width), qstart, q, fast, n_excl)
+    win = np.minimum(gpos, width).astype(np.int32 if width < 2**31 else np.int64)  # each item's window slot
+    cut_s, cut_e = _window_pass(bounds, items, win, k, lvl_first, lvl_end, int(width), qstart, q, fast, n_excl)
     e_start = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(n_excl, out=e_start[1:])
     e_rows = np.empty(e_start[-1], dtype=np.int64)
     e_pos = np.empty(e_start[-1], dtype=np.int64)
     if e_start[-1]:
-        _cut_training(bounds, items, gpos, int(width), cut_s, cut_e, n_excl, e_start, e_rows, e_pos)
+        _cut_training(bounds, items, win, int(width), cut_s, cut_e, n_excl, e_start, e_rows, e_pos)
     return np.flatnonzero(~fast), e_rows, e_pos
+
+
+@cached_njit(nogil=True)
+def count_below(q: np.ndarray, q_start: np.ndarray, cut_s: np.ndarray) -> np.ndarray:
+    """Per user, its list positions ``q[q_start[u]:q_start[u + 1]]`` below ``cut_s[u]``, int64 (n_users,).
+
+    ``k - np.bincount(q_rows[q >= cut_s[q_rows]])`` of Popular's assembly
+    without its three arrays of every list entry.
+    """
+    n_users = cut_s.shape[0]
+    out = np.zeros(n_users, dtype=np.int64)
+    for u in range(n_users):
+        c = 0
+        for t in range(q_start[u], q_start[u + 1]):
+            c += q[t] < cut_s[u]
+        out[u] = c
+    return out
+
+
+@cached_njit(nogil=True)
+def assemble_keys(
+    q: np.ndarray,
+    q_start: np.ndarray,
+    n_first: np.ndarray,
+    b_pos: np.ndarray,
+    b_start: np.ndarray,
+    base: np.ndarray,
+    pad: int,
+    u0: int,
+    keys: np.ndarray,
+) -> None:
+    """Popular's keys of users ``u0 : u0 + len(keys)`` before the shuffle (the rows of ``keys``, written).
+
+    Row i (user u = u0 + i): the keys ``base`` of its first ``n_first[u]``
+    list positions, then of its cut level's sample ``b_pos[b_start[u]:b_start[u + 1]]``,
+    then ``pad``: the fancy assignments of the numpy assembly, in one pass.
+    """
+    for i in range(keys.shape[0]):
+        u = u0 + i
+        j = 0
+        for t in range(q_start[u], q_start[u] + n_first[u]):
+            keys[i, j] = base[q[t]]
+            j += 1
+        for t in range(b_start[u], b_start[u + 1]):
+            keys[i, j] = base[b_pos[t]]
+            j += 1
+        for c in range(j, keys.shape[1]):
+            keys[i, c] = pad

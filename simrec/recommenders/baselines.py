@@ -11,7 +11,6 @@ n_users x n_items array), ``score`` builds dense scores block by block.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,12 +19,10 @@ from simrec._random import RNGLike, as_generator
 from simrec._sampling import (
     Uniforms,
     nth_allowed,
-    permutation_chunks,
     rank_within_rows,
     row_ids,
     row_starts,
     sample_distinct,
-    sample_distinct_chunks,
 )
 from simrec._validation import check_choice, check_in_range, check_int
 from simrec.interactions import Interactions
@@ -37,6 +34,14 @@ from simrec.recommenders._base import (
     train_mask,
     user_blocks,
 )
+from simrec.recommenders._candidates import (
+    _allowed_laid,
+    _Excluded,
+    _permuted_into,
+    _random_outside,
+    _random_relevant,
+    _train_or_relevant,
+)
 from simrec.recommenders.levels import TiedLevels
 
 __all__ = ["Oracle", "ProbabilisticOracle", "Popular", "RandomRecommender"]
@@ -47,112 +52,6 @@ __all__ = ["Oracle", "ProbabilisticOracle", "Popular", "RandomRecommender"]
 
 def _csr_rows(m: sp.csr_array) -> tuple[np.ndarray, np.ndarray]:
     return row_ids(np.diff(m.indptr)), m.indices.astype(np.int64)
-
-
-def _random_relevant(
-    rel: sp.csr_array, t: np.ndarray, rng: np.random.Generator
-) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per user, ``t[u]`` items of its row of ``rel`` drawn uniformly without replacement, in random order.
-
-    Yields chunks ``(rows, rank, items)`` (grouped rows, each entry's position
-    in its user's draw, the item) as :func:`~simrec._sampling.sample_distinct_chunks`
-    draws them: no arrays of the whole sample.
-    """
-    r = np.diff(rel.indptr).astype(np.int64)
-    for rows, j, rank in sample_distinct_chunks(t, r, rng):
-        yield rows, rank, rel.indices[np.take(rel.indptr, rows) + j]
-
-
-def _random_outside(
-    excluded: Callable[[np.ndarray], sp.csr_array],
-    k: np.ndarray,
-    allowed: np.ndarray,
-    n_items: int,
-    rng: np.random.Generator,
-) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per user, ``k[u]`` distinct items drawn uniformly among its ``allowed[u]`` non-excluded ones, in random order.
-
-    ``excluded(users)`` gives the excluded items of the distinct, ascending
-    ``users`` as a canonical csr_array, one row each (only the users of one
-    chunk are asked for). Yields chunks ``(rows, rank, items)`` like
-    :func:`_random_relevant`.
-    """
-    for rows, j, rank in sample_distinct_chunks(k, allowed, rng):
-        head = rank == 0
-        yield rows, rank, _allowed_items(excluded(rows[head]), head, j, n_items)
-
-
-def _train_or_relevant(train: Interactions, rel: sp.csr_array) -> Callable[[np.ndarray], sp.csr_array]:
-    """``excluded`` of :func:`_random_outside` for the union of training and relevant items (disjoint)."""
-    return lambda users: sp.csr_array(train.matrix[users] + rel[users])  # scipy merges each row's sorted items
-
-
-#: :func:`_allowed_items` reads a bitmap of the rows' items when it has at most this many cells per query.
-_BITMAP_CELLS_PER_QUERY = 4
-
-
-def _allowed_items(excluded: sp.csr_array, head: np.ndarray, j: np.ndarray, n_items: int) -> np.ndarray:
-    """The ``j``-th item outside its row's excluded items, for queries grouped by row.
-
-    ``excluded`` holds the excluded items of the distinct rows of the
-    queries, one CSR row each, in order (e.g. ``m[unique rows]``); ``head``
-    marks each row's first query. :func:`~simrec._sampling.nth_allowed` on
-    those rows alone, or, when the queries are dense (at most
-    ``_BITMAP_CELLS_PER_QUERY`` cells of the rows' item range per query,
-    e.g. the full rankings of Random and Oracle), the same answers read from
-    the rows' allowed items laid out in order (a bitmap of the rows, one
-    compress, one gather: O(cells), no binary search per query).
-    """
-    local = np.cumsum(head) - 1
-    n_rows = excluded.shape[0]
-    if n_rows * n_items <= _BITMAP_CELLS_PER_QUERY * len(j):
-        laid = _allowed_laid(excluded, n_items)
-        start = np.zeros(n_rows, dtype=np.int64)
-        np.cumsum(n_items - np.diff(excluded.indptr)[:-1], out=start[1:])
-        at = np.take(start, local)
-        at += j
-        return np.take(laid, at)
-    excl_rows = row_ids(np.diff(excluded.indptr))
-    return nth_allowed(excl_rows, excluded.indices.astype(np.int64), n_rows, local, j, n_items + 1)
-
-
-def _allowed_laid(excluded: sp.csr_array, n_items: int) -> np.ndarray:
-    """Each row's items outside its ``excluded`` ones, ascending, rows laid one after another (a bitmap, one compress)."""
-    allowed = np.ones((excluded.shape[0], n_items), dtype=bool)
-    allowed.ravel()[row_ids(np.diff(excluded.indptr)) * n_items + excluded.indices] = False
-    return np.broadcast_to(np.arange(n_items, dtype=np.int64), allowed.shape)[allowed]
-
-
-def _permuted_into(
-    out: np.ndarray,
-    sizes: np.ndarray,
-    candidates: Callable[[np.ndarray], np.ndarray],
-    rng: np.random.Generator,
-    offset: np.ndarray | None = None,
-) -> None:
-    """Write every row's ``sizes[r]`` candidates in a uniformly random order to ``out[r, offset[r]:]`` (offset 0).
-
-    ``candidates(rows)`` gives the candidates of the ascending ``rows``, each
-    row's ascending, one row after another. The draws and lists of
-    :func:`_random_relevant` / :func:`_random_outside` when every row's whole
-    sample is drawn (``t = r``, ``k = allowed``: a full ranking), done by
-    blocks of rows in two dimensions (:func:`~simrec._sampling.permutation_chunks`:
-    one row-wise sort of the draws; the permutation picks the candidates, one
-    gather), with no flat arrays of (row, rank, item).
-    """
-    n = out.shape[1]
-    for rows, perm in permutation_chunks(sizes, rng):
-        width = perm.shape[1]
-        real = np.arange(width) < sizes[rows][:, None]
-        laid = np.full(perm.shape, -1, dtype=np.int64)
-        laid[real] = candidates(rows)
-        perm += (np.arange(len(rows), dtype=np.int64) * width)[:, None]
-        items = np.take(laid, perm)  # positions past a row's size: -1
-        if offset is None:
-            out[rows, :width] = items
-        else:
-            at = (rows * n + offset[rows])[:, None] + np.arange(width)
-            out.reshape(-1)[at[real]] = items[real]
 
 
 #: Popular's first pass looks for each user's first allowed positions among the
@@ -509,7 +408,7 @@ class RandomRecommender:
             _permuted_into(out, allowed, lambda u: _allowed_laid(train.matrix[u], train.n_items), gen)
             return out
         for rows, rank, items in _random_outside(
-            lambda u: train.matrix[u], np.minimum(n, allowed), allowed, train.n_items, gen
+            _Excluded(train.matrix), np.minimum(n, allowed), allowed, train.n_items, gen
         ):
             out[rows, rank] = items
         return out
@@ -599,15 +498,21 @@ class Popular:
         k = np.minimum(n, n_items - lens)
         items = train.matrix.indices
         long = _POPULAR_WINDOW * n >= n_items
+        compiled = not long and (len(items) >= _KERNEL_MIN_PAIRS or "numba" in sys.modules)
+        if compiled:  # the assembly's counts and keys compiled (the same arrays)
+            from simrec.recommenders import _popular_kernel as popular_kernel
         if long:  # the whole order fits the window: no list positions before the assembly
             cut_s, cut_e, n_first, t_rows, t_pos = _popular_cuts(lens, items, gpos, k, lvl_first, lvl_end)
         else:  # the first k non-training positions of the global order
             q, t_rows, t_pos = _popular_first_pass(lens, items, gpos, k, lvl_first, lvl_end, _POPULAR_WINDOW * n)
             cut_s, cut_e = _cut_levels(q, np.cumsum(k), k, lvl_first, lvl_end)
-            q_rows = row_ids(k)
-            n_first = k - np.bincount(q_rows[q >= cut_s[q_rows]], minlength=n_users)
             q_start = np.zeros(n_users + 1, dtype=np.int64)
             np.cumsum(k, out=q_start[1:])
+            if compiled:
+                n_first = popular_kernel.count_below(q, q_start, cut_s)
+            else:
+                q_rows = row_ids(k)
+                n_first = k - np.bincount(q_rows[q >= cut_s[q_rows]], minlength=n_users)
         # (t_rows, t_pos): the training positions inside each user's cut level
         a = (cut_e - cut_s) - np.bincount(t_rows, minlength=n_users)
         b_rows, b_j = sample_distinct(k - n_first, a, gen)
@@ -627,6 +532,11 @@ class Popular:
         col = np.arange(n_items)
         for u0 in range(0, n_users, step):
             u1 = min(u0 + step, n_users)
+            if compiled:
+                keys = np.empty((u1 - u0, n), dtype=np.int64)
+                popular_kernel.assemble_keys(q, q_start, n_first, b_pos, b_start, shuffle.base, shuffle.pad, u0, keys)
+                shuffle.order(keys, gen, out[u0:u1])
+                continue
             keys = np.full((u1 - u0, n), shuffle.pad, dtype=np.int64)
             if long:  # the allowed positions below the cut level, from a bitmap of the block
                 below = col < cut_s[u0:u1, None]

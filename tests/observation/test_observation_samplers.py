@@ -267,3 +267,61 @@ def test_popularity_sampler_by_blocks_gives_the_sample_of_one_pass(exponent, mon
     monkeypatch.setattr(samplers, "_BLOCK_PAIRS", 9)
     got = sampler.sample(truth, sizes, 5)
     assert (got.matrix != want.matrix).nnz == 0 and got.n_pairs == want.n_pairs
+
+
+# -- the compiled block pass (issue 29): the same pairs as the numpy selection ------------------------------
+
+
+@pytest.mark.parametrize("exponent", [1.0, 0.5, -0.5])
+@pytest.mark.parametrize("block", [9, 1 << 19])
+def test_popularity_sampler_compiled_and_numpy_paths_keep_the_same_pairs(exponent, block, monkeypatch):
+    """The compiled passes (candidates and keys, numpy's sort, the cut per row) draw the same keys and
+    keep the same pairs as the numpy selection, in one block or many (the global row in the keys)."""
+    from kernel_paths import use_kernels
+
+    import simrec.observation.samplers as samplers
+
+    truth = IBP(400, 15.0, 1.0, 0.3).generate(3)
+    sizes = np.random.default_rng(4).integers(0, 30, truth.n_users)  # empty, partial and whole rows
+    sampler = PopularitySampler(exponent)
+    monkeypatch.setattr(samplers, "_BLOCK_PAIRS", block)
+    with pytest.MonkeyPatch.context() as mp:
+        use_kernels(mp, compiled=False)
+        want = sampler.sample(truth, sizes, 5)
+    use_kernels(monkeypatch, compiled=True)
+    got = sampler.sample(truth, sizes, 5)
+    np.testing.assert_array_equal(got.matrix.indptr, want.matrix.indptr)
+    np.testing.assert_array_equal(got.matrix.indices, want.matrix.indices)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    lens=st.lists(st.integers(1, 60), min_size=1, max_size=12),
+    frac=st.floats(0, 1),
+    levels=st.integers(1, 6),
+    unit=st.booleans(),
+    first_row=st.sampled_from([0, 7, 100_000]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_compiled_block_selects_as_smallest_per_row(lens, frac, levels, unit, first_row, seed):
+    """The compiled block keeps, in every part row, the pairs ``_smallest_per_row`` selects from the same
+    keys: thresholds from the rows' weights, ties at the cut (few distinct draws, unit weights) broken by
+    position, rows whose candidates fall short, a global first row in the keys."""
+    from simrec.observation.samplers import _keep_block
+
+    rng = np.random.default_rng(seed)
+    lens = np.array(lens, dtype=np.int64)
+    n_items = int(lens.max()) + 5
+    indices = np.concatenate([np.sort(rng.choice(n_items, n, replace=False)) for n in lens]).astype(np.int32)
+    indptr = np.concatenate(([0], np.cumsum(lens)))
+    weight = np.ones(n_items) if unit else rng.integers(1, 50, n_items).astype(np.float64)
+    eff = np.minimum(np.floor(frac * lens).astype(np.int64), lens - 1)  # every row keeps part of its pairs
+    part = eff < lens
+    x = rng.integers(0, levels, lens.sum()) / levels if unit else rng.standard_exponential(lens.sum())
+    w = weight[indices]
+    want = np.zeros(lens.sum(), dtype=bool)
+    want[_smallest_per_row(x / w, lens, eff, w, first_row=first_row)] = True
+    out = np.full(eff.sum() + 1, -1, dtype=np.int32)
+    end = _keep_block(indptr, indices, 0, len(lens), part, eff, weight, x.copy(), first_row, out, 0)
+    assert end == eff.sum()
+    np.testing.assert_array_equal(out[:end], indices[want])

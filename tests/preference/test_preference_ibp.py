@@ -180,7 +180,7 @@ def test_pattern_to_csr_matches_scipy_on_random_patterns():
 
     rng = np.random.default_rng(3)
     cases = ((1, 1, 1.0), (7, 0, 0.5), (0, 4, 0.5), (50, 30, 0.2), (200, 90, 0.05), (9000, 40, 0.02), (4096, 3, 0.5))
-    for n_rows, n_cols, density in cases:  # the last two: several buckets of 2**11 rows, one ending at n_rows
+    for n_rows, n_cols, density in cases:  # the last two: several buckets of 2**9 rows, one ending at n_rows
         dense = rng.random((n_rows, n_cols)) < density
         csc = sp.csc_array(dense.astype(np.int8))
         for dtype in (np.int32, np.int64):
@@ -189,3 +189,23 @@ def test_pattern_to_csr_matches_scipy_on_random_patterns():
             assert indptr.dtype == dtype and indices.dtype == dtype
             np.testing.assert_array_equal(indptr, want.indptr)
             np.testing.assert_array_equal(indices, want.indices)
+
+
+def test_pattern_to_csr_with_and_without_packed_entries():
+    """The first pass packs (row in bucket, column) into one int32 index up to 2**22 columns; past that the
+    rows within their buckets go to a side array (int64 indices still pack): the same CSR either way."""
+    import scipy.sparse as sp
+
+    from simrec._transpose_kernel import pattern_to_csr
+
+    rng = np.random.default_rng(8)
+    n_rows, n_cols, nnz = 5000, (1 << 22) + 3, 30_000
+    cells = np.unique(rng.integers(0, n_rows * n_cols, nnz))
+    rows, cols = np.divmod(cells, n_cols)
+    csc = sp.csc_array((np.ones(len(cells), np.int8), (rows, cols)), shape=(n_rows, n_cols))
+    want = csc.tocsr()
+    want.sort_indices()
+    for dtype in (np.int32, np.int64):  # int32: the side array; int64: packed
+        indptr, indices = pattern_to_csr(csc.indptr, csc.indices, n_rows, dtype)
+        np.testing.assert_array_equal(indptr, want.indptr)
+        np.testing.assert_array_equal(indices, want.indices)
