@@ -119,12 +119,14 @@ def em(
     ll = float(po @ np.log(q[obs]))
     trace = [ll]
     ratio = np.zeros(a.shape[1])
+    # without a history the iterates alternate between two buffers (rows outside every block stay 0)
+    spare = [np.zeros(n_rows), np.zeros(n_rows)] if history is None else None
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
         ratio[obs] = po / q[obs]
         prev, q_prev = pi, q
-        pi, q = a.em_pass(pi, ratio)
+        pi, q = a.em_pass(pi, ratio, None if spare is None else spare[it % 2])
         total = pi.sum()
         if history is not None:
             history.append((prev, q_prev, total))
