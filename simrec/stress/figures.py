@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from simrec._figures import legend_label, literal_text
+from simrec._figures import legend_label, literal_text, plain_log_axis
 from simrec._io import atomic_write
 
 if TYPE_CHECKING:
@@ -198,7 +198,8 @@ def plot_stress(
                 ax.plot(first["k"], first["sampled_hr"], color="k", lw=2, label="sampled HR@k")
                 for m, e in sub.groupby("mapping", sort=False):
                     ax.plot(e["k"], e["global_hr_at_f"], lw=1, label=f"HR@f(k), {m}")
-                ax.set(xscale="log", title=rec, xlabel="k (sampled list)")
+                plain_log_axis(ax, "x")
+                ax.set(title=rec, xlabel="k (sampled list)")
             axes[0][0].set_ylabel("hit ratio")
             _figure_legend(fig, axes[0])
             fig.suptitle(
