@@ -41,7 +41,8 @@ tail, on BLAS's subnormal path) against 0.83-1.01 s now, and ``--quick``
 gave 3.6x (MLE), 4.7x (WMLE) and 5.7x (MN_MLE, BV_MLE).
 
 Run: ``python bench/bench_bootstrap.py`` (about 5 minutes idle),
-``--quick`` (N = 3,000, M = 20,000, n = 101; seconds), ``--repeat 3``.
+``--quick`` (N = 3,000, M = 20,000, n = 101; seconds), ``--repeat 3``,
+``--only MLE MN_MLE`` (some rows; names as printed).
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--only", nargs="*", metavar="NAME", help="only these estimators (their names as printed)")
     args = ap.parse_args()
     N, M, n = (3_000, 20_000, 101) if args.quick else (20_720, 136_677, 501)
     rng = np.random.default_rng(29)
@@ -120,6 +122,8 @@ def main() -> None:
     print(head)
     warnings.simplefilter("ignore")  # the EM's cap warning: recorded in the estimates
     for e in ESTIMATORS:
+        if args.only and e.name not in args.only:
+            continue
         cols = []
         for b in (0, 2, 200):
             cols.append(measure(lambda b=b: e.fit(r, scheme, n_boot=b, rng=0).estimates(metrics), args.repeat))
