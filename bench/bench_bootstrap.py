@@ -13,8 +13,9 @@ bench/bench_estimators.py). The fitted estimators' replicates are linearised
 Each row: the estimator, then wall and CPU seconds (``perf_counter``,
 ``process_time``: BLAS runs single-threaded, so CPU ~ wall on an idle machine)
 of the point estimate, of ``n_boot = 2`` and of ``n_boot = 200``, each the
-median of ``--repeat`` runs on the same warm P(r|R), and the CPU ratio of 200
-to the point estimate. The point estimate is the reference line of its own
+median of ``--repeat`` rounds on the same warm P(r|R) (each round runs the
+three in turn, so a change of load touches all three alike), and the CPU
+ratio of 200 to the point estimate. The point estimate is the reference line of its own
 row. ``uptime`` is printed before and after: quote figures with the load.
 
 Measured (2026-11-26, 2-core Intel Xeon shared by eight engineers: load
@@ -92,15 +93,18 @@ def uptime() -> str:
         return "uptime unavailable"
 
 
-def measure(fn, repeat: int) -> tuple[float, float]:
-    walls, cpus = [], []
+def measure(fns, repeat: int) -> list[tuple[float, float]]:
+    """Median wall and CPU seconds of each of ``fns``, run in turn ``repeat`` times (interleaved rounds)."""
+    walls: list[list[float]] = [[] for _ in fns]
+    cpus: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        gc.collect()
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - t0)
-        cpus.append(time.process_time() - c0)
-    return statistics.median(walls), statistics.median(cpus)
+        for i, fn in enumerate(fns):
+            gc.collect()
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            walls[i].append(time.perf_counter() - t0)
+            cpus[i].append(time.process_time() - c0)
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus)]
 
 
 def main() -> None:
@@ -124,10 +128,8 @@ def main() -> None:
     for e in ESTIMATORS:
         if args.only and e.name not in args.only:
             continue
-        cols = []
-        for b in (0, 2, 200):
-            cols.append(measure(lambda b=b: e.fit(r, scheme, n_boot=b, rng=0).estimates(metrics), args.repeat))
-        (w0, c0), (w2, c2), (w200, c200) = cols
+        fns = [lambda b=b: e.fit(r, scheme, n_boot=b, rng=0).estimates(metrics) for b in (0, 2, 200)]
+        (w0, c0), (w2, c2), (w200, c200) = measure(fns, args.repeat)
         print(
             f"{e.name:<30} {w0:>10.2f} {c0:>7.2f} {w2:>11.2f} {c2:>7.2f} {w200:>13.2f} {c200:>7.2f} {c200 / c0:>8.2f}x",
             flush=True,

@@ -204,15 +204,39 @@ def _backward_step(
     pis = pi_prev / pm if dtype is np.float32 else pi_prev
     if w.ndim == 2:
         pis = pis[:, None]
-    ws = w / sx
-    lam = ws.copy()
+    lam = _columnwise(np.divide, w, sx)  # w / sx, then λ in place block by block (the same numbers as a copy)
     y: np.ndarray = np.empty(w.shape, dtype=dtype)
     s = np.zeros((a.shape[1],) + w.shape[1:])
     for r0, r1, c0, c1, v in a.blocks:  # each block read once for both products
-        np.subtract(ws[r0:r1], v @ x[c0:c1], out=lam[r0:r1])
+        np.subtract(lam[r0:r1], v @ x[c0:c1], out=lam[r0:r1])
         np.multiply(lam[r0:r1], pis[r0:r1], out=y[r0:r1], casting="unsafe")
         s[c0:c1] += v.T @ y[r0:r1]
-    return lam * sx, s * (sx * pm)
+    return _columnwise(np.multiply, lam, sx, out=lam), s * (sx * pm)
+
+
+def _columnwise(op: np.ufunc, a: np.ndarray, b: np.ndarray | float, out: np.ndarray | None = None) -> np.ndarray:
+    """``op(a, b)`` for ``a`` of shape (N,) or (N, J) and ``b`` a scalar or of shape (J,) (one value per column).
+
+    Column by column for (N, J): the same numbers as numpy's broadcast,
+    whose inner loop would run over the J entries of a row (issue 29: the
+    broadcast ops were 20% of :func:`em_gradient` at N = 20,720, J = 2).
+    """
+    out = np.empty(a.shape) if out is None else out
+    if a.ndim == 1 or not isinstance(b, np.ndarray) or b.ndim == 0:
+        return op(a, b, out=out)
+    for j in range(a.shape[1]):
+        op(a[:, j], b[j], out=out[:, j])
+    return out
+
+
+def _times_rows(a: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``a *= u[:, None]`` (``a *= u`` for a vector), column by column (see :func:`_columnwise`); returns ``a``."""
+    if a.ndim == 1:
+        a *= u
+    else:
+        for j in range(a.shape[1]):
+            np.multiply(a[:, j], u, out=a[:, j])
+    return a
 
 
 @blas_single_thread
@@ -257,6 +281,7 @@ def em_gradient(
         def col(v: np.ndarray) -> np.ndarray:
             return v[:, None] if lam.ndim == 2 else v
 
+        w = np.empty(lam.shape)
         c = pi_final @ lam
         y, sy = _cast(lam * col(steps[-1][0]), dtype)
         s_t = mat.rmatvec(y) * sy
@@ -269,7 +294,8 @@ def em_gradient(
             if t == 0:
                 break
             u = np.divide(nxt, pi_t, out=np.zeros_like(pi_t), where=pi_t > 0)
-            lam, s_t = _backward_step(mat, (lam - c) * col(u), rho * col(p * inv_q**2), steps[t - 1][0], dtype)
+            w = _times_rows(_columnwise(np.subtract, lam, c, out=w), u)  # (λ - c) ⊙ u
+            lam, s_t = _backward_step(mat, w, rho * col(p * inv_q**2), steps[t - 1][0], dtype)
             c = pi_t @ lam
             nxt = pi_t
     out = np.zeros((n_cols, n_out))
