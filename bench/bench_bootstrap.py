@@ -18,23 +18,24 @@ three in turn, so a change of load touches all three alike), and the CPU
 ratio of 200 to the point estimate. The point estimate is the reference line of its own
 row. ``uptime`` is printed before and after: quote figures with the load.
 
-Measured (2026-11-26, 2-core Intel Xeon shared by eight engineers: load
-average 17-22 during the run, so wall is 4-8x CPU; ratios are of CPU times
-in the same run), full size, after issue 29's single-precision backward pass
-without subnormal floats (:mod:`simrec.sampling._em`)::
+Measured (2026-12-01, 2-core machine shared by seven engineers, load 4.6-5.3;
+ratios are of CPU times in the same run), full size, after issue 29's
+column-by-column backward pass (:mod:`simrec.sampling._em`)::
 
     estimator            point cpu   boot=2 cpu   boot=200 cpu   200/point
-    MLE                     1.38        2.48          2.36          1.71x
-    MLE[100 epochs]         0.43        0.88          0.84          1.97x
-    WMLE                    1.40        2.39          2.31          1.65x
-    MES                    14.46       13.29          9.26          0.64x
-    MES[notebook]           0.52        0.59          0.62          1.18x
-    MES[unweighted]         0.45        0.50          0.50          1.12x
-    MN_MLE                  1.59        2.57          2.59          1.63x
-    BV_MLE(gamma=0.1)       1.57        2.80          2.68          1.70x
-    MN_MES                 15.13       14.38         14.19          0.94x
-    BV_MES(gamma=0.1)      15.04       16.05         14.62          0.97x
+    MLE                     1.41        2.21          2.05          1.45x
+    MLE[100 epochs]         0.45        0.69          0.69          1.52x
+    WMLE                    1.42        2.16          2.08          1.47x
+    MES                    12.52       12.61         12.71          1.02x
+    MES[notebook]           0.45        0.52          0.52          1.17x
+    MES[unweighted]         0.39        0.42          0.44          1.14x
+    MN_MLE                  1.39        2.01          1.90          1.36x
+    BV_MLE(gamma=0.1)       1.46        2.17          2.15          1.47x
+    MN_MES                 12.89       12.65         12.78          0.99x
+    BV_MES(gamma=0.1)      13.36       12.41         12.55          0.94x
 
+With ``--repeat 5 --only`` the EM family, two runs at load 2.4-4.8 gave
+1.51-1.73x (the previous code, in the same session: 1.57-1.97x).
 (MES's published objective takes 10-15 s CPU per fit at this size, and its
 L-BFGS varies more between runs than the interval costs.) Before, at load
 16-18, the backward pass alone cost 2.65-2.94 s CPU (float32 with the 1e-30

@@ -65,9 +65,10 @@ agrees with the double-precision one to a relative 1e-5 (tested,
 ``dtype=np.float64`` is the reference; 6e-8 measured at N = 20,720,
 n = 501, M = 136,677, as before the cut) and with central differences of
 the EM to 1e-5; the bootstrap replicates move by about 1e-8 of their
-spread. The backward pass then costs about 0.6 of a forward EM fit at
-N = 20,720, n = 501 (bench/bench_bootstrap.py), so an interval costs under
-2 fits.
+spread. The backward pass then costs about 0.7 of a forward EM fit at
+N = 20,720, n = 501 (0.46 against 0.68 s CPU, load 7; its elementwise steps
+on the (N, J) adjoint run column by column, issue 29), so an interval costs
+under 2 fits (bench/bench_bootstrap.py).
 """
 
 from __future__ import annotations
