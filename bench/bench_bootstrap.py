@@ -13,27 +13,29 @@ bench/bench_estimators.py). The fitted estimators' replicates are linearised
 Each row: the estimator, then wall and CPU seconds (``perf_counter``,
 ``process_time``: BLAS runs single-threaded, so CPU ~ wall on an idle machine)
 of the point estimate, of ``n_boot = 2`` and of ``n_boot = 200``, each the
-median of ``--repeat`` runs on the same warm P(r|R), and the CPU ratio of 200
-to the point estimate. The point estimate is the reference line of its own
+median of ``--repeat`` rounds on the same warm P(r|R) (each round runs the
+three in turn, so a change of load touches all three alike), and the CPU
+ratio of 200 to the point estimate. The point estimate is the reference line of its own
 row. ``uptime`` is printed before and after: quote figures with the load.
 
-Measured (2026-11-26, 2-core Intel Xeon shared by eight engineers: load
-average 17-22 during the run, so wall is 4-8x CPU; ratios are of CPU times
-in the same run), full size, after issue 29's single-precision backward pass
-without subnormal floats (:mod:`simrec.sampling._em`)::
+Measured (2026-12-01, 2-core machine shared by seven engineers, load 4.6-5.3;
+ratios are of CPU times in the same run), full size, after issue 29's
+column-by-column backward pass (:mod:`simrec.sampling._em`)::
 
     estimator            point cpu   boot=2 cpu   boot=200 cpu   200/point
-    MLE                     1.38        2.48          2.36          1.71x
-    MLE[100 epochs]         0.43        0.88          0.84          1.97x
-    WMLE                    1.40        2.39          2.31          1.65x
-    MES                    14.46       13.29          9.26          0.64x
-    MES[notebook]           0.52        0.59          0.62          1.18x
-    MES[unweighted]         0.45        0.50          0.50          1.12x
-    MN_MLE                  1.59        2.57          2.59          1.63x
-    BV_MLE(gamma=0.1)       1.57        2.80          2.68          1.70x
-    MN_MES                 15.13       14.38         14.19          0.94x
-    BV_MES(gamma=0.1)      15.04       16.05         14.62          0.97x
+    MLE                     1.41        2.21          2.05          1.45x
+    MLE[100 epochs]         0.45        0.69          0.69          1.52x
+    WMLE                    1.42        2.16          2.08          1.47x
+    MES                    12.52       12.61         12.71          1.02x
+    MES[notebook]           0.45        0.52          0.52          1.17x
+    MES[unweighted]         0.39        0.42          0.44          1.14x
+    MN_MLE                  1.39        2.01          1.90          1.36x
+    BV_MLE(gamma=0.1)       1.46        2.17          2.15          1.47x
+    MN_MES                 12.89       12.65         12.78          0.99x
+    BV_MES(gamma=0.1)      13.36       12.41         12.55          0.94x
 
+With ``--repeat 5 --only`` the EM family, two runs at load 2.4-4.8 gave
+1.51-1.73x (the previous code, in the same session: 1.57-1.97x).
 (MES's published objective takes 10-15 s CPU per fit at this size, and its
 L-BFGS varies more between runs than the interval costs.) Before, at load
 16-18, the backward pass alone cost 2.65-2.94 s CPU (float32 with the 1e-30
@@ -41,7 +43,8 @@ tail, on BLAS's subnormal path) against 0.83-1.01 s now, and ``--quick``
 gave 3.6x (MLE), 4.7x (WMLE) and 5.7x (MN_MLE, BV_MLE).
 
 Run: ``python bench/bench_bootstrap.py`` (about 5 minutes idle),
-``--quick`` (N = 3,000, M = 20,000, n = 101; seconds), ``--repeat 3``.
+``--quick`` (N = 3,000, M = 20,000, n = 101; seconds), ``--repeat 3``,
+``--only MLE MN_MLE`` (some rows; names as printed).
 """
 
 from __future__ import annotations
@@ -91,21 +94,25 @@ def uptime() -> str:
         return "uptime unavailable"
 
 
-def measure(fn, repeat: int) -> tuple[float, float]:
-    walls, cpus = [], []
+def measure(fns, repeat: int) -> list[tuple[float, float]]:
+    """Median wall and CPU seconds of each of ``fns``, run in turn ``repeat`` times (interleaved rounds)."""
+    walls: list[list[float]] = [[] for _ in fns]
+    cpus: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        gc.collect()
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - t0)
-        cpus.append(time.process_time() - c0)
-    return statistics.median(walls), statistics.median(cpus)
+        for i, fn in enumerate(fns):
+            gc.collect()
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            walls[i].append(time.perf_counter() - t0)
+            cpus[i].append(time.process_time() - c0)
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus)]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--only", nargs="*", metavar="NAME", help="only these estimators (their names as printed)")
     args = ap.parse_args()
     N, M, n = (3_000, 20_000, 101) if args.quick else (20_720, 136_677, 501)
     rng = np.random.default_rng(29)
@@ -120,10 +127,10 @@ def main() -> None:
     print(head)
     warnings.simplefilter("ignore")  # the EM's cap warning: recorded in the estimates
     for e in ESTIMATORS:
-        cols = []
-        for b in (0, 2, 200):
-            cols.append(measure(lambda b=b: e.fit(r, scheme, n_boot=b, rng=0).estimates(metrics), args.repeat))
-        (w0, c0), (w2, c2), (w200, c200) = cols
+        if args.only and e.name not in args.only:
+            continue
+        fns = [lambda b=b: e.fit(r, scheme, n_boot=b, rng=0).estimates(metrics) for b in (0, 2, 200)]
+        (w0, c0), (w2, c2), (w200, c200) = measure(fns, args.repeat)
         print(
             f"{e.name:<30} {w0:>10.2f} {c0:>7.2f} {w2:>11.2f} {c2:>7.2f} {w200:>13.2f} {c200:>7.2f} {c200 / c0:>8.2f}x",
             flush=True,

@@ -23,6 +23,14 @@ forkserver's). The memo's hits and misses are printed for the serial run
 (distinct histograms = misses). The load (``os.getloadavg``, as ``uptime``
 prints it) is printed before and after each row.
 
+Bytecode: simrec's modules are byte-compiled first (``python -m
+compileall``, into the ``__pycache__`` folders git ignores), as a pip install
+does and as Python does on the first import, so every row measures a
+command whose imports read bytecode. Where ``PYTHONDONTWRITEBYTECODE`` is
+set (as on the shared development machine) Python would otherwise compile
+simrec's ~130 modules again in every process (about 0.2 s CPU each time);
+``--no-compile`` measures that.
+
 Usage::
 
     python bench/bench_stress_readme.py                 # 100 repeats: jobs 1, jobs 2, reference, start-up
@@ -143,10 +151,19 @@ def main() -> None:
     ap.add_argument("--skip", nargs="*", default=[], choices=["jobs2", "reference", "startup"])
     ap.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     ap.add_argument("--no-memo", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-compile", action="store_true", help="do not byte-compile simrec first (see the docstring)")
     args = ap.parse_args()
     if args.child is not None:
         child(args.child, memo=not args.no_memo)
         return
+    if not args.no_compile:
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(ROOT / "simrec")], check=False, env=ENV
+        )  # best effort
+    print(
+        f"bytecode: {'not compiled first' if args.no_compile else 'simrec compiled first'}; "
+        f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}"
+    )
     print(f"README ranks-file example (3 rows, N = 20,720, 3 schemes, n = 100), {args.repeats} repeats, whole process")
     print(f"load average {load()} (start)")
     head = f"{'run':<34} {'wall s':>7} {'CPU s':>7} {'CPU/rep ms':>10} {'memo hits/misses':>17}  load after"

@@ -135,11 +135,11 @@ _ML1M = r"simrec run ml1m-size --jobs 2"
 _USE = r"harness, all users"
 CLAIMS: tuple[Claim, ...] = (
     # -- the ranks-file stress example of docs/howto/ranks.md (issue 29) ---------------------------------------------
-    Claim(_RANKS, "12.6 s serially and 16.0 s with `--jobs 2`", "ranks-file example, --jobs 1, CPU", _q(12.6), "s",
+    Claim(_RANKS, "6.5 s serially and 8.5 s with `--jobs 2`", "ranks-file example, --jobs 1, CPU", _q(6.5), "s",
           "stress_readme", row(r"^simrec stress --jobs 1\b", 1)),
-    Claim(_RANKS, "12.6 s serially and 16.0 s with `--jobs 2`", "ranks-file example, --jobs 2, CPU", _q(16.0), "s",
+    Claim(_RANKS, "6.5 s serially and 8.5 s with `--jobs 2`", "ranks-file example, --jobs 2, CPU", _q(8.5), "s",
           "stress_readme", row(r"^simrec stress --jobs 2\b", 1)),
-    Claim(_RANKS, "against 79.3 s with every repeat fitted", "same, memo off (reference), CPU", _q(79.3), "s",
+    Claim(_RANKS, "against 33.5 s with every repeat fitted", "same, memo off (reference), CPU", _q(33.5), "s",
           "stress_readme", row(r"^reference: --jobs 1, memo off", 1)),
     # -- numba kernels' start-up ------------------------------------------------------------------------------------
     Claim(_START, "about a second of start-up in each process that uses one", "AUC kernel start-up, CPU", _q(1.0), "s",
@@ -191,11 +191,11 @@ CLAIMS: tuple[Claim, ...] = (
         Claim(_LIB, f"{name} {x}x", f"{name}: 200 linearised replicates / point estimate, CPU", _q(float(x)), "x",
               "bootstrap", row(rf"^{re.escape(label)}\s", 6))
         for name, label, x in (
-            ("MLE", "MLE", "1.71"),
-            ("MLE[100 epochs]", "MLE[100 epochs]", "1.97"),
-            ("WMLE", "WMLE", "1.65"),
-            ("MN_MLE", "MN_MLE", "1.63"),
-            ("BV_MLE", "BV_MLE(gamma=0.1)", "1.70"),
+            ("MLE", "MLE", "1.45"),
+            ("MLE[100 epochs]", "MLE[100 epochs]", "1.52"),
+            ("WMLE", "WMLE", "1.47"),
+            ("MN_MLE", "MN_MLE", "1.36"),
+            ("BV_MLE", "BV_MLE(gamma=0.1)", "1.47"),
         )
     ),
     # -- LensKit and the floors ---------------------------------------------------------------------------------------

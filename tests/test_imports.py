@@ -240,9 +240,28 @@ def test_simrec_run_loads_only_what_it_uses():
         "mods = ('scipy.stats', 'simrec.stress', 'simrec.assess', 'simrec.sampling', 'simrec.studies.assess', "
         "'simrec.studies.stress', 'simrec.studies.calibrate'); print(','.join(m for m in mods if m in sys.modules))"
     )
+    assert _printed(code) == ""
+
+
+def test_simrec_stress_loads_only_what_it_uses():
+    """``simrec stress`` (issue 29): its scenario schema and study load neither the ``simrec run`` scenario
+    (``simrec.config.run``, with the debiasing layer) nor the pipeline a simulated world runs on
+    (``simrec.experiment``, ``simrec.loo``): a stress run of a ranks file uses none of them, and scored
+    sources import them when they build their data."""
+    code = (
+        "import sys, simrec.cli, simrec.config.stress; from simrec.studies import run_stress_scenario; "
+        "mods = ('simrec.config.run', 'simrec.debias', 'simrec.experiment', 'simrec.loo'); "
+        "print(','.join(m for m in mods if m in sys.modules))"
+    )
+    assert _printed(code) == ""
+
+
+def _printed(code: str) -> str:
+    """What ``python -c code`` prints (stripped), run in a fresh interpreter on this checkout."""
     env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert out.stdout.strip() == ""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.strip()
 
 
 def test_lazy_studies_names_resolve():

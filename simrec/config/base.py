@@ -7,6 +7,8 @@ the rule and the value received; several problems are reported together.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -26,6 +28,7 @@ __all__ = [
     "read_toml",
     "format_validation",
     "problems_error",
+    "content_digest",
 ]
 
 #: A name that may become part of a file or folder name: 1-64 letters, digits, ``_``, ``-`` or ``.``, starting
@@ -65,6 +68,16 @@ class Strict(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def content_digest(spec: Strict) -> str:
+    """Stable hash of a validated file's content (a run folder refuses a different one).
+
+    Keys at their default values are left out, so adding an optional key to a
+    schema never changes the identity of an existing run folder.
+    """
+    blob = json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
 
 
 def no_repeats(model: BaseModel, *keys: str) -> None:

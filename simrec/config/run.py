@@ -33,8 +33,6 @@ Example
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Literal
 
@@ -44,6 +42,7 @@ from simrec.config.base import (
     SafeName,
     ScenarioError,
     Strict,
+    content_digest,
     format_validation,
     no_repeats,
     problems_error,
@@ -64,16 +63,6 @@ __all__ = ["Scenario", "EvaluationSpec", "METRIC_NAMES", "load_scenario", "conte
 
 #: Metric names a scenario may list; ``auc`` and ``pap_at_k`` need full rankings (scores over all candidates).
 METRIC_NAMES: tuple[str, ...] = tuple(METRICS)
-
-
-def content_digest(spec: Strict) -> str:
-    """Stable hash of a validated file's content (a run folder refuses a different one).
-
-    Keys at their default values are left out, so adding an optional key to a
-    schema never changes the identity of an existing run folder.
-    """
-    blob = json.dumps(spec.model_dump(mode="json", exclude_defaults=True), sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
 
 
 class EvaluationSpec(Strict):

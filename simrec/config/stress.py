@@ -40,12 +40,20 @@ from typing import Annotated, Literal, cast
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from simrec._validation import quote
-from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
+from simrec.config.base import (
+    SafeName,
+    ScenarioError,
+    Strict,
+    content_digest,
+    format_validation,
+    no_repeats,
+    problems_error,
+    read_toml,
+)
 from simrec.config.budget import BYTES_PER_ROW, Budget, Need, Needs
 from simrec.config.cost import BYTES_PER_RANKS_ROW, Work, file_bytes, sizes_from_file
 from simrec.config.estimators import EstimatorsSpec
 from simrec.config.files import merge_presets, resolve_scenario_path
-from simrec.config.run import content_digest
 from simrec.config.sources import FileSource, SamplingPlan, SourceSpec, size_problems, user_size_problems
 from simrec.stress.harness import METRIC_FAMILIES, METRIC_NAMES, SCHEMES, StressConfig
 from simrec.stress.user_sampling import UserSamplingConfig

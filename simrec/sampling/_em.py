@@ -65,9 +65,10 @@ agrees with the double-precision one to a relative 1e-5 (tested,
 ``dtype=np.float64`` is the reference; 6e-8 measured at N = 20,720,
 n = 501, M = 136,677, as before the cut) and with central differences of
 the EM to 1e-5; the bootstrap replicates move by about 1e-8 of their
-spread. The backward pass then costs about 0.6 of a forward EM fit at
-N = 20,720, n = 501 (bench/bench_bootstrap.py), so an interval costs under
-2 fits.
+spread. The backward pass then costs about 0.7 of a forward EM fit at
+N = 20,720, n = 501 (0.46 against 0.68 s CPU, load 7; its elementwise steps
+on the (N, J) adjoint run column by column, issue 29), so an interval costs
+under 2 fits (bench/bench_bootstrap.py).
 """
 
 from __future__ import annotations
@@ -119,12 +120,14 @@ def em(
     ll = float(po @ np.log(q[obs]))
     trace = [ll]
     ratio = np.zeros(a.shape[1])
+    # without a history the iterates alternate between two buffers (rows outside every block stay 0)
+    spare = [np.zeros(n_rows), np.zeros(n_rows)] if history is None else None
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
         ratio[obs] = po / q[obs]
         prev, q_prev = pi, q
-        pi, q = a.em_pass(pi, ratio)
+        pi, q = a.em_pass(pi, ratio, None if spare is None else spare[it % 2])
         total = pi.sum()
         if history is not None:
             history.append((prev, q_prev, total))
@@ -202,15 +205,39 @@ def _backward_step(
     pis = pi_prev / pm if dtype is np.float32 else pi_prev
     if w.ndim == 2:
         pis = pis[:, None]
-    ws = w / sx
-    lam = ws.copy()
+    lam = _columnwise(np.divide, w, sx)  # w / sx, then λ in place block by block (the same numbers as a copy)
     y: np.ndarray = np.empty(w.shape, dtype=dtype)
     s = np.zeros((a.shape[1],) + w.shape[1:])
     for r0, r1, c0, c1, v in a.blocks:  # each block read once for both products
-        np.subtract(ws[r0:r1], v @ x[c0:c1], out=lam[r0:r1])
+        np.subtract(lam[r0:r1], v @ x[c0:c1], out=lam[r0:r1])
         np.multiply(lam[r0:r1], pis[r0:r1], out=y[r0:r1], casting="unsafe")
         s[c0:c1] += v.T @ y[r0:r1]
-    return lam * sx, s * (sx * pm)
+    return _columnwise(np.multiply, lam, sx, out=lam), s * (sx * pm)
+
+
+def _columnwise(op: np.ufunc, a: np.ndarray, b: np.ndarray | float, out: np.ndarray | None = None) -> np.ndarray:
+    """``op(a, b)`` for ``a`` of shape (N,) or (N, J) and ``b`` a scalar or of shape (J,) (one value per column).
+
+    Column by column for (N, J): the same numbers as numpy's broadcast,
+    whose inner loop would run over the J entries of a row (issue 29: the
+    broadcast ops were 20% of :func:`em_gradient` at N = 20,720, J = 2).
+    """
+    out = np.empty(a.shape) if out is None else out
+    if a.ndim == 1 or not isinstance(b, np.ndarray) or b.ndim == 0:
+        return op(a, b, out=out)
+    for j in range(a.shape[1]):
+        op(a[:, j], b[j], out=out[:, j])
+    return out
+
+
+def _times_rows(a: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``a *= u[:, None]`` (``a *= u`` for a vector), column by column (see :func:`_columnwise`); returns ``a``."""
+    if a.ndim == 1:
+        a *= u
+    else:
+        for j in range(a.shape[1]):
+            np.multiply(a[:, j], u, out=a[:, j])
+    return a
 
 
 @blas_single_thread
@@ -255,6 +282,7 @@ def em_gradient(
         def col(v: np.ndarray) -> np.ndarray:
             return v[:, None] if lam.ndim == 2 else v
 
+        w = np.empty(lam.shape)
         c = pi_final @ lam
         y, sy = _cast(lam * col(steps[-1][0]), dtype)
         s_t = mat.rmatvec(y) * sy
@@ -267,7 +295,8 @@ def em_gradient(
             if t == 0:
                 break
             u = np.divide(nxt, pi_t, out=np.zeros_like(pi_t), where=pi_t > 0)
-            lam, s_t = _backward_step(mat, (lam - c) * col(u), rho * col(p * inv_q**2), steps[t - 1][0], dtype)
+            w = _times_rows(_columnwise(np.subtract, lam, c, out=w), u)  # (λ - c) ⊙ u
+            lam, s_t = _backward_step(mat, w, rho * col(p * inv_q**2), steps[t - 1][0], dtype)
             c = pi_t @ lam
             nxt = pi_t
     out = np.zeros((n_cols, n_out))

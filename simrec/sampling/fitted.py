@@ -27,7 +27,7 @@ replicate is the first-order expansion of the estimate around the sample,
 T*_b = T̂ + ∇_h T̂ · (h*_b − h), with the exact gradient of the estimate as
 computed (:func:`bootstrap_estimates`): reverse mode through the EM
 iterations actually run (:mod:`._em`: one backward pass in single
-precision, about 0.6 of a forward fit at N = 20,720, n = 501), the
+precision, about 0.7 of a forward fit at N = 20,720, n = 501), the
 implicit-function theorem at MES's dual optimum (:mod:`._mes`), and the chain
 rule through the fitted prior for the linear estimators. An interval then
 costs under 2 fits instead of B + 1 (bench/bench_bootstrap.py). This is the delta-method ("linear")

@@ -367,20 +367,34 @@ class CorrectionProblem:
         ``z_i >= 0`` for i < n (``z_n`` free), a bounded least-squares problem
         solved by :func:`scipy.optimize.lsq_linear` (BVLS).
         """
+        return self.solve_monotone_many(self.rhs(metric)[:, None])[:, 0]
+
+    @blas_single_thread
+    def solve_monotone_many(self, rhs: np.ndarray) -> np.ndarray:
+        """CLS (:meth:`solve_monotone`) for J right-hand sides A^T D b at once, shape (n, J) -> (n, J).
+
+        The design matrix is built once; each column is its own BVLS problem.
+        Pass :meth:`rhs_top` (or :class:`~.histograms.MetricTables.rhs`) to
+        get every metric's right-hand side in one product (issue 29: 150
+        metric columns of the stress harness in one product instead of 150
+        sweeps over P(r|R); equal to :meth:`rhs` up to the order of the sums).
+        """
         support, sc, lam, q = self._eig
         keep = lam > self._cutoff
         lk, qk = lam[keep], q[:, keep]
         a = (np.sqrt(lk)[:, None] * qk.T) * sc[None, :]
-        b = (qk.T @ (self.rhs(metric)[support] / sc)) / np.sqrt(lk)
         design = np.cumsum(a, axis=1)
         m = support.size
         lower = np.zeros(m)
         lower[-1] = -np.inf
-        res = lsq_linear(design, b, bounds=(lower, np.full(m, np.inf)), method="bvls", tol=1e-12)
-        z = res.x
-        z[:-1] = np.maximum(z[:-1], 0.0)  # BVLS may return -1e-17 at an active bound
-        x = np.cumsum(z[::-1])[::-1]
-        return self._fill(x)
+        upper = np.full(m, np.inf)
+        out = np.empty((self.scheme.n, rhs.shape[1]))
+        for j in range(rhs.shape[1]):
+            b = (qk.T @ (rhs[support, j] / sc)) / np.sqrt(lk)
+            z = lsq_linear(design, b, bounds=(lower, upper), method="bvls", tol=1e-12).x
+            z[:-1] = np.maximum(z[:-1], 0.0)  # BVLS may return -1e-17 at an active bound
+            out[:, j] = self._fill(np.cumsum(z[::-1])[::-1])
+        return out
 
 
 def _uniform_problem(scheme: SamplingScheme) -> CorrectionProblem:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from simrec._figures import legend_label, literal_text
+from simrec._figures import legend_label, literal_text, plain_log_axis
 from simrec._io import atomic_write
 
 if TYPE_CHECKING:
@@ -100,6 +100,23 @@ def _symlog_axis(ax: Axes, top: float) -> None:
     ticks = [t for t in ticks if t <= top * 1.3]
     ax.set_yticks(ticks, [f"{t:g}".replace("-", "−") for t in ticks])
     ax.yaxis.set_minor_locator(NullLocator())
+
+
+def _plain_log_k(ax: Axes, k_max: float) -> None:
+    """A log x axis up to ``k_max`` labelled in plain numbers at 1, 2, 5, 10, 20, 50, ... (1, 3, 10, 30, ... beyond
+    500; decades beyond 5,000), without minor ticks.
+
+    Decision (issue 29): labelled ticks read better than decades with
+    unlabelled minor ticks, and draw in about a third less time (minor ticks
+    were a third of the hit-ratio figures' cost); fewer per decade as the
+    axis gets longer, so the labels never overlap.
+    """
+    from matplotlib.ticker import LogLocator, NullLocator
+
+    plain_log_axis(ax, "x")
+    subs = (1.0, 2.0, 5.0) if k_max <= 500 else (1.0, 3.0) if k_max <= 5000 else (1.0,)
+    ax.xaxis.set_major_locator(LogLocator(subs=subs, numticks=64))  # the subs decide the density
+    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def _size_ticks(ax: Axes, sizes: Iterable[float]) -> None:
@@ -198,7 +215,8 @@ def plot_stress(
                 ax.plot(first["k"], first["sampled_hr"], color="k", lw=2, label="sampled HR@k")
                 for m, e in sub.groupby("mapping", sort=False):
                     ax.plot(e["k"], e["global_hr_at_f"], lw=1, label=f"HR@f(k), {m}")
-                ax.set(xscale="log", title=rec, xlabel="k (sampled list)")
+                _plain_log_k(ax, float(sub["k"].max()))
+                ax.set(title=rec, xlabel="k (sampled list)")
             axes[0][0].set_ylabel("hit ratio")
             _figure_legend(fig, axes[0])
             fig.suptitle(

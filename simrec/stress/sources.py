@@ -73,11 +73,7 @@ import scipy.sparse as sp
 from simrec._inputs import InputFileError, open_input
 from simrec._random import RNGLike, as_generator
 from simrec._validation import check_choice, quote, shorten
-from simrec.experiment import true_relevance
 from simrec.interactions import Interactions
-from simrec.loo import leave_last_out, leave_one_out
-from simrec.observation import observe
-from simrec.recommenders.coverage import unscored_note, unscored_rows
 from simrec.sampling import global_ranks
 
 __all__ = [
@@ -191,6 +187,8 @@ class RecommenderRanks:
 
     def unscored_note(self) -> str | None:
         """The warning when the recommender scored no candidate for many of its users (else None)."""
+        from simrec.recommenders.coverage import unscored_note
+
         return unscored_note(
             self.name, self.n_unscored, self.n_users, "no candidate scored (ranks are ties broken at random)"
         )
@@ -283,6 +281,9 @@ def loo_data(
         The true preferences and the truth row of each observed user
         (:class:`simrec.observation.Observed`); gives ``relevant``.
     """
+    from simrec.experiment import true_relevance
+    from simrec.loo import leave_last_out, leave_one_out
+
     if timestamps is None:
         split = leave_one_out(observed, rng, min_items=min_items)
     else:
@@ -318,6 +319,8 @@ def simulate_loo_data(world: Any, seed: np.random.SeedSequence | int, *, min_ite
     The seed's children are used in a fixed order (0 truth, 1 observation,
     2 split), so every task of a run rebuilds the same data.
     """
+    from simrec.observation import observe
+
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     children = ss.spawn(3)
     truth = world.preference.generate(as_generator(children[0]), max_pairs=world.max_pairs)
@@ -394,6 +397,8 @@ def score_ranks(
         (e.g. unscored) ranks below every finite one; users with no scored
         candidate are counted in ``n_unscored``.
     """
+    from simrec.recommenders.coverage import unscored_rows
+
     every = check_candidates(recommender, candidates)
     more = {"exclude_train": False} if every else {}  # the oracles' score takes no exclude_train
     gen = as_generator(rng)

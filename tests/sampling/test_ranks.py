@@ -78,6 +78,34 @@ def test_blocks_products_match_dense():
     np.testing.assert_allclose(q_new, a.T @ pi_new, rtol=1e-12)
 
 
+def test_one_column_blocks_and_reused_em_buffers_give_the_same_numbers():
+    """Issue 29: a one-column block times a vector is ``v[:, 0] * x[c0]`` (numpy's matmul on an inner dimension of 1
+    is 25x slower), and EM without a history alternates two buffers: the same numbers as matmul and fresh arrays, to
+    the bit, on a matrix whose blocks have one and two columns and leave rows uncovered."""
+    from simrec.sampling._blocks import BlockMatrix
+    from simrec.sampling._em import em
+
+    rng = np.random.default_rng(29)
+    v = [rng.random((50, 1)), rng.random((70, 2)), rng.random((30, 1)) * 1e-3]
+    b = BlockMatrix(
+        (200, 3), ((0, 50, 0, 1, v[0]), (50, 120, 1, 3, v[1]), (150, 180, 2, 3, v[2]))
+    )  # 120..149 uncovered
+    x, pi = rng.random(3), rng.random(200)
+    ref = np.zeros(200)
+    for r0, r1, c0, c1, blk in b.blocks:
+        ref[r0:r1] = blk @ x[c0:c1]
+    assert b.matvec(x).tobytes() == ref.tobytes()
+    pi_new, q_new = b.em_pass(pi, x)
+    assert pi_new.tobytes() == (pi * ref).tobytes()
+    again = b.em_pass(pi, x, out=np.zeros(200))
+    assert again[0].tobytes() == pi_new.tobytes() and again[1].tobytes() == q_new.tobytes()
+    p = np.array([0.2, 0.5, 0.3])
+    plain, recorded = em(b, p, 40, 0.0), em(b, p, 40, 0.0, history=[])
+    assert plain[0].tobytes() == recorded[0].tobytes() and plain[1:3] == recorded[1:3]
+    assert plain[3].tobytes() == recorded[3].tobytes()
+    assert (plain[0][120:150] == 0).all()
+
+
 def test_banded_storage_is_smaller_at_scale():
     s = SamplingScheme(20_720, 501)
     assert s.blocks.nnz < 0.6 * 20_720 * 501

@@ -114,3 +114,45 @@ def test_decomposition_says_what_it_shows(captured):
     title = captured["decomposition.png"]._suptitle.get_text()
     assert "shown for binomial sampling with n = 100" in title
     assert "not shown: adaptive n = 100, adaptive n = 500, binomial n = 500" in title
+
+
+@pytest.mark.parametrize(
+    ("n", "want"),
+    [
+        (100, {"1", "2", "5", "10", "20", "50", "100"}),
+        (500, {"1", "2", "5", "10", "200", "500"}),
+        (3200, {"1", "3", "10", "30", "100", "300", "1000", "3000"}),
+    ],
+)
+def test_hit_ratio_log_axis_is_labelled_in_plain_numbers(n, want, monkeypatch, tmp_path):
+    """The k axis of ``hit_ratio_*.png`` is logarithmic: its labels read 1, 2, 5, 10, ..., 100, not the mathtext
+    source ``$\\mathdefault{10^{0}}$`` that matplotlib's log formatter writes (figures are drawn with mathtext off),
+    without overlapping and without minor ticks."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    figs = {}
+    monkeypatch.setattr(figures, "_save", lambda fig, path: figs.setdefault(path.name, fig) and path)
+    k = np.arange(1, n + 1)
+    hr = pd.DataFrame(
+        [
+            ("binomial", n, rec, m, int(i), 1 - 1 / i, 1 - 0.5 / i)
+            for rec in "AB"
+            for m in ("linear", "bound")
+            for i in k
+        ],
+        columns=["scheme", "n", "recommender", "mapping", "k", "sampled_hr", "global_hr_at_f"],
+    )
+    none = pd.DataFrame(columns=["scheme", "n", "metric", "estimator", "recommender", "k", "rel_error"])
+    figures.plot_stress(tmp_path, none, pd.DataFrame(), hr, pd.DataFrame())
+    fig = figs[f"hit_ratio_binomial_n{n}.png"]
+    fig.canvas.draw()
+    for ax in fig.axes:
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        assert want <= set(labels) and not any("$" in t for t in labels), labels
+        assert not ax.xaxis.get_minorticklocs().size
+        boxes = [t.get_window_extent() for t in ax.get_xticklabels() if t.get_text()]
+        assert not any(_overlap(a, b) for a, b in zip(boxes, boxes[1:]))
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

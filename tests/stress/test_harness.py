@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 import warnings
 
@@ -594,3 +595,39 @@ def test_one_user_gets_no_interval(scheme):
         res = run_stress(one, scheme, 20, cfg, rng=0)
     assert np.isfinite(res.estimates).any() and np.isnan(res.lower).all() and np.isnan(res.upper).all()
     assert len(coverage_table([res])) == 0  # no zero-width interval counted as covering or not
+
+
+@pytest.mark.parametrize("scheme", ["binomial", "adaptive"])
+def test_a_stress_run_without_intervals_does_no_gradient_work(scheme, monkeypatch):
+    """Issue 29: with ``n_boot = 0`` (the default) no repeat records an EM history or pulls back a gradient,
+    and the estimates are those of a run whose linearisation helpers are intact."""
+    from simrec.sampling import _em, _mes
+    from simrec.sampling.estimators import priors
+    from simrec.stress.memo import REPEAT_MEMO
+
+    R = np.minimum(1 + np.random.default_rng(4).geometric(1 / 30, 60), 500)
+    ranks = _ranks("G", R, 500)
+    config = StressConfig(repeats=3, k_max=10)
+    with REPEAT_MEMO.disabled(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        before = run_stress(ranks, scheme, 50, config, rng=7)
+
+        def boom(*args, **kwargs):
+            raise AssertionError("gradient work without an interval")
+
+        em = _em.em
+
+        def em_without_history(*args, history=None, **kwargs):
+            if history is not None:
+                raise AssertionError("an EM history without an interval")
+            return em(*args, **kwargs)
+
+        for module, name in ((_em, "em_gradient"), (_em, "em_jvp"), (_mes, "mes_gradient"), (_mes, "mes_jvp")):
+            monkeypatch.setattr(module, name, boom)
+        for name in ("_em_history", "em_gradient", "mes_gradient"):
+            monkeypatch.setattr(priors, name, boom)
+        for module in (_em, priors, importlib.import_module("simrec.sampling.distribution")):
+            if hasattr(module, "em"):
+                monkeypatch.setattr(module, "em", em_without_history)
+        after = run_stress(ranks, scheme, 50, config, rng=7)
+    assert after.lower is None and np.array_equal(after.estimates, before.estimates, equal_nan=True)

@@ -28,10 +28,10 @@ from simrec.config.models.registry import (
     SamplerSpec,
     SamplerTag,
 )
-from simrec.experiment import World
 
 if TYPE_CHECKING:
     from simrec.config.recommenders import BaseRecommenderSpec
+    from simrec.experiment import World
 
 __all__ = ["ObservationSpec", "WorldSpec", "CellSpec", "cell_name"]
 
@@ -169,6 +169,8 @@ class WorldSpec(Strict):
         """The :class:`~simrec.experiment.World` (its models built for ``population``; ``max_pairs``: its
         generator's memory guard, default the library's)."""
         profile, sampler = self.observation.build()
+        from simrec.experiment import World  # not at import: a scenario parsed to stress a ranks file needs no world
+
         return World(name or self.label, self.preference.build(population), profile, sampler, max_pairs)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simrec.sampling._results import IntervalKind
-from simrec.sampling.corrections import constrained_least_squares, rank_estimate
+from simrec.sampling.corrections import rank_estimate
 from simrec.sampling.estimators.base import CorrectionEstimator
 from simrec.sampling.functions import RankMetric, metric_table
 from simrec.sampling.histograms import MetricTables
@@ -137,4 +137,6 @@ class ConstrainedLeastSquares(CorrectionEstimator):
         return IntervalKind.SAMPLING_BIASED
 
     def correction(self, problem: CorrectionProblem, tables: MetricTables, n_users: int) -> np.ndarray:
-        return np.column_stack([constrained_least_squares(m, tables.scheme).values for m in tables.metrics])
+        """F̂ (n, J) of every metric, the right-hand sides in one product (:meth:`CorrectionProblem.solve_monotone_many`)."""
+        uniform = CorrectionProblem.from_prior(tables.scheme, None)
+        return uniform.solve_monotone_many(tables.rhs(uniform))
