@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import simrec._blocks as blocks
 import simrec.metrics._common as common
 import simrec.metrics.lists as lists_module
 from simrec.interactions import Interactions
@@ -181,7 +182,7 @@ def test_auc_and_pap_match_brute_force(seed, k, monkeypatch):
     S[rng.random(S.shape) < 0.3] = -np.inf
     rel = rng.random(S.shape) < 0.3
     rel_csr = sp.csr_array(rel.astype(np.int8))
-    monkeypatch.setattr(common, "BLOCK_ELEMENTS", 7 * n_items)  # several blocks of users
+    monkeypatch.setattr(blocks, "BLOCK_ELEMENTS", 7 * n_items)  # several blocks of users
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         np.testing.assert_allclose(auc(S, rel_csr), brute_auc_pap(S, rel, None), rtol=1e-12)
@@ -244,7 +245,7 @@ def test_repeat_check_matches_brute_force(seed, n_items, N, cells, repeat, kerne
     want = any(len(set(row[row >= 0].tolist())) < int((row >= 0).sum()) for row in lists)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(common, "MEMBERSHIP_CELLS", cells)
-        mp.setattr(common, "BLOCK_ELEMENTS", cells)
+        mp.setattr(blocks, "BLOCK_ELEMENTS", cells)
         mp.setattr(common, "_KERNEL_MIN_ENTRIES", 0 if kernel else 1 << 62)
         if not kernel:  # numba looks unloaded
             mp.delitem(sys.modules, "numba", raising=False)
@@ -275,7 +276,7 @@ def test_auc_many_matches_auc_and_brute_force(seed, monkeypatch):
     S[rng.random(S.shape) < 0.2] = -np.inf
     S[20:, 0] = np.inf
     rels = [rng.random(S.shape) < q for q in (0.1, 0.5)]
-    monkeypatch.setattr(common, "BLOCK_ELEMENTS", 15 * 16)  # two blocks: tie-free, then tied
+    monkeypatch.setattr(blocks, "BLOCK_ELEMENTS", 15 * 16)  # two blocks: tie-free, then tied
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         many = auc_many(S, [sp.csr_array(r.astype(np.int8)) for r in rels])

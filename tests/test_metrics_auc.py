@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
-import simrec.metrics._common as common
+import simrec._blocks as blocks
 from simrec.metrics import UndefinedMetricWarning, auc, auc_from_ranks, auc_many
 from simrec.metrics.rankings import _auc_values
 
@@ -43,7 +43,7 @@ def reference_auc_values(s, rels):
     n_users, n_items = s.shape
     outs = [(np.zeros(n_users), np.zeros(n_users, dtype=bool)) for _ in rels]
     width = 1 << n_items.bit_length()
-    for blk in common.user_blocks(n_users, width):
+    for blk in blocks.user_blocks(n_users, width):
         S = np.asarray(s[blk], dtype=np.float64)
         rows = S.shape[0]
         padded = np.empty((rows, width))
@@ -122,12 +122,12 @@ def cases(draw):
 def test_kernel_matches_replaced_implementation_and_sklearn(case):
     S, rels, rows_per_block = case
     csrs = [sp.csr_array(r.astype(np.int8)) for r in rels]
-    old = common.BLOCK_ELEMENTS
-    common.BLOCK_ELEMENTS = rows_per_block * S.shape[1]  # several blocks of users
+    old = blocks.BLOCK_ELEMENTS
+    blocks.BLOCK_ELEMENTS = rows_per_block * S.shape[1]  # several blocks of users
     try:
         got = _auc_values(S, csrs)
     finally:
-        common.BLOCK_ELEMENTS = old
+        blocks.BLOCK_ELEMENTS = old
     want = reference_auc_values(S, csrs)
     for (v, u), (v0, u0), r in zip(got, want, rels):
         np.testing.assert_array_equal(u, u0)

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import simrec._blocks as blocks
 import simrec.recommenders._base as base
 from simrec.interactions import Interactions
 from simrec.metrics import UndefinedMetricWarning, precision
@@ -114,12 +115,12 @@ def test_top_n_is_a_truncated_argsort(seed, n_users, n_items, n):
     full = np.argsort(-S, axis=1, kind="stable")
     expect = np.where(np.take_along_axis(S, full, axis=1) > -np.inf, full, -1)
     expect = np.pad(expect, ((0, 0), (0, max(0, n - n_items))), constant_values=-1)[:, :n]
-    old = base.BLOCK_ELEMENTS
+    old = blocks.BLOCK_ELEMENTS
     try:
-        base.BLOCK_ELEMENTS = 3 * n_items  # several user blocks
+        blocks.BLOCK_ELEMENTS = 3 * n_items  # several user blocks
         got = top_n(S, n)
     finally:
-        base.BLOCK_ELEMENTS = old
+        blocks.BLOCK_ELEMENTS = old
     np.testing.assert_array_equal(got, expect)
 
 
@@ -139,7 +140,7 @@ def test_lists_valid(rec, n, world):
 @pytest.mark.parametrize("rec", BASELINES, ids=lambda r: r.name)
 def test_scores_valid_and_consistent_with_lists(rec, world, monkeypatch):
     train, truth, relevant = world
-    monkeypatch.setattr(base, "BLOCK_ELEMENTS", 50 * train.n_items)  # several blocks
+    monkeypatch.setattr(blocks, "BLOCK_ELEMENTS", 50 * train.n_items)  # several blocks
     S = rec.score(train, relevant, rng=2)
     assert S.dtype == np.float64 and S.shape == (train.n_users, train.n_items)
     tr = train.matrix.toarray() > 0
@@ -756,7 +757,7 @@ def test_baselines_by_blocks_give_the_lists_of_one_pass(monkeypatch):
     want = [[rec.recommend(train, relevant, n, rng=3) for n in sizes] for rec in recs]
     monkeypatch.setattr(sampling, "_BLOCK", 7)
     monkeypatch.setattr(sampling, "_PERMUTATION_BLOCK", 7)
-    monkeypatch.setattr(base, "BLOCK_ELEMENTS", 25)
+    monkeypatch.setattr(blocks, "BLOCK_ELEMENTS", 25)
     monkeypatch.setattr(baselines, "_ASSEMBLY_ENTRIES", 25)
     for rec, w in zip(recs, want):
         for n, lists in zip(sizes, w):

@@ -18,18 +18,15 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
+from simrec._blocks import user_blocks
 from simrec.interactions import Interactions
 
 __all__ = ["UndefinedMetricWarning"]
 
-#: Elements of a dense (users x items) block processed at once by the
-#: full-ranking metrics (2**21 float64 = 16 MiB per temporary).
-BLOCK_ELEMENTS = 2**21
 #: Cells (bytes) of the reusable (users x items) bitmap of :func:`membership`.
 MEMBERSHIP_CELLS = 2**22
 
@@ -378,10 +375,3 @@ def finish(
             stacklevel=stacklevel,
         )
     return values
-
-
-def user_blocks(n_users: int, n_cols: int, budget: int | None = None) -> Iterator[slice]:
-    """Slices of consecutive users whose dense (rows x n_cols) block fits ``budget``."""
-    step = max(1, (BLOCK_ELEMENTS if budget is None else budget) // max(n_cols, 1))
-    for start in range(0, n_users, step):
-        yield slice(start, min(start + step, n_users))

@@ -17,9 +17,10 @@ from typing import TypeAlias
 import numpy as np
 import scipy.sparse as sp
 
+from simrec._blocks import user_blocks
 from simrec._validation import check_int
 from simrec.interactions import Interactions
-from simrec.metrics._common import as_relevance, check_evaluated, finish, user_blocks
+from simrec.metrics._common import as_relevance, check_evaluated, finish
 
 __all__ = ["auc", "auc_from_ranks", "auc_many", "pap_at_k"]
 

@@ -10,21 +10,18 @@ dense scores with -inf at non-candidates whose descending order is its ranking.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from typing import Literal, Protocol, overload, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
 
+from simrec._blocks import BLOCK_ELEMENTS, user_blocks
 from simrec._random import RNGLike
 from simrec._validation import check_int
 from simrec.interactions import Interactions
 
 __all__ = ["Recommender", "top_n", "BLOCK_ELEMENTS"]
 
-#: Elements of a dense (users x items) score block built at once: 2**21
-#: float64 = 16 MiB per temporary (about 190 users of an 11k-item catalogue).
-BLOCK_ELEMENTS = 2**21
 #: Relevant and training pairs from which :func:`check_relevant` looks for their common pairs with the
 #: compiled merge (:func:`simrec._rows_kernel.rows_overlap`): below it, importing numba and loading the
 #: kernel (about 0.4 s) costs more than it saves, unless numba is loaded already.
@@ -78,13 +75,6 @@ class Recommender(Protocol):
         rng: RNGLike = None,
         users: np.ndarray | None = None,
     ) -> np.ndarray: ...
-
-
-def user_blocks(n_users: int, n_items: int, budget: int | None = None) -> Iterator[slice]:
-    """Consecutive user slices whose dense (rows x n_items) block fits ``budget``."""
-    step = max(1, (BLOCK_ELEMENTS if budget is None else budget) // max(n_items, 1))
-    for start in range(0, n_users, step):
-        yield slice(start, min(start + step, n_users))
 
 
 def top_n(scores: np.ndarray, n: int) -> np.ndarray:

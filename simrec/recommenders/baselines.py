@@ -15,6 +15,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
+from simrec._blocks import user_blocks
 from simrec._random import RNGLike, as_generator
 from simrec._sampling import (
     Uniforms,
@@ -32,7 +33,6 @@ from simrec.recommenders._base import (
     check_users,
     lists_from_entries,
     train_mask,
-    user_blocks,
 )
 from simrec.recommenders._candidates import (
     _allowed_laid,

@@ -18,9 +18,9 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from simrec._blocks import BLOCK_ELEMENTS
 from simrec._sampling import row_ids
 from simrec._validation import check_int
-from simrec.recommenders._base import BLOCK_ELEMENTS
 
 __all__ = ["TiedLevels"]
 
