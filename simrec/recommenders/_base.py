@@ -19,7 +19,7 @@ from simrec._random import RNGLike
 from simrec._validation import check_int
 from simrec.interactions import Interactions
 
-__all__ = ["Recommender", "top_n", "BLOCK_ELEMENTS"]
+__all__ = ["Recommender", "top_n", "lists_of", "BLOCK_ELEMENTS"]
 
 #: Elements of a dense (users x items) score block built at once: 2**21
 #: float64 = 16 MiB per temporary (about 190 users of an 11k-item catalogue).
@@ -58,6 +58,11 @@ class Recommender(Protocol):
     a uniformly random tie-break (:class:`simrec.recommenders.TiedLevels`),
     or None where it has no such form; ranking metrics that need only mid-ranks
     (AUC) then need no dense block (:func:`simrec.experiment.run_replicate`).
+
+    Optional: ``recommend_users(train, relevant, n, rng, users) -> ndarray of
+    int64, shape (len(users), n)`` (the LensKit adapter, whose lists are built
+    one user at a time): the given users' rows of ``recommend(train,
+    relevant, n, rng)``, at the cost of theirs only (:func:`lists_of`).
     """
 
     name: str
@@ -73,6 +78,27 @@ class Recommender(Protocol):
         rng: RNGLike = None,
         users: np.ndarray | None = None,
     ) -> np.ndarray: ...
+
+
+def lists_of(
+    recommender: Recommender,
+    train: Interactions,
+    relevant: sp.csr_array | Interactions | None,
+    n: int,
+    rng: RNGLike,
+    users: np.ndarray,
+) -> np.ndarray:
+    """The top-n lists of ``users`` (rows of ``recommend(train, relevant, n, rng)``), shape (len(users), n).
+
+    A recommender with ``recommend_users`` (see :class:`Recommender`) builds
+    only those users' lists; any other builds every user's and the rows are
+    taken (the baselines draw their tie-breaks over every user, so their rows
+    are only the same when every user's list is drawn).
+    """
+    some = getattr(recommender, "recommend_users", None)
+    if callable(some):
+        return np.asarray(some(train, relevant, n, rng, users))
+    return np.asarray(recommender.recommend(train, relevant, n, rng))[users]
 
 
 def user_blocks(n_users: int, n_items: int, budget: int | None = None) -> Iterator[slice]:
