@@ -32,6 +32,12 @@ truth rankings), ``run:debias-pop`` (``[debias]``: estimates) beside
 GP proposals), ``assess:ml100k-assess:quick`` and ``assess:ml1m-assess:quick``
 (``--jobs 2``: the quick sizes' 2-minute target).
 
+Seen on the build machine (2 cores shared with other jobs, load 2.4-3.5, 1 Dec 2026), predicted / measured
+CPU s (ratio): quickstart 9.8 / 8.2 (0.83), lenskit-cf 54.8 / 43.8 (0.80), sampled-sim-ibp-pop 220 / 207 (0.94),
+debias-pop 13.1 / 11.9 (0.91), its plain copy 4.4 / 3.5 (0.79), cost-significance 41.0 / 36.0 (0.88),
+cost-calibrate 17.7 / 18.1 (1.02), ml100k-assess --quick --jobs 2 57.6 / 50.4 (0.88; wall 51 s, predicted 32 s
+quiet), ml1m-assess --quick --jobs 2 141.5 / 135.3 (0.96; wall 137 s, predicted 74 s quiet).
+
 Run: ``python bench/bench_cost_model.py [--units] [--jobs 1] [NAME ...]``
 (names ``job:name[:quick|:plain]``; ``--all`` adds the full ml100k-assess).
 Needs ``../shared/data`` (or ``SIMREC_DATA``) for the dataset-based jobs.

@@ -285,9 +285,9 @@ class AssessmentSpec(Strict):
         by about :math:`U / m` (intervals up to :math:`\\sqrt{U / m}` wider: 2.5x on ML-1M's 6,040 users, none
         on ML-100K's 943); the sampled-metric estimators and the significance tests answer for an evaluation
         of :math:`m` users (larger sampling errors, less power). Measured with ``--jobs 2``
-        (``bench/bench_cost_model.py``, CPU of every process): ``ml1m-assess`` 164 s CPU (453 s serially
-        before the user sample), predicted 80 s of wall on a quiet 2-core machine; ``ml100k-assess`` 64 s CPU,
-        35 s predicted. Its intervals are wide and the report says so (fewer than 30 simulated evaluations);
+        (``bench/bench_cost_model.py``, CPU of every process, load 2.6-3.5): ``ml1m-assess`` 135 s CPU (453 s
+        serially before the user sample), predicted 74 s of wall on a quiet 2-core machine; ``ml100k-assess``
+        50 s CPU, 32 s predicted. Its intervals are wide and the report says so (fewer than 30 simulated evaluations);
         its name gets ``-quick`` (its own default folder, never resumed into the full size's).
         """
         negatives = self.protocol.negatives

@@ -91,6 +91,7 @@ __all__ = [
     "BYTES_PER_RATING",
     "ASSUMED_DENSITY",
     "TRUE_PAIRS_PER_OBSERVED",
+    "STAT_PAIR_SHARE",
     "BYTES_PER_RANKS_ROW",
     "file_bytes",
     "sizes_from_file",
@@ -106,7 +107,7 @@ __all__ = [
 #: included, so a loaded machine's wall time does not inflate them; its ``--units`` section for the units no whole
 #: job isolates).
 MEASURED_ON = (
-    "the project's 2-core build machine shared with other jobs (load 2-5), CPU seconds of the jobs' processes "
+    "the project's 2-core build machine shared with other jobs (load 2.4-5), CPU seconds of the jobs' processes "
     "(Python 3.11, numpy 2.4, LensKit, torch CPU), 1 December 2026; to be re-measured on a quiet machine"
 )
 
@@ -118,14 +119,15 @@ SECONDS_PER_PAIR = 2.0e-7
 #: sparse data, not a dense block). debias-pop without [debias] (135M cells, 1.9M pairs, 20 tasks): 4.1 s CPU.
 SECONDS_PER_SCORE = 4.0e-9
 #: CPU seconds per user x item cell of a trained LensKit model's lists or score rows (its fit apart): ItemKNN and
-#: ImplicitMF, ``--units``: 1.35 and 1.04e-6 at ML-100K size, 2.81 and 0.44e-6 at ML-1M size (their mean).
-SECONDS_PER_MODEL_SCORE = 1.4e-6
+#: ImplicitMF, ``--units``: 1.35 and 1.04e-6 at ML-100K size, 2.81 and 0.44e-6 at ML-1M size (means 1.2 and
+#: 1.6e-6); lenskit-cf (33.8M cells) 45.5 s CPU.
+SECONDS_PER_MODEL_SCORE = 1.2e-6
 #: CPU seconds per sampled negative drawn and ranked by the stress harness.
 #: Not separable from the fits in the bench's jobs (a small share of sampled-sim-ibp-pop's).
 SECONDS_PER_DRAW = 1.0e-8
 #: CPU seconds per estimator fit (one repeat's histogram, one estimator, K = 1..k_max).
-#: sampled-sim-ibp-pop (58,000 fits, 564M draws, 5 recommenders' truth rankings): 266 s CPU.
-SECONDS_PER_FIT = 4.3e-3
+#: sampled-sim-ibp-pop (58,000 fits, 564M draws, 5 recommenders' truth rankings): 209-266 s CPU (load 2.4-4.4).
+SECONDS_PER_FIT = 3.5e-3
 #: CPU seconds per bootstrap replicate of an estimator fit (intervals, ``n_boot``).
 #: ml100k-assess's sampled evaluation (2,520 fits, n_boot = 10): 2.8 min CPU (its file's header, before this
 #: module), less its ranks and fits.
@@ -138,12 +140,13 @@ SECONDS_PER_TRAIN_PAIR = 3.0e-6
 SECONDS_PER_MODEL_FIT = 0.2
 #: CPU seconds per candidate x ranked item of a leave-one-out ranking (:func:`simrec.stress.score_ranks`: the
 #: held-out item's and, in a world, every truly relevant item's global rank, ties broken at random). ``--units``:
-#: Popular in quickstart's IBP-Pop world (96M, 56 truly relevant items per user), 3.5-3.7e-9.
-SECONDS_PER_RANKED = 3.7e-9
+#: Popular in quickstart's IBP-Pop world (96M, 56 truly relevant items per user), 3.5-3.7e-9;
+#: bench/cost-significance.toml (9.3G with Oracle, Popular and Random): 35.8 s CPU in all.
+SECONDS_PER_RANKED = 3.0e-9
 #: CPU seconds per evaluated user of one MNAR estimate (:mod:`simrec.debias.harness`: ranks of the test items,
 #: the estimator and its interval). debias-pop with and without its [debias] section (5.4M user-estimates):
-#: 13.8 and 4.1 s CPU, less the replicate regenerated.
-SECONDS_PER_ESTIMATE = 1.6e-6
+#: 11.7-13.8 and 3.3-4.1 s CPU (load 2.4-5), less the replicate regenerated.
+SECONDS_PER_ESTIMATE = 1.4e-6
 #: CPU seconds per per-user value x resample of a paired test (:mod:`simrec.significance`). ``--units``, 943
 #: users, 1,000 resamples: permutation 2.2-2.4e-9, bootstrap 8.4-10.3e-9 (the default tests: two bootstraps, one
 #: permutation).
@@ -175,6 +178,10 @@ BYTES_PER_RATING = 20.0
 ASSUMED_DENSITY = 0.05
 #: True pairs simulated per observed rating by a calibration trial (the truth is larger than what is observed).
 TRUE_PAIRS_PER_OBSERVED = 4.0
+#: The cost of a similarity statistic's sampled pair (a calibration trial's ``stat_pairs``) in generated pairs:
+#: bench/cost-calibrate.toml (IBP x popularity on ML-100K, 60 trials of 0.4M true and 1M sampled pairs, 50 GP
+#: proposals) took 17.7 s CPU, 9.7 s of it the trials.
+STAT_PAIR_SHARE = 0.4
 #: Bytes of a ranks file per row (``user,recommender,rank,n_candidates,popularity_share`` as CSV).
 BYTES_PER_RANKS_ROW = 40.0
 
