@@ -94,6 +94,7 @@ API_MODULES = {
         "simrec.split",
         "simrec.loo",
         "simrec.experiment",
+        "simrec.user_sample",
     ],
     "Recommenders and metrics": ["simrec.recommenders", "simrec.metrics"],
     "Missing-data corrections": ["simrec.debias"],

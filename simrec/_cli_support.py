@@ -118,7 +118,7 @@ def _budget(max_memory: str | None, jobs: int, backend: str | None, address: str
     return Budget(limit, local_workers)
 
 
-def _announce(work: Any, jobs: int, *, parallel: bool = True) -> None:
+def _announce(work: Any, jobs: int, *, parallel: bool = True, cluster_cpus: int | None = None) -> None:
     """Say on stderr how long a job expected to take over a minute should take (:mod:`simrec.config.cost`).
 
     Decision (issue 28): printed before any work starts, also with ``--quiet``
@@ -126,16 +126,24 @@ def _announce(work: Any, jobs: int, *, parallel: bool = True) -> None:
     job over a minute, and the one thing someone who scripted a long job
     needs to plan around); the estimate is the quiet machine's, from the work
     counted during validation, so it comes before the first task runs.
+    ``cluster_cpus``: a Ray cluster's CPUs (``--address``), over which the
+    work divides instead of this machine's cores.
     """
     from .config.cost import estimate_line
 
-    if line := estimate_line(work, jobs, parallel=parallel):
+    if line := estimate_line(work, jobs, parallel=parallel, cluster_cpus=cluster_cpus):
         typer.echo(line, err=True)
 
 
 @contextmanager
-def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[Backend]:
-    """The task backend the options ask for (closed after the job); bad options fail with exit 2."""
+def _backend(name: str | None, jobs: int, address: str | None, work: Any = None) -> Iterator[Backend]:
+    """The task backend the options ask for (closed after the job); bad options fail with exit 2.
+
+    With ``work`` (:class:`simrec.config.cost.Work`), the job's time estimate is announced before it starts
+    (:func:`_announce`): on this machine's cores for its workers, or, for a Ray cluster at ``address``, on the
+    cluster's CPUs, which are known once connected (so the cluster is connected to first; a cluster that cannot
+    be reached fails here, exit 2, before any task).
+    """
     from .tasks import BackendError, make_backend
 
     try:
@@ -143,6 +151,14 @@ def _backend(name: str | None, jobs: int, address: str | None) -> Iterator[Backe
     except (ValueError, BackendError) as exc:
         _fail(str(exc))
     with backend:
+        if work is not None and address is not None:
+            try:
+                backend.start()
+            except BackendError as exc:
+                _fail(str(exc))
+            _announce(work, backend.n_workers, cluster_cpus=backend.n_workers)
+        elif work is not None:
+            _announce(work, backend.n_workers)
         yield backend
 
 

@@ -159,8 +159,7 @@ def run(
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, sc.name)
-    _announce(sc.work(), budget.workers)
-    with _backend(backend, jobs, address) as b, _job(out):
+    with _backend(backend, jobs, address, sc.work()) as b, _job(out):
         outcome = run_scenario(
             sc, path, out, backend=b, progress=not quiet, figures=not no_figures, max_pairs=budget.max_pairs
         )
@@ -194,8 +193,7 @@ def stress(
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, sc.name)
-    _announce(sc.estimated_work(path), budget.workers)
-    with _backend(backend, jobs, address) as b, _job(out):
+    with _backend(backend, jobs, address, sc.estimated_work(path)) as b, _job(out):
         try:
             outcome = run_stress_scenario(
                 sc, path, out, backend=b, progress=not quiet, figures=not no_figures, max_pairs=budget.max_pairs
@@ -323,7 +321,9 @@ def ranks(
         _fail(str(exc))
     from .config.cost import Work
 
-    _announce(Work.total(s.work(inter.n_users, inter.n_items) for s in specs), 1, parallel=False)
+    _announce(
+        Work.total(s.work(inter.n_users, inter.n_items, train_pairs=inter.n_pairs) for s in specs), 1, parallel=False
+    )
     recs = [r.build() for r in specs]
     current = {"name": ""}
     notes: list[str] = []
@@ -412,7 +412,7 @@ def calibrate(
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, sweep.name)
-    _announce(sweep.work(spec, n_calls), budget.workers)
+    work = sweep.work(spec, n_calls)
     done = {"n": 0}
 
     def on_cell(cell: CellResult) -> None:
@@ -432,7 +432,7 @@ def calibrate(
                 )
 
     total = len(sweep.dataset) * len(sweep.cells()) * len(sweep.objectives) * (n_calls or sweep.n_calls)
-    with _backend(backend, jobs, address) as b, _job(out), _trial_progress(out, total, not quiet):
+    with _backend(backend, jobs, address, work) as b, _job(out), _trial_progress(out, total, not quiet):
         try:
             result = calibrate_sweep(
                 sweep, spec, out, n_calls=n_calls, backend=b, figures=not no_figures, on_cell=on_cell
@@ -504,7 +504,7 @@ def assess(
     except ScenarioError as exc:
         _fail(str(exc))
     out = _out_folder(out, spec.spec.name)
-    _announce(spec.work(), budget.workers)
+    work = spec.work()
     from .studies import PHASES, run_assessment
 
     def on_phase(phase: str, message: str) -> None:
@@ -514,7 +514,7 @@ def assess(
     from .calibration import CalibrationLogError
     from .studies import DatasetLoadError
 
-    with _backend(backend, jobs, address) as b, _job(out):
+    with _backend(backend, jobs, address, work) as b, _job(out):
         try:
             outcome = run_assessment(
                 spec, out, backend=b, progress=not quiet, figures=not no_figures, budget=budget, on_phase=on_phase

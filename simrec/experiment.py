@@ -25,8 +25,10 @@ from ._validation import check_in_range, check_int
 from .interactions import Interactions
 from .loo import leave_one_out
 from .observation import observe
+from .recommenders import lists_of
 from .recommenders.coverage import empty_lists, unscored_rows
 from .split import Split, holdout
+from .user_sample import check_max_users, sample_evaluated
 
 __all__ = [
     "World",
@@ -121,6 +123,11 @@ class Evaluation:
         uniformly (:func:`simrec.split.holdout`; Tian 2019 §3.5.1).
         ``"last"``: leave-last-out, each user's latest observed item held out
         (Krichene & Rendle 2020 §2), in a *simulated consumption order*.
+    max_users : int, optional
+        Evaluate a uniform sample of at most this many of the users with a
+        test item (:mod:`simrec.user_sample`: drawn from the replicate's seed;
+        at least :data:`~simrec.user_sample.MIN_MAX_USERS`); the recommenders
+        still train on every user. Default None: every user.
 
     Notes
     -----
@@ -148,9 +155,11 @@ class Evaluation:
     n: int = 50
     test_fraction: float = 0.2
     split: str = "holdout"
+    max_users: int | None = None
 
     def __post_init__(self) -> None:
         check_int("n", self.n, low=1)
+        check_max_users(self.max_users)
         check_in_range("test_fraction", self.test_fraction, 0, 1, low_open=True, high_open=True)
         if self.split not in SPLITS:
             raise ValueError(f"`split` must be one of {', '.join(map(repr, SPLITS))}; got {self.split!r}")
@@ -315,7 +324,8 @@ class ReplicateData:
     true_rel : csr_array, shape (n_observed_users, n_items)
         True relevance: true likes minus training pairs (:func:`true_relevance`).
     evaluated : ndarray of int64
-        Observed users with at least one test pair.
+        Observed users with at least one test pair (with ``evaluation.max_users``, a uniform sample of at most
+        that many of them: :func:`simrec.user_sample.sample_evaluated` of the replicate's seed).
     recommender_rngs : list of Generator
         One per recommender, in the evaluation's order.
     """
@@ -332,9 +342,11 @@ def replicate_data(world: World, evaluation: Evaluation, seed: np.random.SeedSeq
     """Generate, observe and split one replicate: the data :func:`run_replicate` measures.
 
     The seed's children are used in a fixed order (0 truth, 1 observation, 2
-    split, 3 + j recommender j), so every study reading a replicate of the
-    same seed (:func:`run_replicate`, :func:`simrec.debias.harness.debias_replicate`)
-    sees the same data and the same lists.
+    split, 3 + j recommender j; the user sample of ``evaluation.max_users``
+    child :data:`~simrec.user_sample.USER_SAMPLE_STREAM`), so every study
+    reading a replicate of the same seed (:func:`run_replicate`,
+    :func:`simrec.debias.harness.debias_replicate`) sees the same data, users
+    and lists.
     """
     # spawn_seeds derives the children without mutating a caller's SeedSequence
     # (SeedSequence.spawn would), so the same seed always gives the same replicate.
@@ -343,7 +355,7 @@ def replicate_data(world: World, evaluation: Evaluation, seed: np.random.SeedSeq
     obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
     split = split_observed(obs.observed, evaluation, children[2])
     true_rel = true_relevance(truth, obs.truth_rows, split.train)
-    evaluated = np.flatnonzero(split.test.user_counts() > 0)
+    evaluated = sample_evaluated(np.flatnonzero(split.test.user_counts() > 0), evaluation.max_users, seed)
     rngs = [as_generator(children[3 + j]) for j in range(len(evaluation.recommenders))]
     return ReplicateData(truth, obs, split, true_rel, evaluated, rngs)
 
@@ -460,7 +472,7 @@ def run_replicate(
     if list_metrics:
         # every recommender's lists first, then each relevance set looked up once for all of them
         all_lists = [
-            rec.recommend(train, rec_rel, evaluation.n, rec_rng)[evaluated]
+            lists_of(rec, train, rec_rel, evaluation.n, rec_rng, evaluated)
             for rec, rec_rng in zip(evaluation.recommenders, rec_rngs)
         ]
         unscored = {rec.name: int(empty_lists(lists).sum()) for rec, lists in zip(evaluation.recommenders, all_lists)}

@@ -458,6 +458,18 @@ def test_lenskit_itemknn_lists_valid(lk_split, knn_and_lists):
     assert (L[:, 0] >= 0).mean() > 0.95  # almost every user gets a list
 
 
+def test_lenskit_lists_of_some_users_are_their_rows_of_every_users_lists(lk_split, knn_and_lists):
+    # a user sample (simrec.user_sample) asks LensKit for the sampled users' lists only: the same rows
+    from simrec.recommenders import lists_of
+
+    rec, L = knn_and_lists
+    users = np.array([0, 3, 17, 120, 249])
+    some = rec.recommend_users(lk_split.train, None, 10, 16, users)
+    np.testing.assert_array_equal(some, L[users])
+    np.testing.assert_array_equal(lists_of(rec, lk_split.train, None, 10, 16, users), L[users])
+    assert rec.recommend_users(lk_split.train, None, 10, 16, users[:0]).shape == (0, 10)
+
+
 def test_lenskit_adapter_equals_lenskit_own_pipeline(lk_split, knn_and_lists):
     from lenskit.knn import ItemKNNScorer
     from lenskit.pipeline import topn_pipeline

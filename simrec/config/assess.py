@@ -103,7 +103,9 @@ from pydantic import Field, ValidationError, model_validator
 
 from simrec._validation import quote
 from simrec.calibration.objective import THESIS_OBJECTIVES
+from simrec.config.assess_cost import assessment_work, calibrated_worlds_work
 from simrec.config.base import (
+    MaxUsers,
     SafeName,
     ScenarioError,
     Strict,
@@ -114,7 +116,7 @@ from simrec.config.base import (
     read_toml,
 )
 from simrec.config.budget import Budget
-from simrec.config.cost import Work
+from simrec.config.cost import BYTES_PER_RATING, Work, file_bytes
 from simrec.config.datasets import DatasetSpec
 from simrec.config.debias import DebiasSpec
 from simrec.config.estimators import ESTIMATOR_FAMILIES, EstimatorsSpec
@@ -148,6 +150,7 @@ __all__ = [
     "CELLS",
     "ASSESS_TESTS",
     "load_assessment",
+    "QUICK_USERS",
     "QUICK_REPLICATES",
     "QUICK_REPEATS",
     "QUICK_BOOT",
@@ -196,6 +199,9 @@ class ProtocolSpec(Strict):
     )
     pap_k: int = Field(default=10, ge=1)
     recommenders: list[RecommenderSpec] = Field(min_length=2)
+    #: Evaluate a uniform sample of at most this many users, on the real data and in every world's replicate
+    #: (:mod:`simrec.user_sample`); the algorithms train on every user. None: every user.
+    max_users: MaxUsers | None = None
 
     @model_validator(mode="after")
     def _checks(self) -> ProtocolSpec:
@@ -279,29 +285,39 @@ class AssessmentSpec(Strict):
 
     def quick(self) -> AssessmentSpec:
         """The quick size of this assessment (``simrec assess --quick``): the same dataset, protocol and
-        algorithms, with every size that only buys precision cut down.
+        algorithms, with every size that only buys precision cut down (the users evaluated included).
 
         Decision (issue 28): a first look (does the file run, what the answer looks like) should take under
-        2 minutes on a 2-core laptop (``ml100k-assess``: 39 s CPU measured serially; ``ml1m-assess``: about
-        2.2 min predicted with ``--jobs 2``, not measured: training LensKit on ML-1M dominates and is kept, as
-        the algorithms are the question; measured on 2026-12-01 with ``--jobs 2`` on a 2-core machine at a
-        load of 3-11: ``ml100k-assess`` 2.6 min of wall time, ``ml1m-assess`` 16 min, of which its two world
-        replicates 7.4 min and the significance phase, which the time estimate does not count, 6.5 min: the
-        target is not met for ML-1M), so ``--quick`` keeps what defines the question and shrinks the rest:
-        the best-fitting world only (``calibration.worlds = 1``), :data:`QUICK_REPLICATES` replicates,
-        :data:`QUICK_REPEATS` sampled-evaluation repeats at the protocol's own sample size only (the
-        smallest of ``sampling.sizes`` for a full-ranking protocol), at most :data:`QUICK_BOOT` bootstrap
-        replicates and, when the file calibrates, :data:`QUICK_CALLS` calls without de-noising. Its intervals
-        are wide and the report says so (fewer than 30 simulated evaluations); its name gets ``-quick``
-        (its own default folder, never resumed into the full size's).
+        2 minutes on a 2-core laptop, so ``--quick`` keeps what defines the question (the dataset, the
+        algorithms, the protocol, the metrics, the seed) and shrinks the rest: the best-fitting world only
+        (``calibration.worlds = 1``), :data:`QUICK_REPLICATES` replicates, :data:`QUICK_REPEATS`
+        sampled-evaluation repeats at the protocol's own sample size only (the smallest of ``sampling.sizes``
+        for a full-ranking protocol), at most :data:`QUICK_BOOT` bootstrap replicates, when the file calibrates
+        :data:`QUICK_CALLS` calls without de-noising, and at most :data:`QUICK_USERS` evaluated users
+        (``protocol.max_users``, or the file's own smaller sample).
+
+        The user sample (:mod:`simrec.user_sample`) is applied identically on both sides: every world
+        replicate and the real data's leave-one-out split evaluate a uniform sample of their users drawn from
+        the data's own seed, while the algorithms train on every user (training on a sample would assess
+        weaker algorithms; scoring is what costs: ItemKNN's per-user scoring was 80% of an ML-1M replicate).
+        Its effect on the intervals: a mean over users stays unbiased for the full size's, its variance larger
+        by about :math:`U / m` (intervals up to :math:`\\sqrt{U / m}` wider: 2.5x on ML-1M's 6,040 users, none
+        on ML-100K's 943); the sampled-metric estimators and the significance tests answer for an evaluation
+        of :math:`m` users (larger sampling errors, less power). Measured with ``--jobs 2``
+        (``bench/bench_cost_model.py``, CPU of every process, load 2.6-3.5): ``ml1m-assess`` 135 s CPU (453 s
+        serially before the user sample), predicted 74 s of wall on a quiet 2-core machine; ``ml100k-assess``
+        50 s CPU, 32 s predicted. Its intervals are wide and the report says so (fewer than 30 simulated evaluations);
+        its name gets ``-quick`` (its own default folder, never resumed into the full size's).
         """
         negatives = self.protocol.negatives
         sizes = [negatives] if negatives else [min(self.sampling.sizes)]
         calls = min(self.calibration.n_calls, QUICK_CALLS)
+        max_users = min(self.protocol.max_users or QUICK_USERS, QUICK_USERS)
         return self.model_copy(
             update={
                 "name": f"{self.name[:58]}-quick",  # still a safe name (<= 64 characters)
                 "description": f"{self.description} (quick size)" if self.description else "quick size",
+                "protocol": self.protocol.model_copy(update={"max_users": max_users}),
                 "calibration": self.calibration.model_copy(
                     update={
                         "worlds": 1,
@@ -324,7 +340,8 @@ class AssessmentSpec(Strict):
         )
 
 
-#: ``--quick``'s sizes (:meth:`AssessmentSpec.quick`).
+#: ``--quick``'s sizes (:meth:`AssessmentSpec.quick`); QUICK_USERS: about ML-100K's users (943, all kept).
+QUICK_USERS = 1000
 QUICK_REPLICATES = 2
 QUICK_REPEATS = 5
 QUICK_BOOT = 5
@@ -414,6 +431,7 @@ class Assessment:
                 metrics=list(pr.metrics),
                 pap_k=pr.pap_k,
                 recommenders=list(pr.recommenders),
+                max_users=pr.max_users,
             ),
             debias=None
             if sp.correction is None
@@ -459,6 +477,7 @@ class Assessment:
                 type="dataset",
                 split="last" if pr.split == "last" else "random",
                 recommenders=list(pr.recommenders),
+                max_users=pr.max_users,
                 **ds,
             ),
             sampling=SamplingSpec(
@@ -469,16 +488,43 @@ class Assessment:
         )
 
     def work(self) -> Work:
-        """The assessment's work (:mod:`simrec.config.cost`): the calibration's sweep when no presets are named,
-        the run study in the best-fitting worlds (without presets: worlds of the dataset's size, its users x items
-        scored per replicate) and the sampled evaluation on the dataset (its sizes as loaded)."""
+        """The assessment's work (:mod:`simrec.config.cost`), counted by :func:`~simrec.config.assess_cost.assessment_work`
+        from the sub-studies' specs (the dataset's ratings from its file's size)."""
+        pr, sp = self.spec.protocol, self.spec
+        sig = self.significance_spec()
         n_users, n_items = float(self.n_users), float(self.n_items)
-        stress = self.stress_scenario().work(n_candidates=n_items, n_users=n_users)
+        n_pairs = file_bytes(self.data_path) / BYTES_PER_RATING
         if self.cells is not None:
-            return self.run_scenario(self.best_cells()).work() + stress
-        per_world = Work.total(r.work(n_users, n_items) for r in self.spec.protocol.recommenders) + Work(tasks=1.0)
-        runs = per_world.times(float(self.spec.simulation.replicates * self.spec.calibration.worlds))
-        return self.sweep_spec().work(self.path) + runs + stress
+            worlds = self.run_scenario(self.best_cells())
+            return assessment_work(
+                worlds=worlds,
+                significance=sig,
+                stress=self.stress_scenario(),
+                n_users=n_users,
+                n_items=n_items,
+                n_pairs=n_pairs,
+            )
+        before = calibrated_worlds_work(
+            pr.recommenders,
+            sig,
+            n_pairs=n_pairs,
+            max_users=pr.max_users,
+            test_fraction=pr.test_fraction,
+            metrics=list(pr.metrics),
+            tasks=float(sp.simulation.replicates * sp.calibration.worlds),
+            n_users=n_users,
+            n_items=n_items,
+        )
+        return assessment_work(
+            worlds=None,
+            significance=sig,
+            stress=self.stress_scenario(),
+            n_pairs=n_pairs,
+            calibration=(self.sweep_spec(), str(self.path)),
+            uncalibrated=before,
+            n_users=n_users,
+            n_items=n_items,
+        )
 
     def sweep_spec(self) -> SweepSpec:
         """The calibration's sweep (when no presets are named): the six cells on the dataset, objective

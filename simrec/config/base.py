@@ -23,6 +23,7 @@ __all__ = [
     "Strict",
     "ScenarioError",
     "SafeName",
+    "MaxUsers",
     "check_safe_name",
     "no_repeats",
     "read_toml",
@@ -52,6 +53,18 @@ def check_safe_name(value: str) -> str:
 
 #: A validated safe name (see :func:`check_safe_name`).
 SafeName = Annotated[str, AfterValidator(check_safe_name)]
+
+
+def _check_max_users(value: int) -> int:
+    from simrec.user_sample import MIN_MAX_USERS, max_users_rule
+
+    if value < MIN_MAX_USERS:
+        raise ValueError(max_users_rule())
+    return value
+
+
+#: ``max_users`` of a file: the evaluated users' sample size (:mod:`simrec.user_sample`), None = every user.
+MaxUsers = Annotated[int, AfterValidator(_check_max_users)]
 
 
 class ScenarioError(ValueError):

@@ -33,6 +33,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from simrec.config.base import Strict, no_repeats
+from simrec.config.cost import Work
 from simrec.debias.combined import SAMPLED_ESTIMATORS, SAMPLED_METRICS, SampledDesign
 from simrec.debias.harness import ESTIMATORS, LINEAR_METRICS, PROPENSITY_KINDS, DebiasDesign
 
@@ -81,6 +82,16 @@ class DebiasSpec(Strict):
     def _unique(self) -> DebiasSpec:
         no_repeats(self, "metrics", "estimators", "propensities")
         return self
+
+    def work(self, *, replicate: Work, n_users: float, n_recommenders: int) -> Work:
+        """One task's work (:mod:`simrec.config.cost`): the replicate regenerated with its lists (``replicate``),
+        every recommender x metric x estimator (x propensity kind, for an estimator that reads propensities)
+        estimated over the ``n_users`` evaluated users, and with ``[debias.sampled]`` its sampled candidates."""
+        per_metric = sum(len(self.propensities) if ESTIMATORS[e]().uses_propensity else 1 for e in self.estimators)
+        out = replicate + Work(estimates=float(n_users) * n_recommenders * len(self.metrics) * per_metric)
+        if self.sampled is not None:
+            out = out + Work(draws=float(n_users) * self.sampled.n * n_recommenders)
+        return out
 
     def build(self) -> DebiasDesign:
         """The typed :class:`~simrec.debias.harness.DebiasDesign`."""

@@ -65,13 +65,17 @@ class BaseRecommenderSpec(Strict):
     #: Whether the recommender reads the true preferences (impossible on a real dataset: the oracles).
     needs_truth: ClassVar[bool] = False
     #: Whether the recommender is trained on the data (its scores cost :data:`~simrec.config.cost.SECONDS_PER_MODEL_SCORE`
-    #: per user x item cell, training included; otherwise :data:`~simrec.config.cost.SECONDS_PER_SCORE`).
+    #: per user x item cell and its fit :data:`~simrec.config.cost.SECONDS_PER_TRAIN_PAIR` per training pair;
+    #: otherwise :data:`~simrec.config.cost.SECONDS_PER_SCORE` per cell).
     trained: ClassVar[bool] = False
 
-    def work(self, n_users: float, n_items: float) -> Work:
-        """Scoring and ranking ``n_users`` x ``n_items`` cells (:mod:`simrec.config.cost`)."""
+    def work(self, n_users: float, n_items: float, *, train_pairs: float = 0.0) -> Work:
+        """Scoring and ranking ``n_users`` x ``n_items`` cells, and a trained recommender's fit to ``train_pairs``
+        training pairs (:mod:`simrec.config.cost`)."""
         cells = float(n_users) * float(n_items)
-        return Work(model_scores=cells) if self.trained else Work(scores=cells)
+        if not self.trained:
+            return Work(scores=cells)
+        return Work(model_scores=cells, train_pairs=float(train_pairs), model_fits=1.0, imports=1.0)
 
     @abstractmethod
     def build(self) -> Recommender:

@@ -39,6 +39,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from simrec.config.base import (
+    MaxUsers,
     SafeName,
     ScenarioError,
     Strict,
@@ -84,6 +85,8 @@ class EvaluationSpec(Strict):
     )
     pap_k: int = Field(default=10, ge=1, description="k of pAp@k")
     recommenders: list[RecommenderSpec] = Field(min_length=1)
+    #: Evaluate a uniform sample of at most this many users per replicate (:mod:`simrec.user_sample`); None: all.
+    max_users: MaxUsers | None = None
 
     @model_validator(mode="after")
     def _unique(self) -> EvaluationSpec:
@@ -104,6 +107,7 @@ class EvaluationSpec(Strict):
             n=self.n,
             test_fraction=self.test_fraction,
             split=self.split,
+            max_users=self.max_users,
         )
 
 
@@ -134,13 +138,33 @@ class Scenario(Strict):
         return content_digest(self)
 
     def work(self) -> Work:
-        """The run's work (:mod:`simrec.config.cost`): per world and replicate, its expected true pairs and
-        every recommender scoring its users x items; one task per replicate and world. The ``[debias]`` and
-        ``[significance]`` harnesses are not counted (not measured yet)."""
-        per_replicate = Work.total(
-            w.work(self.population, self.evaluation.recommenders) + Work(tasks=1.0) for w in self.world
-        )
-        return per_replicate.times(float(self.replicates))
+        """The run's work (:mod:`simrec.config.cost`): per world and replicate, its expected true pairs, every
+        recommender fitted and scoring its evaluated users (at most ``evaluation.max_users``) x items, one task;
+        with ``[debias]`` the harness on the same replicate (:meth:`DebiasSpec.work
+        <simrec.config.debias.DebiasSpec.work>`), with ``[significance]`` one more task per replicate and world
+        (:meth:`SignificanceSpec.work <simrec.config.significance.SignificanceSpec.work>`)."""
+        ev = self.evaluation
+        users = min(float(self.population.n_users), float(ev.max_users or self.population.n_users))
+        parts = []
+        for w in self.world:
+            rep = w.work(self.population, ev.recommenders, max_users=ev.max_users, test_fraction=ev.test_fraction)
+            parts.append(rep + Work(tasks=1.0))
+            if self.debias is not None:
+                parts.append(self.debias.work(replicate=rep, n_users=users, n_recommenders=len(ev.recommenders)))
+            if self.significance is not None:
+                loo = w.loo_work(self.population, ev.recommenders, max_users=ev.max_users)
+                parts.append(
+                    self.significance.work(
+                        replicate=rep,
+                        loo=loo,
+                        n_users=users,
+                        n_recommenders=len(ev.recommenders),
+                        metrics=list(ev.metrics),
+                    )
+                    + Work(tasks=1.0)
+                )
+        panels = 2 * len(ev.metrics) + (len(self.debias.metrics) if self.debias is not None else 0)
+        return Work.total(parts).times(float(self.replicates)) + Work(figures=float(panels * len(self.world)))
 
     def memory_needs(self) -> Needs:
         """Task kinds (one per world: a replicate) and parent-side needs (:mod:`simrec.config.budget`)."""

@@ -21,6 +21,7 @@ Example
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import combinations
 from typing import TYPE_CHECKING, Literal
 
@@ -28,6 +29,7 @@ from pydantic import Field, model_validator
 
 from simrec.config.base import Strict, no_repeats
 from simrec.config.budget import BYTES_PER_ROW, SIGNIFICANCE_TEST_BYTES, Need
+from simrec.config.cost import Work
 
 if TYPE_CHECKING:
     from simrec.significance import PairedTest
@@ -37,6 +39,7 @@ __all__ = [
     "PROTOCOLS",
     "DEFAULT_PROTOCOLS",
     "TEST_NAMES",
+    "RESAMPLING_TESTS",
     "LOO_METRICS",
     "IPS_METRICS",
     "significance_problems",
@@ -63,6 +66,8 @@ TEST_NAMES: tuple[TestName, ...] = (
     "permutation",
 )
 
+#: The tests that resample (``resamples`` times each: their cost, :meth:`SignificanceSpec.work`).
+RESAMPLING_TESTS: tuple[str, ...] = ("bootstrap_percentile", "bootstrap_bca", "permutation")
 #: Scenario metrics with a leave-one-out rank function (:mod:`simrec.sampling.functions`) at K = N: the
 #: metrics the ``sampled_*`` protocols can measure.
 LOO_METRICS: tuple[str, ...] = ("precision", "recall", "ndcg", "reciprocal_rank", "average_precision", "hit")
@@ -127,6 +132,32 @@ class SignificanceSpec(Strict):
 
     def chosen_metrics(self, metrics: list[str]) -> list[str]:
         return list(self.metrics) if self.metrics is not None else list(metrics)
+
+    def work(self, *, replicate: Work, loo: Work, n_users: float, n_recommenders: int, metrics: list[str]) -> Work:
+        """One task's work (:mod:`simrec.config.cost`): a (replicate, world) of the phase.
+
+        ``replicate``: the run's replicate (``full``, ``users`` and ``full_ips`` regenerate it and its lists);
+        ``loo``: a leave-one-out replicate with every recommender's ranks (the ``sampled_*`` protocols rank the
+        recommenders of the pairs only: its recommenders' share is counted); ``n_users``: the evaluated users.
+        The tests read every case's per-user values once per resample (:data:`RESAMPLING_TESTS`; one for the
+        closed-form tests).
+        """
+        protocols = set(self.protocols)
+        pairs = len(self.pairs) if self.pairs is not None else n_recommenders * (n_recommenders - 1) // 2
+        needed = len({n for p in self.pairs for n in p}) if self.pairs is not None else n_recommenders
+        out = Work()
+        if protocols & {"full", "users"}:
+            out = out + replicate
+        if "full_ips" in protocols:
+            out = out + replicate
+        sampled = [p for p in self.protocols if p.startswith("sampled")]
+        if sampled:
+            share = min(1.0, needed / max(n_recommenders, 1))
+            out = out + Work(pairs=loo.pairs) + replace(loo, pairs=0.0).times(share)
+            out = out + Work(draws=float(n_users) * self.negatives * needed)
+        cases = len(self.protocols) * len(self.chosen_metrics(metrics)) * pairs
+        resamples = sum(self.resamples if t in RESAMPLING_TESTS else 1 for t in self.tests)
+        return out + Work(test_draws=float(cases) * float(n_users) * resamples)
 
     def memory_needs(self, *, n_users: int, recommenders: list[str], metrics: list[str], tasks: float) -> list[Need]:
         """The phase's needs beyond its world's replicate: [per task, parent] (:mod:`simrec.config.budget`).

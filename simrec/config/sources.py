@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import Field
 
 from simrec._validation import quote
-from simrec.config.base import Strict
+from simrec.config.base import MaxUsers, Strict
 from simrec.config.budget import Need
 from simrec.config.cost import Work
 from simrec.config.datasets import DatasetSpec
@@ -110,9 +110,14 @@ class BaseSourceSpec(Strict):
         """The kinds of task the source adds to a stress job (:mod:`simrec.config.budget`)."""
         return []
 
-    def work(self, n_users: float, n_items: float) -> Work:
-        """The work of computing the ranks (:mod:`simrec.config.cost`): nothing for a ranks file."""
+    def work(self, n_users: float, n_items: float, *, n_pairs: float = 0.0) -> Work:
+        """The work of computing the ranks (:mod:`simrec.config.cost`) of ``n_users`` x ``n_items`` data holding
+        ``n_pairs`` pairs: nothing for a ranks file."""
         return Work()
+
+    def evaluated_users(self, n_users: float) -> float:
+        """The users the stress tasks evaluate, of the data's ``n_users`` (a user sample keeps fewer)."""
+        return float(n_users)
 
     def data_problems(self, data: Path, path: Path, sampling: SamplingPlan) -> tuple[list[str], RankSource | None]:
         """Problems of the source's data at ``data`` (``path``: the scenario file; ``sampling``: the scenario's
@@ -146,9 +151,14 @@ class ScoredSourceSpec(BaseSourceSpec):
         more = recommender_problems(self.recommenders, "source.recommenders", truth=self.has_truth, base=base)
         return more or _candidate_problems(self)
 
-    def work(self, n_users: float, n_items: float) -> Work:
-        """Every recommender scoring ``n_users`` x ``n_items`` (one task each; :mod:`simrec.config.cost`)."""
-        return Work.total(r.work(n_users, n_items) + Work(tasks=1.0) for r in self.recommenders)
+    def work(self, n_users: float, n_items: float, *, n_pairs: float = 0.0) -> Work:
+        """Every recommender fitted to the leave-one-out training pairs (``n_pairs`` less one per user), scoring
+        the evaluated users x ``n_items`` and ranking each one's held-out item (one task each;
+        :mod:`simrec.config.cost`)."""
+        users = self.evaluated_users(n_users)
+        train = max(0.0, float(n_pairs) - float(n_users))
+        ranked = Work(ranked=users * float(n_items), tasks=1.0)
+        return Work.total(r.work(users, n_items, train_pairs=train) + ranked for r in self.recommenders)
 
     @abstractmethod
     def loo_data(self, data_path: Path | None, seed: np.random.SeedSequence, max_pairs: int | None) -> LooData:
@@ -194,10 +204,11 @@ class SimulationSource(ScoredSourceSpec):
         need = self.world.memory_need(self.population, "source.world", n_lists=0, score_users=self.population.n_users)
         return [[need]]
 
-    def work(self, n_users: float, n_items: float) -> Work:
-        """A replicate of the world (in every ranks task) and the recommenders' scores."""
-        world = self.world.work(self.population).times(float(len(self.recommenders)))
-        return world + super().work(n_users, n_items)
+    def work(self, n_users: float, n_items: float, *, n_pairs: float = 0.0) -> Work:
+        """A leave-one-out replicate of the world in every ranks task (one per recommender), its recommender
+        fitted, scoring and ranking the held-out and truly relevant items (:meth:`WorldSpec.loo_work
+        <simrec.config.models.WorldSpec.loo_work>`)."""
+        return Work.total(self.world.loo_work(self.population, [r]) + Work(tasks=1.0) for r in self.recommenders)
 
     def loo_data(self, data_path: Path | None, seed: np.random.SeedSequence, max_pairs: int | None) -> LooData:
         world = self.world.build(self.population, name=self.world.name or "world", max_pairs=max_pairs)
@@ -223,6 +234,9 @@ class DatasetSource(DatasetSpec, ScoredSourceSpec):
     candidates: CandidateSet = "unseen"
     min_items: int = Field(default=2, ge=1)
     recommenders: list[RecommenderSpec] = Field(min_length=1)
+    #: Rank a uniform sample of at most this many of the evaluated users (:mod:`simrec.user_sample`, drawn from
+    #: the split's seed); the recommenders train on every user. None: every user.
+    max_users: MaxUsers | None = None
     has_truth: ClassVar[bool] = False
 
     @property
@@ -231,6 +245,9 @@ class DatasetSource(DatasetSpec, ScoredSourceSpec):
 
     def data_path(self, scenario_path: str | Path) -> Path:
         return self.resolve(scenario_path)
+
+    def evaluated_users(self, n_users: float) -> float:
+        return min(float(n_users), float(self.max_users or n_users))
 
     def data_problems(self, data: Path, path: Path, sampling: SamplingPlan) -> tuple[list[str], RankSource | None]:
         """The dataset's files (a FIFO, a device or a file over the size limit: refused now, not in a task), its
@@ -277,8 +294,10 @@ class DatasetSource(DatasetSpec, ScoredSourceSpec):
             raise TypeError("a dataset source's data is read from its data_path (StressScenario.data_path)")
         if self.split == "last":
             inter, times = self.read_timestamped(data_path)
-            return loo_data(inter, seed, min_items=self.min_items, timestamps=times)
-        return loo_data(self.read(data_path), seed, min_items=self.min_items)
+            data = loo_data(inter, seed, min_items=self.min_items, timestamps=times)
+        else:
+            data = loo_data(self.read(data_path), seed, min_items=self.min_items)
+        return data.with_user_sample(self.max_users, seed)
 
 
 class FileSource(BaseSourceSpec):

@@ -51,7 +51,14 @@ from simrec.config.base import (
     read_toml,
 )
 from simrec.config.budget import BYTES_PER_ROW, Budget, Need, Needs
-from simrec.config.cost import BYTES_PER_RANKS_ROW, Work, file_bytes, sizes_from_file
+from simrec.config.cost import (
+    ASSUMED_DENSITY,
+    BYTES_PER_RANKS_ROW,
+    BYTES_PER_RATING,
+    Work,
+    file_bytes,
+    sizes_from_file,
+)
 from simrec.config.estimators import EstimatorsSpec
 from simrec.config.files import merge_presets, resolve_scenario_path
 from simrec.config.sources import FileSource, SamplingPlan, SourceSpec, size_problems, user_size_problems
@@ -200,19 +207,27 @@ class StressScenario(Strict):
         """The schemes, sizes and largest cutoff the source's data is checked against."""
         return SamplingPlan(list(self.sampling.schemes), list(self.sampling.sizes), self.metrics.k_max)
 
-    def work(self, *, n_candidates: float, n_users: float, n_recommenders: int | None = None) -> Work:
+    def work(
+        self, *, n_candidates: float, n_users: float, n_recommenders: int | None = None, n_pairs: float | None = None
+    ) -> Work:
         """The job's work (:mod:`simrec.config.cost`): the source's ranks, then per recommender, scheme and
         size one task drawing ``repeats`` x ``n_users`` x n negatives and fitting every estimator per repeat,
         with ``n_boot`` bootstrap replicates per fit for intervals; user sampling fits once per size and
         repeat.
 
-        ``n_candidates`` / ``n_users``: the candidates and evaluated users (a simulation's are known from the
-        spec; a dataset's or a ranks file's from the data); ``n_recommenders``: the ranks file's (default: the
-        source's recommenders).
+        ``n_candidates`` / ``n_users``: the candidates and users (a simulation's are known from the spec; a
+        dataset's or a ranks file's from the data; a dataset source's ``max_users`` evaluates fewer);
+        ``n_recommenders``: the ranks file's (default: the source's recommenders); ``n_pairs``: the dataset's
+        ratings (the recommenders' training; default :data:`~simrec.config.cost.ASSUMED_DENSITY` of
+        users x candidates).
         """
         known = self.source.sizes()
         if known is not None:
             n_candidates, n_users = float(known.n_items), float(known.n_users)
+        data_users = n_users
+        n_users = self.source.evaluated_users(n_users)
+        if n_pairs is None:
+            n_pairs = ASSUMED_DENSITY * data_users * (n_candidates if math.isfinite(n_candidates) else 0.0)
         recs = n_recommenders if n_recommenders is not None else len(getattr(self.source, "recommenders", ()))
         n_est = len(self.estimators.build())
         n_boot = float(self.estimators.n_boot)
@@ -229,7 +244,7 @@ class StressScenario(Strict):
         if self.user_sampling is not None:
             us = self.user_sampling
             stress = stress + Work(fits=float(len(us.sizes) * (us.repeats or self.repeats) * recs))
-        return self.source.work(n_users, n_candidates) + stress
+        return self.source.work(data_users, n_candidates, n_pairs=n_pairs) + stress
 
     def estimated_work(self, scenario_path: str | Path) -> Work:
         """:meth:`work` with the data's sizes estimated before reading it: a simulation's are known; a dataset's
@@ -243,7 +258,7 @@ class StressScenario(Strict):
             rows = file_bytes(data) / BYTES_PER_RANKS_ROW
             return self.work(n_candidates=math.inf, n_users=rows, n_recommenders=1)
         n_users, n_items = sizes_from_file(data)
-        return self.work(n_candidates=n_items, n_users=n_users)
+        return self.work(n_candidates=n_items, n_users=n_users, n_pairs=file_bytes(data) / BYTES_PER_RATING)
 
     def memory_needs(self, *, n_candidates: float | None = None, n_users: float | None = None) -> Needs:
         """Task kinds (the source's, e.g. a simulation's ranks tasks; stress tasks) and parent-side needs.

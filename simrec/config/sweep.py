@@ -50,7 +50,7 @@ from simrec.calibration.objective import (
 )
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
 from simrec.config.budget import BYTES_PER_PAIR, Budget, Need, Needs
-from simrec.config.cost import BYTES_PER_RATING, TRUE_PAIRS_PER_OBSERVED, Work, file_bytes
+from simrec.config.cost import BYTES_PER_RATING, STAT_PAIR_SHARE, TRUE_PAIRS_PER_OBSERVED, Work, file_bytes, gp_work
 from simrec.config.datasets import DatasetSpec
 from simrec.config.models import THESIS_PREFERENCES, THESIS_SAMPLERS, CellSpec, PreferenceTag, RatingsSpec, SamplerTag
 
@@ -150,16 +150,21 @@ class SweepSpec(Strict):
         and the de-noising's ``denoise_top`` x ``denoise_seeds`` re-evaluations), each one simulation of
         about :data:`~simrec.config.cost.TRUE_PAIRS_PER_OBSERVED` true pairs per rating of the dataset (its
         ratings counted from the file's size, :func:`~simrec.config.cost.sizes_from_file`; at most
-        ``max_pairs``) and ``stat_pairs`` pairs per statistic; one task per search. The Gaussian process's own
-        fits are not counted (a few seconds per search of 150 calls)."""
-        trials = float((n_calls or self.n_calls) + self.denoise_top * self.denoise_seeds)
+        ``max_pairs``) and ``stat_pairs`` pairs per statistic (each :data:`~simrec.config.cost.STAT_PAIR_SHARE` of a
+        generated pair's cost); one task per search; and the Gaussian process's
+        proposals after the ``n_initial`` random trials, each a GP fitted to every trial before it
+        (:func:`~simrec.config.cost.gp_work`: about 40 s of CPU in a search of 150 calls, growing as the cube of
+        the calls)."""
+        calls = n_calls or self.n_calls
+        trials = float(calls + self.denoise_top * self.denoise_seeds)
         searches = float(len(self.cells()) * len(self.objectives))
         limit = float(self.max_pairs or DEFAULT_CALIBRATION_MAX_PAIRS)
+        gp = gp_work(calls, self.n_initial)
         parts = []
         for d in self.dataset:
             ratings = file_bytes(d.resolve(spec_path)) / BYTES_PER_RATING
-            pairs = min(TRUE_PAIRS_PER_OBSERVED * ratings, limit) + self.stat_pairs
-            parts.append(Work(pairs=pairs * trials, tasks=1.0).times(searches))
+            pairs = min(TRUE_PAIRS_PER_OBSERVED * ratings, limit) + STAT_PAIR_SHARE * self.stat_pairs
+            parts.append((Work(pairs=pairs * trials, tasks=1.0) + gp).times(searches))
         return Work.total(parts)
 
     def memory_needs(self) -> Needs:

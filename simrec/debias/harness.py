@@ -77,6 +77,7 @@ from simrec.debias.stratified import Stratified
 from simrec.experiment import Evaluation, ReplicateData, World, replicate_data
 from simrec.metrics import UndefinedMetricWarning
 from simrec.observation import UniformSampler
+from simrec.recommenders import lists_of
 
 __all__ = [
     "DEBIAS_COLUMNS",
@@ -233,7 +234,7 @@ def observed_replicate(
     true_rel = sp.csr_array(data.true_rel[ev])
     n_rel = np.diff(true_rel.indptr).astype(np.float64)
     lists = tuple(
-        rec.recommend(data.split.train, data.true_rel, evaluation.n, rng)[ev]
+        lists_of(rec, data.split.train, data.true_rel, evaluation.n, rng, ev)
         for rec, rng in zip(evaluation.recommenders, data.recommender_rngs)
     )
     context = ObservationContext(test, train, data.truth, data.observed.truth_rows[ev], data.observed.sizes, lists)

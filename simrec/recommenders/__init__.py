@@ -17,7 +17,7 @@ recommender (:mod:`simrec._usercode`).
 from typing import TYPE_CHECKING
 
 from simrec._usercode import UserCodeError
-from simrec.recommenders._base import Recommender, top_n
+from simrec.recommenders._base import Recommender, lists_of, top_n
 from simrec.recommenders.baselines import Oracle, Popular, ProbabilisticOracle, RandomRecommender
 from simrec.recommenders.import_path import (
     ImportPathError,
@@ -43,6 +43,7 @@ __all__ = [
     "param_problems",
     "LENSKIT_SCORERS",
     "LensKitRecommender",
+    "lists_of",
     "Oracle",
     "Popular",
     "ProbabilisticOracle",

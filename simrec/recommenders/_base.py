@@ -20,7 +20,7 @@ from simrec._random import RNGLike
 from simrec._validation import check_int
 from simrec.interactions import Interactions
 
-__all__ = ["Recommender", "top_n", "BLOCK_ELEMENTS"]
+__all__ = ["Recommender", "top_n", "lists_of", "BLOCK_ELEMENTS"]
 
 #: Relevant and training pairs from which :func:`check_relevant` looks for their common pairs with the
 #: compiled merge (:func:`simrec._rows_kernel.rows_overlap`): below it, importing numba and loading the
@@ -60,6 +60,11 @@ class Recommender(Protocol):
     a uniformly random tie-break (:class:`simrec.recommenders.TiedLevels`),
     or None where it has no such form; ranking metrics that need only mid-ranks
     (AUC) then need no dense block (:func:`simrec.experiment.run_replicate`).
+
+    Optional: ``recommend_users(train, relevant, n, rng, users) -> ndarray of
+    int64, shape (len(users), n)`` (the LensKit adapter, whose lists are built
+    one user at a time): the given users' rows of ``recommend(train,
+    relevant, n, rng)``, at the cost of theirs only (:func:`lists_of`).
     """
 
     name: str
@@ -75,6 +80,27 @@ class Recommender(Protocol):
         rng: RNGLike = None,
         users: np.ndarray | None = None,
     ) -> np.ndarray: ...
+
+
+def lists_of(
+    recommender: Recommender,
+    train: Interactions,
+    relevant: sp.csr_array | Interactions | None,
+    n: int,
+    rng: RNGLike,
+    users: np.ndarray,
+) -> np.ndarray:
+    """The top-n lists of ``users`` (rows of ``recommend(train, relevant, n, rng)``), shape (len(users), n).
+
+    A recommender with ``recommend_users`` (see :class:`Recommender`) builds
+    only those users' lists; any other builds every user's and the rows are
+    taken (the baselines draw their tie-breaks over every user, so their rows
+    are only the same when every user's list is drawn).
+    """
+    some = getattr(recommender, "recommend_users", None)
+    if callable(some):
+        return np.asarray(some(train, relevant, n, rng, users))
+    return np.asarray(recommender.recommend(train, relevant, n, rng))[users]
 
 
 def top_n(scores: np.ndarray, n: int) -> np.ndarray:

@@ -242,18 +242,32 @@ class LensKitRecommender:
     # -- recommender interface --------------------------------------------------
     def recommend(self, train: Interactions, relevant: sp.csr_array | None, n: int, rng: RNGLike = None) -> np.ndarray:
         """LensKit's top-n lists, shape (n_users, n), -1 padding (``lenskit.batch.recommend``)."""
+        return self.recommend_users(train, relevant, n, rng, np.arange(check_train(train).n_users))
+
+    def recommend_users(
+        self, train: Interactions, relevant: sp.csr_array | None, n: int, rng: RNGLike, users: np.ndarray
+    ) -> np.ndarray:
+        """The lists of ``users`` (distinct rows) only, shape (len(users), n): their rows of :meth:`recommend` (LensKit builds a
+        list per user, so a sample of the users costs only theirs; :mod:`simrec.user_sample`)."""
         from lenskit.batch import recommend
 
         train = check_train(train)
         check_relevant(relevant, train, required=False)
         n = check_int("n", n, low=1)
+        users = check_users(users, train.n_users)
         gen = as_generator(rng)
         self._ensure_fit(train, gen)
+        out = np.full((len(users), n), -1, dtype=np.int64)
+        if not len(users):  # LensKit's batch runner divides by the number of queries
+            return out
         with self._guard:
-            df = recommend(self._trained(), np.arange(train.n_users), n=n, n_jobs=self.n_jobs).to_df()
-        out = np.full((train.n_users, n), -1, dtype=np.int64)
+            df = recommend(self._trained(), users, n=n, n_jobs=self.n_jobs).to_df()
         if len(df):
-            out[df["user_id"].to_numpy(np.int64), df["rank"].to_numpy(np.int64) - 1] = df["item_id"].to_numpy(np.int64)
+            row = np.full(train.n_users, -1, dtype=np.int64)
+            row[users] = np.arange(len(users))
+            out[row[df["user_id"].to_numpy(np.int64)], df["rank"].to_numpy(np.int64) - 1] = df["item_id"].to_numpy(
+                np.int64
+            )
         return out
 
     def score(

@@ -75,6 +75,7 @@ from simrec._random import RNGLike, as_generator
 from simrec._validation import check_choice, quote, shorten
 from simrec.interactions import Interactions
 from simrec.sampling import global_ranks
+from simrec.user_sample import sample_evaluated
 
 __all__ = [
     "CANDIDATE_SETS",
@@ -254,6 +255,22 @@ class LooData:
     weights: np.ndarray
     info: dict[str, Any]
 
+    def with_user_sample(self, max_users: int | None, seed: np.random.SeedSequence | int) -> LooData:
+        """The same split evaluating a uniform sample of at most ``max_users`` of its users (:mod:`simrec.user_sample`,
+        drawn from ``seed``, the split's); training data, candidates and weights unchanged. Itself when every user
+        is kept."""
+        users = sample_evaluated(self.users, max_users, seed)
+        if users is self.users:
+            return self
+        keep = np.searchsorted(self.users, users)
+        info = dict(self.info)
+        info.update(
+            evaluated_users=int(users.size),
+            sampled_from_users=int(self.users.size),
+            mean_candidates=float(self.train.n_items - self.train.user_counts()[users].mean()),
+        )
+        return LooData(self.train, users, self.targets[keep], self.relevant, self.weights, info)
+
 
 def loo_data(
     observed: Interactions,
@@ -313,11 +330,15 @@ def loo_data(
     return LooData(split.train, users, targets, relevant, split.train.item_counts().astype(np.float64), info)
 
 
-def simulate_loo_data(world: Any, seed: np.random.SeedSequence | int, *, min_items: int = 2) -> LooData:
+def simulate_loo_data(
+    world: Any, seed: np.random.SeedSequence | int, *, min_items: int = 2, max_users: int | None = None
+) -> LooData:
     """Generate truth, observe it and split it leave-one-out (a :class:`simrec.experiment.World`).
 
     The seed's children are used in a fixed order (0 truth, 1 observation,
-    2 split), so every task of a run rebuilds the same data.
+    2 split), so every task of a run rebuilds the same data; ``max_users``
+    evaluates a uniform sample of the users (:meth:`LooData.with_user_sample`,
+    drawn from ``seed``).
     """
     from simrec.observation import observe
 
@@ -325,7 +346,8 @@ def simulate_loo_data(world: Any, seed: np.random.SeedSequence | int, *, min_ite
     children = ss.spawn(3)
     truth = world.preference.generate(as_generator(children[0]), max_pairs=world.max_pairs)
     obs = observe(truth, world.profile, world.sampler, as_generator(children[1]))
-    return loo_data(obs.observed, children[2], min_items=min_items, truth=truth, truth_rows=obs.truth_rows)
+    data = loo_data(obs.observed, children[2], min_items=min_items, truth=truth, truth_rows=obs.truth_rows)
+    return data.with_user_sample(max_users, ss)
 
 
 # ---------------------------------------------------------------------------

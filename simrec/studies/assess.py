@@ -466,6 +466,8 @@ def _report_facts(a: Assessment, chosen: tuple[CalibratedCell, ...], algorithms:
         else f"holdout of {pr.test_fraction:g} of each user's items"
     )
     ranking = "every item ranked (full ranking)" if not pr.negatives else f"{pr.negatives} sampled negatives per user"
+    if pr.max_users is not None and pr.max_users < a.n_users:  # the user sample (simrec.user_sample)
+        ranking += f", a uniform sample of {pr.max_users:,} of the {a.n_users:,} users evaluated"
     return ReportFacts(
         name=spec.name,
         description=spec.description,

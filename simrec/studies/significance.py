@@ -25,7 +25,9 @@ test on per-user values of A and B:
   BV γ correction of it (:func:`simrec.sampling.bias_variance`, per user:
   F̂(r_u)); truth: the metric of the held-out item drawn from the user's
   true relevant candidates (:func:`simrec.stress.harness.true_metric_values`'
-  "leave-one-out in the truth");
+  "leave-one-out in the truth"); with the evaluation's ``max_users``, a
+  uniform sample of the leave-one-out users (:mod:`simrec.user_sample`), as
+  ``full`` evaluates the replicate's sample;
 * ``full_ips`` — as ``full`` (same replicate, users and lists), each user's
   value the IPS estimate with the world's propensities
   (:func:`simrec.debias.ips_per_user`:
@@ -180,7 +182,7 @@ def _sampled_values(
     sampled = [p for p in plan.protocols if p.startswith("sampled")]
     if not sampled:
         return []
-    data = simulate_loo_data(world, seeds[0])
+    data = simulate_loo_data(world, seeds[0], max_users=evaluation.max_users)
     by_name = {r.name: (j, r) for j, r in enumerate(evaluation.recommenders)}
     needed = sorted({name for pair in plan.pairs for name in pair}, key=lambda x: by_name[x][0])
     rank_seeds = spawn_seeds(seeds[1], len(evaluation.recommenders))

@@ -65,13 +65,15 @@ n_boot = 0
 
 
 def test_the_quick_size_keeps_the_question_and_cuts_what_buys_precision(ml100k_path, monkeypatch):
-    from simrec.config.assess import QUICK_BOOT, QUICK_REPEATS, QUICK_REPLICATES, load_assessment
+    from simrec.config.assess import QUICK_BOOT, QUICK_REPEATS, QUICK_REPLICATES, QUICK_USERS, load_assessment
 
     monkeypatch.setenv("SIMREC_DATA", str(ml100k_path.parent))
     full, quick = load_assessment("ml100k-assess"), load_assessment("ml100k-assess", quick=True)
     f, q = full.spec, quick.spec
     assert q.name == "ml100k-assess-quick" and q.description.endswith("(quick size)")
-    assert q.dataset == f.dataset and q.protocol == f.protocol and q.seed == f.seed
+    assert q.dataset == f.dataset and q.seed == f.seed
+    # the protocol is the file's, with at most QUICK_USERS users evaluated (ML-100K's 943: all of them)
+    assert q.protocol == f.protocol.model_copy(update={"max_users": QUICK_USERS}) and quick.n_users < QUICK_USERS
     assert q.calibration.worlds == 1 and q.calibration.presets == f.calibration.presets
     assert q.simulation.replicates == QUICK_REPLICATES < f.simulation.replicates
     assert q.sampling.sizes == [f.protocol.negatives] and quick.sample_sizes == [100]

@@ -112,3 +112,103 @@ def test_a_stress_job_counts_draws_fits_and_bootstrap_replicates_per_task(tmp_pa
     # 2 recommenders x 1 scheme x 1 size: 2 tasks of 3 repeats x 20 users x 10 negatives, 3 x 2 estimator fits
     assert w.tasks == 2 and w.draws == 2 * 3 * 20 * 10 and w.fits == 2 * 3 * 2 and w.boots == 4 * w.fits
     assert w.scores == w.model_scores == w.pairs == 0  # a ranks file: nothing to score
+
+
+# -- the harnesses, the calibration's Gaussian process, the user sample and remote clusters (issue 28) -----------
+
+SIGNIFICANCE = (
+    '\n[significance]\ntests = ["paired_t", "permutation"]\nprotocols = ["full", "sampled_naive"]\nnegatives = 20\n'
+)
+DEBIAS = '\n[debias]\nmetrics = ["recall", "precision"]\nestimators = ["naive", "ips", "snips"]\n'
+
+
+def _run_work(tmp_path, extra: str = "", replicates: int = 2) -> Work:
+    path = tmp_path / f"s{abs(hash(extra))}.toml"
+    path.write_text(RUN_TOML.replace("replicates = 1", f"replicates = {replicates}") + extra)
+    return load_scenario(path)[0].work()
+
+
+def test_the_debias_section_adds_a_replicate_and_its_estimates(tmp_path):
+    plain, debias = _run_work(tmp_path), _run_work(tmp_path, DEBIAS)
+    assert debias.seconds() > plain.seconds()
+    # per replicate: the replicate regenerated with its lists, and 40 users x 2 recommenders x 2 metrics x
+    # (naive + ips and snips with the default two propensity kinds)
+    assert debias.pairs == pytest.approx(2 * plain.pairs) and debias.scores == pytest.approx(2 * plain.scores)
+    assert debias.estimates == pytest.approx(2 * 40 * 2 * 2 * (1 + 2 + 2))
+    assert debias.tasks == plain.tasks  # the harness runs inside the replicate's task
+
+
+def test_the_significance_section_adds_a_task_per_replicate_its_rankings_and_its_tests(tmp_path):
+    plain, sig = _run_work(tmp_path), _run_work(tmp_path, SIGNIFICANCE)
+    assert sig.seconds() > plain.seconds() and sig.tasks == 2 * plain.tasks
+    # full: the replicate again; sampled_naive: a leave-one-out replicate ranking the held-out and truly
+    # relevant items of 40 users among the 60 items, and 20 negatives per user and recommender
+    assert sig.pairs == pytest.approx(3 * plain.pairs) and sig.ranked > 2 * 2 * 40 * 60
+    assert sig.draws == pytest.approx(2 * 40 * 20 * 2)
+    # tests: 2 protocols x 2 metrics x 1 pair x 40 users x (1 paired t + 1000 permutations), per replicate
+    assert sig.test_draws == pytest.approx(2 * 2 * 2 * 1 * 40 * 1001)
+    more = _run_work(tmp_path, SIGNIFICANCE.replace('"permutation"]', '"permutation"]\nresamples = 5000'))
+    assert more.test_draws > 4 * sig.test_draws
+
+
+def test_a_calibrations_gaussian_process_grows_as_the_cube_of_its_calls(tmp_path):
+    from simrec.config.cost import SECONDS_PER_GP_CUBE, SECONDS_PER_GP_STEP, gp_work
+    from simrec.config.sweep import load_sweep_spec
+    from tests.cli_helpers import SWEEP_TOML
+
+    (tmp_path / "sweep.toml").write_text(SWEEP_TOML)
+    sweep = load_sweep_spec(tmp_path / "sweep.toml")
+    searches = len(sweep.cells()) * len(sweep.objectives)
+    w50, w150 = sweep.work(tmp_path / "sweep.toml", 50), sweep.work(tmp_path / "sweep.toml", 150)
+    assert w150.gp_steps == searches * (150 - 2) and w150.gp_cubes == searches * sum(k**3 for k in range(2, 150))
+    gp = [SECONDS_PER_GP_STEP * w.gp_steps + SECONDS_PER_GP_CUBE * w.gp_cubes for w in (w50, w150)]
+    assert w150.gp_cubes > 27 * w50.gp_cubes and gp[1] > 4 * gp[0]  # three times the calls: over 4x the GP's time
+    assert gp_work(10, 10).gp_steps == 0 and gp_work(5, 10).gp_steps == 0  # random trials only: no GP
+
+
+def test_a_user_sample_scores_fewer_users_and_trains_on_every_user(tmp_path):
+    text = RUN_TOML.replace("n_users = 40", "n_users = 400").replace(
+        'recommenders = [{ kind = "oracle" }, { kind = "popular" }]',
+        'recommenders = [{ kind = "popular" }, { kind = "lenskit", algorithm = "item_knn" }]',
+    )
+    (tmp_path / "a.toml").write_text(text)
+    (tmp_path / "b.toml").write_text(text.replace("[evaluation]", "[evaluation]\nmax_users = 100"))
+    full, part = load_scenario(tmp_path / "a.toml")[0].work(), load_scenario(tmp_path / "b.toml")[0].work()
+    assert part.scores == pytest.approx(full.scores / 4) and part.model_scores == pytest.approx(full.model_scores / 4)
+    assert part.train_pairs == full.train_pairs > 0 and part.pairs == full.pairs
+
+
+def test_on_a_ray_cluster_the_work_divides_over_its_cpus_not_this_machines_cores(monkeypatch):
+    monkeypatch.setattr(cost, "SECONDS_START", 0.0)
+    monkeypatch.setattr(cost, "SECONDS_PER_TASK", 60.0)
+    w = Work(tasks=64)  # 64 min of tasks
+    line = estimate_line(w, 1, n_cores=2, cluster_cpus=16)
+    assert line == (
+        "simrec: this job should take about 4 min on the Ray cluster's 16 CPUs (if each is as fast as this machine's)"
+    )
+    assert estimate_line(Work(tasks=16), 1, n_cores=2, cluster_cpus=16) is None  # a minute on 16 CPUs
+
+
+@pytest.mark.parametrize("section, unit", [(DEBIAS, "SECONDS_PER_ESTIMATE"), (SIGNIFICANCE, "SECONDS_PER_TEST_DRAW")])
+def test_a_section_alone_can_make_a_job_long_enough_to_announce(tmp_path, monkeypatch, section, unit):
+    # the section's unit made expensive: the same tiny run is announced with the section and not without it
+    monkeypatch.setattr(cost, unit, 1.0)
+    for extra, announced in (("", False), (section, True)):
+        (tmp_path / "s.toml").write_text(RUN_TOML + extra)
+        out = tmp_path / f"o{announced}"
+        code, _, err = invoke(["run", str(tmp_path / "s.toml"), "--out", str(out), "--no-figures", "-q"])
+        assert code == 0, err
+        assert ("simrec: this job should take about" in err) == announced, err
+
+
+def test_a_calibration_is_announced_from_its_gaussian_process_alone(tmp_path, monkeypatch):
+    from tests.cli_helpers import SWEEP_TOML
+
+    monkeypatch.setattr(cost, "SECONDS_PER_GP_STEP", 100.0)
+    monkeypatch.setattr(cost, "SECONDS_PER_PAIR", 0.0)
+    (tmp_path / "sweep.toml").write_text(SWEEP_TOML.replace("n_calls = 2\n", "n_calls = 3\n"))
+    code, _, err = invoke(
+        ["calibrate", str(tmp_path / "sweep.toml"), "--out", str(tmp_path / "o"), "-q", "--no-figures"]
+    )
+    assert code == 0, err
+    assert err.splitlines()[0].startswith("simrec: this job should take about"), err  # one GP step: 100 s

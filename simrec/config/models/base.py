@@ -109,6 +109,14 @@ class BaseProfileSpec(Strict):
         """Rules against the world's item count (``items``, named ``items_label`` in messages)."""
         return []
 
+    def expected_size(self) -> float:
+        """The mean profile size before any capacity cap (the model's ``ppf`` at 1,000 midpoint quantiles, sizes
+        at least 1): the time estimate's observed pairs per user (:mod:`simrec.config.cost`)."""
+        import numpy as np
+
+        sizes = np.maximum(1.0, np.floor(self.build().ppf((np.arange(1000) + 0.5) / 1000)))
+        return float(sizes.mean())
+
 
 class BaseSamplerSpec(Strict):
     """An observation sampler's spec (a member of :data:`~simrec.config.models.SAMPLER_MODELS`).

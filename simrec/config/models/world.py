@@ -135,13 +135,41 @@ class WorldSpec(Strict):
         problems += self.observation.problems(items, f"{where}.observation", self.preference.item_count_label)
         return problems
 
-    def work(self, population: Sizes, recommenders: Sequence[BaseRecommenderSpec] = ()) -> Work:
+    def work(
+        self,
+        population: Sizes,
+        recommenders: Sequence[BaseRecommenderSpec] = (),
+        *,
+        max_users: int | None = None,
+        test_fraction: float = 0.2,
+    ) -> Work:
         """One replicate (:mod:`simrec.config.cost`): its expected true pairs, and each of ``recommenders``
-        scoring every user x expected item."""
+        fitted to the training pairs and scoring every evaluated user (at most ``max_users``) x expected item."""
+        truth, items, users, observed = self._sizes(population)
+        scored = min(users, float(max_users or users))
+        train = (1.0 - test_fraction) * observed
+        return Work.total([Work(pairs=truth), *(r.work(scored, items, train_pairs=train) for r in recommenders)])
+
+    def loo_work(
+        self, population: Sizes, recommenders: Sequence[BaseRecommenderSpec] = (), *, max_users: int | None = None
+    ) -> Work:
+        """One leave-one-out replicate ranked with its truth (:func:`simrec.stress.simulate_loo_data`,
+        :func:`simrec.stress.score_ranks`): its true pairs, each recommender fitted and scoring the evaluated users
+        (at most ``max_users``), the held-out item's and every truly relevant item's rank among the items."""
+        truth, items, users, observed = self._sizes(population)
+        scored = min(users, float(max_users or users))
+        relevant = max(0.0, truth - (observed - users)) / users  # true likes not trained on, per user
+        ranked = Work(ranked=scored * items * (1.0 + relevant))
+        return Work.total(
+            [Work(pairs=truth), *(r.work(scored, items, train_pairs=observed - users) + ranked for r in recommenders)]
+        )
+
+    def _sizes(self, population: Sizes) -> tuple[float, float, float, float]:
+        """Expected true pairs, items, users and observed pairs (profile sizes capped by the true likes)."""
         model = self.preference.build(population)
-        items = float(model.expected_items())
-        users = float(population.n_users)
-        return Work.total([Work(pairs=float(model.expected_pairs())), *(r.work(users, items) for r in recommenders)])
+        truth, users = float(model.expected_pairs()), float(population.n_users)
+        observed = users * min(self.observation.profile.expected_size(), truth / max(users, 1.0))
+        return truth, float(model.expected_items()), users, observed
 
     def memory_need(self, population: Sizes, where: str, *, n_lists: int, score_users: int) -> Need:
         """One replicate of the world (truth -> observe -> split -> ``n_lists`` lists per user; dense score
