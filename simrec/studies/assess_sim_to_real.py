@@ -24,7 +24,8 @@ verdict. Nothing is trained twice where it can be avoided:
   so this step does, once: one task per algorithm in ``sim_to_real/`` (a
   resumable :data:`~simrec.shards.ARRAYS` shard each, ``r<j>``): the data read
   and held out with ``test_fraction`` (seed ``task_seed(seed, SEED_CHILD, 0)``,
-  the same split for every algorithm), the algorithm trained on the rest
+  the same split for every algorithm; with ``max_users`` the same uniform sample of the evaluated
+  users as in the worlds, :mod:`simrec.user_sample`), the algorithm trained on the rest
   (seed ``task_seed(seed, SEED_CHILD, 1, j)``), its top-N lists measured
   against the held-out items by the run study's list measures
   (:func:`simrec.metrics.measure_lists_many`), per user. The metrics compared
@@ -150,14 +151,18 @@ def _real_holdout_task(payload: tuple) -> dict[str, np.ndarray]:
     import scipy.sparse as sp
 
     from simrec.metrics import METRICS, ListMetric, measure_lists_many
+    from simrec.recommenders import lists_of
     from simrec.split import holdout
+    from simrec.user_sample import sample_evaluated
 
-    dataset, data_path, rec_spec, j, test_fraction, n, metrics, seed = payload
+    dataset, data_path, rec_spec, j, test_fraction, n, metrics, max_users, seed = payload
     inter = dataset.read(Path(data_path))
-    split = holdout(inter, test_fraction, as_generator(task_seed(seed, SEED_CHILD, 0)))
-    users = np.flatnonzero(split.evaluated)
+    split_seed = task_seed(seed, SEED_CHILD, 0)
+    split = holdout(inter, test_fraction, as_generator(split_seed))
+    # the protocol's user sample (simrec.user_sample), as in the worlds: the same users for every algorithm
+    users = sample_evaluated(np.flatnonzero(split.evaluated), max_users, split_seed)
     rec = rec_spec.build()
-    lists = rec.recommend(split.train, None, n, as_generator(task_seed(seed, SEED_CHILD, 1, j)))[users]
+    lists = lists_of(rec, split.train, None, n, as_generator(task_seed(seed, SEED_CHILD, 1, j)), users)
     relevant = sp.csr_array(split.test.matrix[users])
     values = measure_lists_many([lists], relevant, [cast(ListMetric, METRICS[m]()) for m in metrics])[0]
     return {"users": users.astype(np.int64), **{m: np.asarray(values[m], dtype=float) for m in metrics}}
@@ -176,7 +181,17 @@ def _real_holdout_values(
             f"r{j:03d}",
             f"algorithm {j} on the real data's holdout",
             task_seed(spec.seed, SEED_CHILD, 1, j),
-            (spec.dataset, str(assessment.data_path), r, j, pr.test_fraction, pr.n, tuple(metrics), spec.seed),
+            (
+                spec.dataset,
+                str(assessment.data_path),
+                r,
+                j,
+                pr.test_fraction,
+                pr.n,
+                tuple(metrics),
+                pr.max_users,
+                spec.seed,
+            ),
         )
         for j, r in enumerate(pr.recommenders)
     ]
