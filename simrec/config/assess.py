@@ -103,7 +103,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from simrec._validation import quote
 from simrec.calibration.objective import THESIS_OBJECTIVES
-from simrec.config.assess_cost import assessment_work, calibrated_worlds_work
+from simrec.config.assess_cost import assessment_work, calibrated_worlds_work, real_holdout_work
 from simrec.config.base import (
     MaxUsers,
     SafeName,
@@ -494,6 +494,18 @@ class Assessment:
         sig = self.significance_spec()
         n_users, n_items = float(self.n_users), float(self.n_items)
         n_pairs = file_bytes(self.data_path) / BYTES_PER_RATING
+        real_holdout = (
+            real_holdout_work(
+                pr.recommenders,
+                n_users=n_users,
+                n_items=n_items,
+                n_pairs=n_pairs,
+                max_users=pr.max_users,
+                test_fraction=pr.test_fraction,
+            )
+            if pr.split == "holdout"
+            else None
+        )
         if self.cells is not None:
             worlds = self.run_scenario(self.best_cells())
             return assessment_work(
@@ -503,6 +515,7 @@ class Assessment:
                 n_users=n_users,
                 n_items=n_items,
                 n_pairs=n_pairs,
+                real_holdout=real_holdout,
             )
         before = calibrated_worlds_work(
             pr.recommenders,
@@ -524,6 +537,7 @@ class Assessment:
             uncalibrated=before,
             n_users=n_users,
             n_items=n_items,
+            real_holdout=real_holdout,
         )
 
     def sweep_spec(self) -> SweepSpec:

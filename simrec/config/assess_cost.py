@@ -5,8 +5,11 @@
 (:meth:`simrec.config.assess.Assessment.work` passes them): the calibration's
 sweep when no presets are named, the user's algorithms in the best-fitting
 worlds (the run study, with ``[correction]`` its ``[debias]`` harness), the
-significance step in the same worlds and the sampled evaluation on the real
-data. With ``protocol.max_users`` (the quick size's user sample,
+significance step in the same worlds, the sampled evaluation on the real
+data and, at a holdout protocol, the sim-to-real check's evaluation of the
+user's algorithms on the real data's holdout
+(:func:`real_holdout_work`; at leave-last-out the check reuses the sampled
+evaluation's ranks). With ``protocol.max_users`` (the quick size's user sample,
 :mod:`simrec.user_sample`) the scoring and ranking count the sampled users and
 the training every user.
 """
@@ -22,7 +25,7 @@ from simrec.config.significance import SignificanceSpec
 from simrec.config.stress import StressScenario
 from simrec.config.sweep import SweepSpec
 
-__all__ = ["assessment_work", "calibrated_worlds_work"]
+__all__ = ["assessment_work", "calibrated_worlds_work", "real_holdout_work"]
 
 
 def assessment_work(
@@ -35,6 +38,7 @@ def assessment_work(
     n_pairs: float,
     calibration: tuple[SweepSpec, str] | None = None,
     uncalibrated: Work | None = None,
+    real_holdout: Work | None = None,
 ) -> Work:
     """The assessment's work: its phases' (module docstring).
 
@@ -51,8 +55,10 @@ def assessment_work(
     uncalibrated : Work, optional
         With ``calibration``: the worlds' run and significance step at the dataset's size
         (:func:`calibrated_worlds_work`).
+    real_holdout : Work, optional
+        The sim-to-real check's real holdout evaluation (:func:`real_holdout_work`); None at leave-last-out.
     """
-    sampled = stress.work(n_candidates=n_items, n_users=n_users, n_pairs=n_pairs)
+    sampled = stress.work(n_candidates=n_items, n_users=n_users, n_pairs=n_pairs) + (real_holdout or Work())
     if worlds is not None:
         return worlds.model_copy(update={"significance": significance}).work() + sampled
     if calibration is None:
@@ -87,3 +93,19 @@ def calibrated_worlds_work(
             replicate=replicate, loo=loo, n_users=scored, n_recommenders=len(recommenders), metrics=metrics
         )
     return per_task.times(tasks)
+
+
+def real_holdout_work(
+    recommenders: Sequence[BaseRecommenderSpec],
+    *,
+    n_users: float,
+    n_items: float,
+    n_pairs: float,
+    max_users: int | None,
+    test_fraction: float,
+) -> Work:
+    """The sim-to-real check's real holdout evaluation (:mod:`simrec.studies.assess_sim_to_real`): one task per
+    algorithm, trained on the data's training part and scoring its evaluated users (at most ``max_users``)."""
+    scored = min(n_users, float(max_users or n_users))
+    train = (1.0 - test_fraction) * n_pairs
+    return Work.total(r.work(scored, n_items, train_pairs=train) + Work(tasks=1.0) for r in recommenders)

@@ -142,3 +142,29 @@ def test_a_preset_set_shipped_later_is_found_by_name(tmp_path, tiny_data, monkey
     monkeypatch.setattr(files, "_presets_root", lambda: root)
     a = load_assessment(_write(tmp_path, assessment_toml(tiny_data, presets='presets = "ml-1m"')))
     assert [c.cell for c in a.cells] == list(CELLS)
+
+
+@pytest.mark.parametrize("split", ["holdout", "last"])
+def test_the_time_estimate_counts_the_real_holdout_evaluation_only_at_a_holdout(tmp_path, tiny_data, split):
+    """The sim-to-real check trains the user's algorithms once more on the data's holdout (one task each);
+    at leave-last-out it reuses the sampled evaluation's ranks, so nothing is added."""
+    from simrec.config.assess_cost import real_holdout_work
+    from simrec.config.cost import BYTES_PER_RATING, file_bytes
+
+    a = load_assessment(_write(tmp_path, assessment_toml(tiny_data, n=f'n = 5\nsplit = "{split}"')))
+    pr = a.spec.protocol
+    extra = real_holdout_work(
+        pr.recommenders,
+        n_users=float(a.n_users),
+        n_items=float(a.n_items),
+        n_pairs=file_bytes(a.data_path) / BYTES_PER_RATING,
+        max_users=None,
+        test_fraction=pr.test_fraction,
+    )
+    assert extra.tasks == len(pr.recommenders) and extra.scores > 0
+    worlds = a.run_scenario(a.best_cells()).model_copy(update={"significance": a.significance_spec()}).work()
+    sampled = a.stress_scenario().work(
+        n_candidates=float(a.n_items), n_users=float(a.n_users), n_pairs=file_bytes(a.data_path) / BYTES_PER_RATING
+    )
+    want = worlds + sampled + (extra if split == "holdout" else extra.times(0.0))
+    assert a.work().tasks == pytest.approx(want.tasks) and a.work().scores == pytest.approx(want.scores)
