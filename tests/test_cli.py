@@ -63,6 +63,23 @@ def test_calibrate_bad_spec_is_refused_and_writes_nothing(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("objectives", ['["average_loss"]', '["user_activity", "average_loss"]'])
+def test_calibrate_refuses_average_loss_without_every_statistic_before_work(tmp_path, objectives):
+    """'average_loss' divides each KL by its statistic's own family-best search: without those searches it
+    used to reach the user as an internal error after the sweep; now refused at validation, nothing written."""
+    from tests.cli_helpers import SWEEP_TOML
+
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(
+        SWEEP_TOML.replace('observations = ["popularity"]', f'observations = ["popularity"]\nobjectives = {objectives}')
+    )
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["calibrate", str(spec), "--out", str(out), "-q"])
+    assert res.exit_code == 2, res.output
+    assert str(spec) in res.output and "'average_loss'" in res.output and "item_popularity" in res.output
+    assert "internal error" not in res.output and not out.exists()
+
+
 def test_calibrate_refuses_a_reference_without_similarity_statistics(tmp_path):
     spec = tmp_path / "sweep.toml"
     spec.write_text(

@@ -44,6 +44,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from simrec.calibration.objective import (
     ALGORITHM_RESPONSE,
+    AVERAGE_LOSS,
     DEFAULT_CALIBRATION_MAX_PAIRS,
     OBJECTIVES,
     THESIS_OBJECTIVES,
@@ -53,6 +54,7 @@ from simrec.config.budget import BYTES_PER_PAIR, Budget, Need, Needs
 from simrec.config.cost import BYTES_PER_RATING, STAT_PAIR_SHARE, TRUE_PAIRS_PER_OBSERVED, Work, file_bytes, gp_work
 from simrec.config.datasets import DatasetSpec
 from simrec.config.models import THESIS_PREFERENCES, THESIS_SAMPLERS, CellSpec, PreferenceTag, RatingsSpec, SamplerTag
+from simrec.stats.key import STATISTICS
 
 if TYPE_CHECKING:
     from simrec.calibration.response import ResponseProtocol
@@ -111,6 +113,14 @@ class SweepSpec(Strict):
         if self.n_initial > self.n_calls:
             raise ValueError(f"`n_initial` ({self.n_initial}) must not exceed `n_calls` ({self.n_calls})")
         no_repeats(self, "preferences", "observations", "objectives")
+        if AVERAGE_LOSS in self.objectives:  # its relative losses divide by each statistic's family-best KL
+            missing = [s for s in STATISTICS if s not in self.objectives]
+            if missing:
+                raise ValueError(
+                    "`objectives`: 'average_loss' is the mean relative loss over the four statistics' own searches "
+                    f"(each KL over its family's best), so it needs every statistic among the objectives too; "
+                    f"missing {missing}; got {list(self.objectives)}"
+                )
         if self.response is not None:
             no_repeats(self.response, "algorithms", "metrics")
         names = [d.name for d in self.dataset]
