@@ -197,6 +197,17 @@ def row_caps(
     otherwise the row collects again from the new c (seldom). At ML-20M-like
     weights c ends within 2 c_start for most rows, about 0.6 n cells
     collected per row.
+
+    The weight outside the capped set (the iteration's denominator) and the
+    row's weight outside the returned cells (``rest_out``) are sums of the
+    cells they count (the uncollected chunks' sums, the uncollected cells of
+    the read chunks, the collected cells below the cap), never the row's
+    total minus the rest: when a few cells carry nearly all of a row's
+    weight (strong ``signal`` or ``pop_exponent``), that difference is
+    rounding noise, which made c overshoot the solution, more than
+    :math:`\\lfloor n/\\tau \\rfloor + 1` cells pass τ, and the kernel write
+    past the row's room (issue 24: found by a calibration at s = 12, γ = 6).
+    A row that would still need more room raises ValueError instead.
     """
     n_rows, width = w.shape
     n_chunks = width // chunk
@@ -217,6 +228,7 @@ def row_caps(
             start = c
             thr = tau / (2.0 * c) if math.isfinite(c) else 0.0
             k = 0
+            below = 0.0  # the weight of the cells not collected, summed directly (see Notes)
             for ch in range(n_chunks):
                 if tops[r, ch] > thr:
                     for j in range(ch * chunk, (ch + 1) * chunk):
@@ -224,18 +236,22 @@ def row_caps(
                             buf_w[k] = w[r, j]
                             buf_c[k] = j
                             k += 1
+                        else:
+                            below += w[r, j]
+                else:
+                    below += sums[r, ch]
             n_cap = -1
             while True:  # the fixed point of the capped set
                 cnt = 0
-                mass = 0.0
+                left = below  # the weight outside the capped set
                 for t in range(k):
                     if c * buf_w[t] >= 1.0:
                         cnt += 1
-                        mass += buf_w[t]
+                    else:
+                        left += buf_w[t]
                 if cnt == n_cap:
                     break
                 n_cap = cnt
-                left = total - mass
                 if left <= 0.0 or n - cnt <= 0.0:
                     c = np.inf
                     break
@@ -243,17 +259,21 @@ def row_caps(
             if thr == 0.0 or not c > 2.0 * start:
                 break
         scale_out[r] = c
-        big_sum = 0.0
+        rest = below
         at = big_ptr[r]
+        room = big_ptr[r + 1] - at
         m = 0
         for t in range(k):  # the cells with c w > tau, in column order
             if c * buf_w[t] > tau:
+                if m == room:  # cannot happen when c <= the solution (Notes); never write past the row's room
+                    raise ValueError("row_caps: more cells above tau than floor(n / tau) + 1 (water-filling overshot)")
                 big_cols[at + m] = buf_c[t]
                 big_pi[at + m] = min(1.0, c * buf_w[t])
-                big_sum += buf_w[t]
                 m += 1
+            else:
+                rest += buf_w[t]
         big_count[r] = m
-        rest_out[r] = max(total - big_sum, 0.0) if math.isfinite(c) else 0.0
+        rest_out[r] = rest if math.isfinite(c) else 0.0
 
 
 @njit(cache=True, nogil=True)

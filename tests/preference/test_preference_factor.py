@@ -24,7 +24,14 @@ def _reference_pi(w: np.ndarray, n: float) -> np.ndarray:
     w = np.asarray(w, dtype=np.float64)
     if n >= (w > 0).sum():
         return (w > 0).astype(float)
-    c = brentq(lambda c: np.minimum(1.0, c * w).sum() - n, 0.0, 1e3 * n / w[w > 0].min() + 1.0, xtol=1e-14, rtol=1e-14)
+    c = brentq(
+        lambda c: np.minimum(1.0, c * w).sum() - n,
+        0.0,
+        1e3 * n / w[w > 0].min() + 1.0,
+        xtol=1e-14,
+        rtol=1e-14,
+        maxiter=1000,
+    )
     return np.minimum(1.0, c * w)
 
 
@@ -119,6 +126,44 @@ def test_kernel_scales_match_the_reference_on_random_rows():
         np.testing.assert_allclose(
             rest[r], w[r].astype(np.float64).sum() - w[r, big].astype(np.float64).sum(), rtol=1e-9, atol=1e-9
         )
+
+
+def test_kernel_water_filling_stays_in_its_room_when_a_few_cells_carry_a_row():
+    """Rows whose few largest cells carry all but ~1e-20 of the weight (strong signal or popularity: log-weights
+    spread by 10-40): the weight outside the capped set is a sum of its cells, not the total minus the capped
+    mass (rounding noise there made c overshoot, more than floor(n / tau) + 1 cells pass tau and the kernel
+    write past the row's room: a segfault at s = 20, gamma = 6). Every row matches the float64 reference."""
+    from simrec.preference._factor_kernel import chunk_stats, row_caps
+
+    rng = np.random.default_rng(11)
+    n, m = 80, 300
+    lw = rng.normal(0, rng.uniform(10, 40, (n, 1)), (n, m))
+    w = _padded(np.exp(lw - lw.max(axis=1, keepdims=True) + 80.0).astype(np.float32))  # as generate's shift
+    targets = rng.uniform(0.5, 60, n)
+    n_chunks = w.shape[1] // _CHUNK
+    sums, tops = np.empty((n, n_chunks)), np.empty((n, n_chunks), dtype=np.float32)
+    chunk_stats(w, _CHUNK, sums, tops)
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.floor(targets / 0.5).astype(np.int64) + 1, out=ptr[1:])
+    scale, rest = np.empty(n), np.empty(n)
+    cols, pis, count = np.empty(ptr[-1], dtype=np.int64), np.empty(ptr[-1]), np.empty(n, dtype=np.int64)
+    row_caps(w, sums, tops, _CHUNK, targets, 0.5, scale, rest, ptr, cols, pis, count)
+    assert np.all(count <= np.diff(ptr))
+    for r in range(n):
+        positive = int((w[r] > 0).sum())
+        wr = w[r, :m].astype(np.float64)
+        ref = _reference_pi(wr / wr.max(), min(targets[r], positive))  # scaled: pi is scale-free
+        got = np.minimum(1.0, scale[r] * w[r, :m].astype(np.float64)) if np.isfinite(scale[r]) else (w[r, :m] > 0)
+        np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-12)
+        assert cols[ptr[r] : ptr[r] + count[r]].tolist() == np.flatnonzero(ref > 0.5).tolist()
+
+
+def test_a_strongly_peaked_world_draws_without_fault():
+    """The case the calibration found (issue 24): 400 users, K = 2, s = 20, gamma = 6 used to write past the
+    kernel's buffers; it draws, and each user's likes stay within what the water-filling allows."""
+    m = LatentFactor(400, 3706, 2, 20.0, 6.0, 82.8, 0.6744667844096758)
+    x = m.generate(np.random.default_rng(0))
+    assert 0 < x.n_pairs < 1.2 * m.expected_pairs()
 
 
 def test_like_probability_is_the_water_filling():
