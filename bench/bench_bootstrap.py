@@ -36,6 +36,10 @@ column-by-column backward pass (:mod:`simrec.sampling._em`)::
 
 With ``--repeat 5 --only`` the EM family, two runs at load 2.4-4.8 gave
 1.51-1.73x (the previous code, in the same session: 1.57-1.97x).
+On 2 quiet cores (2026-12-01, load 0.7-1.3, ``bench/check_figures.py``'s two runs) the
+EM family's 200/point ratios were MLE 1.73 / 1.77x, MLE[100 epochs] 1.75 / 1.73x, WMLE
+1.74 / 1.74x, MN_MLE 1.56 / 1.74x, BV_MLE(gamma=0.1) 1.69 / 1.59x: every one under 2x
+(docs/howto/library.md quotes their means).
 (MES's published objective takes 10-15 s CPU per fit at this size, and its
 L-BFGS varies more between runs than the interval costs.) Before, at load
 16-18, the backward pass alone cost 2.65-2.94 s CPU (float32 with the 1e-30
