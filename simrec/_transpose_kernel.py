@@ -38,7 +38,8 @@ __all__ = ["pattern_to_csr"]
 #: in a core's cache while the second pass scatters into it; 2**9 took 0.29 s CPU at ML-20M size, 2**11 0.34 s,
 #: 2**12 0.38 s, in one process at load 4).
 _SHIFT = 9
-#: Rows :func:`pattern_to_csr` accepts (its limit with buckets of 2**11 rows and uint16 rows within them).
+#: Rows :func:`pattern_to_csr` accepts: a guard far above any dataset (2**27, 134M users; a row within its
+#: bucket of 2**_SHIFT rows is stored in ``_SHIFT`` bits of a packed index or as a uint16).
 _MAX_ROWS = 1 << 27
 
 

@@ -481,18 +481,18 @@ def assess(
             "--quick",
             metavar="",
             help="The file's quick size, a first look: the best-fitting world, 2 replicates, 5 repeats at the "
-            "protocol's sample size; wide intervals; results in <name>-quick without --out (measured with --jobs 2 on "
-            "a busy 2-core machine: ml100k-assess 2.6 min, ml1m-assess 16 min, most of it LensKit training and the "
-            "significance phase).",
+            "protocol's sample size, at most 1,000 evaluated users (every user trains); wide intervals; results in "
+            "<name>-quick without --out (measured with --jobs 2 on 2 cores at load 3: ml100k-assess 51 s, "
+            "ml1m-assess 137 s of wall; docs/howto/assess.md).",
         ),
     ] = False,
 ) -> None:
     """Assess an evaluation: dataset + algorithms + protocol -> expected missing-data and sampling error (HTML report).
 
     \f
-    (Below the form feed: not shown by ``--help``.) ``--quick`` runs the file's quick size (:meth:`simrec.config.assess.AssessmentSpec.quick`): a first look with
-    wide intervals (``ml100k-assess``: 39 s CPU measured serially, predicted 16 s on 2 quiet cores with
-    ``--jobs 2``; ``ml1m-assess``: predicted about 2.2 min, its LensKit training on 1M ratings dominating).
+    (Below the form feed: not shown by ``--help``.) ``--quick`` runs the file's quick size
+    (:meth:`simrec.config.assess.AssessmentSpec.quick`, whose docstring has the measured costs): a first look
+    with wide intervals.
     """
     from .assess.cli_text import print_assessment
     from .config import ScenarioError

@@ -261,3 +261,30 @@ def test_configure_matplotlib_respects_the_users_setting(monkeypatch, tmp_path):
     monkeypatch.delenv("MPLCONFIGDIR")
     assert configure_matplotlib() == tmp_path / "xdg" / "simrec" / "matplotlib"
     assert os.environ["MPLCONFIGDIR"] == str(tmp_path / "xdg" / "simrec" / "matplotlib")
+
+
+def test_every_kernel_is_compiled_by_cached_njit():
+    """No simrec module decorates with numba's own ``njit``/``jit`` (whose ``cache=True`` writes into the package
+    folder, possibly read-only or shared): every compiled kernel goes through :func:`simrec._cache.cached_njit`."""
+    import ast
+
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "_cache.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "numba":
+                offenders += [
+                    f"{path.name}: from numba import {a.name}" for a in node.names if a.name in ("njit", "jit")
+                ]
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("njit", "jit")
+                and getattr(node.value, "id", "")
+                in (
+                    "numba",
+                    "nb",
+                )
+            ):
+                offenders.append(f"{path.name}: numba.{node.attr}")
+    assert offenders == []

@@ -13,8 +13,8 @@ lines for the terminal, and as records for ``bottom_line.json``.
 
 Decision (the warning "the worlds disagree with the data", issues 24 and
 28): it is raised when, in some calibrated world and for some metric, a pair
-of the user's algorithms whose order on the data is not a tie (the paired 95%
-interval of the gap excludes 0) is reproduced by at most half of the world's
+of the user's algorithms whose order on the data is not a tie (the paired
+interval of the gap, at the assessment's confidence, excludes 0) is reproduced by at most half of the world's
 replicates (k / R ≤ 1/2: the verdict ``"disagrees"`` of
 :func:`~simrec.calibration.response.compare_to_real`). Then the finding's
 verdict is ``"warning"``: the bottom line repeats it among its warnings (the
@@ -22,7 +22,8 @@ terminal too) and puts a caution under the ranking question, since the
 ranking probabilities are measured in those worlds. A pair reproduced in more
 than half of the replicates but with a Wilson interval reaching 1/2 (e.g. 2
 of 3) is ``"uncertain"``, said in the summary, not warned about; a real tie
-has no order to reproduce.
+has no order to reproduce, and a pair no replicate measured (``"not measured"``)
+is listed as such, neither reproduced nor disagreeing.
 """
 
 from __future__ import annotations
@@ -54,20 +55,20 @@ def _real_order(r: pd.Series) -> str:
 def _reproduced(r: pd.Series) -> str:
     if r["real_order"] == "tie":
         return f"real tie (world's gap {format_interval(r['sim_gap'], math.nan, math.nan)})"
-    if not r["replicates"]:
-        return "no replicate"
+    if r["verdict"] == "not measured" or not r["replicates"]:
+        return "not measured (no replicate has both values)"
     share = format_share(int(r["reproduced"]), int(r["replicates"]), r["agreement_low"], r["agreement_high"])
     return f"{share}: {r['verdict']}"
 
 
-def _values_table(values: pd.DataFrame, worlds: list[str], n: int) -> pd.DataFrame:
+def _values_table(values: pd.DataFrame, worlds: list[str], n: int, level: str) -> pd.DataFrame:
     rows = []
     for (metric, alg), grp in values.groupby(["metric", "algorithm"], sort=False):
         first = grp.iloc[0]
         row = {
             "Metric": metric_label(str(metric), n),
             "Algorithm": alg,
-            "Your data (95% interval over users)": format_interval(
+            f"Your data ({level} interval over users)": format_interval(
                 first["real"], first["real_low"], first["real_high"], sign=False
             ),
         }
@@ -141,6 +142,7 @@ def sim_to_real_finding(
     source: str,
     not_compared: tuple[str, ...] = (),
     real_users: int = 0,
+    confidence: float = 0.95,
 ) -> Finding | None:
     """The ``sim_to_real`` check's finding from the check's two tables (module docstring); None when empty.
 
@@ -156,16 +158,20 @@ def sim_to_real_finding(
         The protocol's metrics the check could not compare.
     real_users : int
         Users evaluated on the real data.
+    confidence : float, default 0.95
+        The level the tables' intervals were computed at (the assessment's
+        ``[sampling] confidence``), as the text states it.
     """
     if values.empty:
         return None
     worlds = list(dict.fromkeys(values["world"]))
     reps = sorted({int(r) for r in values["replicates"]})
+    level = f"{100 * confidence:g}%"
     paragraphs = [
         f"Your algorithms at your protocol ({protocol}) on your data and in each calibrated world: the observed "
-        f"metric, on your data with a 95% interval over its {real_users} evaluated users ({source}), in each world "
-        f"with a 95% t interval over its replicates ({', '.join(map(str, reps))}), and the relative error "
-        "(world − data) / data. For each pair of algorithms, the order on your data (a tie when the 95% interval "
+        f"metric, on your data with a {level} interval over its {real_users} evaluated users ({source}), in each "
+        f"world with a {level} t interval over its replicates ({', '.join(map(str, reps))}), and the relative error "
+        f"(world − data) / data. For each pair of algorithms, the order on your data (a tie when the {level} interval "
         "of the paired per-user gap covers 0) and the share of each world's replicates that order the pair the "
         "same way, with a Wilson interval. Rule: the worlds disagree with your data when at most half of a "
         "world's replicates reproduce an order that is not a tie on your data; an order reproduced by more than "
@@ -177,7 +183,7 @@ def sim_to_real_finding(
             "compares the metrics computed from the top-N lists, or from the held-out item's rank)."
         )
     tables = (
-        ("Your data vs the calibrated worlds, per algorithm", _values_table(values, worlds, n)),
+        ("Your data vs the calibrated worlds, per algorithm", _values_table(values, worlds, n, level)),
         ("The order of your algorithms", _orders_table(orders, worlds, n)),
     )
     lines, records = _lines(values, orders, worlds, n), _records(values, orders)
@@ -199,9 +205,15 @@ def sim_to_real_finding(
         return Finding(
             "warning", summary, tuple(paragraphs), tables=tables, lines=lines, records=records, caution=caution
         )
-    strict = orders[orders["real_order"] != "tie"]
+    strict = orders[orders["verdict"].isin(("reproduced", "uncertain", "disagrees"))]  # measured, not a tie
     uncertain = strict[strict["verdict"] == "uncertain"]
-    if strict.empty:
+    unmeasured = orders[orders["verdict"] == "not measured"]
+    if strict.empty and len(unmeasured):
+        summary = (
+            "Sim to real: no world replicate has values of both algorithms of any pair whose order your data shows, "
+            "so the worlds' order could not be compared; the values are compared below."
+        )
+    elif strict.empty:
         summary = (
             "Sim to real: on your data every pair of your algorithms is a tie at this protocol, so there is no order "
             "for the worlds to reproduce; the values are compared below."
@@ -219,4 +231,6 @@ def sim_to_real_finding(
             f"replicates, but {len(uncertain)} of {len(strict)} pair x metric x world rest on too few replicates to "
             "be sure (a coin flip is inside the interval); more replicates would tell."
         )
+    if len(unmeasured) and len(strict):
+        summary += f" {len(unmeasured)} pair x metric x world could not be compared (no replicate has both values)."
     return Finding("ok", summary, tuple(paragraphs), tables=tables, lines=lines, records=records)

@@ -21,16 +21,20 @@ sides are comparable by construction:
   ``simrec assess`` has for the user's own algorithms; :func:`sim_to_real`
   calls it).
 
-Intervals: on the real data, the mean over evaluated users ± 1.96 standard
-errors (users independent; the split fixed by the protocol's seed), and for a
-gap between two algorithms the paired per-user differences the same way (a gap
-whose interval covers 0 is a *tie*); on the simulated side, the mean over
-replicates ± t(0.975, R − 1) standard errors. Order agreement: per pair, the
+Intervals (at :func:`compare_to_real`'s ``confidence``, default 0.95): on the
+real data, the mean over evaluated users ± z standard errors (z = 1.96 at
+0.95; users independent; the split fixed by the protocol's seed), and for a
+gap between two algorithms the mean of the paired per-user differences (users
+with both values) the same way (a gap whose interval covers 0 is a *tie*); on
+the simulated side, the mean over replicates ± t(·, R − 1) standard errors. Order agreement: per pair, the
 k of R replicates whose simulated gap has the real gap's sign, with a Wilson
 interval (:func:`simrec.report.wilson_interval`).
 
 Decision (the verdict of a pair, :data:`ORDER_VERDICTS`): ``"real tie"`` when
-the real gap's interval covers 0; ``"disagrees"`` when at most half of the
+the real gap's interval covers 0 (or cannot be computed: fewer than 2 users
+with both values, which warns); ``"not measured"`` when no replicate has both
+algorithms' values (nothing to compare: neither an agreement nor a
+disagreement); ``"disagrees"`` when at most half of the
 replicates reproduce the real order (k / R ≤ 1/2: the worlds do not support
 it, the rule of :meth:`SimToReal.disagrees` and of the assessment's warning);
 ``"reproduced"`` when the Wilson interval's lower end is above 1/2 (more
@@ -40,6 +44,7 @@ but a coin flip is inside the interval).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -49,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from simrec._random import RNGLike, as_generator
-from simrec._validation import check_int
+from simrec._validation import check_in_range, check_int
 from simrec.interactions import Interactions
 from simrec.metrics import ndcg, recall
 from simrec.recommenders import LensKitRecommender, Popular, top_n
@@ -72,7 +77,7 @@ __all__ = [
 ]
 
 #: A pair's verdict in :attr:`SimToReal.orders` (module docstring).
-ORDER_VERDICTS: tuple[str, ...] = ("reproduced", "uncertain", "disagrees", "real tie")
+ORDER_VERDICTS: tuple[str, ...] = ("reproduced", "uncertain", "disagrees", "real tie", "not measured")
 
 _METRICS: dict[str, Callable] = {"recall": recall, "ndcg": ndcg}
 
@@ -187,11 +192,14 @@ class AlgorithmResponse:
         return tuple(self.protocol.algorithms[i] for i in np.argsort(-np.asarray(m), kind="stable"))
 
 
-def _normal_interval(x: np.ndarray) -> tuple[float, float]:
+def _normal_interval(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """Mean ± z SE of the finite values of ``x`` (z the normal quantile of ``confidence``); NaN for fewer than 2."""
+    from scipy import stats
+
     x = x[np.isfinite(x)]
     if len(x) < 2:
         return (float("nan"), float("nan"))
-    half = 1.959963984540054 * x.std(ddof=1) / np.sqrt(len(x))
+    half = float(stats.norm.ppf(0.5 + confidence / 2)) * x.std(ddof=1) / np.sqrt(len(x))
     return (float(x.mean() - half), float(x.mean() + half))
 
 
@@ -311,13 +319,14 @@ class SimToReal:
         ]
 
 
-def _t_interval(x: np.ndarray) -> tuple[float, float]:
+def _t_interval(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """Mean ± t(·, R − 1) SE of the finite values of ``x`` at ``confidence``; NaN for fewer than 2."""
     from scipy import stats
 
     x = x[np.isfinite(x)]
     if len(x) < 2:
         return (float("nan"), float("nan"))
-    half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
+    half = stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
     return (float(x.mean() - half), float(x.mean() + half))
 
 
@@ -342,7 +351,9 @@ def _verdict(order: str, k: int, r: int, low: float) -> str:
     """A pair's verdict (:data:`ORDER_VERDICTS`; the module docstring's rule)."""
     if order == "tie":
         return "real tie"
-    if not r or k / r <= 0.5:
+    if not r:
+        return "not measured"
+    if k / r <= 0.5:
         return "disagrees"
     return "reproduced" if low > 0.5 else "uncertain"
 
@@ -369,7 +380,9 @@ def compare_to_real(
         Its ``algorithms`` and ``metrics`` are the comparison's, in order.
     world : str, default "world"
     confidence : float, default 0.95
-        Level of the agreement's Wilson interval.
+        Level of every interval: the real values' and the real gaps' normal
+        intervals, the simulated values' t intervals and the agreements'
+        Wilson intervals (so also of the tie rule).
 
     Returns
     -------
@@ -378,6 +391,7 @@ def compare_to_real(
     """
     from simrec.report import wilson_interval
 
+    confidence = check_in_range("confidence", confidence, 0, 1, low_open=True, high_open=True)
     algorithms, metrics = tuple(protocol.algorithms), tuple(protocol.metrics)
     missing = [k for k in ((a, m) for m in metrics for a in algorithms) if k not in real or k not in simulated]
     if missing:
@@ -397,9 +411,9 @@ def compare_to_real(
     for m in metrics:
         for a in algorithms:
             r = real_mean(a, m)
-            lo, hi = _normal_interval(np.asarray(real[(a, m)], dtype=float))
+            lo, hi = _normal_interval(np.asarray(real[(a, m)], dtype=float), confidence)
             x = sims[(a, m)]
-            slo, shi = _t_interval(x)
+            slo, shi = _t_interval(x, confidence)
             sm = float(np.nanmean(x)) if np.isfinite(x).any() else float("nan")
             rel = (sm - r) / r if r > 0 else float("nan")
             rows.append((m, a, r, lo, hi, sm, slo, shi, rel, int(np.isfinite(x).sum())))
@@ -422,8 +436,18 @@ def compare_to_real(
     full, counts = {}, {}
     for m in metrics:
         for a, b in combinations(algorithms, 2):
-            gap = real_mean(a, m) - real_mean(b, m)
-            lo, hi = _normal_interval(np.asarray(real[(a, m)], dtype=float) - np.asarray(real[(b, m)], dtype=float))
+            # the gap and its interval from the same paired differences (users with both values)
+            diff = np.asarray(real[(a, m)], dtype=float) - np.asarray(real[(b, m)], dtype=float)
+            paired = np.isfinite(diff)
+            gap = float(diff[paired].mean()) if paired.any() else float("nan")
+            lo, hi = _normal_interval(diff, confidence)
+            if int(paired.sum()) < 2:
+                warnings.warn(
+                    f"sim to real, {m}: {int(paired.sum())} user(s) with values of both {a!r} and {b!r} (at "
+                    "least 2 give the gap an interval); their real order is reported as a tie",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
             tie = not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0 <= hi
             order = "tie" if tie else (f"{a} > {b}" if gap > 0 else f"{a} < {b}")
             sim_gaps = sims[(a, m)] - sims[(b, m)]

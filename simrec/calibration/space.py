@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+import pandas as pd
 
 if TYPE_CHECKING:
     from ..interactions import Interactions
@@ -107,12 +108,16 @@ class ReferenceShape:
         return dataclasses.replace(self, min_profile=int(low), max_profile=int(high))
 
     def with_consumed(self, filtered: Interactions, unfiltered: Interactions) -> ReferenceShape:
-        """This shape (of ``filtered``) with ``consumed_profile`` from ``unfiltered``: the same users' profile
-        sizes before the binarisation (users matched by id; by row when the data have no ids)."""
+        """This shape (of ``filtered``) with ``consumed_profile`` from ``unfiltered``: the smallest and largest
+        profile sizes before the binarisation of the users ``filtered`` keeps.
+
+        Users are matched by id when both have ids; without ids (or when no id matches) every user of
+        ``unfiltered`` counts (a binarisation keeps the rows in order, so by row that is the same users
+        whenever it dropped none)."""
         counts = unfiltered.user_counts()
         if filtered.user_ids is not None and unfiltered.user_ids is not None:
-            index = {u: i for i, u in enumerate(unfiltered.user_ids)}
-            rows = np.array([index[u] for u in filtered.user_ids if u in index], dtype=np.int64)
+            rows = pd.Index(unfiltered.user_ids).get_indexer(pd.Index(filtered.user_ids))
+            rows = rows[rows >= 0]
             counts = counts[rows] if rows.size else counts
         return dataclasses.replace(self, consumed_profile=(int(counts.min()), int(counts.max())))
 

@@ -290,6 +290,8 @@ def _sim_to_real_markdown(checks: Sequence[SimToReal]) -> list[str]:
             gap = _interval(o.real_gap, o.real_gap_low, o.real_gap_high)
             if o.real_order == "tie":
                 order, rep = f"{o.a} ~ {o.b}: tie (gap {gap})", "real tie"
+            elif o.verdict == "not measured":
+                order, rep = f"{o.real_order} (gap {gap})", "not measured (no replicate has both values)"
             else:
                 order = f"{o.real_order} (gap {gap})"
                 rep = f"{int(o.reproduced)} of {o.replicates} [{o.agreement_low:.2f}, {o.agreement_high:.2f}]: {o.verdict}"

@@ -191,8 +191,9 @@ class Work:
     """Units of a job's work counted from its validated spec (see the module docstring for each unit).
 
     Work adds up (``a + b``, :meth:`total`); :meth:`seconds` is its CPU time
-    on the reference machine, ``serial`` the part that cannot run in parallel
-    (the job's start, the parent's tables).
+    on the reference machine; the part that cannot run in parallel (the
+    job's start, its imports and the figures its own process draws) is added
+    by :func:`wall_seconds`.
     """
 
     pairs: float = 0.0

@@ -218,7 +218,7 @@ class PopularitySampler:
 #: Pairs per block of :meth:`PopularitySampler.sample`.
 _BLOCK_PAIRS = 1 << 19
 #: Truth pairs from which :meth:`PopularitySampler.sample` selects each block's pairs with the compiled
-#: kernel (:func:`simrec.observation._popularity_kernel.keep_smallest`; the same pairs): below it,
+#: kernels (:func:`simrec.observation._popularity_kernel.candidate_keys` and ``write_kept``; the same pairs): below it,
 #: importing numba and loading the kernel (about 0.4 s) costs more than it saves, unless numba is loaded.
 _KERNEL_MIN_PAIRS = 1 << 23
 

@@ -3,8 +3,8 @@
 numba, deterministic and single-threaded (no ``parallel``, no fastmath, no
 random numbers: every uniform comes from the caller's numpy Generator; the
 one intrinsic, a cache prefetch hint, changes no value).
-Compiled on first use and cached next to this file (``cache=True``);
-importing this module imports numba, so :mod:`simrec.preference.factor`
+Compiled on first use and cached in simrec's user cache folder, never in
+the package's (:func:`simrec._cache.cached_njit`); importing this module imports numba, so :mod:`simrec.preference.factor`
 imports it only when a truth is drawn.
 
 A block of users is a float32 matrix ``w`` (users x items, the items padded
@@ -22,9 +22,11 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from simrec._cache import cached_njit
 
 __all__ = ["chunk_stats", "stats_caps", "row_caps", "thin_rows", "pair_dots"]
 
@@ -52,7 +54,7 @@ def _prefetch(typingctx, arr, row, col):  # type: ignore[no-untyped-def]
     return sig, codegen
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def chunk_stats(w: np.ndarray, chunk: int, sums: np.ndarray, tops: np.ndarray) -> None:
     """Sum (float64) and largest weight of every chunk of every row: ``sums``, ``tops`` of shape (n_rows, n_chunks).
 
@@ -100,7 +102,7 @@ def chunk_stats(w: np.ndarray, chunk: int, sums: np.ndarray, tops: np.ndarray) -
             tops[r, c] = m
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def stats_caps(
     w: np.ndarray,
     n_items: int,
@@ -144,7 +146,7 @@ def stats_caps(
             sums[r, ch] = s
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def row_caps(
     w: np.ndarray,
     sums: np.ndarray,
@@ -276,7 +278,7 @@ def row_caps(
         rest_out[r] = rest if math.isfinite(c) else 0.0
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def thin_rows(
     w: np.ndarray,
     sums: np.ndarray,
@@ -373,7 +375,7 @@ def thin_rows(
         out[q] = pick
 
 
-@njit(cache=True, nogil=True)
+@cached_njit(nogil=True)
 def pair_dots(a: np.ndarray, b: np.ndarray, rows: np.ndarray, cols: np.ndarray, out: np.ndarray) -> None:
     """``out[j] = a[rows[j]] · b[cols[j]]`` (float64), without gathering the rows first."""
     k = a.shape[1]

@@ -15,12 +15,12 @@ from typing import Literal, Protocol, overload, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from simrec._blocks import BLOCK_ELEMENTS, user_blocks
+from simrec._blocks import user_blocks
 from simrec._random import RNGLike
 from simrec._validation import check_int
 from simrec.interactions import Interactions
 
-__all__ = ["Recommender", "top_n", "lists_of", "BLOCK_ELEMENTS"]
+__all__ = ["Recommender", "top_n", "lists_of"]
 
 #: Relevant and training pairs from which :func:`check_relevant` looks for their common pairs with the
 #: compiled merge (:func:`simrec._rows_kernel.rows_overlap`): below it, importing numba and loading the
@@ -122,7 +122,7 @@ def top_n(scores: np.ndarray, n: int) -> np.ndarray:
     Notes
     -----
     ``np.argpartition`` then a sort of the n selected, per block of users
-    (:data:`~simrec.recommenders._base.BLOCK_ELEMENTS`), so a large matrix is handled without large
+    (:data:`simrec._blocks.BLOCK_ELEMENTS`), so a large matrix is handled without large
     temporaries. Ties are returned in an unspecified order: recommenders break
     them in their scores.
     """

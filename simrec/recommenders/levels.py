@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from simrec._blocks import BLOCK_ELEMENTS
+from simrec import _blocks
 from simrec._sampling import row_ids
 from simrec._validation import check_int
 
@@ -162,8 +162,9 @@ class TiedLevels:
         n_codes = 2 * n_g if self.promoted is not None else n_g  # promoted code = item code + n_g
         base = np.bincount(code_g, minlength=n_codes)
         code32 = code_g.astype(np.int32)
-        # int32 offsets: a block's cells (< _CELL_BYTES) and histogram cells (<= BLOCK_ELEMENTS) fit
-        step = max(1, min(_CELL_BYTES // n_items, BLOCK_ELEMENTS // n_codes))
+        # int32 offsets: a block's cells (< _CELL_BYTES) and histogram cells (<= BLOCK_ELEMENTS) fit; the size
+        # read from simrec._blocks at the call (one rule, which tests may change), not copied at import
+        step = max(1, min(_CELL_BYTES // n_items, _blocks.BLOCK_ELEMENTS // n_codes))
         cell = np.zeros(min(step, n_rows) * n_items, dtype=np.int8)  # 0 free, _PROMOTED, _EXCLUDED
         for r0 in range(0, n_rows, step):
             r1 = min(r0 + step, n_rows)

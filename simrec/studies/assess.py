@@ -337,6 +337,7 @@ def _report_phase(
             source=s2r.source,
             not_compared=s2r.not_compared,
             real_users=s2r.real_users,
+            confidence=assessment.spec.sampling.confidence,
         ),
         "significance": significance_finding(significance, facts.n),
         **_correction_checks(rd, assessment),

@@ -141,9 +141,15 @@ def real_values_from_ranks(source: Any, algorithms: tuple[str, ...], metrics: li
 def simulated_means(results: pd.DataFrame, world: str, algorithms: tuple[str, ...], metrics: list[str]) -> dict:
     """Per (algorithm, metric): a world's mean observed value in each replicate (replicates ascending)."""
     sub = results[(results["world"] == world) & (results["truth"] == "observed")]
-    wide = sub.pivot_table(index="replicate", columns=["recommender", "metric"], values="value", aggfunc="first")
-    wide = wide.sort_index()
-    return {(a, m): wide[(a, m)].to_numpy(dtype=float) for m in metrics for a in algorithms}
+    wide = sub.pivot_table(
+        index="replicate", columns=["recommender", "metric"], values="value", aggfunc="first", dropna=False
+    ).sort_index()
+    # a key with no value in any replicate (undefined everywhere, or absent) is all NaN, not a KeyError
+    return {
+        (a, m): (wide[(a, m)].to_numpy(dtype=float) if (a, m) in wide.columns else np.full(len(wide), np.nan))
+        for m in metrics
+        for a in algorithms
+    }
 
 
 def _real_holdout_task(payload: tuple) -> dict[str, np.ndarray]:

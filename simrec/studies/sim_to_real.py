@@ -141,6 +141,8 @@ def sim_to_real_text(study: SimToRealStudy) -> str:
                 agree = (
                     ""
                     if o.real_order == "tie"
+                    else ", not measured (no replicate has both values)"
+                    if o.verdict == "not measured"
                     else f", reproduced in {int(o.reproduced)} of {o.replicates} replicates "
                     f"(Wilson [{o.agreement_low:.2f}, {o.agreement_high:.2f}]): {o.verdict}"
                 )

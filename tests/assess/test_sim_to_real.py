@@ -234,3 +234,37 @@ def test_the_command_line_warns_when_the_worlds_disagree_with_the_data(tmp_path)
     assert warning[4:] in bottom["warnings"] and bottom["checks"]["sim_to_real"]["verdict"] == "warning"
     page = (out / "report.html").read_text()
     assert page.index("disagree with your data") < page.index('id="values"')  # in the bottom line, first
+
+
+def test_simulated_means_of_a_metric_undefined_in_every_replicate_are_nan():
+    """A (recommender, metric) whose values are all NaN (undefined everywhere) or absent is NaN per replicate."""
+    rows = [
+        (r, "w", rec, "recall", "observed", np.nan if rec == "B" else 0.1 * r) for r in (0, 1) for rec in ("A", "B")
+    ]
+    results = pd.DataFrame(rows, columns=["replicate", "world", "recommender", "metric", "truth", "value"])
+    got = simulated_means(results, "w", ("A", "B", "C"), ["recall"])
+    np.testing.assert_allclose(got[("A", "recall")], [0.0, 0.1])
+    assert np.isnan(got[("B", "recall")]).all() and len(got[("B", "recall")]) == 2
+    assert np.isnan(got[("C", "recall")]).all() and len(got[("C", "recall")]) == 2
+
+
+def test_a_pair_no_replicate_measured_is_listed_not_warned_about():
+    rng = np.random.default_rng(4)
+    noise = rng.normal(0, 0.05, 400)
+    real = {("MyMF", "recall"): 0.2 + noise, ("MyKNN", "recall"): 0.1 + noise[::-1]}
+    sims = {("MyMF", "recall"): np.array([np.nan, np.nan]), ("MyKNN", "recall"): np.array([0.1, 0.2])}
+    c = compare_to_real(real, sims, PROTOCOL, "w")
+    f = sim_to_real_finding(
+        c.table.assign(world="w"), c.orders.assign(world="w"), n=10, protocol="p", source="s", real_users=400
+    )
+    assert f.verdict == "ok" and "could not be compared" in f.summary
+    assert "not measured" in f.tables[1][1].iloc[0, -1]
+    assert not len(worlds_disagree(c.orders))
+
+
+def test_the_checks_text_states_its_confidence():
+    values, orders = _check(20, 20)
+    f = sim_to_real_finding(values, orders, n=10, protocol="p", source="s", real_users=400, confidence=0.9)
+    text = " ".join(f.paragraphs)
+    assert "a 90% interval over its 400 evaluated users" in text and "95%" not in text
+    assert "Your data (90% interval over users)" in f.tables[0][1].columns

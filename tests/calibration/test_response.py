@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from simrec.calibration import (
@@ -288,3 +289,87 @@ path = "{pairs}"
     summary = (out / "tiny" / "summary.md").read_text()
     assert "## Sim to real at the chosen point of each algorithm_response search" in summary
     assert "Protocol: 20% per-user holdout, @5, up to 60 users." in summary
+
+
+def _mine(metrics=("precision",)):
+    @dataclasses.dataclass(frozen=True)
+    class Mine:
+        algorithms: tuple = ("MyMF", "MyKNN")
+        metrics: tuple = ()
+        n: int = 10
+
+        def label(self) -> str:
+            return "mine"
+
+    return Mine(metrics=metrics)
+
+
+def test_a_pair_no_replicate_measured_is_not_measured_not_a_disagreement():
+    """Every replicate lacks one of the pair's values: nothing to compare, so neither agreement nor the warning's
+    "disagrees" (and no count: the text and the CSV say "not measured")."""
+    from simrec.calibration.response import compare_to_real
+    from simrec.studies.sim_to_real import SimToRealStudy, sim_to_real_text
+
+    rng = np.random.default_rng(2)
+    noise = rng.normal(0, 0.05, 300)
+    real = {("MyMF", "precision"): 0.2 + noise, ("MyKNN", "precision"): 0.1 + noise[::-1]}
+    sims = {("MyMF", "precision"): np.array([0.1, np.nan]), ("MyKNN", "precision"): np.array([np.nan, 0.2])}
+    res = compare_to_real(real, sims, _mine(), "w")
+    o = res.orders.iloc[0]
+    assert (o.real_order, o.verdict, o.replicates) == ("MyMF > MyKNN", "not measured", 0)
+    assert o.reproduced is pd.NA and np.isnan(o.agreement)
+    assert res.disagrees() == []
+    assert "not measured" in sim_to_real_text(SimToRealStudy(AlgorithmResponse(_mine(), real), (res,)))
+
+
+def test_the_real_gap_is_the_mean_of_the_paired_differences_its_interval_describes():
+    """With users missing a value for one algorithm, the gap is the paired users' mean difference (the interval's
+    centre), not the difference of two means over different users (here of opposite sign)."""
+    from simrec.calibration.response import compare_to_real
+
+    jitter = np.random.default_rng(5).normal(0, 0.01, 120)
+    a = np.array([0.0, 0.0, 0.5, 0.6, 0.5, 0.6] * 20)
+    b = np.array([np.nan, np.nan, 0.4, 0.5, 0.4, 0.5] * 20) + jitter  # b lacks a's worst users
+    assert np.nanmean(a) - np.nanmean(b) < 0  # the two separate means: the other sign
+    res = compare_to_real({("MyMF", "precision"): a, ("MyKNN", "precision"): b}, {
+        ("MyMF", "precision"): np.array([0.3, 0.3]), ("MyKNN", "precision"): np.array([0.2, 0.2])
+    }, _mine())  # fmt: skip
+    o = res.orders.iloc[0]
+    assert o.real_gap == pytest.approx(np.nanmean(a - b)) and o.real_gap == pytest.approx(0.1, abs=0.005)
+    assert o.real_gap_low < 0.1 < o.real_gap_high and o.real_order == "MyMF > MyKNN"
+
+
+def test_confidence_sets_every_interval():
+    """The level reaches the real (normal), simulated (t) and agreement (Wilson) intervals alike."""
+    from scipy import stats
+
+    from simrec.calibration.response import compare_to_real
+    from simrec.report import wilson_interval
+
+    rng = np.random.default_rng(3)
+    noise = rng.normal(0, 0.05, 400)
+    real = {("MyMF", "precision"): 0.2 + noise, ("MyKNN", "precision"): 0.1 + noise[::-1]}
+    reps = np.array([0.15, 0.16, 0.18, 0.14, 0.2])
+    sims = {("MyMF", "precision"): reps, ("MyKNN", "precision"): np.array([0.1, 0.12, 0.2, 0.1, 0.1])}
+    res = compare_to_real(real, sims, _mine(), confidence=0.8)
+    row = res.table.set_index("algorithm").loc["MyMF"]
+    z = stats.norm.ppf(0.9)
+    x = real[("MyMF", "precision")]
+    assert row["real_high"] - row["real_low"] == pytest.approx(2 * z * x.std(ddof=1) / np.sqrt(400))
+    t = stats.t.ppf(0.9, 4)
+    assert row["sim_high"] - row["sim_low"] == pytest.approx(2 * t * reps.std(ddof=1) / np.sqrt(5))
+    o = res.orders.iloc[0]
+    lo, hi = wilson_interval(np.array([4]), np.array([5]), 0.8)
+    assert (o.agreement_low, o.agreement_high) == (pytest.approx(lo[0]), pytest.approx(hi[0]))
+    with pytest.raises(ValueError, match="`confidence` must be in"):
+        compare_to_real(real, sims, _mine(), confidence=1.0)
+
+
+def test_fewer_than_two_paired_users_warn_and_report_a_tie():
+    from simrec.calibration.response import compare_to_real
+
+    a, b = np.array([0.5, 0.2, 0.3]), np.array([0.1, np.nan, np.nan])
+    sims = {("MyMF", "precision"): np.array([0.3, 0.3]), ("MyKNN", "precision"): np.array([0.2, 0.2])}
+    with pytest.warns(RuntimeWarning, match="1 user\\(s\\) with values of both 'MyMF' and 'MyKNN'"):
+        res = compare_to_real({("MyMF", "precision"): a, ("MyKNN", "precision"): b}, sims, _mine())
+    assert res.orders.iloc[0].real_order == "tie"
