@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cached_njit", "configure_matplotlib", "numba_cache_dir", "user_cache_dir"]
+__all__ = ["cached_njit", "configure_matplotlib", "numba_cache_dir", "use_kernel", "user_cache_dir"]
 
 #: numba's settings that :func:`cached_njit` changes while it decorates (and restores).
 _NUMBA_SETTINGS = ("CACHE_DIR", "CACHE_LOCATOR_CLASSES")
@@ -80,6 +80,19 @@ def numba_cache_dir() -> Path | None:
     except RuntimeError:  # no home folder
         return None
     return folder if _writable(folder) else None
+
+
+def use_kernel(size: float, minimum: float) -> bool:
+    """Whether a step of ``size`` units takes its compiled kernel rather than its numpy path.
+
+    The rule every kernel switch in simrec shares: the kernel when the step is
+    at least ``minimum`` units (the size at which importing numba and loading
+    the cached kernel, about 0.4 s, pays for itself; each call site measures
+    its own), or whenever numba is already imported (then the kernel costs
+    nothing extra). Both paths give the same numbers, so the switch changes
+    only the time.
+    """
+    return size >= minimum or "numba" in sys.modules
 
 
 def cached_njit(**options: Any) -> Callable[[Callable[..., Any]], Any]:

@@ -14,11 +14,12 @@ a = n_items - |excluded| allowed items, then map them to items.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
+from simrec._cache import use_kernel
 
 __all__ = [
     "Uniforms",
@@ -367,7 +368,7 @@ def sample_distinct_chunks(
         m = _draws(k[pending], a[pending])
         ends = np.zeros(len(pending) + 1, dtype=np.int64)
         np.cumsum(m, out=ends[1:])
-        compiled = ends[-1] >= _KERNEL_MIN_DRAWS or "numba" in sys.modules
+        compiled = use_kernel(ends[-1], _KERNEL_MIN_DRAWS)
         short = []
         for i0, i1 in pair_blocks(ends, _BLOCK):
             rows, vals, rank, fell_short = _round(pending[i0:i1], m[i0:i1], k, a, rng, compiled)

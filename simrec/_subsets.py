@@ -24,10 +24,9 @@ depends on the other.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
+from simrec._cache import use_kernel
 from simrec._sampling import pair_blocks
 from simrec.interactions import Interactions
 
@@ -359,7 +358,7 @@ def bernoulli_subsets(
     draw_ptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(draws, out=draw_ptr[1:])
     counts = np.zeros(n_rows, dtype=np.int64)
-    compiled = draw_ptr[-1] >= _KERNEL_MIN_DRAWS or "numba" in sys.modules
+    compiled = use_kernel(draw_ptr[-1], _KERNEL_MIN_DRAWS)
     out = np.empty(int(draw_ptr[-1]), dtype=np.int32)  # one round per row: at most its draws are members
     filled = 0
     for r0, r1 in pair_blocks(draw_ptr, _BERNOULLI_BLOCK):

@@ -8,7 +8,6 @@ generators, recommenders and metrics together.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +16,8 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+
+from simrec._cache import use_kernel
 
 from . import metrics as _metrics
 from ._random import as_generator, spawn_seeds
@@ -229,7 +230,7 @@ def true_relevance(truth: Interactions, truth_rows: np.ndarray, train: Interacti
     n_users, n_items = len(rows), truth.n_items
     g_ptr = np.zeros(n_users + 1, dtype=np.int64)  # the observed users' truth rows, user after user
     np.cumsum(t_ptr[rows + 1] - t_ptr[rows], out=g_ptr[1:])
-    if g_ptr[-1] >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:
+    if use_kernel(g_ptr[-1], _KERNEL_MIN_PAIRS):
         from simrec._rows_kernel import rows_minus
 
         indptr, out = rows_minus(t_ptr, truth.matrix.indices, rows, train.matrix.indptr, train.matrix.indices, n_items)

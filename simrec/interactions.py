@@ -13,12 +13,13 @@ binary, so everything that reads only the pairs is unaffected, and an
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+
+from simrec._cache import use_kernel
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -212,7 +213,7 @@ class Interactions:
         pass (:func:`simrec._rows_kernel.column_counts`: 0.11-0.16 -> 0.06 s).
         """
         idx = self.matrix.indices
-        if len(idx) >= _COUNT_KERNEL_MIN or "numba" in sys.modules:  # one compiled pass, the same counts
+        if use_kernel(len(idx), _COUNT_KERNEL_MIN):  # one compiled pass, the same counts
             from simrec._rows_kernel import column_counts
 
             return column_counts(idx, self.n_items)

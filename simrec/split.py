@@ -9,11 +9,11 @@ the pairs of rank below the user's test size go to test.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 
+from simrec._cache import use_kernel
 from simrec._random import RNGLike, as_generator
 from simrec._sampling import sample_distinct, sample_distinct_values
 from simrec._validation import check_in_range
@@ -136,7 +136,7 @@ def holdout(observed: Interactions, test_fraction: float = 0.2, rng: RNGLike = N
     gen = as_generator(rng)
 
     m = observed.matrix
-    if m.nnz >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:  # the same parts, one pass over the rows
+    if use_kernel(m.nnz, _KERNEL_MIN_PAIRS):  # the same parts, one pass over the rows
         from simrec._rows_kernel import rows_partition
 
         j = sample_distinct_values(n_test, observed.user_counts(), gen)

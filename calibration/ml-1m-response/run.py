@@ -1,19 +1,26 @@
-"""A short algorithm-response search of the ML-1M latent-factor world around its KL calibration (issue 24).
+"""A short algorithm-response search of an ML-1M world around a KL calibration's point (issue 24).
 
 The KL sweep (``calibration/ml-1m-worlds.toml``) fixes everything the four key statistics see; they barely
-see the strength of the personal signal. This search keeps that point and lets simrec's GP move the
-signal s and the observation's preference exponent b on the ``algorithm_response`` objective (the sum of
-the four KLs plus the reference algorithms' relative error and (1 - Kendall tau)/2, one protocol on both
-sides), with few calls: one trial trains LensKit's ItemKNN and ImplicitMF on an ML-1M-sized world.
+see the strength of the personal signal. This search keeps that point and lets simrec's GP move the named
+free parameters on the ``algorithm_response`` objective (the sum of the four KLs plus the reference
+algorithms' relative error and (1 - Kendall tau)/2, one protocol on both sides), with few calls: one trial
+trains LensKit's ItemKNN and ImplicitMF on an ML-1M-sized world.
 
-  python calibration/ml-1m-response/run.py <kl-sweep run folder> <out folder> [n_calls] [n_initial] [max_users]
+  python calibration/ml-1m-response/run.py <KL trials.jsonl> <out folder> [n_calls] [n_initial] [max_users]
+      [--cell factor-pref] [--free signal,obs_pref_exponent] [--name factor-pref-response] [--seed 2024]
 
-Writes ``trials.jsonl`` (resumable) and ``factor-pref-response.toml`` (the preset of the best trial) to the
-out folder.
+``--cell`` is ``<preference>-<observation>`` (e.g. ``clustered-pref``: the clustered latent-factor truth);
+its search space's parameters that the KL point has and ``--free`` does not name are fixed at the KL point's
+values, and every parameter the KL point lacks must be free (each searched over the cell's own range). The
+factor world's search (``trials.jsonl`` here) ran as
+``run.py calibration/ml-1m-worlds/cells/factor-pref/sum_kl/trials.jsonl <out> 4 4 150``.
+
+Writes ``trials.jsonl`` (resumable) and ``<name>.toml`` (the preset of the best trial) to the out folder.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import sys
@@ -36,7 +43,7 @@ from simrec.config.models import CellSpec  # noqa: E402
 from simrec.config.presets import preset_tables, write_preset  # noqa: E402
 from simrec.datasets import load_dataset  # noqa: E402
 
-FREE = ("signal", "obs_pref_exponent")
+_OBSERVATIONS = {"pref": "preference", "pop": "popularity", "unif": "uniform"}
 
 
 def _kl_point(log: Path) -> dict[str, float]:
@@ -46,27 +53,48 @@ def _kl_point(log: Path) -> dict[str, float]:
     return {k: float(v) for k, v in best["params"].items()}
 
 
+def _args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("kl_trials", type=Path)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("n_calls", type=int, nargs="?", default=8)
+    ap.add_argument("n_initial", type=int, nargs="?", default=4)
+    ap.add_argument("max_users", type=int, nargs="?", default=150)
+    ap.add_argument("--cell", default="factor-pref")
+    ap.add_argument("--free", default="signal,obs_pref_exponent")
+    ap.add_argument("--name", default=None)
+    ap.add_argument("--seed", type=int, default=2024)
+    return ap.parse_args(argv)
+
+
 def main(argv: list[str]) -> int:
-    kl_run, out = Path(argv[0]), Path(argv[1])
-    n_calls = int(argv[2]) if len(argv) > 2 else 8
-    n_initial = int(argv[3]) if len(argv) > 3 else 4
-    max_users = int(argv[4]) if len(argv) > 4 else 150
+    args = _args(argv)
+    out, free = args.out, tuple(args.free.split(","))
+    preference, _, obs = args.cell.partition("-")
+    cell = CellSpec(preference=preference, observation=_OBSERVATIONS.get(obs, obs))
+    name = args.name or f"{args.cell}-response"
     out.mkdir(parents=True, exist_ok=True)
-    point = _kl_point(kl_run / "ml-1m" / "cells" / "factor-pref" / "sum_kl" / "trials.jsonl")
+    point = _kl_point(args.kl_trials)
     print("KL point", point, flush=True)
     data = load_dataset(ROOT.parent / "shared" / "data" / "ml-1m", kind="movielens")
     target = CalibrationTarget.from_interactions("ml-1m", data, rng=2019)
-    protocol = ResponseProtocol(max_users=max_users)
+    protocol = ResponseProtocol(max_users=args.max_users)
     real = algorithm_response(data, protocol, np.random.SeedSequence([2019, 0]))
     print({k: round(v, 4) for k, v in real.means().items()}, flush=True)
-    cell = CellSpec(preference="factor", observation="preference")
     objective = Objective(dataclasses.replace(target, response=real), cell, ALGORITHM_RESPONSE)
-    fixed = {k: v for k, v in point.items() if k not in FREE}
+    space = {d.name: d for d in objective.cell.search_space(target.shape)}
+    unknown = sorted(set(free) - set(space))
+    if unknown:
+        raise SystemExit(f"--free names {unknown}, not in the {args.cell} space {sorted(space)}")
+    fixed = {k: v for k, v in point.items() if k in space and k not in free}
+    loose = sorted(set(space) - set(fixed) - set(free))
+    if loose:
+        raise SystemExit(f"{loose} are neither at the KL point nor free: add them to --free")
     res = calibrate_cell(
         objective,
-        seed=2024,
-        n_calls=n_calls,
-        n_initial=n_initial,
+        seed=args.seed,
+        n_calls=args.n_calls,
+        n_initial=args.n_initial,
         log_path=out / "trials.jsonl",
         fixed=fixed,
         on_trial=lambda t: print(t.index, t.params, round(t.value, 4), flush=True),
@@ -76,11 +104,11 @@ def main(argv: list[str]) -> int:
     fit[ALGORITHM_RESPONSE] = float(res.best.value)
     tables = preset_tables(cell, best, target.shape, "ml-1m", fit)
     write_preset(
-        out / "factor-pref-response.toml",
+        out / f"{name}.toml",
         tables,
-        f"simrec calibration preset ml-1m/factor-pref-response: best of {len(res.trials)} GP trials on objective "
-        f"algorithm_response (trial {res.best.index}; {', '.join(FREE)} searched, the rest at the KL sweep's "
-        f"factor-pref point; protocol: {protocol.label()}).",
+        f"simrec calibration preset ml-1m/{name}: best of {len(res.trials)} GP trials on objective "
+        f"algorithm_response (trial {res.best.index}; {', '.join(free)} searched, the rest at the KL sweep's "
+        f"point, {args.kl_trials}; protocol: {protocol.label()}).",
     )
     return 0
 

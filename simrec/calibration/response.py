@@ -128,7 +128,12 @@ class ResponseProtocol:
     max_users : int or None, default None
         Evaluate at most this many users, a uniform subsample of those with
         a test item (every user trains the algorithms); None: all. One GP
-        call stays affordable this way (ItemKNN scores users one by one).
+        call stays affordable this way. At least 1 (also for ``simrec
+        sim-to-real --max-users`` and a calibration's ``[response]``: a
+        check of a few dozen users is a cheap smoke test); the rule of at
+        least :data:`simrec.user_sample.MIN_MAX_USERS` (100) is the
+        assessment's and the run scenarios' ``max_users``, whose sample
+        backs reported intervals.
     """
 
     algorithms: tuple[str, ...] = ("Popular", "ItemKNN", "ImplicitMF")

@@ -16,13 +16,13 @@ Conventions (docs/design.md, "The common currency", and §4):
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from simrec._blocks import user_blocks
+from simrec._cache import use_kernel
 from simrec.interactions import Interactions
 
 __all__ = ["UndefinedMetricWarning"]
@@ -114,7 +114,7 @@ def _repeats_in_rows(lists: np.ndarray, width: int) -> bool:
             if np.count_nonzero(view) < np.count_nonzero(block >= 0):
                 return True
         return False
-    if lists.size >= _KERNEL_MIN_ENTRIES or "numba" in sys.modules:
+    if use_kernel(lists.size, _KERNEL_MIN_ENTRIES):
         from simrec.metrics._repeats_kernel import repeats_in_rows
 
         return bool(repeats_in_rows(np.ascontiguousarray(lists, dtype=np.int64), int(width)))

@@ -32,13 +32,13 @@ real length, where simrec uses the nominal N).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Sequence
 from typing import TypeAlias, cast
 
 import numpy as np
 import scipy.sparse as sp
 
+from simrec._cache import use_kernel
 from simrec._sampling import row_ids
 from simrec.interactions import Interactions
 from simrec.metrics._common import (
@@ -120,7 +120,7 @@ def _compiled_hits(
     not a 2-d integer array of the relevance's users, long lists) or when a
     list breaks a rule (the caller's checks then raise the usual error).
     """
-    if not arrs or not (sum(a.size for a in arrs) >= _KERNEL_MIN_ENTRIES or "numba" in sys.modules):
+    if not arrs or not use_kernel(sum(a.size for a in arrs), _KERNEL_MIN_ENTRIES):
         return None
     n_users, n_items = rel.shape
     for a in arrs:
@@ -417,7 +417,7 @@ def _reciprocal_rank(p: _Prepared) -> np.ndarray:
 def _hit_discounts(p: _Prepared, discounts: np.ndarray) -> np.ndarray:
     """Each list's :math:`\\sum_i \\mathrm{rel}_i d_i` from its relevant entries: :func:`_discounted_sum` of ``p.is_rel``."""
     rows, cols = p.hits
-    if len(rows) >= _KERNEL_MIN_ENTRIES or "numba" in sys.modules:  # the same additions, in the same order
+    if use_kernel(len(rows), _KERNEL_MIN_ENTRIES):  # the same additions, in the same order
         from simrec.metrics._hits_kernel import discounted_sums
 
         return discounted_sums(rows, cols, np.ascontiguousarray(discounts, dtype=np.float64), len(p.n_rel))

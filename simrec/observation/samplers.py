@@ -19,12 +19,12 @@ with no observed item (:class:`Observed`).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 import numpy as np
 
+from simrec._cache import use_kernel
 from simrec._random import RNGLike, as_generator
 from simrec._sampling import pair_blocks, row_ids
 from simrec._subsets import interactions_from_rows, uniform_subsets
@@ -164,7 +164,7 @@ class PopularitySampler:
                 weight **= self.exponent
         indptr, indices = truth.matrix.indptr, truth.matrix.indices
         n_before = np.concatenate(([0], np.cumsum(part)))  # part rows before each row
-        if truth.n_pairs >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:  # the same draws and pairs, compiled
+        if use_kernel(truth.n_pairs, _KERNEL_MIN_PAIRS):  # the same draws and pairs, compiled
             out = np.empty(int(eff.sum()) + 1, dtype=indices.dtype)  # (+1: the last write of a row is free)
             at = 0
             for r0, r1 in pair_blocks(indptr, _BLOCK_PAIRS):

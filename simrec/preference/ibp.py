@@ -34,13 +34,13 @@ items (tests compare with a literal user-wise implementation).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
+from simrec._cache import use_kernel
 from simrec._random import RNGLike, as_generator
 from simrec._subsets import bernoulli_subsets
 from simrec._validation import check_in_range, check_int, check_pairs_budget
@@ -157,7 +157,7 @@ def _item_major_to_csr(col_ptr: np.ndarray, rows: np.ndarray, n_users: int, n_it
     A counting sort by user (:func:`simrec._transpose_kernel.pattern_to_csr`, indices only) for large
     patterns; scipy's CSC -> CSR, which moves a data array too, for small ones. Both give the same arrays.
     """
-    if len(rows) >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:
+    if use_kernel(len(rows), _KERNEL_MIN_PAIRS):
         from simrec._transpose_kernel import pattern_to_csr
 
         indptr, indices = pattern_to_csr(col_ptr, rows, n_users, idx)

@@ -9,13 +9,13 @@ dense scores with -inf at non-candidates whose descending order is its ranking.
 
 from __future__ import annotations
 
-import sys
 from typing import Literal, Protocol, overload, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
 
 from simrec._blocks import user_blocks
+from simrec._cache import use_kernel
 from simrec._random import RNGLike
 from simrec._validation import check_int
 from simrec.interactions import Interactions
@@ -194,7 +194,7 @@ def check_relevant(relevant: object, train: Interactions, required: bool) -> sp.
     # row's sorted indices in scipy's C++ (O(nnz), no key arrays); from
     # _KERNEL_MIN_PAIRS pairs on (or once numba is loaded) the same merge
     # compiled, which stops at the first common pair and writes nothing.
-    if rel.nnz + train.n_pairs >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:
+    if use_kernel(rel.nnz + train.n_pairs, _KERNEL_MIN_PAIRS):
         from simrec._rows_kernel import rows_overlap
 
         if not rows_overlap(rel.indptr, rel.indices, train.matrix.indptr, train.matrix.indices, train.n_items):

@@ -12,12 +12,12 @@ chunk, and full rankings by 2-D blocks of rows. No loop per user.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
+from simrec._cache import use_kernel
 from simrec._sampling import nth_allowed, permutation_chunks, row_ids, sample_distinct_chunks
 from simrec.interactions import Interactions
 
@@ -80,7 +80,7 @@ def _random_outside(
     search in the user's excluded items, no copy of the chunk's rows), else
     by :func:`_allowed_items` on the chunk's rows: the same items.
     """
-    compiled = int(k.sum()) >= _KERNEL_MIN_QUERIES or "numba" in sys.modules
+    compiled = use_kernel(int(k.sum()), _KERNEL_MIN_QUERIES)
     for rows, j, rank in sample_distinct_chunks(k, allowed, rng):
         head = rank == 0
         n_rows = int(np.count_nonzero(head))

@@ -10,12 +10,11 @@ n_users x n_items array), ``score`` builds dense scores block by block.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import scipy.sparse as sp
 
 from simrec._blocks import user_blocks
+from simrec._cache import use_kernel
 from simrec._random import RNGLike, as_generator
 from simrec._sampling import (
     Uniforms,
@@ -131,7 +130,7 @@ def _popular_first_pass(
     bounds = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(lens, out=bounds[1:])
     width = min(window, n_pos)
-    if len(items) >= _KERNEL_MIN_PAIRS or "numba" in sys.modules:
+    if use_kernel(len(items), _KERNEL_MIN_PAIRS):
         from simrec.recommenders._popular_kernel import popular_window_pass
 
         slow, e_rows, e_pos = popular_window_pass(bounds, items, gpos, k, lvl_first, lvl_end, width, qstart, q)
@@ -498,7 +497,7 @@ class Popular:
         k = np.minimum(n, n_items - lens)
         items = train.matrix.indices
         long = _POPULAR_WINDOW * n >= n_items
-        compiled = not long and (len(items) >= _KERNEL_MIN_PAIRS or "numba" in sys.modules)
+        compiled = not long and use_kernel(len(items), _KERNEL_MIN_PAIRS)
         if compiled:  # the assembly's counts and keys compiled (the same arrays)
             from simrec.recommenders import _popular_kernel as popular_kernel
         if long:  # the whole order fits the window: no list positions before the assembly
