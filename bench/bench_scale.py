@@ -56,11 +56,14 @@ E[true pairs] = 1.5 x the target), both observed by ``PreferenceSampler``
 E[observed pairs] = the target; and ``factor-preset``, the latent-factor
 world of the shipped preset ``ml-1m/factor-pref`` (its K = 26, s, γ = 4,
 activity log-sd and sampler exponents, no dislikes), λ and the Pareto shape
-solved in the same way. Their table gives CPU seconds per step, the
+solved in the same way; and ``clustered``, the factor row's world with item
+clusters (``ClusteredFactor``, K = 10, G = 20, s = t = γ = 1.75, activity
+log-sd 1, λ and the observation as the factor row's). Their table gives CPU seconds per step, the
 peak RSS, the pairs, the same reference line measured in that process and
 the digests of the truth and the observation (as above).
 The factor model is dense by design (O(U I K) flops for its weights, 3.7e9
-cells at ML-20M size); the HPF draws in O(pairs + (U + I) K).
+cells at ML-20M size; the clustered one O(U I (K + G))); the HPF draws in
+O(pairs + (U + I) K).
 
 Compilation. simrec's compiled kernels (numba) are compiled at their first
 use on a machine and cached (simrec._cache); a run in a fresh checkout or
@@ -75,7 +78,7 @@ numba and loading the cached kernels (about 0.3 s, in the truth step, whose
 first kernel loads numba), as any fresh process does. ``--no-warmup`` skips it.
 
 Usage: python bench/bench_scale.py [--sizes ML-100K,ML-1M,Steam,ML-20M] [--repeats 3]
-[--worlds ibp,hpf,factor,factor-preset]
+[--worlds ibp,hpf,factor,factor-preset,clustered]
 """
 
 from __future__ import annotations
@@ -261,13 +264,14 @@ FACTOR_PRESET = "ml-1m/factor-pref"
 
 
 def _child_world(name: str, model: str) -> dict:
-    """Truth + observation of one new world (``hpf`` or ``factor``) at one size, in this (fresh) process."""
+    """Truth + observation of one new world (``hpf``, ``factor``, ``factor-preset``, ``clustered``) at one size, in
+    this (fresh) process."""
     import numpy as np
     from scipy.optimize import brentq
 
     from simrec import as_generator, spawn_seeds
     from simrec.observation import PreferenceSampler, TruncatedPareto, observe
-    from simrec.preference import HPF, LatentFactor
+    from simrec.preference import HPF, ClusteredFactor, LatentFactor
 
     p = SIZES[name]
     U, I, target = p["n_users"], p["n_items"], p["target"]
@@ -289,6 +293,8 @@ def _child_world(name: str, model: str) -> dict:
         k, s, g, sd = (pref.get(key, d) for key, d in defaults.items())
 
         def make(x):
+            if model == "clustered":  # the factor row's world with 20 item clusters, t = s
+                return ClusteredFactor(U, I, k, 20, s, s, g, x, sd)
             return LatentFactor(U, I, k, s, g, x, sd)
 
         x = brentq(lambda x: make(x).expected_pairs() - 1.5 * target, 1.0, float(I), xtol=1e-8)
@@ -306,7 +312,7 @@ def _child_world(name: str, model: str) -> dict:
         digest[label] = _digest(out)
         return out
 
-    if model.startswith("factor"):  # the compiled kernels' one-off start-up (about a second) is not the truth's
+    if model != "hpf":  # the compiled kernels' one-off start-up (about a second) is not the truth's
         LatentFactor(3, 5, 2, 1.0, 1.0, 2.0).generate(0)
     truth = step("truth", world.generate, as_generator(children[0]))
     caps = truth.user_counts()
@@ -345,7 +351,7 @@ def main() -> None:
     ap.add_argument(
         "--worlds",
         default="ibp,hpf,factor",
-        help="ibp (the thesis replicate) and/or the new worlds (hpf, factor, factor-preset)",
+        help="ibp (the thesis replicate) and/or the new worlds (hpf, factor, factor-preset, clustered)",
     )
     ap.add_argument("--no-warmup", action="store_true", help="no untimed run compiling the kernels first")
     ap.add_argument("--child", help=argparse.SUPPRESS)

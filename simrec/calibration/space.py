@@ -145,10 +145,18 @@ class Cell(Protocol):
 
 
 def sample_points(dims: list[Dim], n: int, rng: np.random.Generator) -> list[list[float]]:
-    """``n`` independent random points (uniform, or log-uniform on log dims)."""
+    """``n`` independent random points (uniform, or log-uniform on log dims).
+
+    An integer dimension on a log scale takes the integer part of a
+    log-uniform draw on [low, high + 1): k with probability
+    log((k + 1)/k) / log((high + 1)/low).
+    """
     cols = []
     for d in dims:
-        if d.integer:
+        if d.integer and d.log:
+            x = np.floor(np.exp(rng.uniform(np.log(d.low), np.log(d.high + 1), size=n)))
+            cols.append(np.clip(x, d.low, d.high))
+        elif d.integer:
             cols.append(rng.integers(int(d.low), int(d.high) + 1, size=n).astype(float))
         elif d.log:
             cols.append(np.exp(rng.uniform(np.log(d.low), np.log(d.high), size=n)))

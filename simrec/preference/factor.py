@@ -60,12 +60,17 @@ with probability :math:`\\mu/(m\\pi)`; a cell is liked when it keeps at least
 one candidate. About 1.4 candidates per like, no uniform per cell. The
 slicing does not change a number: every slice's product is the one BLAS
 kernel's (:func:`_sub_rows`), and the kernels keep every sum's order.
+The block loop (:func:`_dense_truth`) takes its right matrix and each
+block's left matrix, targets and preference from the model, so
+:class:`~simrec.preference.ClusteredFactor` draws with it too (its cluster
+columns appended to both matrices).
 Measurements: docs/design.md §9 (``bench/bench_scale.py --worlds factor,factor-preset``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,11 +160,7 @@ class LatentFactor:
 
         (the lognormal's partial expectation; min(I, λ) when σ = 0).
         """
-        I, lam, sd = float(self.n_items), self.lam, self.activity_sd
-        if sd == 0:
-            return self.n_users * min(I, lam)
-        d = (math.log(I / lam) + sd * sd / 2) / sd
-        return float(self.n_users * (lam * ndtr(d - sd) + I * (1 - ndtr(d))))
+        return _expected_targets(self.n_users, self.n_items, self.lam, self.activity_sd)
 
     def expected_items(self) -> float:
         """The number of items, ``n_items`` (columns; some may have no like)."""
@@ -173,9 +174,7 @@ class LatentFactor:
     def _user_factors(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
         """u (n, K) and the target sizes n_u = min(I, λ exp(σ ε − σ²/2)) of ``n`` users."""
         u = rng.standard_normal((n, self.n_factors))
-        sd = self.activity_sd
-        targets = np.minimum(float(self.n_items), self.lam * np.exp(sd * rng.standard_normal(n) - sd * sd / 2))
-        return u, targets
+        return u, _target_sizes(rng, n, self.n_items, self.lam, self.activity_sd)
 
     def log_weights(self, u: np.ndarray, v: np.ndarray, zeta: np.ndarray) -> np.ndarray:
         """:math:`\\log w_{ui} = s\\,u_u^\\top v_i/\\sqrt K + \\gamma \\zeta_i`, shape (len(u), len(v)) (dense: small cases)."""
@@ -183,23 +182,7 @@ class LatentFactor:
 
     def like_probability(self, u: np.ndarray, v: np.ndarray, zeta: np.ndarray, targets: np.ndarray) -> np.ndarray:
         """π_ui = min(1, c_u w_ui) with Σ_i π_ui = n_u, shape (len(u), len(v)) (dense, float64: small cases)."""
-        lw = self.log_weights(u, v, zeta)
-        w = np.exp(lw - lw.max(axis=1, keepdims=True))
-        srt = -np.sort(-w, axis=1)  # descending
-        above = np.cumsum(srt, axis=1) - srt  # P_t: the t larger ones
-        t = np.arange(w.shape[1])
-        n = np.asarray(targets, dtype=np.float64)[:, None]
-        # the number of capped cells: the first t with (n - t) w_(t+1) <= W - P_t (water-filling)
-        ok = ((n - t) <= 0) | ((n - t) * srt <= w.sum(axis=1, keepdims=True) - above)
-        first = np.where(ok.any(axis=1), ok.argmax(axis=1), w.shape[1])
-        rows = np.arange(len(w))
-        left = w.sum(axis=1) - np.where(
-            first < w.shape[1], above[rows, np.minimum(first, w.shape[1] - 1)], w.sum(axis=1)
-        )
-        with np.errstate(divide="ignore"):
-            c = np.where(left > 0, (n[:, 0] - first) / np.where(left > 0, left, 1.0), np.inf)
-        with np.errstate(invalid="ignore"):
-            return np.where(w > 0, np.minimum(1.0, c[:, None] * w), 0.0)
+        return _water_filling(self.log_weights(u, v, zeta), targets)
 
     # -- generation -------------------------------------------------------------------
     def generate(self, rng: RNGLike, *, max_pairs: int | None = None) -> Interactions:
@@ -223,49 +206,142 @@ class LatentFactor:
         from simrec.preference._factor_kernel import pair_dots  # numba: only when a truth is drawn
 
         gen = as_generator(rng)
-        U, I, K = self.n_users, self.n_items, self.n_factors
+        I, K = self.n_items, self.n_factors
         v, zeta = self._item_factors(gen)
-        n_chunks = -(-I // _CHUNK)
-        width = n_chunks * _CHUNK
-        right = np.zeros((width, K + 2), dtype=np.float32)
+        right = _right_matrix(I, K + 2)
         right[:I, :K] = v
         right[:I, K] = self.pop_exponent * zeta
         right[:I, K + 1] = 1.0
         scale = self.signal / math.sqrt(K)
         v_norm = float(np.sqrt((v * v).sum(axis=1)).max())
         z_top = self.pop_exponent * float(zeta.max())
-        block = int(max(1, min(U, _BLOCK_BYTES // (4 * width))))
-        sub = _sub_rows(width, K + 2)
-        buf = np.empty((block, width), dtype=np.float32)  # reused: no fresh memory per block
-        counts, items, prefs = [], [], []
-        with single_threaded_blas():  # idle BLAS threads spin between products: CPU for nothing
-            for start in range(0, U, block):
-                nb = min(block, U - start)
-                u, targets = self._user_factors(gen, nb)
-                # log w - shift, shift = max(0, bound - 80): the bound |s u.v/sqrt K| + gamma max zeta keeps exp finite
-                shift = np.maximum(0.0, scale * np.sqrt((u * u).sum(axis=1)) * v_norm + z_top - _LOG_CAP)
-                left = np.empty((nb, K + 2), dtype=np.float32)
-                left[:, :K] = scale * u
-                left[:, K] = 1.0
-                left[:, K + 1] = -shift
-                w = buf[:nb]
-                caps = _Caps.empty(targets, n_chunks)
-                for r0, r1 in _row_slices(nb, sub):  # each few rows' passes while their cells are in cache
-                    np.matmul(left[r0:r1], right.T, out=w[r0:r1])
-                    np.exp(w[r0:r1], out=w[r0:r1])
-                    caps.fill(w, r0, r1, I)
-                rows, cols = _block_likes(gen, w, targets, caps)
+
+        def block(gen: np.random.Generator, nb: int) -> _Block:
+            u, targets = self._user_factors(gen, nb)
+            # log w - shift, shift = max(0, bound - 80): the bound |s u.v/sqrt K| + gamma max zeta keeps exp finite
+            shift = np.maximum(0.0, scale * np.sqrt((u * u).sum(axis=1)) * v_norm + z_top - _LOG_CAP)
+            left = np.empty((nb, K + 2), dtype=np.float32)
+            left[:, :K] = scale * u
+            left[:, K] = 1.0
+            left[:, K + 1] = -shift
+
+            def preference(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
                 z = np.empty(len(rows))
                 pair_dots(u, v, rows, cols, z)
                 z /= math.sqrt(K)
-                p = np.maximum(ndtr(z), np.finfo(np.float32).tiny).astype(np.float32)
-                counts.append(np.bincount(rows, minlength=nb))
-                items.append(cols)
-                prefs.append(p)
-        indptr = np.zeros(U + 1, dtype=np.int64)
-        np.cumsum(np.concatenate(counts), out=indptr[1:])
-        pref = np.concatenate(prefs)
-        return Interactions.from_csr(indptr, np.concatenate(items), (U, I), sort=False, gains=pref, preference=pref)
+                return np.asarray(ndtr(z))
+
+            return _Block(left, targets, preference)
+
+        return _dense_truth(gen, self.n_users, I, right, block)
+
+
+# -- the machinery shared with ClusteredFactor (simrec.preference.clustered) ---------------------------------------
+def _expected_targets(n_users: int, n_items: int, lam: float, sd: float) -> float:
+    """n_users · E[min(I, λ e^{σε − σ²/2})], the lognormal's partial expectation (:meth:`LatentFactor.expected_pairs`)."""
+    I = float(n_items)
+    if sd == 0:
+        return n_users * min(I, lam)
+    d = (math.log(I / lam) + sd * sd / 2) / sd
+    return float(n_users * (lam * ndtr(d - sd) + I * (1 - ndtr(d))))
+
+
+def _target_sizes(rng: np.random.Generator, n: int, n_items: int, lam: float, sd: float) -> np.ndarray:
+    """``n`` target sizes min(I, λ exp(σ ε − σ²/2)), ε ~ N(0, 1) (one standard normal per user)."""
+    return np.minimum(float(n_items), lam * np.exp(sd * rng.standard_normal(n) - sd * sd / 2))
+
+
+def _water_filling(lw: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """π_ui = min(1, c_u w_ui) with Σ_i π_ui = targets[u], from log-weights ``lw`` (dense float64: small cases).
+
+    The weight outside the t largest cells is the sum of those cells, the
+    smallest first (not the total less the t largest, whose rounding noise
+    is all that is left when a few cells carry a row: c overshot and every
+    cell came out at 1).
+    """
+    w = np.exp(lw - lw.max(axis=1, keepdims=True))
+    srt = -np.sort(-w, axis=1)  # descending
+    below = np.cumsum(srt[:, ::-1], axis=1)[:, ::-1]  # W - P_t: the cells from the (t+1)-th largest on
+    t = np.arange(w.shape[1])
+    n = np.asarray(targets, dtype=np.float64)[:, None]
+    # the number of capped cells: the first t with (n - t) w_(t+1) <= W - P_t (water-filling)
+    ok = ((n - t) <= 0) | ((n - t) * srt <= below)
+    first = np.where(ok.any(axis=1), ok.argmax(axis=1), w.shape[1])
+    rows = np.arange(len(w))
+    left = np.where(first < w.shape[1], below[rows, np.minimum(first, w.shape[1] - 1)], 0.0)
+    with np.errstate(divide="ignore"):
+        c = np.where(left > 0, (n[:, 0] - first) / np.where(left > 0, left, 1.0), np.inf)
+    with np.errstate(invalid="ignore"):
+        return np.where(w > 0, np.minimum(1.0, c[:, None] * w), 0.0)
+
+
+def _right_matrix(n_items: int, depth: int) -> np.ndarray:
+    """A zero float32 right matrix (width, ``depth``), width = ``n_items`` padded to a multiple of ``_CHUNK``.
+
+    The caller fills its first ``n_items`` rows (one per item); the padding
+    rows stay 0, so the padding cells' weights are exp(0) until
+    :meth:`_Caps.fill` zeroes them.
+    """
+    return np.zeros((-(-n_items // _CHUNK) * _CHUNK, depth), dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One block of users' part of :func:`_dense_truth`: its left matrix, its target sizes, its pairs' preference.
+
+    ``left`` (users, depth) float32, each row's last column minus its shift;
+    ``preference(rows, cols)``: the graded preference of the block's liked
+    cells (block rows, item columns), float64 in (0, 1).
+    """
+
+    left: np.ndarray
+    targets: np.ndarray
+    preference: Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _dense_truth(
+    gen: np.random.Generator,
+    n_users: int,
+    n_items: int,
+    right: np.ndarray,
+    block: Callable[[np.random.Generator, int], _Block],
+) -> Interactions:
+    """The likes of a dense world whose log-weights are ``left @ right.T`` (module docstring: blocks, slices, kernels).
+
+    ``right`` (width, depth) float32 from :func:`_right_matrix`, its item
+    rows filled (the item latents drawn before); ``block(gen, n)`` draws the
+    next ``n`` users' latents and returns their :class:`_Block`. Per block of
+    users, in order: ``block``'s draws, then :func:`_block_likes`'s. Returns
+    the truth, graded by ``preference`` (float32, at least the smallest
+    normal float32).
+    """
+    U, I = n_users, n_items
+    width, depth = right.shape
+    n_chunks = width // _CHUNK
+    size = int(max(1, min(U, _BLOCK_BYTES // (4 * width))))
+    sub = _sub_rows(width, depth)
+    buf = np.empty((size, width), dtype=np.float32)  # reused: no fresh memory per block
+    counts, items, prefs = [], [], []
+    with single_threaded_blas():  # idle BLAS threads spin between products: CPU for nothing
+        for start in range(0, U, size):
+            nb = min(size, U - start)
+            b = block(gen, nb)
+            left, targets = b.left, b.targets
+            w = buf[:nb]
+            caps = _Caps.empty(targets, n_chunks)
+            for r0, r1 in _row_slices(nb, sub):  # each few rows' passes while their cells are in cache
+                np.matmul(left[r0:r1], right.T, out=w[r0:r1])
+                np.exp(w[r0:r1], out=w[r0:r1])
+                caps.fill(w, r0, r1, I)
+            rows, cols = _block_likes(gen, w, targets, caps)
+            p = np.maximum(b.preference(rows, cols), np.finfo(np.float32).tiny).astype(np.float32)
+            counts.append(np.bincount(rows, minlength=nb))
+            items.append(cols)
+            prefs.append(p)
+    indptr = np.zeros(U + 1, dtype=np.int64)
+    np.cumsum(np.concatenate(counts), out=indptr[1:])
+    pref = np.concatenate(prefs)
+    return Interactions.from_csr(indptr, np.concatenate(items), (U, I), sort=False, gains=pref, preference=pref)
 
 
 def _sub_rows(width: int, depth: int) -> int:

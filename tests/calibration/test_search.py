@@ -105,6 +105,19 @@ def test_sample_points_respect_bounds_and_types():
     assert set(arr[:, 2].astype(int)) <= set(range(1, 10)) and all(isinstance(p[2], int) for p in pts)
 
 
+def test_sample_points_on_an_integer_log_dimension_have_the_stated_law():
+    # k in [2, 100] with probability log((k + 1)/k) / log(101/2) (issue 24's n_clusters): chi-square against it
+    from scipy import stats
+
+    pts = sample_points([Dim("g", 2, 100, log=True, integer=True)], 20_000, np.random.default_rng(1))
+    assert all(isinstance(p[0], int) for p in pts)
+    k = np.arange(2, 101)
+    obs = np.bincount([p[0] for p in pts], minlength=101)[2:]
+    exp = np.log((k + 1) / k) / np.log(101 / 2) * len(pts)
+    assert obs.sum() == len(pts) and stats.chisquare(obs, exp).pvalue > 1e-4
+    assert obs[:9].sum() > 0.4 * len(pts)  # 2-10 hold log(11/2)/log(101/2) = 44% (uniform: 9%)
+
+
 def test_search_space_follows_the_reference():
     ref = ReferenceShape(n_users=943, n_items=1682, min_profile=20, mean_profile=106.0, max_profile=737)
     dims = {d.name: d for d in CellSpec(preference="ibp", observation="popularity").search_space(ref)}

@@ -222,7 +222,7 @@ def test_toy_rules_and_key_paths_come_from_their_specs(toys, tmp_path):
         load_scenario(_write(tmp_path, SCENARIO.replace("width = 12", "width = 200")))
     with pytest.raises(
         ScenarioError,
-        match=r"does not match any of the expected tags: 'uniform', 'ibp', 'lda', 'hpf', 'factor', 'band'",
+        match=r"does not match any of the expected tags: 'uniform', 'ibp', 'lda', 'hpf', 'factor', 'clustered', 'band'",
     ):
         load_scenario(_write(tmp_path, SCENARIO.replace('model = "band", width = 12', 'model = "bands"')))
 
@@ -249,12 +249,13 @@ def test_toy_cell_is_calibratable(toys):
         "lda",
         "hpf",
         "factor",
+        "clustered",
         "band",
     ]  # appended: the thesis cells keep their seeds
 
 
 def test_the_unions_are_restored_after_the_test(tmp_path):
-    assert PREFERENCE_MODELS.tags == ("uniform", "ibp", "lda", "hpf", "factor")
+    assert PREFERENCE_MODELS.tags == ("uniform", "ibp", "lda", "hpf", "factor", "clustered")
     assert SAMPLER_MODELS.tags == ("uniform", "popularity", "preference")
     with pytest.raises(ScenarioError, match="Input tag 'band' found using 'model' does not match"):
         load_scenario(_write(tmp_path, SCENARIO))

@@ -1,4 +1,4 @@
-"""The issue-24 specs: HPF, latent factor, the preference sampler and ratings, in scenarios and calibration cells."""
+"""The issue-24 specs: HPF, latent factor, clustered, the preference sampler and ratings, in scenarios and cells."""
 
 from __future__ import annotations
 
@@ -9,19 +9,28 @@ import pytest
 from pydantic import ValidationError
 
 from simrec.calibration import ReferenceShape
-from simrec.config.models import CellSpec, HPFSpec, PopulationSpec, RatingsSpec, WorldSpec
+from simrec.config.models import (
+    CellSpec,
+    ClusteredFactorSpec,
+    HPFSpec,
+    LatentFactorSpec,
+    PopulationSpec,
+    RatingsSpec,
+    WorldSpec,
+)
 from simrec.config.presets import preset_tables, to_toml
 from simrec.observation import PreferenceSampler, Rated
-from simrec.preference import HPF, LatentFactor
+from simrec.preference import HPF, ClusteredFactor, LatentFactor
 
 REF = ReferenceShape(n_users=300, n_items=200, min_profile=20, mean_profile=60.0, max_profile=180, profile_log_sd=0.8)
 
 FACTOR = {"model": "factor", "n_factors": 4, "signal": 1.5, "pop_exponent": 1.0, "lam": 30.0}
+CLUSTERED = {**FACTOR, "model": "clustered", "n_clusters": 6, "cluster_signal": 1.5}
 HPF_TABLE = {"model": "hpf", "n_factors": 5, "a": 0.3, "a_prime": 1.0, "b_prime": 1.0, "c": 0.3, "c_prime": 1.0}
 PROFILE = {"model": "pareto", "m_low": 5, "alpha": 1.0, "m_high": 40}
 
 
-@pytest.mark.parametrize("table, model", [(FACTOR, LatentFactor), (HPF_TABLE, HPF)])
+@pytest.mark.parametrize("table, model", [(FACTOR, LatentFactor), (HPF_TABLE, HPF), (CLUSTERED, ClusteredFactor)])
 def test_new_worlds_build_and_generate(table, model):
     obs = {
         "sampler": {"model": "preference", "pop_exponent": 0.5, "pref_exponent": 2.0, "dislike_rate": 0.1},
@@ -54,8 +63,9 @@ def test_the_preference_sampler_is_its_bare_tag_at_its_defaults():
         ({"signal": -1.0}, "signal"),
     ],
 )
-def test_a_bad_factor_value_is_named(change, message):
-    spec = {"preference": {**FACTOR, **change}, "observation": {"sampler": "uniform", "profile": PROFILE}}
+@pytest.mark.parametrize("table", [FACTOR, CLUSTERED], ids=["factor", "clustered"])
+def test_a_bad_factor_value_is_named(table, change, message):
+    spec = {"preference": {**table, **change}, "observation": {"sampler": "uniform", "profile": PROFILE}}
     try:
         w = WorldSpec.model_validate(spec)
     except ValidationError as exc:
@@ -65,8 +75,9 @@ def test_a_bad_factor_value_is_named(change, message):
     assert any(p.startswith(f"world[0].preference: `{message}`") or message in p for p in problems), problems
 
 
-def test_a_factor_world_too_large_in_cells_is_refused_before_work():
-    spec = WorldSpec.model_validate({"preference": FACTOR, "observation": {"sampler": "uniform", "profile": PROFILE}})
+@pytest.mark.parametrize("table", [FACTOR, CLUSTERED], ids=["factor", "clustered"])
+def test_a_factor_world_too_large_in_cells_is_refused_before_work(table):
+    spec = WorldSpec.model_validate({"preference": table, "observation": {"sampler": "uniform", "profile": PROFILE}})
     problems = spec.problems(PopulationSpec(n_users=10_000_000, n_items=10_000), "world[0]")
     assert any("users x items must be <= 2e+10; got 10000000 x 10000 = 1e+11" in p for p in problems)
 
@@ -82,6 +93,18 @@ def test_min_rating_outside_the_scale_is_refused():
     "pref, obs, rated, names",
     [
         ("factor", "preference", False, ["n_factors", "signal", "pop_exponent", "lam", "activity_sd"]),
+        (
+            "clustered",
+            "preference",
+            False,
+            ["n_factors", "n_clusters", "signal", "cluster_signal", "pop_exponent", "lam", "activity_sd"],
+        ),
+        (
+            "clustered",
+            "preference",
+            True,
+            ["n_factors", "n_clusters", "signal", "cluster_signal", "pop_exponent", "lam", "activity_sd"],
+        ),
         ("hpf", "preference", True, ["n_factors", "a", "a_prime", "c", "c_prime", "density"]),
         ("hpf", "popularity", False, ["n_factors", "a", "a_prime", "c", "c_prime", "density"]),
     ],
@@ -149,3 +172,90 @@ def test_the_thesis_cells_stay_the_defaults_of_sweeps_and_assessments():
         }
     )
     assert [c.name for c in rated.cells()] == ["factor-pref-rated"]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"n_clusters": 0}, "n_clusters"),
+        ({"cluster_signal": -1.0}, "cluster_signal"),
+        ({"n_clusters": 2.5}, "n_clusters"),
+    ],
+)
+def test_a_bad_clustered_value_is_named(change, message):
+    spec = {"preference": {**CLUSTERED, **change}, "observation": {"sampler": "uniform", "profile": PROFILE}}
+    with pytest.raises(ValidationError, match=message):
+        WorldSpec.model_validate(spec)
+
+
+def test_clustered_spec_builds_its_model_counts_its_cluster_columns_and_searches_as_documented():
+    spec = ClusteredFactorSpec.model_validate({**CLUSTERED, "activity_sd": 0.7})
+    pop = PopulationSpec(n_users=60, n_items=80)
+    model = spec.build(pop)
+    assert model == ClusteredFactor(60, 80, 4, 6, 1.5, 1.5, 1.0, 30.0, 0.7)
+    factor = LatentFactorSpec.model_validate(FACTOR)
+    extra = spec.memory_bytes(model, pop) - factor.memory_bytes(factor.build(pop), pop)
+    assert extra == 8.0 * 6 * (60 + 80)  # the G columns of (U + I) cells, 8 B
+    assert "w.n_clusters" in spec.memory_keys("w") and "w.n_factors" in spec.memory_keys("w")
+    dims = {d.name: d for d in ClusteredFactorSpec.search_space(REF)}
+    assert (dims["n_clusters"].low, dims["n_clusters"].high) == (2, 100)
+    assert dims["n_clusters"].integer and dims["n_clusters"].log
+    assert (dims["n_factors"].low, dims["n_factors"].high, dims["n_factors"].integer) == (2, 50, True)
+    assert all((dims[k].low, dims[k].high) == (0.0, 4.0) for k in ("signal", "cluster_signal", "pop_exponent"))
+    assert (dims["activity_sd"].low, dims["activity_sd"].high) == pytest.approx((0.4, 1.6))
+    point = {"n_factors": 7.0, "n_clusters": 13.0, "signal": 1.0, "cluster_signal": 2.0, "pop_exponent": 0.5}
+    back = ClusteredFactorSpec.from_point({**point, "lam": 40.0, "activity_sd": 0.9}, REF)
+    assert (back.n_factors, back.n_clusters, back.cluster_signal, back.n_items) == (7, 13, 2.0, REF.n_items)
+
+
+#: The line of the spec's docstring (and the docs'), as a scenario writes it.
+CLUSTERED_LINE = (
+    'preference = { model = "clustered", n_factors = 10, n_clusters = 20, signal = 1.75, cluster_signal = 1.75, '
+    "pop_exponent = 1.75, lam = 165.6 }"
+)
+
+
+def test_the_documented_clustered_line_is_a_valid_world():
+    import simrec.config.models.clustered as mod
+
+    assert " ".join(CLUSTERED_LINE.split()) in " ".join((mod.__doc__ or "").replace("``", "").split())
+    table = tomllib.loads(CLUSTERED_LINE)["preference"]
+    spec = WorldSpec.model_validate({"preference": table, "observation": {"sampler": "preference", "profile": PROFILE}})
+    assert isinstance(spec.preference, ClusteredFactorSpec) and spec.label == "clustered-pref"
+
+
+SCENARIO = """
+name = "tiny-clustered"
+seed = 3
+replicates = 2
+
+[population]
+n_users = 60
+n_items = 80
+
+[[world]]
+preference = { model = "clustered", n_factors = 3, n_clusters = 5, signal = 1.5, cluster_signal = 2.0, pop_exponent = 1.0, lam = 20.0 }
+observation = { sampler = "preference", profile = { model = "pareto", m_low = 3, alpha = 1.0, m_high = 15 } }
+
+[evaluation]
+n = 5
+metrics = ["precision", "recall"]
+recommenders = [{ kind = "oracle" }, { kind = "popular" }]
+"""
+
+
+def test_a_clustered_world_runs_end_to_end_through_simrec_run(tmp_path):
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from simrec.cli import app
+
+    path = tmp_path / "tiny.toml"
+    path.write_text(SCENARIO)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--quiet", "--no-figures"])
+    assert res.exit_code == 0, res.output
+    results = pd.read_parquet(out / "results.parquet")
+    assert list(results["world"].unique()) == ["clustered-pref"]
+    assert sorted(results["replicate"].unique()) == [0, 1] and results["value"].notna().all()
+    assert set(results["recommender"]) == {"Oracle", "Popular"}

@@ -13,6 +13,7 @@ from simrec.config.models import (
     PROFILE_MODELS,
     SAMPLER_MODELS,
     CellSpec,
+    ClusteredFactorSpec,
     HPFSpec,
     IBPSpec,
     LatentFactorSpec,
@@ -30,7 +31,7 @@ from simrec.config.union import SpecUnion, literal_choices
 def test_tags_come_from_the_members_literals_in_simrecs_fixed_order():
     # calibration seeds index the preference models and samplers: these orders must never change
     # (the thesis's first, then issue 24's appended: the thesis cells keep their seeds)
-    assert PREFERENCE_MODELS.tags == ("uniform", "ibp", "lda", "hpf", "factor")
+    assert PREFERENCE_MODELS.tags == ("uniform", "ibp", "lda", "hpf", "factor", "clustered")
     assert SAMPLER_MODELS.tags == ("uniform", "popularity", "preference")
     assert PROFILE_MODELS.tags == ("pareto", "beta_binomial")
     assert RECOMMENDERS.tags == ("oracle", "probabilistic_oracle", "popular", "random", "lenskit")
@@ -67,12 +68,17 @@ def test_extended_restores_the_members_even_after_an_error():
 
 
 class _Holder(Strict):
-    preference: Annotated[UniformSpec | IBPSpec | LDASpec | HPFSpec | LatentFactorSpec, PREFERENCE_MODELS]
+    preference: Annotated[
+        UniformSpec | IBPSpec | LDASpec | HPFSpec | LatentFactorSpec | ClusteredFactorSpec, PREFERENCE_MODELS
+    ]
 
 
 #: The same union as pydantic's own discriminated union (the reference for the messages).
 _PYDANTIC = TypeAdapter(
-    Annotated[Union[UniformSpec, IBPSpec, LDASpec, HPFSpec, LatentFactorSpec], Field(discriminator="model")]
+    Annotated[
+        Union[UniformSpec, IBPSpec, LDASpec, HPFSpec, LatentFactorSpec, ClusteredFactorSpec],
+        Field(discriminator="model"),
+    ]
 )  # noqa: UP007
 
 
@@ -126,7 +132,7 @@ def test_a_tag_field_lists_the_unions_tags_as_a_literal_would():
         with pytest.raises(ValidationError) as ours:
             CellSpec(preference=bad, observation="uniform")  # type: ignore[arg-type]
         with pytest.raises(ValidationError) as theirs:
-            TypeAdapter(Literal["uniform", "ibp", "lda", "hpf", "factor"]).validate_python(bad)
+            TypeAdapter(Literal["uniform", "ibp", "lda", "hpf", "factor", "clustered"]).validate_python(bad)
         assert ours.value.errors()[0]["msg"] == theirs.value.errors()[0]["msg"]
         assert ours.value.errors()[0]["loc"] == ("preference",)
 

@@ -179,6 +179,16 @@ def test_like_probability_is_the_water_filling():
         np.testing.assert_allclose(pi[r], _reference_pi(np.exp(lw[r] - lw[r].max()), targets[r]), rtol=1e-8, atol=1e-12)
 
 
+def test_like_probability_when_a_few_cells_carry_the_row():
+    """Three cells with log-weight 36 above the other seven, target 3.5: the three are capped and the seven share
+    0.5. The weight outside the capped cells is their own sum (as the total less the capped ones it was rounding
+    noise: the seven got 0.0653 each, a row sum of 3.457; found by issue 24's clustered world)."""
+    m = LatentFactor(1, 10, 1, 40.0, 0.0, 2.0)
+    v = np.array([[1.0]] * 3 + [[0.1]] * 7)
+    pi = m.like_probability(np.array([[1.0]]), v, np.zeros(10), np.array([3.5]))
+    np.testing.assert_allclose(pi[0], [1.0] * 3 + [0.5 / 7] * 7, rtol=1e-12)
+
+
 def test_generate_canonical_graded_reproducible_and_preference_is_phi_of_the_affinity():
     m = LatentFactor(300, 90, 4, 1.75, 1.75, 12.0, 0.8)
     x, y, z = m.generate(7), m.generate(7), m.generate(8)

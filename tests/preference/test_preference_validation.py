@@ -7,7 +7,7 @@ import re
 import pytest
 
 from simrec._validation import SizeLimitError
-from simrec.preference import HPF, IBP, LDA, LatentFactor, Uniform
+from simrec.preference import HPF, IBP, LDA, ClusteredFactor, LatentFactor, Uniform
 
 GOOD = {
     Uniform: dict(n_users=10, n_items=5, lam=2.0),
@@ -15,6 +15,9 @@ GOOD = {
     LDA: dict(n_users=10, n_items=5, n_topics=2, lam=2.0, a=0.5, b=0.5),
     HPF: dict(n_users=10, n_items=5, n_factors=2, a=0.3, a_prime=0.3, b_prime=1.0, c=0.3, c_prime=0.3, d_prime=1.0),
     LatentFactor: dict(n_users=10, n_items=5, n_factors=2, signal=1.0, pop_exponent=1.0, lam=2.0, activity_sd=1.0),
+    ClusteredFactor: dict(
+        n_users=10, n_items=5, n_factors=2, n_clusters=3, signal=1.0, cluster_signal=1.0, pop_exponent=1.0, lam=2.0
+    ),
 }
 
 BAD = [
@@ -55,6 +58,11 @@ BAD = [
     (LatentFactor, "lam", 0.0, ValueError),
     (LatentFactor, "activity_sd", -0.5, ValueError),
     (LatentFactor, "signal", float("nan"), ValueError),
+    (ClusteredFactor, "n_clusters", 0, ValueError),
+    (ClusteredFactor, "n_clusters", 2.5, TypeError),
+    (ClusteredFactor, "cluster_signal", -0.1, ValueError),
+    (ClusteredFactor, "signal", -0.1, ValueError),
+    (ClusteredFactor, "lam", 0.0, ValueError),
 ]
 
 
@@ -79,6 +87,7 @@ def test_c_bound_depends_on_sigma():
         (LDA(1000, 500, 10, 100.0, 0.5, 0.5), 1e5),
         (HPF(1000, 500, 10, 0.3, 0.3, 1.0, 0.3, 0.3, 1.0), None),
         (LatentFactor(1000, 500, 10, 1.75, 1.75, 100.0, 0.0), 1e5),
+        (ClusteredFactor(1000, 500, 10, 20, 1.75, 1.75, 1.75, 100.0, 0.0), 1e5),
     ],
 )
 def test_size_limit_error_before_allocation(model, expected):

@@ -35,9 +35,11 @@ its density = s̄/I, σ_s the log-sd of its profile sizes): HPF K in [5, 100]
 (integer), a, c in [0.05, 3] and a', c' in [0.3, 10] (log), d' = 1 and b'
 solved from the truth density searched in [ρ, min(0.5, 20ρ)] (log);
 LatentFactor K in [2, 50] (integer), signal and pop_exponent in [0, 4], λ as
-Unif λ, activity_sd in [0.5 σ_s, 2 σ_s]; the preference sampler's a in
-[-0.5, 3], b in [0, 4], dislike_rate in [0, 1]; ratings' κ in [0.2, 5]
-(log) and σ in [0, 2], their scale and ``min_rating`` the dataset's.
+Unif λ, activity_sd in [0.5 σ_s, 2 σ_s]; ClusteredFactor the same, its G in
+[2, 100] (integer, log scale) and cluster_signal in [0, 4]; the preference
+sampler's a in [-0.5, 3], b in [0, 4], dislike_rate in [0, 1]; ratings' κ
+in [0.2, 5] (log) and σ in [0, 2], their scale and ``min_rating`` the
+dataset's.
 
 The Pareto α is searched as ``pareto_alpha`` (IBP has an ``alpha`` too).
 """
@@ -49,6 +51,7 @@ from simrec.config.models.base import (
     PopulationSpec,
     Sizes,
 )
+from simrec.config.models.clustered import ClusteredFactorSpec
 from simrec.config.models.factor import LatentFactorSpec
 from simrec.config.models.hpf import HPFSpec
 from simrec.config.models.ibp import IBPSpec
@@ -87,6 +90,7 @@ __all__ = [
     "LDASpec",
     "HPFSpec",
     "LatentFactorSpec",
+    "ClusteredFactorSpec",
     "ParetoSpec",
     "BetaBinomialSpec",
     "UniformSamplerSpec",

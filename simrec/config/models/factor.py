@@ -11,7 +11,7 @@ from simrec.calibration.space import Dim, ReferenceShape
 from simrec.config.models.base import BasePreferenceSpec, Sizes, lam_dim, lam_problems
 from simrec.preference import LatentFactor, PreferenceModel
 
-__all__ = ["LatentFactorSpec", "MAX_FACTOR_CELLS"]
+__all__ = ["LatentFactorSpec", "MAX_FACTOR_CELLS", "cells_problems"]
 
 #: Largest users x items of a latent-factor world: it computes every (user, item) weight, O(U I K) flops
 #: (ML-20M size, 3.7e9 cells at K = 10, took about 31 s of CPU: docs/design.md §9), so the limit is on the
@@ -19,6 +19,18 @@ __all__ = ["LatentFactorSpec", "MAX_FACTOR_CELLS"]
 MAX_FACTOR_CELLS = 2e10
 #: Bytes of the generator's weight block (``simrec.preference.factor._BLOCK_BYTES``).
 _BLOCK_BYTES = float(1 << 26)
+
+
+def cells_problems(population: Sizes, where: str, items: int) -> list[str]:
+    """A dense world (latent factor, clustered) over :data:`MAX_FACTOR_CELLS` users x items."""
+    cells = float(population.n_users) * float(items)
+    if cells <= MAX_FACTOR_CELLS:
+        return []
+    return [
+        f"{where}: a latent-factor world computes every (user, item) weight (O(users x items x n_factors) "
+        f"time); users x items must be <= {MAX_FACTOR_CELLS:.3g}; got {population.n_users} x {items} = "
+        f"{cells:.3g}"
+    ]
 
 
 class LatentFactorSpec(BasePreferenceSpec):
@@ -59,15 +71,7 @@ class LatentFactorSpec(BasePreferenceSpec):
         )
 
     def problems(self, population: Sizes, where: str, items: int) -> list[str]:
-        out = lam_problems(self.lam, items, where)
-        cells = float(population.n_users) * float(items)
-        if cells > MAX_FACTOR_CELLS:
-            out.append(
-                f"{where}: a latent-factor world computes every (user, item) weight (O(users x items x n_factors) "
-                f"time); users x items must be <= {MAX_FACTOR_CELLS:.3g}; got {population.n_users} x {items} = "
-                f"{cells:.3g}"
-            )
-        return out
+        return lam_problems(self.lam, items, where) + cells_problems(population, where, items)
 
     def memory_keys(self, where: str) -> list[str]:
         return [f"{where}.lam", f"{where}.n_factors", "population.n_items"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from simrec.config.models.base import BasePreferenceSpec, BaseProfileSpec, BaseSamplerSpec
+from simrec.config.models.clustered import ClusteredFactorSpec
 from simrec.config.models.factor import LatentFactorSpec
 from simrec.config.models.hpf import HPFSpec
 from simrec.config.models.ibp import IBPSpec
@@ -36,9 +37,9 @@ __all__ = [
     "SamplerTag",
 ]
 
-#: Preference models by their ``model`` tag: uniform, ibp, lda (the thesis's), hpf, factor (issue 24).
+#: Preference models by their ``model`` tag: uniform, ibp, lda (the thesis's), hpf, factor, clustered (issue 24).
 PREFERENCE_MODELS: SpecUnion[BasePreferenceSpec] = SpecUnion(
-    "model", UniformSpec, IBPSpec, LDASpec, HPFSpec, LatentFactorSpec
+    "model", UniformSpec, IBPSpec, LDASpec, HPFSpec, LatentFactorSpec, ClusteredFactorSpec
 )
 #: The thesis's preference models and samplers (§3.1-3.2, its six cells): what calibration sweeps and
 #: assessments use when told nothing else, so that a model registered later (issue 24's latent-factor truths,
