@@ -15,7 +15,10 @@ values, and every parameter the KL point lacks must be free (each searched over 
 factor world's search (``trials.jsonl`` here) ran as
 ``run.py calibration/ml-1m-worlds/cells/factor-pref/sum_kl/trials.jsonl <out> 4 4 150``.
 
-Writes ``trials.jsonl`` (resumable) and ``<name>.toml`` (the preset of the best trial) to the out folder.
+Writes ``trials.jsonl`` (resumable) and ``<name>.toml`` (the preset of the best trial) to the out folder;
+with ``--denoise-top k`` the k best trials are re-evaluated with ``--denoise-seeds`` fresh simulations each
+(``denoise.jsonl``, resumable; :func:`simrec.calibration.denoise`, as ``simrec calibrate`` does) and the preset
+is the point with the lowest mean.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from simrec.calibration import (  # noqa: E402
     ResponseProtocol,
     algorithm_response,
     calibrate_cell,
+    denoise,
+    log_header,
 )
 from simrec.config.models import CellSpec  # noqa: E402
 from simrec.config.presets import preset_tables, write_preset  # noqa: E402
@@ -64,6 +69,8 @@ def _args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--free", default="signal,obs_pref_exponent")
     ap.add_argument("--name", default=None)
     ap.add_argument("--seed", type=int, default=2024)
+    ap.add_argument("--denoise-top", type=int, default=0, help="best trials re-evaluated with fresh seeds")
+    ap.add_argument("--denoise-seeds", type=int, default=4)
     return ap.parse_args(argv)
 
 
@@ -99,15 +106,34 @@ def main(argv: list[str]) -> int:
         fixed=fixed,
         on_trial=lambda t: print(t.index, t.params, round(t.value, 4), flush=True),
     )
-    best = {**fixed, **res.best.params}
+    chosen, how = res.best.params, f"trial {res.best.index}"
     fit = {k: float(v) for k, v in res.best.details.items() if k.startswith(("kl_", "response", "sim_"))}
     fit[ALGORITHM_RESPONSE] = float(res.best.value)
+    if args.denoise_top:  # as simrec calibrate's de-noising: the lowest mean over fresh simulations wins
+        header = log_header(objective, seed=args.seed, n_initial=args.n_initial, fixed=fixed)
+        points = denoise(
+            lambda p, seed: objective({**fixed, **p}, seed),
+            res,
+            seed=args.seed,
+            top=args.denoise_top,
+            seeds=args.denoise_seeds,
+            log_path=out / "denoise.jsonl",
+            digest=header["digest"],
+        )
+        for d in points:
+            print(f"de-noised trial {d.trial}: {d.mean:.4f} +- {d.sd:.4f} (n = {d.n})", flush=True)
+        d = points[0]
+        chosen = d.params
+        how = f"trial {d.trial}, de-noised: mean of {d.n} fresh simulations of its {len(points)} best trials"
+        fit = {k: float(v) for k, v in d.details_mean.items() if k.startswith(("kl_", "response", "sim_"))}
+        fit[ALGORITHM_RESPONSE] = float(d.mean)
+    best = {**fixed, **chosen}
     tables = preset_tables(cell, best, target.shape, "ml-1m", fit)
     write_preset(
         out / f"{name}.toml",
         tables,
         f"simrec calibration preset ml-1m/{name}: best of {len(res.trials)} GP trials on objective "
-        f"algorithm_response (trial {res.best.index}; {', '.join(free)} searched, the rest at the KL sweep's "
+        f"algorithm_response ({how}; {', '.join(free)} searched, the rest at the KL sweep's "
         f"point, {args.kl_trials}; protocol: {protocol.label()}).",
     )
     return 0
