@@ -3,7 +3,8 @@
 Each ``--run`` is a ``simrec sim-to-real --out`` folder (``metrics.csv``, ``orders.csv``); the tables of all
 runs of one dataset are concatenated (one world per run or several) and stamped with the simrec version, the
 commit that ran them and the draws version, then written to ``<dataset>/metrics.csv`` and
-``<dataset>/orders.csv`` beside this file. Prints the Markdown summary used in ``REPORT.md``.
+``<dataset>/orders.csv`` beside this file. Prints the Markdown summary used in ``REPORT.md``. ``--commit``
+is given once (every run made at that commit) or once per ``--run``, in the same order.
 
   python reproductions/sim-to-real/build.py --dataset ml-1m --commit <sha> --run runs/s2r-a --run runs/s2r-b
 """
@@ -22,16 +23,27 @@ HERE = Path(__file__).resolve().parent
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset", required=True)
-    ap.add_argument("--commit", required=True)
+    ap.add_argument("--commit", action="append", required=True)
     ap.add_argument("--run", action="append", required=True, type=Path)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(HERE.parents[1]))
     from simrec import __version__
     from simrec._random import DRAWS_VERSION  # noqa: PLC2701 (this repository's own script)
 
-    stamp = {"simrec_version": __version__, "git_commit": args.commit, "draws_version": DRAWS_VERSION}
-    metrics = pd.concat([pd.read_csv(r / "metrics.csv") for r in args.run], ignore_index=True).assign(**stamp)
-    orders = pd.concat([pd.read_csv(r / "orders.csv") for r in args.run], ignore_index=True).assign(**stamp)
+    commits = args.commit * len(args.run) if len(args.commit) == 1 else args.commit
+    if len(commits) != len(args.run):
+        ap.error(f"--commit must be given once or once per --run ({len(args.run)}); got {len(args.commit)}")
+
+    def stamped(name: str) -> pd.DataFrame:
+        return pd.concat(
+            [
+                pd.read_csv(r / name).assign(simrec_version=__version__, git_commit=c, draws_version=DRAWS_VERSION)
+                for r, c in zip(args.run, commits)
+            ],
+            ignore_index=True,
+        )
+
+    metrics, orders = stamped("metrics.csv"), stamped("orders.csv")
     out = HERE / args.dataset
     out.mkdir(exist_ok=True)
     metrics.to_csv(out / "metrics.csv", index=False)

@@ -82,7 +82,7 @@ def test_a_stress_source_world_takes_a_preset_path(exported, tmp_path):
         (
             None,
             "nowhere/nothing",
-            "unknown preset 'nowhere/nothing'; available: ciaodvd-5core/factor-pref, ciaodvd-5core/hpf-pref, ciaodvd-5core/ibp-pop",
+            "unknown preset 'nowhere/nothing'; available: ciaodvd-5core/clustered-pref, ciaodvd-5core/factor-pref, ciaodvd-5core/hpf-pref",
         ),
     ],
 )
