@@ -3,11 +3,13 @@
 The KL sweep (``calibration/ml-1m-worlds.toml``) fixes everything the four key statistics see; they barely
 see the strength of the personal signal. This search keeps that point and lets simrec's GP move the named
 free parameters on the ``algorithm_response`` objective (the sum of the four KLs plus the reference
-algorithms' relative error and (1 - Kendall tau)/2, one protocol on both sides), with few calls: one trial
-trains LensKit's ItemKNN and ImplicitMF on an ML-1M-sized world.
+algorithms' relative error and (1 - Kendall tau)/2, one protocol on both sides) or, with ``--objective
+response_loss``, on that response loss alone, with few calls: one trial trains LensKit's ItemKNN and
+ImplicitMF on an ML-1M-sized world.
 
   python calibration/ml-1m-response/run.py <KL trials.jsonl> <out folder> [n_calls] [n_initial] [max_users]
       [--cell factor-pref] [--free signal,obs_pref_exponent] [--name factor-pref-response] [--seed 2024]
+      [--objective algorithm_response] [--denoise-top 0] [--denoise-seeds 4]
 
 ``--cell`` is ``<preference>-<observation>`` (e.g. ``clustered-pref``: the clustered latent-factor truth);
 its search space's parameters that the KL point has and ``--free`` does not name are fixed at the KL point's
@@ -36,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from simrec.calibration import (  # noqa: E402
     ALGORITHM_RESPONSE,
+    RESPONSE_OBJECTIVES,
     CalibrationTarget,
     Objective,
     ResponseProtocol,
@@ -69,6 +72,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--free", default="signal,obs_pref_exponent")
     ap.add_argument("--name", default=None)
     ap.add_argument("--seed", type=int, default=2024)
+    ap.add_argument("--objective", choices=RESPONSE_OBJECTIVES, default=ALGORITHM_RESPONSE)
     ap.add_argument("--denoise-top", type=int, default=0, help="best trials re-evaluated with fresh seeds")
     ap.add_argument("--denoise-seeds", type=int, default=4)
     return ap.parse_args(argv)
@@ -88,7 +92,7 @@ def main(argv: list[str]) -> int:
     protocol = ResponseProtocol(max_users=args.max_users)
     real = algorithm_response(data, protocol, np.random.SeedSequence([2019, 0]))
     print({k: round(v, 4) for k, v in real.means().items()}, flush=True)
-    objective = Objective(dataclasses.replace(target, response=real), cell, ALGORITHM_RESPONSE)
+    objective = Objective(dataclasses.replace(target, response=real), cell, args.objective)
     space = {d.name: d for d in objective.cell.search_space(target.shape)}
     unknown = sorted(set(free) - set(space))
     if unknown:
@@ -108,7 +112,7 @@ def main(argv: list[str]) -> int:
     )
     chosen, how = res.best.params, f"trial {res.best.index}"
     fit = {k: float(v) for k, v in res.best.details.items() if k.startswith(("kl_", "response", "sim_"))}
-    fit[ALGORITHM_RESPONSE] = float(res.best.value)
+    fit[args.objective] = float(res.best.value)
     if args.denoise_top:  # as simrec calibrate's de-noising: the lowest mean over fresh simulations wins
         header = log_header(objective, seed=args.seed, n_initial=args.n_initial, fixed=fixed)
         points = denoise(
@@ -126,14 +130,14 @@ def main(argv: list[str]) -> int:
         chosen = d.params
         how = f"trial {d.trial}, de-noised: mean of {d.n} fresh simulations of its {len(points)} best trials"
         fit = {k: float(v) for k, v in d.details_mean.items() if k.startswith(("kl_", "response", "sim_"))}
-        fit[ALGORITHM_RESPONSE] = float(d.mean)
+        fit[args.objective] = float(d.mean)
     best = {**fixed, **chosen}
     tables = preset_tables(cell, best, target.shape, "ml-1m", fit)
     write_preset(
         out / f"{name}.toml",
         tables,
         f"simrec calibration preset ml-1m/{name}: best of {len(res.trials)} GP trials on objective "
-        f"algorithm_response ({how}; {', '.join(free)} searched, the rest at the KL sweep's "
+        f"{args.objective} ({how}; {', '.join(free)} searched, the rest at the KL sweep's "
         f"point, {args.kl_trials}; protocol: {protocol.label()}).",
     )
     return 0

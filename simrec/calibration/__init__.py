@@ -23,6 +23,8 @@ if TYPE_CHECKING:
         ALGORITHM_RESPONSE,
         AVERAGE_LOSS,
         OBJECTIVES,
+        RESPONSE_LOSS,
+        RESPONSE_OBJECTIVES,
         SUM_KL,
         THESIS_OBJECTIVES,
         CalibrationTarget,
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
 #: dependencies (observation, statistics, recommenders): about 0.4 s of CPU at start-up.
 _LAZY = {
     "ALGORITHM_RESPONSE": "objective",
+    "RESPONSE_LOSS": "objective",
+    "RESPONSE_OBJECTIVES": "objective",
     "AVERAGE_LOSS": "objective",
     "OBJECTIVES": "objective",
     "SUM_KL": "objective",
@@ -96,6 +100,8 @@ __all__ = [
     "denoise",
     "read_denoise_log",
     "ALGORITHM_RESPONSE",
+    "RESPONSE_LOSS",
+    "RESPONSE_OBJECTIVES",
     "AVERAGE_LOSS",
     "OBJECTIVES",
     "SUM_KL",

@@ -55,6 +55,8 @@ __all__ = [
     "AVERAGE_LOSS",
     "SUM_KL",
     "ALGORITHM_RESPONSE",
+    "RESPONSE_LOSS",
+    "RESPONSE_OBJECTIVES",
     "OBJECTIVES",
     "THESIS_OBJECTIVES",
     "STATISTICS_VARIANTS",
@@ -75,11 +77,18 @@ SUM_KL = "sum_kl"
 #: observed metrics + (1 - Kendall tau)/2), so the search sees the strength of the personal signal,
 #: which the four key statistics barely pin down; the KLs keep the statistics in view.
 ALGORITHM_RESPONSE = "algorithm_response"
+#: Name of the algorithm-response objective alone (issue 24's "optional fifth objective" beside the four
+#: statistics, as each statistic's KL is an objective of its own): the response loss without the KLs, for a
+#: search that must reproduce what the algorithms see and may trade the statistics for it (the trials still
+#: log every KL, and the calibration report shows them).
+RESPONSE_LOSS = "response_loss"
+#: The objectives that evaluate the reference algorithms (they need the target's real response).
+RESPONSE_OBJECTIVES: tuple[str, ...] = (ALGORITHM_RESPONSE, RESPONSE_LOSS)
 #: The objectives of the thesis (Tian 2019, §3.4 and Table 2): the four statistics, then the average loss.
 #: The default of a sweep file.
 THESIS_OBJECTIVES: tuple[str, ...] = (*STATISTICS, AVERAGE_LOSS)
 #: Every objective name. Its order fixes each search's seed (``OBJECTIVES.index``): new names go at the end.
-OBJECTIVES: tuple[str, ...] = (*THESIS_OBJECTIVES, SUM_KL, ALGORITHM_RESPONSE)
+OBJECTIVES: tuple[str, ...] = (*THESIS_OBJECTIVES, SUM_KL, ALGORITHM_RESPONSE, RESPONSE_LOSS)
 #: How the key statistics and their KLs are computed: as the thesis text says (default, :mod:`simrec.stats`) or as
 #: the thesis authors' code does (:mod:`simrec.stats.authors_code`).
 STATISTICS_VARIANTS: tuple[str, ...] = ("thesis", "authors_code")
@@ -91,7 +100,7 @@ DEFAULT_CALIBRATION_MAX_PAIRS = 30_000_000
 
 def objective_column(objective: str) -> str:
     """The column of a sweep table holding ``objective``'s value: ``kl_<statistic>``, ``average_loss`` or ``sum_kl``."""
-    return objective if objective in (AVERAGE_LOSS, SUM_KL, ALGORITHM_RESPONSE) else f"kl_{objective}"
+    return objective if objective in (AVERAGE_LOSS, SUM_KL, *RESPONSE_OBJECTIVES) else f"kl_{objective}"
 
 
 @dataclass(frozen=True)
@@ -176,8 +185,10 @@ class Objective:
         :class:`simrec.config.models.CellSpec`.
     objective : str
         A statistic name (minimise its KL), ``"average_loss"`` (the thesis's mean
-        relative loss) or ``"sum_kl"`` (the authors' code's sum of the four KLs,
-        :data:`SUM_KL`).
+        relative loss), ``"sum_kl"`` (the authors' code's sum of the four KLs,
+        :data:`SUM_KL`), ``"algorithm_response"`` (the sum of the KLs plus the
+        reference algorithms' response loss, :data:`ALGORITHM_RESPONSE`) or
+        ``"response_loss"`` (that loss alone, :data:`RESPONSE_LOSS`).
     best_kl : dict, optional
         Best KL per statistic over the family (required for ``"average_loss"``).
     max_pairs : int, default 30_000_000
@@ -213,8 +224,8 @@ class Objective:
                 raise ValueError(
                     f"`best_kl` must give the family's best KL for {missing} with objective 'average_loss'"
                 )
-        if self.objective == ALGORITHM_RESPONSE and self.target.response is None:
-            raise ValueError("objective 'algorithm_response' needs the target's `response` (the real data's)")
+        if self.objective in RESPONSE_OBJECTIVES and self.target.response is None:
+            raise ValueError(f"objective {self.objective!r} needs the target's `response` (the real data's)")
 
     def simulate(self, params: dict[str, float], rng: RNGLike) -> Interactions:
         """The observed data of one simulation at ``params``."""
@@ -290,7 +301,7 @@ class Objective:
         elif self.objective == SUM_KL:
             value = sum(kls[s] for s in STATISTICS)
             details[SUM_KL] = value
-        elif self.objective == ALGORITHM_RESPONSE:
+        elif self.objective in RESPONSE_OBJECTIVES:
             value = self._response(observed, kls, seed, details)
         else:
             value = kls[self.objective]
@@ -299,7 +310,8 @@ class Objective:
     def _response(
         self, observed: Interactions, kls: dict[str, float], seed: np.random.SeedSequence, details: dict[str, float]
     ) -> float:
-        """Sum of the KLs plus the response loss; the simulated metrics go to ``details`` (``sim_<alg>_<metric>``).
+        """The objective's value: the sum of the KLs plus the response loss, or the response loss alone
+        (:data:`RESPONSE_LOSS`); the simulated metrics go to ``details`` (``sim_<alg>_<metric>``), both values too.
 
         The algorithms' randomness (split, users, fits) comes from a child of
         the trial's seed that the simulation does not use, so the value is
@@ -318,4 +330,4 @@ class Objective:
         total = sum(kls[s] for s in STATISTICS)
         details[SUM_KL] = total
         details[ALGORITHM_RESPONSE] = total + parts["response_loss"]
-        return details[ALGORITHM_RESPONSE]
+        return details[self.objective]

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..stats import STATISTICS
 from .denoise import Denoised
-from .objective import ALGORITHM_RESPONSE, AVERAGE_LOSS, SUM_KL, Objective, objective_column
+from .objective import AVERAGE_LOSS, RESPONSE_OBJECTIVES, SUM_KL, Objective, objective_column
 from .search import SearchResult, Trial, TrialOutcome, gp_search
 
 if TYPE_CHECKING:
@@ -216,8 +216,8 @@ def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, fl
     the number of evaluations (``n_denoise``) and the search's best single
     value (``single_best_value``) beside them. A ``sum_kl`` column (the sum of
     the four KLs) is added when a cell was searched on that objective, and
-    ``algorithm_response`` with its parts (``response_rel_error``,
-    ``response_tau``) likewise.
+    ``algorithm_response`` and ``response_loss`` with the response's parts
+    (``response_rel_error``, ``response_tau``) likewise.
     """
     rows = []
     denoised = any(c.denoised for c in cells)
@@ -243,11 +243,11 @@ def sweep_table(cells: Sequence[CellResult], family_best: dict[str, dict[str, fl
         row["average_loss"] = sum(rel.values()) / len(rel)
         if any(x.objective == SUM_KL for x in cells):
             row[SUM_KL] = sum(kls[s] for s in STATISTICS)
-        if any(x.objective == ALGORITHM_RESPONSE for x in cells):
+        if any(x.objective in RESPONSE_OBJECTIVES for x in cells):
             # its value and parts at the chosen point (de-noised means when de-noised); NaN for other objectives
             got = c.denoised[0].details_mean if c.denoised else c.best.details
-            for key in (ALGORITHM_RESPONSE, "response_rel_error", "response_tau"):
-                row[key] = got.get(key, math.nan) if c.objective == ALGORITHM_RESPONSE else math.nan
+            for key in (*RESPONSE_OBJECTIVES, "response_rel_error", "response_tau"):
+                row[key] = got.get(key, math.nan) if c.objective in RESPONSE_OBJECTIVES else math.nan
         if denoised:
             row["n_denoise"] = c.denoised[0].n if c.denoised else 0
             row["single_best_value"] = c.best.value
@@ -265,7 +265,7 @@ def _sim_to_real_markdown(checks: Sequence[SimToReal]) -> list[str]:
     reps = sorted({int(r) for c in checks for r in c.table["replicates"]})
     lines = [
         "",
-        "## Sim to real at the chosen point of each algorithm_response search",
+        "## Sim to real at the chosen point of each algorithm-response search",
         "",
         f"Protocol: {checks[0].protocol.label()}. Real: the reference algorithms on the dataset, the mean over its "
         "evaluated users with a 95% interval. Simulated: the chosen point's evaluations "
@@ -307,7 +307,7 @@ def summary_markdown(table: pd.DataFrame, dataset: str, sim_to_real: Sequence[Si
     2. For the average-loss cells, the relative loss on each statistic (KL /
        the family's best KL on it): 1.00 = as good as the best model found.
     3. With ``sim_to_real`` (one :class:`~simrec.calibration.response.SimToReal` per
-       ``algorithm_response`` search, at its chosen point:
+       ``algorithm_response`` or ``response_loss`` search, at its chosen point:
        :func:`~simrec.calibration.response.chosen_point_sim_to_real`), the real vs simulated
        metric of each reference algorithm and the order agreement (issue 24).
     """

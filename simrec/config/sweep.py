@@ -16,7 +16,8 @@ Example (``calibration/ml-100k.toml``):
     denoise_top = 5                # the 5 best trials of every search ...
     denoise_seeds = 10             # ... re-evaluated with 10 fresh simulations each (0: off); presets from the
                                    # de-noised best, tables with mean ± sd
-    # [response]                   # the "algorithm_response" objective's protocol (issue 24; defaults shown):
+    # [response]                   # the "algorithm_response" and "response_loss" objectives' protocol (issue 24;
+                                   # defaults shown):
     # algorithms = ["Popular", "ItemKNN", "ImplicitMF"]
     # metrics = ["recall", "ndcg"]
     # n = 10
@@ -43,10 +44,10 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from simrec.calibration.objective import (
-    ALGORITHM_RESPONSE,
     AVERAGE_LOSS,
     DEFAULT_CALIBRATION_MAX_PAIRS,
     OBJECTIVES,
+    RESPONSE_OBJECTIVES,
     THESIS_OBJECTIVES,
 )
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
@@ -143,7 +144,7 @@ class SweepSpec(Strict):
     def response_protocol(self) -> ResponseProtocol | None:
         """The algorithm-response protocol (the ``[response]`` table, or its defaults) when the objective is
         searched, else None."""
-        if ALGORITHM_RESPONSE not in self.objectives:
+        if not set(RESPONSE_OBJECTIVES) & set(self.objectives):
             return None
         return (self.response or ResponseSpec()).build()
 

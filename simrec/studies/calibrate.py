@@ -20,7 +20,7 @@ Outputs under ``out/<dataset>/``: ``cells/<cell>/<objective>/trials.jsonl``,
 relative loss per cell x objective x statistic), ``best.csv`` (best cell per
 objective), ``summary.md`` (the same as markdown tables),
 ``figures/<cell>.png`` (the four statistics, simulated vs reference), and with the
-``algorithm_response`` objective ``sim_to_real.csv`` / ``sim_to_real_orders.csv`` (the reference algorithms
+``algorithm_response`` or ``response_loss`` objective ``sim_to_real.csv`` / ``sim_to_real_orders.csv`` (the reference algorithms
 on the data vs at each search's chosen point, also in ``summary.md``); and
 ``out/manifest.json``, ``out/scenario.toml`` as for every run directory.
 """
@@ -40,9 +40,9 @@ import pandas as pd
 from simrec._io import write_bytes, write_csv, write_text
 from simrec._random import task_seed
 from simrec.calibration import (
-    ALGORITHM_RESPONSE,
     AVERAGE_LOSS,
     OBJECTIVES,
+    RESPONSE_OBJECTIVES,
     CalibrationLogError,
     CalibrationTarget,
     CellResult,
@@ -377,7 +377,8 @@ def _checked_single_logs(sweep: _Sweep, single: Sequence[str]) -> list[tuple[Pat
 
 
 def _response_checks(sweep: _Sweep, t: CalibrationTarget, results: Sequence[CellResult]) -> list[SimToReal]:
-    """The sim-to-real check at the chosen point of each ``algorithm_response`` search of dataset ``t``.
+    """The sim-to-real check at the chosen point of each ``algorithm_response`` or ``response_loss`` search of
+    dataset ``t``.
 
     Cheap (issue 24): no new simulation. The chosen point's evaluations are
     its de-noising seeds' (read back from ``denoise.jsonl``), or, without
@@ -391,10 +392,10 @@ def _response_checks(sweep: _Sweep, t: CalibrationTarget, results: Sequence[Cell
 
     checks = []
     for c in results:
-        if c.dataset != t.name or c.objective != ALGORITHM_RESPONSE:
+        if c.dataset != t.name or c.objective not in RESPONSE_OBJECTIVES:
             continue
         if c.denoised:
-            log = sweep.out / t.name / "cells" / c.cell / ALGORITHM_RESPONSE / "denoise.jsonl"
+            log = sweep.out / t.name / "cells" / c.cell / c.objective / "denoise.jsonl"
             records = read_denoise_log(log, None)  # verified by the search that wrote it
             trial = c.denoised[0].trial
             details = [r["details"] for (i, _), r in sorted(records.items()) if i == trial and not r.get("refused")]

@@ -10,6 +10,7 @@ import pytest
 
 from simrec.calibration import (
     ALGORITHM_RESPONSE,
+    RESPONSE_LOSS,
     AlgorithmResponse,
     CalibrationTarget,
     Objective,
@@ -196,6 +197,13 @@ def test_objective_algorithm_response_adds_the_response_loss_to_the_kls():
     assert {"sim_Popular_recall", "sim_ItemKNN_recall"} <= set(d)
     again = obj(point, np.random.SeedSequence(3))
     assert again.value == out.value  # deterministic in (params, seed)
+    # the response loss alone: the same simulation and algorithms (the same seed), without the KLs
+    alone = Objective(dataclasses.replace(target, response=real), cell, RESPONSE_LOSS, stat_pairs=20_000)
+    only = alone(point, np.random.SeedSequence(3))
+    assert only.value == pytest.approx(d["response_loss"]) and only.details["sum_kl"] == pytest.approx(d["sum_kl"])
+    assert only.value == pytest.approx(out.value - d["sum_kl"])
+    with pytest.raises(ValueError, match="objective 'response_loss' needs the target's `response`"):
+        Objective(target, cell, RESPONSE_LOSS, stat_pairs=20_000)
 
 
 def test_a_sweep_names_the_response_protocol_only_for_its_objective():
@@ -211,6 +219,8 @@ def test_a_sweep_names_the_response_protocol_only_for_its_objective():
     assert spec.response_protocol() == ResponseProtocol(metrics=("ndcg",), max_users=50)
     default = SweepSpec.model_validate({**base, "objectives": ["algorithm_response"]})
     assert default.response_protocol() == ResponseProtocol(max_users=500)
+    alone = SweepSpec.model_validate({**base, "objectives": ["response_loss"], "response": {"max_users": 120}})
+    assert alone.response_protocol() == ResponseProtocol(max_users=120)
     with pytest.raises(ValidationError, match="response.algorithms.1"):
         SweepSpec.model_validate({**base, "response": {"algorithms": ["Popular", "SVD"]}})
 
@@ -238,7 +248,7 @@ def test_the_chosen_points_evaluations_are_the_replicates_of_its_sim_to_real_che
         [{"dataset": "d", "cell": "factor-pref", "objective": "algorithm_response", "algorithm_response": 1.5}]
     )
     text = summary_markdown(table, "d", [c])
-    assert "## Sim to real at the chosen point of each algorithm_response search" in text
+    assert "## Sim to real at the chosen point of each algorithm-response search" in text
     assert "| factor-pref | recall | ItemKNN | 0.2 [" in text and "| 0.13 [" in text and "| -35% |" in text
     assert "| factor-pref | recall | Popular < ItemKNN (gap -0.1 [" in text and "| 1 of 2 [" in text
     assert "Sim to real" not in summary_markdown(table, "d")
@@ -287,7 +297,7 @@ path = "{pairs}"
     orders = pd.read_csv(out / "tiny" / "sim_to_real_orders.csv")
     assert len(orders) == 1 and orders["replicates"].iloc[0] == 2
     summary = (out / "tiny" / "summary.md").read_text()
-    assert "## Sim to real at the chosen point of each algorithm_response search" in summary
+    assert "## Sim to real at the chosen point of each algorithm-response search" in summary
     assert "Protocol: 20% per-user holdout, @5, up to 60 users." in summary
 
 

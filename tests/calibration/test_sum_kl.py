@@ -49,15 +49,17 @@ def test_sum_kl_is_the_sum_of_the_four_kls_of_the_same_simulation():
 
 def test_names_seeds_and_default_objectives():
     # new objectives go at the end, so the seeds of the thesis's searches (OBJECTIVES.index) never move
-    assert OBJECTIVES[: len(THESIS_OBJECTIVES)] == THESIS_OBJECTIVES and OBJECTIVES[-2:] == (
+    assert OBJECTIVES[: len(THESIS_OBJECTIVES)] == THESIS_OBJECTIVES and OBJECTIVES[-3:] == (
         SUM_KL,
         "algorithm_response",
+        "response_loss",
     )
     assert [objective_column(o) for o in OBJECTIVES] == [
         *(f"kl_{s}" for s in STATISTICS),
         "average_loss",
         "sum_kl",
         "algorithm_response",
+        "response_loss",
     ]
     spec = SweepSpec.model_validate(
         {"name": "x", "seed": 1, "dataset": [{"name": "d", "path": "d", "kind": "movielens"}]}
