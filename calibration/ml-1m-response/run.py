@@ -50,6 +50,7 @@ from simrec.calibration import (  # noqa: E402
 from simrec.config.models import CellSpec  # noqa: E402
 from simrec.config.presets import preset_tables, write_preset  # noqa: E402
 from simrec.datasets import load_dataset  # noqa: E402
+from simrec.stats import STATISTICS  # noqa: E402
 
 _OBSERVATIONS = {"pref": "preference", "pop": "popularity", "unif": "uniform"}
 
@@ -59,6 +60,15 @@ def _kl_point(log: Path) -> dict[str, float]:
     trials = [json.loads(line) for line in log.read_text().splitlines()[1:]]
     best = min((t for t in trials if t["status"] == "ok"), key=lambda t: t["value"])
     return {k: float(v) for k, v in best["params"].items()}
+
+
+def _fit(details: dict[str, float]) -> dict[str, float]:
+    """A preset's ``[fit]`` table: the KL of each statistic (``kl_<statistic>``), their sum, the response loss
+    and its parts, the simulated metrics."""
+    fit = {f"kl_{s}": float(details[s]) for s in STATISTICS if s in details}
+    fit["sum_kl"] = sum(fit.values())
+    fit.update({k: float(v) for k, v in details.items() if k.startswith(("response", "sim_"))})
+    return fit
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
@@ -111,7 +121,7 @@ def main(argv: list[str]) -> int:
         on_trial=lambda t: print(t.index, t.params, round(t.value, 4), flush=True),
     )
     chosen, how = res.best.params, f"trial {res.best.index}"
-    fit = {k: float(v) for k, v in res.best.details.items() if k.startswith(("kl_", "response", "sim_"))}
+    fit = _fit(res.best.details)
     fit[args.objective] = float(res.best.value)
     if args.denoise_top:  # as simrec calibrate's de-noising: the lowest mean over fresh simulations wins
         header = log_header(objective, seed=args.seed, n_initial=args.n_initial, fixed=fixed)
@@ -129,7 +139,7 @@ def main(argv: list[str]) -> int:
         d = points[0]
         chosen = d.params
         how = f"trial {d.trial}, de-noised: mean of {d.n} fresh simulations of its {len(points)} best trials"
-        fit = {k: float(v) for k, v in d.details_mean.items() if k.startswith(("kl_", "response", "sim_"))}
+        fit = _fit(d.details_mean)
         fit[args.objective] = float(d.mean)
     best = {**fixed, **chosen}
     tables = preset_tables(cell, best, target.shape, "ml-1m", fit)
