@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from simrec import _blocks
+import simrec._blocks as _blocks
 from simrec._sampling import row_ids
 from simrec._validation import check_int
 
