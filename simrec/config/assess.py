@@ -26,6 +26,7 @@ Example (``simrec/assessments/ml100k-assess.toml``, shipped: ``simrec assess ml1
     [calibration]
     presets = "ml-100k"       # shipped presets (simrec/presets/ml-100k/) or a folder of <cell>.toml files
     worlds = 2                # the best-fitting calibrated worlds the algorithms run in
+    # cells = ["clustered-pref", "clustered-pref-wide", "lda-pop"]  # the worlds considered (default: the six)
 
     [protocol]
     split = "holdout"         # the real data and the worlds alike; or "last": leave-last-out (no test_fraction)
@@ -59,6 +60,12 @@ Decisions (recorded here, where the keys are defined):
   (e.g. a committed calibration's ``calibration/ml-100k/presets``). Without
   ``presets`` the six models are calibrated to the dataset first
   (``simrec calibrate`` with ``n_calls`` etc. from ``[calibration]``).
+* **Which worlds** (issue 24). ``calibration.cells`` names the worlds
+  considered instead of the thesis's six: presets of the set (any preset
+  name, e.g. ``"clustered-pref-wide"``, a safe name: never a path) or, when
+  calibrating, cells of registered models (``"<preference>-<sampler>"``, e.g.
+  ``"clustered-pref"``; the sweep searches the product of the named
+  preference models and samplers and keeps the named cells).
 * **Best-fitting worlds.** Cells are ranked by the preset's
   ``fit.average_loss`` (Tian's average relative loss over the four key
   statistics, lower is better), else by the mean of its four KL divergences;
@@ -122,6 +129,8 @@ from simrec.config.debias import DebiasSpec
 from simrec.config.estimators import ESTIMATOR_FAMILIES, EstimatorsSpec
 from simrec.config.files import _presets_root, load_preset, shipped_name
 from simrec.config.models import (
+    PREFERENCE_MODELS,
+    SAMPLER_MODELS,
     THESIS_PREFERENCES,
     THESIS_SAMPLERS,
     PopulationSpec,
@@ -173,7 +182,11 @@ class CalibrationSpec(Strict):
     """``[calibration]``: reuse presets, or calibrate (GP search) with these settings."""
 
     presets: str | None = Field(default=None, min_length=1)
-    worlds: int = Field(default=2, ge=1, le=len(CELLS), description="best-fitting worlds used")
+    #: The worlds considered (issue 24: the new worlds in an assessment): names of presets of the ``presets`` set
+    #: (e.g. ``"clustered-pref-wide"``) or, when calibrating, cells ``<preference>-<sampler>`` of registered
+    #: models (e.g. ``"clustered-pref"``); default the thesis's six, :data:`CELLS`.
+    cells: list[str] | None = Field(default=None, min_length=1)
+    worlds: int = Field(default=2, ge=1, description="best-fitting worlds used (at most the number of cells)")
     n_calls: int = Field(default=30, ge=1)
     n_initial: int = Field(default=10, ge=1)
     denoise_top: int = Field(default=3, ge=1)
@@ -184,7 +197,22 @@ class CalibrationSpec(Strict):
     def _calls(self) -> CalibrationSpec:
         if self.n_initial > self.n_calls:
             raise ValueError(f"`n_initial` ({self.n_initial}) must not exceed `n_calls` ({self.n_calls})")
+        if self.cells is not None:
+            no_repeats(self, "cells")
+            for c in self.cells:
+                try:
+                    check_safe_name(c)
+                except ValueError as exc:
+                    raise ValueError(f"`cells`: a cell's name {exc}; got {quote(c)}") from None
+        if self.worlds > len(self.cell_names()):
+            raise ValueError(
+                f"`worlds` must be at most the number of cells considered ({len(self.cell_names())}); got {self.worlds}"
+            )
         return self
+
+    def cell_names(self) -> tuple[str, ...]:
+        """The worlds considered: ``cells``, else the thesis's six (:data:`CELLS`)."""
+        return tuple(self.cells) if self.cells else CELLS
 
 
 class ProtocolSpec(Strict):
@@ -541,12 +569,16 @@ class Assessment:
         )
 
     def sweep_spec(self) -> SweepSpec:
-        """The calibration's sweep (when no presets are named): the six cells on the dataset, objective
-        ``average_loss``."""
+        """The calibration's sweep (when no presets are named): the cells' preference models x samplers on the
+        dataset (the six by default), the thesis's objectives (the average loss chooses)."""
         sp, ca = self.spec, self.spec.calibration
         ds = sp.dataset.model_dump(exclude_defaults=True)
         ds["path"] = str(self.data_path)
+        known = _known_cells()
+        pairs = [known[c] for c in ca.cell_names() if c in known]
         return SweepSpec(
+            preferences=list(dict.fromkeys(p for p, _ in pairs)),
+            observations=list(dict.fromkeys(o for _, o in pairs)),
             name=f"{sp.name}-calibration",
             seed=sp.seed,
             n_calls=ca.n_calls,
@@ -595,14 +627,33 @@ def cell_from_tables(cell: str, tables: dict[str, Any], where: str) -> Calibrate
     return CalibratedCell(cell, world, population, fit)
 
 
-def _preset_cells(presets: str, path: Path) -> tuple[tuple[CalibratedCell, ...] | None, list[str]]:
-    """The six cells of the named presets, or the problems found (key ``calibration.presets``)."""
+def _known_cells() -> dict[str, tuple[str, str]]:
+    """Every cell name of the registered models: ``"<preference>-<sampler>"`` -> (preference tag, sampler tag)."""
+    return {cell_name(p, o): (p, o) for p in PREFERENCE_MODELS.tags for o in SAMPLER_MODELS.tags}
+
+
+def _calibrated_cell_problems(names: tuple[str, ...]) -> list[str]:
+    """The ``calibration.cells`` that a calibration cannot search (not a cell of registered models)."""
+    known = _known_cells()
+    return [
+        f"calibration.cells: without presets the named cells are calibrated, so each must be "
+        f"'<preference>-<sampler>' of registered models ({', '.join(known)}); got {quote(c)}"
+        for c in names
+        if c not in known
+    ]
+
+
+def _preset_cells(
+    presets: str, path: Path, names: tuple[str, ...] = CELLS
+) -> tuple[tuple[CalibratedCell, ...] | None, list[str]]:
+    """The cells ``names`` (default the six) of the named presets, or the problems found (key
+    ``calibration.presets``)."""
     key = "calibration.presets"
     folder = Path(presets).expanduser()
     folder = folder if folder.is_absolute() else (path.resolve().parent / folder)
     by_path = "/" in presets or "\\" in presets or folder.is_dir()
     cells, problems = [], []
-    for cell in CELLS:
+    for cell in names:
         if by_path:
             f = folder / f"{cell}.toml"  # the file names are ours (CELLS), never from the assessment file
             if not folder.is_dir():
@@ -707,8 +758,10 @@ def load_assessment(assessment: str | Path, *, budget: Budget | None = None, qui
         )
     cells = None
     if spec.calibration.presets is not None:
-        cells, more = _preset_cells(spec.calibration.presets, path)
+        cells, more = _preset_cells(spec.calibration.presets, path, spec.calibration.cell_names())
         problems += more
+    else:
+        problems += _calibrated_cell_problems(spec.calibration.cell_names())
     data = spec.dataset.resolve(path)
     if problems:
         raise problems_error(path, problems, "assessment")

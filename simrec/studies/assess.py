@@ -102,12 +102,10 @@ class AssessOutcome:
     bottom_line: BottomLine | None = None
 
 
-def _cells_from_sweep(presets: dict[str, Path], dataset: str) -> tuple[CalibratedCell, ...]:
-    from simrec.config.assess import CELLS
-
+def _cells_from_sweep(presets: dict[str, Path], dataset: str, names: tuple[str, ...]) -> tuple[CalibratedCell, ...]:
     return tuple(
         cell_from_tables(c, read_toml(presets[f"{dataset}/{c}"]), f"calibration/{dataset}/{c}")
-        for c in CELLS
+        for c in names
         if f"{dataset}/{c}" in presets
     )
 
@@ -177,7 +175,7 @@ def _calibration_phase(
     sweep = assessment.sweep_spec()
     say(
         "calibration",
-        f"calibrating the six models to {spec.dataset.name} ({sweep.n_calls} calls per "
+        f"calibrating {len(sweep.cells())} cells to {spec.dataset.name} ({sweep.n_calls} calls per "
         f"search) into {rd.path('calibration')}",
     )
     result = calibrate_sweep(
@@ -189,7 +187,7 @@ def _calibration_phase(
         on_cell=lambda c: say("calibration", f"{c.cell} {c.objective}: best {c.best.value:.4g} ({c.n_trials} trials)"),
         data=[inter],
     )
-    return _cells_from_sweep(result.presets, spec.dataset.name)
+    return _cells_from_sweep(result.presets, spec.dataset.name, spec.calibration.cell_names())
 
 
 def _worlds_scenario(assessment: Assessment, chosen: tuple[CalibratedCell, ...], budget: Budget) -> Scenario:

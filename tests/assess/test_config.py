@@ -168,3 +168,71 @@ def test_the_time_estimate_counts_the_real_holdout_evaluation_only_at_a_holdout(
     )
     want = worlds + sampled + (extra if split == "holdout" else extra.times(0.0))
     assert a.work().tasks == pytest.approx(want.tasks) and a.work().scores == pytest.approx(want.scores)
+
+
+@pytest.mark.parametrize(
+    "worlds, expected",
+    [
+        ('worlds = 1\ncells = ["clustered-pref", "clustered-pref"]', "`cells` lists clustered-pref twice"),
+        ('worlds = 1\ncells = ["../factor-pref"]', "`cells`: a cell's name"),
+        (
+            'worlds = 3\ncells = ["factor-pref", "lda-pop"]',
+            "`worlds` must be at most the number of cells considered (2); got 3",
+        ),
+        ('worlds = 1\ncells = ["nothing-pref"]', "calibration.presets: "),
+    ],
+)
+def test_bad_cells_are_refused(tmp_path, tiny_data, worlds, expected):
+    path = _write(tmp_path, assessment_toml(tiny_data, presets='presets = "ml-1m"', worlds=worlds))
+    with pytest.raises(ScenarioError) as err:
+        load_assessment(path)
+    assert expected in str(err.value)
+
+
+def test_cells_choose_the_worlds_of_a_preset_set(tmp_path, tiny_data):
+    """Issue 24's worlds in an assessment: the named presets of the set, ranked among themselves."""
+    text = assessment_toml(
+        tiny_data, presets='presets = "ml-1m"', worlds='worlds = 2\ncells = ["clustered-pref-wide", "lda-pop"]'
+    )
+    a = load_assessment(_write(tmp_path, text))
+    assert [c.cell for c in a.cells] == ["clustered-pref-wide", "lda-pop"]
+    assert a.cells[0].world.preference.model == "clustered"
+    assert {c.cell for c in a.best_cells()} == {"clustered-pref-wide", "lda-pop"}
+
+
+def test_without_presets_the_named_cells_are_calibrated(tmp_path, tiny_data):
+    """The sweep searches the named cells' preference models x samplers; a name that is no registered cell is
+    refused before any work, naming the registered ones."""
+    text = assessment_toml(tiny_data, presets="", worlds='worlds = 1\ncells = ["clustered-pref", "lda-pop"]')
+    sweep = load_assessment(_write(tmp_path, text)).sweep_spec()
+    assert (sweep.preferences, sweep.observations) == (["clustered", "lda"], ["preference", "popularity"])
+    default = load_assessment(_write(tmp_path, assessment_toml(tiny_data, presets=""))).sweep_spec()
+    assert [c.name for c in default.cells()] == list(CELLS)
+    bad = _write(
+        tmp_path, assessment_toml(tiny_data, presets="", worlds='worlds = 1\ncells = ["clustered-pop", "ibp-p"]')
+    )
+    with pytest.raises(ScenarioError) as err:
+        load_assessment(bad)
+    assert "calibration.cells: without presets the named cells are calibrated" in str(err.value)
+    assert "got 'ibp-p'" in str(err.value) and "got 'clustered-pop'" not in str(err.value)
+
+
+@pytest.mark.slow
+def test_an_assessment_runs_in_a_new_world(tmp_path, tiny_data):
+    """`simrec assess` in the clustered world (issue 24: the new worlds run in every study): its replicates are
+    drawn from the named preset, and the sim-to-real check compares them with the data."""
+    import pandas as pd
+
+    text = assessment_toml(
+        tiny_data,
+        presets='presets = "ciaodvd-5core"',
+        worlds='worlds = 1\ncells = ["clustered-pref"]',
+        replicates="replicates = 1",
+    )
+    path, out = _write(tmp_path, text), tmp_path / "out"
+    code, stdout, stderr = invoke(["assess", str(path), "--out", str(out), "--quiet"])
+    assert code == 0, stderr
+    worlds = pd.read_csv(out / "worlds.csv")
+    assert worlds.loc[worlds["used"], "cell"].tolist() == ["clustered-pref"]
+    s2r = pd.read_csv(out / "sim_to_real.csv")
+    assert set(s2r["world"]) == {"clustered-pref"}
