@@ -117,3 +117,23 @@ def test_parallel_figures_are_byte_identical_and_in_order(tmp_path):
 def test_n_jobs_is_checked():
     with pytest.raises(ValueError, match="n_jobs"):
         plot_results(_results(["ndcg"]), "unused", n_jobs=0)
+
+
+@pytest.mark.parametrize(
+    "published, successes, n, expected",
+    [
+        (47, 45, 100, "coin flip"),  # Tian's IBP-Unif MRR: an interval holding 50% is never a match, even of 47
+        (47, 78, 100, "differs"),
+        (87, 92, 100, "match"),  # [85, 96] holds 87
+        (100, 100, 100, "match"),
+        (0, 0, 100, "match"),
+        (50, 10, 20, "coin flip"),  # [29, 71]
+        (89, 63, 100, "differs"),
+    ],
+)
+def test_share_verdict_calls_an_interval_holding_half_a_coin_flip(published, successes, n, expected):
+    from simrec.report import share_verdict, wilson_interval
+
+    assert share_verdict(published, successes, n) == expected
+    lo, hi = wilson_interval(np.array([successes]), np.array([n]))
+    assert (lo[0] <= 0.5 <= hi[0]) == (expected == "coin flip")

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simrec.report import wilson_interval
+from simrec.report import share_verdict
 
 #: K&R Table 3 (value, sd) in %: exact, sampled, rank estimate, CLS, BV 1, 0.1, 0.01, 0.001.
 PUBLISHED_T3 = {
@@ -122,10 +122,8 @@ def t3_verdict(row: pd.Series) -> str:
 
 
 def t4_verdict(published: float, ours: float, n: int) -> str:
-    lo, hi = (100 * v[0] for v in wilson_interval(np.array([round(ours * n / 100)]), np.array([n])))
-    if lo <= 50 <= hi:
-        return "coin flip"
-    return "match" if lo <= published <= hi else "differs"
+    """Our share ``ours`` (percent of ``n`` repeats) against the published one (:func:`simrec.report.share_verdict`)."""
+    return share_verdict(published, round(ours * n / 100), n)
 
 
 MARK = {"≈": "", "differs": " ✗", "match": "", "coin flip": " (coin flip)"}

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from simrec.report import pairwise_wins, wilson_interval
+from simrec.report import pairwise_wins, share_verdict
 
 REPO = "BoiseState/chiir2020-est-error"
 METRICS = {"precision": "precision", "recall": "recall", "recip_rank": "reciprocal_rank", "ndcg": "ndcg_lenskit07"}
@@ -170,11 +170,9 @@ def ours_frames(runs: dict[str, tuple[Path, str]]) -> tuple[pd.DataFrame, pd.Dat
 
 
 def verdict(published: float, wins: int, n: int) -> str:
-    """``coin flip`` when our Wilson interval spans 50 %; else ``match`` when it holds the published share."""
-    lo, hi = (100 * v[0] for v in wilson_interval(np.array([wins]), np.array([n])))
-    if lo <= 50 <= hi:
-        return "coin flip"
-    return "match" if lo <= published <= hi else "differs"
+    """``coin flip`` when our Wilson interval spans 50 %; else ``match`` when it holds the published share
+    (:func:`simrec.report.share_verdict`)."""
+    return share_verdict(published, wins, n)
 
 
 def table3_markdown(authors: pd.DataFrame, ours: pd.DataFrame, readings: list[str]) -> str:

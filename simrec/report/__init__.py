@@ -7,6 +7,6 @@ and :mod:`.figures` (:func:`plot_results`).
 """
 
 from simrec.report.figures import plot_results
-from simrec.report.summaries import errors, pairwise_wins, summarize, wilson_interval
+from simrec.report.summaries import errors, pairwise_wins, share_verdict, summarize, wilson_interval
 
-__all__ = ["errors", "summarize", "wilson_interval", "pairwise_wins", "plot_results"]
+__all__ = ["errors", "summarize", "wilson_interval", "share_verdict", "pairwise_wins", "plot_results"]

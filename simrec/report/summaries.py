@@ -12,7 +12,7 @@ from scipy import special as _sp  # not scipy.stats, slow to import (docs/design
 
 from simrec._validation import check_in_range
 
-__all__ = ["errors", "summarize", "wilson_interval", "pairwise_wins"]
+__all__ = ["errors", "summarize", "wilson_interval", "share_verdict", "pairwise_wins"]
 
 _KEYS = ["world", "preference", "observation", "recommender", "metric"]
 
@@ -90,6 +90,31 @@ def wilson_interval(successes: np.ndarray, n: np.ndarray, level: float = 0.95) -
         half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denom
     # rounded to 1e-12: at 0 or n successes a bound is 0 or 1 up to rounding (0.9999999999999999)
     return np.round(center - half, 12), np.round(center + half, 12)
+
+
+def share_verdict(published: float, successes: int, n: int, level: float = 0.95) -> str:
+    """A reproduced share against a published one: ``"coin flip"``, ``"match"`` or ``"differs"``.
+
+    Parameters
+    ----------
+    published : float
+        The published share, in percent (e.g. Tian 2019, Table 3's 47).
+    successes, n : int
+        Our replicates with the event (e.g. Oracle beats Popular) and the replicates run.
+    level : float, default 0.95
+        Level of the Wilson interval (:func:`wilson_interval`).
+
+    Returns
+    -------
+    str
+        ``"coin flip"`` when our interval holds 50 % (the replicates cannot tell the event from a coin: never
+        reported as a match, whatever the published value, issue 27's wording rule); else ``"match"`` when it
+        holds the published share, else ``"differs"``.
+    """
+    lo, hi = (100 * float(v[0]) for v in wilson_interval(np.array([successes]), np.array([n]), level))
+    if lo <= 50 <= hi:
+        return "coin flip"
+    return "match" if lo <= published <= hi else "differs"
 
 
 def pairwise_wins(results: pd.DataFrame, winner: str, loser: str, level: float = 0.95) -> pd.DataFrame:
