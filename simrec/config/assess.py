@@ -655,7 +655,7 @@ def _preset_cells(
     cells, problems = [], []
     for cell in names:
         if by_path:
-            f = folder / f"{cell}.toml"  # the file names are ours (CELLS), never from the assessment file
+            f = folder / f"{cell}.toml"  # CELLS, or `cells` from the file: safe names (no separator), checked first
             if not folder.is_dir():
                 return None, [
                     f"{key}: preset folder not found at {folder}; name a folder holding the six "
