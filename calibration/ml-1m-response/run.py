@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 
@@ -40,34 +39,39 @@ from simrec.calibration import (  # noqa: E402
     ALGORITHM_RESPONSE,
     RESPONSE_OBJECTIVES,
     CalibrationTarget,
+    CellResult,
+    Denoised,
     Objective,
     ResponseProtocol,
     algorithm_response,
     calibrate_cell,
+    cell_result,
     denoise,
     log_header,
+    read_log,
 )
 from simrec.config.models import CellSpec  # noqa: E402
 from simrec.config.presets import preset_tables, write_preset  # noqa: E402
 from simrec.datasets import load_dataset  # noqa: E402
-from simrec.stats import STATISTICS  # noqa: E402
 
 _OBSERVATIONS = {"pref": "preference", "pop": "popularity", "unif": "uniform"}
 
 
 def _kl_point(log: Path) -> dict[str, float]:
     """The best single trial of the KL search (its log; the de-noised choice may differ)."""
-    trials = [json.loads(line) for line in log.read_text().splitlines()[1:]]
-    best = min((t for t in trials if t["status"] == "ok"), key=lambda t: t["value"])
-    return {k: float(v) for k, v in best["params"].items()}
+    best = min((t for t in read_log(log) if t.status == "ok"), key=lambda t: t.value)
+    return {k: float(v) for k, v in best.params.items()}
 
 
-def _fit(details: dict[str, float]) -> dict[str, float]:
-    """A preset's ``[fit]`` table: the KL of each statistic (``kl_<statistic>``), their sum, the response loss
-    and its parts, the simulated metrics."""
-    fit = {f"kl_{s}": float(details[s]) for s in STATISTICS if s in details}
+def _fit(c: CellResult, objective: str) -> dict[str, float]:
+    """A preset's ``[fit]`` table at the chosen point (de-noised means when de-noised): the KL of each statistic
+    (``kl_<statistic>``), their sum, the objective's value, the response loss and its parts, the simulated
+    metrics."""
+    details = c.denoised[0].details_mean if c.denoised else c.chosen.details
+    fit = {f"kl_{s}": float(v) for s, v in c.kls().items()}
     fit["sum_kl"] = sum(fit.values())
     fit.update({k: float(v) for k, v in details.items() if k.startswith(("response", "sim_"))})
+    fit[objective] = float(c.denoised[0].mean if c.denoised else c.chosen.value)
     return fit
 
 
@@ -120,9 +124,7 @@ def main(argv: list[str]) -> int:
         fixed=fixed,
         on_trial=lambda t: print(t.index, t.params, round(t.value, 4), flush=True),
     )
-    chosen, how = res.best.params, f"trial {res.best.index}"
-    fit = _fit(res.best.details)
-    fit[args.objective] = float(res.best.value)
+    points: tuple[Denoised, ...] = ()
     if args.denoise_top:  # as simrec calibrate's de-noising: the lowest mean over fresh simulations wins
         header = log_header(objective, seed=args.seed, n_initial=args.n_initial, fixed=fixed)
         points = denoise(
@@ -136,13 +138,13 @@ def main(argv: list[str]) -> int:
         )
         for d in points:
             print(f"de-noised trial {d.trial}: {d.mean:.4f} +- {d.sd:.4f} (n = {d.n})", flush=True)
-        d = points[0]
-        chosen = d.params
-        how = f"trial {d.trial}, de-noised: mean of {d.n} fresh simulations of its {len(points)} best trials"
-        fit = _fit(d.details_mean)
-        fit[args.objective] = float(d.mean)
-    best = {**fixed, **chosen}
-    tables = preset_tables(cell, best, target.shape, "ml-1m", fit)
+    c = cell_result(objective, res, points)  # the chosen point as simrec calibrate chooses it
+    how = f"trial {c.chosen.index}" + (
+        f", de-noised: mean of {c.denoised[0].n} fresh simulations of its {len(c.denoised)} best trials"
+        if c.denoised
+        else ""
+    )
+    tables = preset_tables(cell, {**fixed, **c.chosen.params}, target.shape, "ml-1m", _fit(c, args.objective))
     write_preset(
         out / f"{name}.toml",
         tables,

@@ -55,8 +55,10 @@ def _real_order(r: pd.Series) -> str:
 def _reproduced(r: pd.Series) -> str:
     if r["real_order"] == "tie":
         return f"real tie (world's gap {format_interval(r['sim_gap'], math.nan, math.nan)})"
-    if r["verdict"] == "not measured" or not r["replicates"]:
-        return "not measured (no replicate has both values)"
+    if r["verdict"] == "not measured":
+        from simrec.calibration.response import NOT_MEASURED_TEXT
+
+        return NOT_MEASURED_TEXT
     share = format_share(int(r["reproduced"]), int(r["replicates"]), r["agreement_low"], r["agreement_high"])
     return f"{share}: {r['verdict']}"
 

@@ -72,12 +72,15 @@ __all__ = [
     "ComparedProtocol",
     "compare_to_real",
     "ORDER_VERDICTS",
+    "NOT_MEASURED_TEXT",
     "REFERENCE_TABLES",
     "chosen_point_sim_to_real",
 ]
 
 #: A pair's verdict in :attr:`SimToReal.orders` (module docstring).
 ORDER_VERDICTS: tuple[str, ...] = ("reproduced", "uncertain", "disagrees", "real tie", "not measured")
+#: How every table says a pair's verdict is ``"not measured"``.
+NOT_MEASURED_TEXT = "not measured (no replicate has both values)"
 
 _METRICS: dict[str, Callable] = {"recall": recall, "ndcg": ndcg}
 

@@ -262,6 +262,8 @@ def _interval(x: float, lo: float, hi: float) -> str:
 
 def _sim_to_real_markdown(checks: Sequence[SimToReal]) -> list[str]:
     """The summary's sim-to-real section (:func:`summary_markdown`)."""
+    from .response import NOT_MEASURED_TEXT
+
     reps = sorted({int(r) for c in checks for r in c.table["replicates"]})
     lines = [
         "",
@@ -291,7 +293,7 @@ def _sim_to_real_markdown(checks: Sequence[SimToReal]) -> list[str]:
             if o.real_order == "tie":
                 order, rep = f"{o.a} ~ {o.b}: tie (gap {gap})", "real tie"
             elif o.verdict == "not measured":
-                order, rep = f"{o.real_order} (gap {gap})", "not measured (no replicate has both values)"
+                order, rep = f"{o.real_order} (gap {gap})", NOT_MEASURED_TEXT
             else:
                 order = f"{o.real_order} (gap {gap})"
                 rep = f"{int(o.reproduced)} of {o.replicates} [{o.agreement_low:.2f}, {o.agreement_high:.2f}]: {o.verdict}"

@@ -61,7 +61,8 @@ from simrec.assess.page import report_page
 from simrec.assess.ranking import ranking_agreement
 from simrec.assess.significance import significance_finding
 from simrec.assess.sim_to_real import sim_to_real_finding
-from simrec.config.assess import Assessment, CalibratedCell, cell_from_tables
+from simrec.config.assess import Assessment
+from simrec.config.assess_cells import CalibratedCell, cell_from_tables
 from simrec.config.base import read_toml
 from simrec.config.budget import Budget
 from simrec.config.run import Scenario

@@ -22,7 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from simrec.calibration.response import AlgorithmResponse, ResponseProtocol, SimToReal, algorithm_response, sim_to_real
+from simrec.calibration.response import (
+    NOT_MEASURED_TEXT,
+    AlgorithmResponse,
+    ResponseProtocol,
+    SimToReal,
+    algorithm_response,
+    sim_to_real,
+)
 from simrec.config.budget import Need, Needs
 from simrec.config.models import WorldSpec
 from simrec.interactions import Interactions
@@ -141,7 +148,7 @@ def sim_to_real_text(study: SimToRealStudy) -> str:
                 agree = (
                     ""
                     if o.real_order == "tie"
-                    else ", not measured (no replicate has both values)"
+                    else f", {NOT_MEASURED_TEXT}"
                     if o.verdict == "not measured"
                     else f", reproduced in {int(o.reproduced)} of {o.replicates} replicates "
                     f"(Wilson [{o.agreement_low:.2f}, {o.agreement_high:.2f}]): {o.verdict}"

@@ -101,15 +101,11 @@ def test_margins_on_many_items_against_the_water_filling(n_items, target):
     assert abs(sizes.mean() - target) < 4 * np.sqrt((pi * (1 - pi)).sum() / reps) + 1e-9
 
 
-def test_kernel_scales_match_the_reference_on_random_rows():
-    # the compiled water-filling (collection rounds included) against the test's solver, row by row
+def _kernel_caps(w: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The compiled water-filling of padded weight rows ``w`` at tau = 1/2: (scale, rest, ptr, cols, count)."""
     from simrec.preference._factor_kernel import chunk_stats, row_caps
 
-    rng = np.random.default_rng(4)
-    n, m = 60, 200
-    w = _padded(np.exp(rng.normal(0, rng.uniform(0.1, 4.0, (n, 1)), (n, m))))
-    targets = np.concatenate((rng.uniform(0.1, 20, 30), rng.uniform(150, 200, 25), [200.0] * 5))
-    n_chunks = w.shape[1] // _CHUNK
+    n, n_chunks = len(w), w.shape[1] // _CHUNK
     sums, tops = np.empty((n, n_chunks)), np.empty((n, n_chunks), dtype=np.float32)
     chunk_stats(w, _CHUNK, sums, tops)
     ptr = np.zeros(n + 1, dtype=np.int64)
@@ -117,6 +113,16 @@ def test_kernel_scales_match_the_reference_on_random_rows():
     scale, rest = np.empty(n), np.empty(n)
     cols, pis, count = np.empty(ptr[-1], dtype=np.int64), np.empty(ptr[-1]), np.empty(n, dtype=np.int64)
     row_caps(w, sums, tops, _CHUNK, targets, 0.5, scale, rest, ptr, cols, pis, count)
+    return scale, rest, ptr, cols, count
+
+
+def test_kernel_scales_match_the_reference_on_random_rows():
+    # the compiled water-filling (collection rounds included) against the test's solver, row by row
+    rng = np.random.default_rng(4)
+    n, m = 60, 200
+    w = _padded(np.exp(rng.normal(0, rng.uniform(0.1, 4.0, (n, 1)), (n, m))))
+    targets = np.concatenate((rng.uniform(0.1, 20, 30), rng.uniform(150, 200, 25), [200.0] * 5))
+    scale, rest, ptr, cols, count = _kernel_caps(w, targets)
     for r in range(n):
         ref = _reference_pi(w[r, :m], targets[r])
         got = np.minimum(1.0, scale[r] * w[r, :m].astype(np.float64)) if np.isfinite(scale[r]) else np.ones(m)
@@ -133,21 +139,12 @@ def test_kernel_water_filling_stays_in_its_room_when_a_few_cells_carry_a_row():
     spread by 10-40): the weight outside the capped set is a sum of its cells, not the total minus the capped
     mass (rounding noise there made c overshoot, more than floor(n / tau) + 1 cells pass tau and the kernel
     write past the row's room: a segfault at s = 20, gamma = 6). Every row matches the float64 reference."""
-    from simrec.preference._factor_kernel import chunk_stats, row_caps
-
     rng = np.random.default_rng(11)
     n, m = 80, 300
     lw = rng.normal(0, rng.uniform(10, 40, (n, 1)), (n, m))
     w = _padded(np.exp(lw - lw.max(axis=1, keepdims=True) + 80.0).astype(np.float32))  # as generate's shift
     targets = rng.uniform(0.5, 60, n)
-    n_chunks = w.shape[1] // _CHUNK
-    sums, tops = np.empty((n, n_chunks)), np.empty((n, n_chunks), dtype=np.float32)
-    chunk_stats(w, _CHUNK, sums, tops)
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.floor(targets / 0.5).astype(np.int64) + 1, out=ptr[1:])
-    scale, rest = np.empty(n), np.empty(n)
-    cols, pis, count = np.empty(ptr[-1], dtype=np.int64), np.empty(ptr[-1]), np.empty(n, dtype=np.int64)
-    row_caps(w, sums, tops, _CHUNK, targets, 0.5, scale, rest, ptr, cols, pis, count)
+    scale, rest, ptr, cols, count = _kernel_caps(w, targets)
     assert np.all(count <= np.diff(ptr))
     for r in range(n):
         positive = int((w[r] > 0).sum())
