@@ -1,7 +1,10 @@
 # Two commands do all the set-up on a fresh clone (only Python >= 3.11 needed):
 #   make run    install into .venv and run the main job (simrec run quickstart)
-#   make test   install into .venv and run the test suite (python -m pytest; slow tests excluded)
+#   make test   install into .venv and run the test suite (python -m pytest -n auto; slow tests excluded)
 #   make test-all  the whole suite, slow tests included (CI runs both)
+#               Both spread the tests over every core with pytest-xdist (TEST_JOBS=0: one process,
+#               TEST_JOBS=N: N workers); each worker is its own process (its own Ray cluster, cache entries
+#               written atomically), so the suites pass alike in one process and in several.
 #   make docs   install the docs extra and build the site into docs/_build/html (warnings are errors)
 #   make lint   ruff: pyflakes, pycodestyle, import order, no private imports in simrec/; ruff format --check;
 #               mypy: the type check of simrec/ (its scope: [tool.mypy] in pyproject.toml)
@@ -13,6 +16,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 OUT    ?= runs/quickstart
 PYTEST_ARGS ?=
+TEST_JOBS ?= auto
 
 .PHONY: install run test test-all lint docs clean
 
@@ -29,11 +33,11 @@ run: install
 	$(BIN)/simrec run quickstart --out $(OUT)
 
 test: install
-	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	@$(BIN)/python -m pytest -n $(TEST_JOBS) $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; fi; exit $$rc
 
 test-all: install
-	@$(BIN)/python -m pytest -m "slow or not slow" $(PYTEST_ARGS); rc=$$?; \
+	@$(BIN)/python -m pytest -m "slow or not slow" -n $(TEST_JOBS) $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; fi; exit $$rc
 
 $(BIN)/.docs-installed: $(BIN)/.installed
