@@ -29,14 +29,20 @@ truth rankings), ``run:debias-pop`` (``[debias]``: estimates) beside
 ``run:debias-pop:plain`` (the same without its ``[debias]`` section),
 ``run:bench/cost-significance.toml`` (``[significance]``),
 ``calibrate:bench/cost-calibrate.toml`` (a short calibration: 60 calls, 50
-GP proposals), ``assess:ml100k-assess:quick`` and ``assess:ml1m-assess:quick``
-(``--jobs 2``: the quick sizes' 2-minute target).
+GP proposals), ``calibrate:bench/cost-response.toml`` (a response objective:
+LensKit fits on every trial), ``sim-to-real:ml-100k/ibp-pop`` and
+``sim-to-real:ml-1m/lda-pop`` (``simrec sim-to-real`` of the preset on its
+dataset, 3 replicates of 200 evaluated users), ``assess:ml100k-assess:quick``
+and ``assess:ml1m-assess:quick`` (``--jobs 2``: the quick sizes' 2-minute
+target).
 
 Seen on the build machine (2 cores shared with other jobs, load 2.4-3.5, 1 Dec 2026), predicted / measured
 CPU s (ratio): quickstart 9.8 / 8.2 (0.83), lenskit-cf 54.8 / 43.8 (0.80), sampled-sim-ibp-pop 220 / 207 (0.94),
 debias-pop 13.1 / 11.9 (0.91), its plain copy 4.4 / 3.5 (0.79), cost-significance 41.0 / 36.0 (0.88),
 cost-calibrate 17.7 / 18.1 (1.02), ml100k-assess --quick --jobs 2 57.6 / 50.4 (0.88; wall 51 s, predicted 32 s
-quiet), ml1m-assess --quick --jobs 2 141.5 / 135.3 (0.96; wall 137 s, predicted 74 s quiet).
+quiet), ml1m-assess --quick --jobs 2 141.5 / 135.3 (0.96; wall 137 s, predicted 74 s quiet). Quiet (load
+0.8-1.2, 2 Dec 2026): cost-response 16.5 / 18.7 (1.14), sim-to-real ml-100k/ibp-pop 20.4 / 12.0 (0.59),
+sim-to-real ml-1m/lda-pop 47.2 / 35.0 (0.74).
 
 Run: ``python bench/bench_cost_model.py [--units] [--jobs 1] [NAME ...]``
 (names ``job:name[:quick|:plain]``; ``--all`` adds the full ml100k-assess).
@@ -66,12 +72,25 @@ DEFAULT = [
     "run:debias-pop",
     "run:bench/cost-significance.toml",
     "calibrate:bench/cost-calibrate.toml",
+    "calibrate:bench/cost-response.toml",
+    "sim-to-real:ml-100k/ibp-pop",
+    "sim-to-real:ml-1m/lda-pop",
     "assess:ml100k-assess:quick",
     "assess:ml1m-assess:quick",
 ]
 LARGE = ["assess:ml100k-assess"]
 #: Jobs measured with two workers whatever ``--jobs`` says (the quick sizes' target is on 2 cores).
 TWO_WORKERS = {"assess:ml100k-assess:quick", "assess:ml1m-assess:quick"}
+
+
+#: ``simrec sim-to-real``'s options in the rows ``sim-to-real:<dataset>/<cell>`` (the preset on its dataset).
+SIM_TO_REAL = ["-r", "3", "--max-users", "200"]
+
+
+def _dataset(preset: str) -> Path:
+    """The dataset folder of a shipped preset ``<dataset>/<cell>`` (``SIMREC_DATA`` or ``../shared/data``)."""
+    base = Path(os.environ.get("SIMREC_DATA") or ROOT.parent / "shared" / "data")
+    return base / preset.split("/")[0]
 
 
 def _name_path(name: str) -> str:
@@ -110,7 +129,19 @@ def predicted(job: str, name: str, quick: bool = False):
         from simrec.config.sweep import load_sweep_spec
 
         return load_sweep_spec(name).work(name)
-    raise SystemExit(f"unknown job {job!r} (run, stress, assess, calibrate)")
+    if job == "sim-to-real":
+        from simrec.calibration import ResponseProtocol
+        from simrec.config.files import load_preset
+        from simrec.config.models import WorldSpec
+        from simrec.datasets import load_movielens
+        from simrec.studies.sim_to_real import sim_to_real_work
+
+        tables = load_preset(name, ROOT)
+        world = WorldSpec.model_validate({"preset": name, **{k: tables[k] for k in ("preference", "observation")}})
+        replicates, max_users = int(SIM_TO_REAL[1]), int(SIM_TO_REAL[3])
+        protocol = ResponseProtocol(max_users=max_users)
+        return sim_to_real_work(load_movielens(_dataset(name)), [world], protocol, replicates=replicates)
+    raise SystemExit(f"unknown job {job!r} (run, stress, assess, calibrate, sim-to-real)")
 
 
 def measure(cmd: list[str]) -> tuple[float, float, str]:
@@ -166,9 +197,12 @@ def jobs_section(names: list[str], jobs: int) -> None:
             j = 2 if item in TWO_WORKERS else jobs
             cpu_pred = cpu_seconds(work, j, max(cores(), j))
             wall_pred = wall_seconds(work, j, max(cores(), j))
-            cmd = [sys.executable, "-c", "from simrec.cli import main; main()", job, target]
-            cmd += ["--out", str(Path(tmp) / f"out{len(rows)}"), "-q", "--jobs", str(j)]
-            cmd += ["--quick"] if quick else []
+            cmd = [sys.executable, "-c", "from simrec.cli import main; main()", job]
+            if job == "sim-to-real":  # one process (no --jobs); its tables printed, no folder
+                cmd += [str(_dataset(name)), "-p", name, *SIM_TO_REAL, "-q"]
+            else:
+                cmd += [target, "--out", str(Path(tmp) / f"out{len(rows)}"), "-q", "--jobs", str(j)]
+                cmd += ["--quick"] if quick else []
             load = os.getloadavg()[0]
             wall, cpu, _ = measure(cmd)
             rows.append((item, work))

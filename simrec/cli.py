@@ -671,7 +671,7 @@ def sim_to_real_cmd(
     from .config.files import load_preset
     from .config.models import WorldSpec
     from .rundir import os_error_line, path_problem
-    from .studies.sim_to_real import run_sim_to_real, sim_to_real_needs, sim_to_real_text
+    from .studies.sim_to_real import run_sim_to_real, sim_to_real_needs, sim_to_real_text, sim_to_real_work
 
     problems = []
     if out is not None and (problem := path_problem(out)):
@@ -711,6 +711,7 @@ def sim_to_real_cmd(
         )
     except ScenarioError as exc:
         _fail(str(exc))
+    _announce(sim_to_real_work(inter, [w for _, w in worlds], protocol, replicates=replicates), 1, parallel=False)
 
     def progress(world: str, done: int, total: int) -> None:
         if not quiet:

@@ -24,7 +24,7 @@ KERNEL_THRESHOLDS = (
     ("simrec.split", "_KERNEL_MIN_PAIRS"),
     ("simrec.observation.samplers", "_KERNEL_MIN_PAIRS"),
     ("simrec.recommenders._base", "_KERNEL_MIN_PAIRS"),
-    ("simrec.recommenders.baselines", "_KERNEL_MIN_PAIRS"),
+    ("simrec.recommenders._popular_lists", "_KERNEL_MIN_PAIRS"),
     ("simrec.recommenders._candidates", "_KERNEL_MIN_QUERIES"),
     ("simrec.metrics._common", "_KERNEL_MIN_ENTRIES"),
     ("simrec.metrics.lists", "_KERNEL_MIN_ENTRIES"),

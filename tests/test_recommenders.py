@@ -321,7 +321,7 @@ def test_popular_window_and_sparse_paths_give_the_same_lists(world_name, kernel,
     beyond the window), in one block or many."""
     import sys
 
-    import simrec.recommenders.baselines as bl
+    import simrec.recommenders._popular_lists as bl
 
     if not kernel:  # the numpy blocks: numba looks unloaded
         monkeypatch.delitem(sys.modules, "numba", raising=False)
@@ -343,7 +343,7 @@ def test_popular_window_kernel_equals_numpy_blocks(width):
     """The compiled window pass gives the numpy blocks' slow users, cut-level training positions and
     the fast users' list positions, on random training sets with many tied levels."""
     from simrec.recommenders._popular_kernel import popular_window_pass
-    from simrec.recommenders.baselines import _window_pass_blocks
+    from simrec.recommenders._popular_lists import _window_pass_blocks
 
     rng = np.random.default_rng(width)
     n_users, n_items = 300, 40
@@ -761,7 +761,7 @@ def test_group_ranks_is_the_rank_within_rows(lens):
 def test_baselines_by_blocks_give_the_lists_of_one_pass(monkeypatch):
     """Random, Oracle and Popular consume their draws block by block: tiny blocks give the same lists."""
     import simrec._sampling as sampling
-    import simrec.recommenders.baselines as baselines
+    import simrec.recommenders._popular_lists as popular_lists
 
     train, _, relevant = make_world(5, n_users=400, n_items=60)
     recs = [RandomRecommender(), Oracle(), Popular()]
@@ -770,7 +770,7 @@ def test_baselines_by_blocks_give_the_lists_of_one_pass(monkeypatch):
     monkeypatch.setattr(sampling, "_BLOCK", 7)
     monkeypatch.setattr(sampling, "_PERMUTATION_BLOCK", 7)
     monkeypatch.setattr(blocks, "BLOCK_ELEMENTS", 25)
-    monkeypatch.setattr(baselines, "_ASSEMBLY_ENTRIES", 25)
+    monkeypatch.setattr(popular_lists, "_ASSEMBLY_ENTRIES", 25)
     for rec, w in zip(recs, want):
         for n, lists in zip(sizes, w):
             np.testing.assert_array_equal(rec.recommend(train, relevant, n, rng=3), lists)
@@ -824,14 +824,15 @@ def test_popular_level_shuffle_ties_give_the_argsorts_lists(draw_bits, min_bits,
     keys (so of the argsorts), for a raw-bits generator and a doubles one."""
     import functools
 
-    import simrec.recommenders.baselines as baselines
+    import simrec.recommenders._popular_lists as popular_lists
 
     train, _, _ = make_world(4, n_users=150, n_items=50)
     for bit_generator in (np.random.PCG64, np.random.MT19937):
         want = Popular().recommend(train, None, n, np.random.Generator(bit_generator(9)))
         with monkeypatch.context() as mp:
-            mp.setattr(baselines, "_LevelShuffle", functools.partial(baselines._LevelShuffle, draw_bits=draw_bits))
-            mp.setattr(baselines._LevelShuffle.func, "MIN_DRAW_BITS", min_bits)
+            shuffle = functools.partial(popular_lists._LevelShuffle, draw_bits=draw_bits)
+            mp.setattr(popular_lists, "_LevelShuffle", shuffle)
+            mp.setattr(popular_lists._LevelShuffle.func, "MIN_DRAW_BITS", min_bits)
             got = Popular().recommend(train, None, n, np.random.Generator(bit_generator(9)))
         np.testing.assert_array_equal(got, want)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tomllib
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Union
@@ -55,6 +55,7 @@ __all__ = [
     "RecommenderSpec",
     "recommender_problems",
     "parse_recommender_option",
+    "reference_specs",
 ]
 
 
@@ -384,3 +385,13 @@ def parse_recommender_option(value: str, option: str = "--recommender") -> Recom
             )
             lines.append(f"{option} {quote(value)}: {_fmt_loc(tuple(e['loc']))}: {msg}{got}")
         raise ScenarioError("\n".join(lines)) from None
+
+
+def reference_specs(algorithms: Sequence[str]) -> list[BaseRecommenderSpec]:
+    """The specs of the algorithm-response protocol's reference algorithms, by name (their tables are
+    :data:`simrec.calibration.response.REFERENCE_TABLES`): what the memory check and the time estimate of
+    ``simrec sim-to-real`` and of a response calibration count."""
+    from simrec.calibration.response import REFERENCE_TABLES
+
+    adapter: TypeAdapter[BaseRecommenderSpec] = TypeAdapter(RecommenderSpec)
+    return [adapter.validate_python(REFERENCE_TABLES[a]) for a in algorithms]

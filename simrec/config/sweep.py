@@ -52,7 +52,15 @@ from simrec.calibration.objective import (
 )
 from simrec.config.base import SafeName, ScenarioError, Strict, format_validation, no_repeats, problems_error, read_toml
 from simrec.config.budget import BYTES_PER_PAIR, Budget, Need, Needs
-from simrec.config.cost import BYTES_PER_RATING, STAT_PAIR_SHARE, TRUE_PAIRS_PER_OBSERVED, Work, file_bytes, gp_work
+from simrec.config.cost import (
+    BYTES_PER_RATING,
+    STAT_PAIR_SHARE,
+    TRUE_PAIRS_PER_OBSERVED,
+    Work,
+    file_bytes,
+    gp_work,
+    sizes_from_file,
+)
 from simrec.config.datasets import DatasetSpec
 from simrec.config.models import THESIS_PREFERENCES, THESIS_SAMPLERS, CellSpec, PreferenceTag, RatingsSpec, SamplerTag
 from simrec.stats.key import STATISTICS
@@ -165,17 +173,34 @@ class SweepSpec(Strict):
         generated pair's cost); one task per search; and the Gaussian process's
         proposals after the ``n_initial`` random trials, each a GP fitted to every trial before it
         (:func:`~simrec.config.cost.gp_work`: about 40 s of CPU in a search of 150 calls, growing as the cube of
-        the calls)."""
+        the calls).
+
+        A search of a response objective (:data:`~simrec.calibration.objective.RESPONSE_OBJECTIVES`) also
+        trains every algorithm of its ``[response]`` protocol on each trial's simulated data and scores its
+        evaluated users: per trial, each algorithm's :meth:`~simrec.config.recommenders.BaseRecommenderSpec.work`
+        with the dataset's ratings less the holdout as training pairs and ``min(users, max_users)`` x items
+        scored (the simulation observes about as many pairs as the data; its users and items estimated from the
+        file, :func:`~simrec.config.cost.sizes_from_file`); and once per dataset for the real data's response,
+        measured in this process before the searches. Predicted / measured CPU seconds of ``bench/cost-response.toml`` (the
+        factor x preference cell on ``algorithm_response``, ML-100K, 6 trials of 200 users;
+        ``bench/bench_cost_model.py``, 2 December 2026, load 0.8): 16.5 / 18.7 (2.5 before the response was
+        counted)."""
         calls = n_calls or self.n_calls
         trials = float(calls + self.denoise_top * self.denoise_seeds)
         searches = float(len(self.cells()) * len(self.objectives))
         limit = float(self.max_pairs or DEFAULT_CALIBRATION_MAX_PAIRS)
         gp = gp_work(calls, self.n_initial)
+        protocol = self.response_protocol()
+        response_searches = float(len(self.cells()) * len(set(RESPONSE_OBJECTIVES) & set(self.objectives)))
         parts = []
         for d in self.dataset:
             ratings = file_bytes(d.resolve(spec_path)) / BYTES_PER_RATING
             pairs = min(TRUE_PAIRS_PER_OBSERVED * ratings, limit) + STAT_PAIR_SHARE * self.stat_pairs
             parts.append((Work(pairs=pairs * trials, tasks=1.0) + gp).times(searches))
+            if protocol is not None:  # each trial's response, and the real data's once
+                parts.append(
+                    _response_work(protocol, d.resolve(spec_path), ratings).times(trials * response_searches + 1)
+                )
         return Work.total(parts)
 
     def memory_needs(self) -> Needs:
@@ -190,6 +215,18 @@ class SweepSpec(Strict):
         cells = len(self.dataset) * len(self.preferences) * len(self.observations) * len(self.objectives)
         fixed = [Need(f"{cells} searches of {self.n_calls} trials", "n_calls", 2048.0 * cells * calls)]
         return [search], fixed
+
+
+def _response_work(protocol: ResponseProtocol, data: Path, ratings: float) -> Work:
+    """One algorithm response (:func:`simrec.calibration.response.algorithm_response`) on data of about
+    ``ratings`` observed pairs shaped like the file ``data``: each reference algorithm fitted to the pairs
+    outside the holdout and scoring the evaluated users' rows."""
+    from simrec.config.recommenders import reference_specs
+
+    n_users, n_items = sizes_from_file(data)
+    evaluated = n_users if protocol.max_users is None else min(n_users, float(protocol.max_users))
+    train = (1.0 - protocol.test_fraction) * ratings
+    return Work.total(s.work(evaluated, n_items, train_pairs=train) for s in reference_specs(protocol.algorithms))
 
 
 def load_sweep_spec(path: str | Path, *, budget: Budget | None = None) -> SweepSpec:

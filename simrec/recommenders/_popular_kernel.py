@@ -1,6 +1,6 @@
 """Compiled kernel: Popular's first pass (each user's first allowed positions of the popularity order).
 
-:func:`simrec.recommenders.baselines._popular_first_pass` builds, per block
+:func:`simrec.recommenders._popular_lists._popular_first_pass` builds, per block
 of users, a dense bitmap of the first ``width`` positions of the global
 popularity order, its row-wise cumulative sum and two ``nonzero`` scans: a
 dozen passes over (users x width) cells, most of Popular's lists at ML-20M
@@ -113,7 +113,7 @@ def popular_window_pass(
     qstart: np.ndarray,
     q: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The window pass of :func:`~simrec.recommenders.baselines._popular_first_pass`, user by user.
+    """The window pass of :func:`~simrec.recommenders._popular_lists._popular_first_pass`, user by user.
 
     Parameters
     ----------

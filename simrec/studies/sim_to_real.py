@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,10 @@ from simrec.config.models import WorldSpec
 from simrec.interactions import Interactions
 from simrec.observation import observe
 
-__all__ = ["SimToRealStudy", "run_sim_to_real", "sim_to_real_text", "sim_to_real_needs"]
+if TYPE_CHECKING:
+    from simrec.config.cost import Work
+
+__all__ = ["SimToRealStudy", "run_sim_to_real", "sim_to_real_text", "sim_to_real_needs", "sim_to_real_work"]
 
 
 @dataclass(frozen=True)
@@ -107,13 +111,10 @@ def sim_to_real_needs(
     reference algorithms trained on it (their scenario tables, :data:`~simrec.calibration.response.REFERENCE_TABLES`),
     the scores of up to ``protocol.max_users`` users, and the largest world's replicate at the data's size; the
     keys named are the command line's (``--preset[i]``, ``--max-users``, the dataset)."""
-    from pydantic import TypeAdapter
-
-    from simrec.calibration.response import REFERENCE_TABLES
     from simrec.config import budget
-    from simrec.config.recommenders import RecommenderSpec
+    from simrec.config.recommenders import reference_specs
 
-    specs = [TypeAdapter(RecommenderSpec).validate_python(REFERENCE_TABLES[a]) for a in protocol.algorithms]
+    specs = reference_specs(protocol.algorithms)
     needs = []
     for i, w in enumerate(worlds):
         need = w.memory_need(observed, f"--preset[{i}]", n_lists=0, score_users=0)
@@ -128,6 +129,31 @@ def sim_to_real_needs(
         max_users=users,
         read=read,
     )
+
+
+def sim_to_real_work(
+    observed: Interactions, worlds: Sequence[WorldSpec], protocol: ResponseProtocol, *, replicates: int
+) -> Work:
+    """The study's work (:mod:`simrec.config.cost`), for its time estimate: the real data's response (each
+    reference algorithm fitted to ``observed`` outside the holdout, scoring up to ``protocol.max_users`` users),
+    then ``replicates`` replicates of every world at the data's size, each with the same response
+    (:meth:`simrec.config.models.WorldSpec.work`).
+
+    Predicted / measured CPU seconds (``bench/bench_cost_model.py``, 2 December 2026, 2 cores, load 0.8-1.2;
+    ``-r 3 --max-users 200``): ``-p ml-100k/ibp-pop`` on ML-100K 20.4 / 12.0, ``-p ml-1m/lda-pop`` on ML-1M
+    47.2 / 35.0 (before this estimate, the command announced nothing)."""
+    from simrec.config.cost import Work
+    from simrec.config.recommenders import reference_specs
+
+    specs = reference_specs(protocol.algorithms)
+    scored = min(observed.n_users, protocol.max_users or observed.n_users)
+    train = (1.0 - protocol.test_fraction) * observed.n_pairs
+    real = Work.total(s.work(scored, observed.n_items, train_pairs=train) for s in specs)
+    sims = [
+        w.work(observed, specs, max_users=protocol.max_users, test_fraction=protocol.test_fraction).times(replicates)
+        for w in worlds
+    ]
+    return Work.total([real, *sims])
 
 
 def sim_to_real_text(study: SimToRealStudy) -> str:

@@ -166,6 +166,33 @@ def test_a_calibrations_gaussian_process_grows_as_the_cube_of_its_calls(tmp_path
     assert gp_work(10, 10).gp_steps == 0 and gp_work(5, 10).gp_steps == 0  # random trials only: no GP
 
 
+def test_a_response_calibration_counts_the_algorithms_each_trial_trains(tmp_path):
+    """A search of a response objective trains the protocol's algorithms on every trial's simulation (and on
+    the real data once per dataset); a search of a statistic trains nothing."""
+    from simrec.config.sweep import load_sweep_spec
+    from tests.cli_helpers import SWEEP_TOML
+
+    def spec(objectives: str, response: str = "") -> str:  # top-level keys before the dataset table
+        return (
+            SWEEP_TOML.replace("[[dataset]]", f"denoise_seeds = 0\nobjectives = {objectives}\n[[dataset]]") + response
+        )
+
+    kl = spec('["item_popularity"]')
+    both = spec('["item_popularity", "response_loss"]')
+    response = spec('["item_popularity", "response_loss"]', '[response]\nalgorithms = ["Popular", "ItemKNN"]\n')
+    works = []
+    for i, text in enumerate((kl, both, response)):
+        (tmp_path / f"s{i}.toml").write_text(text)
+        works.append(load_sweep_spec(tmp_path / f"s{i}.toml").work(tmp_path / f"s{i}.toml"))
+    kl_work, both_work, one_algorithm = works
+    assert kl_work.model_fits == 0 and kl_work.imports == 0
+    trials = 2  # n_calls, no de-noising; one cell, one response search
+    assert both_work.model_fits == 2 * (trials + 1)  # ItemKNN and ImplicitMF (Popular is not trained)
+    assert one_algorithm.model_fits == trials + 1 and one_algorithm.imports > 0
+    assert both_work.pairs == pytest.approx(2 * kl_work.pairs)  # the second search simulates as much
+    assert both_work.seconds() > 2 * kl_work.seconds()
+
+
 def test_a_user_sample_scores_fewer_users_and_trains_on_every_user(tmp_path):
     text = RUN_TOML.replace("n_users = 40", "n_users = 400").replace(
         'recommenders = [{ kind = "oracle" }, { kind = "popular" }]',

@@ -115,6 +115,38 @@ def test_the_reference_tables_build_the_reference_algorithms():
         assert getattr(built, "_reference", None) == getattr(want, "_reference", None)
 
 
+def test_the_time_estimate_counts_the_real_response_and_every_replicates(tmp_path, monkeypatch):
+    """The work of a check: the real data's response once and, per world and replicate, its truth and the same
+    response; two of the three reference algorithms are trained (ItemKNN, ImplicitMF), each scoring the
+    evaluated users x items and fitted to the pairs outside the holdout. A check expected over a minute says
+    so before it starts."""
+    import tomllib
+
+    from simrec.calibration import ResponseProtocol
+    from simrec.config import cost
+    from simrec.config.models import WorldSpec
+    from simrec.interactions import Interactions
+    from simrec.studies.sim_to_real import sim_to_real_work
+
+    world = WorldSpec.model_validate({"name": "w", **tomllib.loads(PRESET)})
+    data = Interactions.from_pairs(np.arange(2000) % 1000, np.arange(2000) % 500, (1000, 500))
+    protocol = ResponseProtocol(max_users=200, test_fraction=0.25)
+    one, three = (sim_to_real_work(data, [world], protocol, replicates=r) for r in (1, 3))
+    replicate = world.work(data)
+    assert one.model_fits == 2 * 2 and three.model_fits == 2 * 4  # (1 real + r simulated responses) x 2 fits
+    assert three.pairs == pytest.approx(3 * replicate.pairs)
+    assert one.train_pairs > 2 * 0.75 * 2000  # the real data's holdout leaves 1,500 pairs per algorithm
+    assert one.model_scores == pytest.approx(2 * 2 * 200 * 500, rel=0.5)  # the world's items are expected ones
+    assert three.seconds() > one.seconds()
+
+    monkeypatch.setattr(cost, "SECONDS_PER_MODEL_FIT", 100.0)
+    preset = tmp_path / "factor.toml"
+    preset.write_text(PRESET)
+    code, _, err = invoke(["sim-to-real", str(_dataset(tmp_path)), "-p", str(preset), "-r", "1", "--max-users", "40"])
+    assert code == 0, err
+    assert err.splitlines()[0].startswith("simrec: this job should take about"), err
+
+
 @pytest.mark.slow  # LensKit's ItemKNN and ImplicitMF on every replicate
 def test_sim_to_real_prints_and_writes_the_check(tmp_path):
     preset = tmp_path / "factor.toml"
