@@ -181,10 +181,10 @@ class SweepSpec(Strict):
         with the dataset's ratings less the holdout as training pairs and ``min(users, max_users)`` x items
         scored (the simulation observes about as many pairs as the data; its users and items estimated from the
         file, :func:`~simrec.config.cost.sizes_from_file`); and once per dataset for the real data's response,
-        measured in this process before the searches. Predicted / measured CPU seconds of ``bench/cost-response.toml`` (the
-        factor x preference cell on ``algorithm_response``, ML-100K, 6 trials of 200 users;
-        ``bench/bench_cost_model.py``, 2 December 2026, load 0.8): 16.5 / 18.7 (2.5 before the response was
-        counted)."""
+        measured in this process before the searches. Predicted / measured CPU seconds of
+        ``bench/cost-response.toml`` (the factor x preference cell on ``algorithm_response``, ML-100K, 6 trials
+        of 200 users; ``bench/bench_cost_model.py``, 2 December 2026, load 0.8): 16.5 / 18.7 (2.5 before the
+        response was counted)."""
         calls = n_calls or self.n_calls
         trials = float(calls + self.denoise_top * self.denoise_seeds)
         searches = float(len(self.cells()) * len(self.objectives))
