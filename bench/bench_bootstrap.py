@@ -40,6 +40,24 @@ On 2 quiet cores (2026-12-01, load 0.7-1.3, ``bench/check_figures.py``'s two run
 EM family's 200/point ratios were MLE 1.73 / 1.77x, MLE[100 epochs] 1.75 / 1.73x, WMLE
 1.74 / 1.74x, MN_MLE 1.56 / 1.74x, BV_MLE(gamma=0.1) 1.69 / 1.59x: every one under 2x
 (docs/howto/library.md quotes their means).
+On an idle machine the next day (2026-12-02 08:14 UTC, load 0.1-0.8, commit 0adcf4a) the EM family was over
+the 2x target (why the ratio moved between the days was not measured)::
+
+    estimator            point cpu   boot=2 cpu   boot=200 cpu   200/point
+    MLE                     0.68        1.59          1.61          2.37x
+    MLE[100 epochs]         0.21        0.51          0.53          2.52x
+    WMLE                    0.66        1.58          1.57          2.38x
+    MES                     6.70        6.88          6.85          1.02x
+    MES[notebook]           0.28        0.32          0.33          1.16x
+    MES[unweighted]         0.24        0.29          0.29          1.21x
+    MN_MLE                  0.74        1.53          1.60          2.16x
+    BV_MLE(gamma=0.1)       0.74        1.63          1.63          2.20x
+    MN_MES                  6.79        7.00          7.10          1.05x
+    BV_MES(gamma=0.1)       7.00        7.12          7.25          1.04x
+
+(``bench/check_figures.py`` the same morning, load 0.9-1.8: MLE 1.68x, MLE[100 epochs] 2.47x, WMLE 2.42x,
+MN_MLE 2.2x, BV_MLE 2.52x.) A profile of MLE with ``n_boot = 2`` there: the EM 0.62 s, the backward pass
+(:func:`simrec.sampling._em.em_gradient`) 0.86 s, of it 0.77 s in its fused block sweeps on the two metric columns.
 (MES's published objective takes 10-15 s CPU per fit at this size, and its
 L-BFGS varies more between runs than the interval costs.) Before, at load
 16-18, the backward pass alone cost 2.65-2.94 s CPU (float32 with the 1e-30
