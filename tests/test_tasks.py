@@ -401,8 +401,21 @@ def test_reaper_kills_the_tree_started_after_go_when_the_driver_dies(tmp_path):
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     try:
         reaper_pid, command = proc.stdout.readline().split(" ", 1)
-        children = psutil.Process(proc.pid).children(recursive=True)
-        assert {p.name() for p in children} >= {"sh", "sleep"}
+        # the shell's background child may not have exec'd `sleep` yet (it is a second `sh` until it does: seen
+        # under the parallel suite's load), so look until it has
+        deadline = time.monotonic() + 10
+        while True:
+            children = psutil.Process(proc.pid).children(recursive=True)
+            names = set()
+            for c in children:
+                try:
+                    names.add(c.name())
+                except psutil.NoSuchProcess:
+                    pass
+            if names >= {"sh", "sleep"} or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert names >= {"sh", "sleep"}
     finally:
         proc.kill()
         proc.wait()
