@@ -83,8 +83,8 @@ LARGE = ["assess:ml100k-assess"]
 TWO_WORKERS = {"assess:ml100k-assess:quick", "assess:ml1m-assess:quick"}
 
 
-#: ``simrec sim-to-real``'s options in the rows ``sim-to-real:<dataset>/<cell>`` (the preset on its dataset).
-SIM_TO_REAL = ["-r", "3", "--max-users", "200"]
+#: Replicates and evaluated users of the rows ``sim-to-real:<dataset>/<cell>`` (the preset on its dataset).
+SIM_TO_REAL_REPLICATES, SIM_TO_REAL_USERS = 3, 200
 
 
 def _dataset(preset: str) -> Path:
@@ -131,16 +131,14 @@ def predicted(job: str, name: str, quick: bool = False):
         return load_sweep_spec(name).work(name)
     if job == "sim-to-real":
         from simrec.calibration import ResponseProtocol
-        from simrec.config.files import load_preset
         from simrec.config.models import WorldSpec
         from simrec.datasets import load_movielens
         from simrec.studies.sim_to_real import sim_to_real_work
 
-        tables = load_preset(name, ROOT)
-        world = WorldSpec.model_validate({"preset": name, **{k: tables[k] for k in ("preference", "observation")}})
-        replicates, max_users = int(SIM_TO_REAL[1]), int(SIM_TO_REAL[3])
-        protocol = ResponseProtocol(max_users=max_users)
-        return sim_to_real_work(load_movielens(_dataset(name)), [world], protocol, replicates=replicates)
+        world = WorldSpec.from_preset(name, ROOT)
+        protocol = ResponseProtocol(max_users=SIM_TO_REAL_USERS)
+        observed = load_movielens(_dataset(name))
+        return sim_to_real_work(observed, [world], protocol, replicates=SIM_TO_REAL_REPLICATES)
     raise SystemExit(f"unknown job {job!r} (run, stress, assess, calibrate, sim-to-real)")
 
 
@@ -199,7 +197,8 @@ def jobs_section(names: list[str], jobs: int) -> None:
             wall_pred = wall_seconds(work, j, max(cores(), j))
             cmd = [sys.executable, "-c", "from simrec.cli import main; main()", job]
             if job == "sim-to-real":  # one process (no --jobs); its tables printed, no folder
-                cmd += [str(_dataset(name)), "-p", name, *SIM_TO_REAL, "-q"]
+                cmd += [str(_dataset(name)), "-p", name, "-r", str(SIM_TO_REAL_REPLICATES)]
+                cmd += ["--max-users", str(SIM_TO_REAL_USERS), "-q"]
             else:
                 cmd += [target, "--out", str(Path(tmp) / f"out{len(rows)}"), "-q", "--jobs", str(j)]
                 cmd += ["--quick"] if quick else []

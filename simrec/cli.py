@@ -668,7 +668,6 @@ def sim_to_real_cmd(
     sides: a per-user holdout; real vs simulated observed Recall and nDCG with intervals, order agreement)."""
     from .calibration import ResponseProtocol
     from .config import ScenarioError
-    from .config.files import load_preset
     from .config.models import WorldSpec
     from .rundir import os_error_line, path_problem
     from .studies.sim_to_real import run_sim_to_real, sim_to_real_needs, sim_to_real_text, sim_to_real_work
@@ -679,8 +678,7 @@ def sim_to_real_cmd(
     worlds = []
     for i, name in enumerate(preset):
         try:  # a shipped name or a .toml path relative to the current folder; its tables validated as a world's
-            tables = load_preset(name, Path.cwd())
-            spec = WorldSpec.model_validate({"preset": name, **{k: tables[k] for k in ("preference", "observation")}})
+            spec = WorldSpec.from_preset(name, Path.cwd())
         except (KeyError, ValueError) as exc:
             problems.append(f"--preset[{i}]: {exc.args[0] if isinstance(exc, KeyError) else exc}")
             continue

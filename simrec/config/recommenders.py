@@ -16,7 +16,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError, field_validator, model_validator
 
@@ -43,6 +43,9 @@ from simrec.recommenders.import_path import (
     param_problems,
 )
 
+if TYPE_CHECKING:
+    from simrec.calibration.response import ResponseProtocol
+
 __all__ = [
     "BaseRecommenderSpec",
     "OracleSpec",
@@ -56,6 +59,7 @@ __all__ = [
     "recommender_problems",
     "parse_recommender_option",
     "reference_specs",
+    "response_work",
 ]
 
 
@@ -395,3 +399,12 @@ def reference_specs(algorithms: Sequence[str]) -> list[BaseRecommenderSpec]:
 
     adapter: TypeAdapter[BaseRecommenderSpec] = TypeAdapter(RecommenderSpec)
     return [adapter.validate_python(REFERENCE_TABLES[a]) for a in algorithms]
+
+
+def response_work(protocol: ResponseProtocol, n_users: float, n_items: float, n_pairs: float) -> Work:
+    """One algorithm response (:func:`simrec.calibration.response.algorithm_response`) on data of ``n_users`` x
+    ``n_items`` with ``n_pairs`` observed pairs (:mod:`simrec.config.cost`): each reference algorithm of
+    ``protocol`` fitted to the pairs outside its holdout and scoring up to ``protocol.max_users`` users."""
+    evaluated = n_users if protocol.max_users is None else min(n_users, float(protocol.max_users))
+    train = (1.0 - protocol.test_fraction) * n_pairs
+    return Work.total(s.work(evaluated, n_items, train_pairs=train) for s in reference_specs(protocol.algorithms))

@@ -194,13 +194,16 @@ class SweepSpec(Strict):
         response_searches = float(len(self.cells()) * len(set(RESPONSE_OBJECTIVES) & set(self.objectives)))
         parts = []
         for d in self.dataset:
-            ratings = file_bytes(d.resolve(spec_path)) / BYTES_PER_RATING
+            data = d.resolve(spec_path)
+            ratings = file_bytes(data) / BYTES_PER_RATING
             pairs = min(TRUE_PAIRS_PER_OBSERVED * ratings, limit) + STAT_PAIR_SHARE * self.stat_pairs
             parts.append((Work(pairs=pairs * trials, tasks=1.0) + gp).times(searches))
             if protocol is not None:  # each trial's response, and the real data's once
-                parts.append(
-                    _response_work(protocol, d.resolve(spec_path), ratings).times(trials * response_searches + 1)
-                )
+                from simrec.config.recommenders import response_work
+
+                n_users, n_items = sizes_from_file(data)
+                response = response_work(protocol, n_users, n_items, ratings)
+                parts.append(response.times(trials * response_searches + 1))
         return Work.total(parts)
 
     def memory_needs(self) -> Needs:
@@ -215,18 +218,6 @@ class SweepSpec(Strict):
         cells = len(self.dataset) * len(self.preferences) * len(self.observations) * len(self.objectives)
         fixed = [Need(f"{cells} searches of {self.n_calls} trials", "n_calls", 2048.0 * cells * calls)]
         return [search], fixed
-
-
-def _response_work(protocol: ResponseProtocol, data: Path, ratings: float) -> Work:
-    """One algorithm response (:func:`simrec.calibration.response.algorithm_response`) on data of about
-    ``ratings`` observed pairs shaped like the file ``data``: each reference algorithm fitted to the pairs
-    outside the holdout and scoring the evaluated users' rows."""
-    from simrec.config.recommenders import reference_specs
-
-    n_users, n_items = sizes_from_file(data)
-    evaluated = n_users if protocol.max_users is None else min(n_users, float(protocol.max_users))
-    train = (1.0 - protocol.test_fraction) * ratings
-    return Work.total(s.work(evaluated, n_items, train_pairs=train) for s in reference_specs(protocol.algorithms))
 
 
 def load_sweep_spec(path: str | Path, *, budget: Budget | None = None) -> SweepSpec:

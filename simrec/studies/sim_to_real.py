@@ -143,12 +143,10 @@ def sim_to_real_work(
     ``-r 3 --max-users 200``): ``-p ml-100k/ibp-pop`` on ML-100K 20.4 / 12.0, ``-p ml-1m/lda-pop`` on ML-1M
     47.2 / 35.0 (before this estimate, the command announced nothing)."""
     from simrec.config.cost import Work
-    from simrec.config.recommenders import reference_specs
+    from simrec.config.recommenders import reference_specs, response_work
 
     specs = reference_specs(protocol.algorithms)
-    scored = min(observed.n_users, protocol.max_users or observed.n_users)
-    train = (1.0 - protocol.test_fraction) * observed.n_pairs
-    real = Work.total(s.work(scored, observed.n_items, train_pairs=train) for s in specs)
+    real = response_work(protocol, observed.n_users, observed.n_items, observed.n_pairs)
     sims = [
         w.work(observed, specs, max_users=protocol.max_users, test_fraction=protocol.test_fraction).times(replicates)
         for w in worlds

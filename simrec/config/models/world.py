@@ -7,6 +7,7 @@ search space) is asked of its spec (:mod:`simrec.config.models.base`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ModelWrapValidatorHandler, ValidationError, model_validator
@@ -94,6 +95,17 @@ class WorldSpec(Strict):
                 ]
                 raise ValidationError.from_exception_data(exc.title, details) from None
         raise ValueError(_INCOMPLETE)
+
+    @classmethod
+    def from_preset(cls, name: str, base: str | Path | None = None) -> WorldSpec:
+        """The world of a calibrated preset alone: its ``preference`` and ``observation`` tables
+        (:func:`simrec.config.files.load_preset`: a shipped ``"<dataset>/<cell>"`` or a ``.toml`` path relative to
+        ``base``), validated, with ``preset = name``. KeyError for an unknown shipped name, ValueError (a
+        pydantic ValidationError among them) for a file or tables that are not a world's."""
+        from simrec.config.files import load_preset
+
+        tables = load_preset(name, base)
+        return cls.model_validate({"preset": name, **{k: tables[k] for k in ("preference", "observation")}})
 
     @property
     def label(self) -> str:
